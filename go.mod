@@ -1,0 +1,3 @@
+module github.com/leaselab/leaselab
+
+go 1.26

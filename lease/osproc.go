@@ -1,0 +1,75 @@
+package lease
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// osProc is the real runtime: goroutines, timers, os/signal and the OS
+// file system.
+type osProc struct {
+	OSFS
+	start      time.Time
+	pid        int
+	mu         sync.Mutex // serialises log lines
+	out, errw  io.Writer
+	exit       func(int)
+	shutdownCh chan os.Signal
+}
+
+// NewOSProc returns the real runtime for this process. Log lines go to out
+// (and the startup line to errw) in the post's format, prefixed with the
+// seconds elapsed since NewOSProc.
+func NewOSProc(out, errw io.Writer) Proc {
+	return &osProc{start: time.Now(), pid: os.Getpid(), out: out, errw: errw, exit: os.Exit}
+}
+
+func (p *osProc) Now() time.Time        { return time.Now() }
+func (p *osProc) Mono() time.Duration   { return time.Since(p.start) }
+func (p *osProc) Sleep(d time.Duration) { time.Sleep(d) }
+func (p *osProc) PID() int              { return p.pid }
+func (p *osProc) Go(_ string, f func()) { go f() }
+func (p *osProc) Role(Role)             {}
+func (p *osProc) Exit(code int)         { p.exit(code) }
+func (p *osProc) NewHandoff() Handoff   { return handoff(make(chan struct{})) }
+func (p *osProc) NewTicker(d time.Duration) Ticker {
+	return osTicker{time.NewTicker(d)}
+}
+
+func (p *osProc) AwaitShutdown() {
+	p.mu.Lock()
+	if p.shutdownCh == nil {
+		p.shutdownCh = make(chan os.Signal, 1)
+		signal.Notify(p.shutdownCh, syscall.SIGTERM, syscall.SIGINT)
+	}
+	ch := p.shutdownCh
+	p.mu.Unlock()
+	<-ch
+}
+
+func (p *osProc) Log(m Msg, a, b int64) {
+	el := time.Since(p.start)
+	line := fmt.Sprintf("%d.%02ds [Process: %d] %s\n", el/time.Second, el%time.Second/(10*time.Millisecond), p.pid, m.Format(a, b, time.Local))
+	w := p.out
+	if m.Stderr() {
+		w = p.errw
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	io.WriteString(w, line)
+}
+
+type handoff chan struct{}
+
+func (h handoff) Send() { h <- struct{}{} }
+func (h handoff) Recv() { <-h }
+
+type osTicker struct{ t *time.Ticker }
+
+func (t osTicker) Wait() { <-t.t.C }
+func (t osTicker) Stop() { t.t.Stop() }

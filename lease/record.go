@@ -1,0 +1,96 @@
+package lease
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// Record is the content of a lease: who holds it and until when. It is the
+// post's {"processId": 12345, "leaseUntil": 1715430000}: Until is whole Unix
+// seconds on the writer's wall clock.
+type Record struct {
+	Holder int64 `json:"processId"`
+	Until  int64 `json:"leaseUntil"`
+}
+
+// AppendJSON appends the record as encoding/json marshals the post's
+// leaseContent struct, byte for byte, without reflection: the simulator runs
+// this millions of times.
+func (r Record) AppendJSON(b []byte) []byte {
+	b = append(b, `{"processId":`...)
+	b = strconv.AppendInt(b, r.Holder, 10)
+	b = append(b, `,"leaseUntil":`...)
+	b = strconv.AppendInt(b, r.Until, 10)
+	return append(b, '}')
+}
+
+// ParseRecord decodes a lease file as the post's program does, with
+// json.Unmarshal into {ProcessId int; LeaseUntil int64}: an empty file is an
+// error ("unexpected end of JSON input"), unknown fields are ignored, field
+// names match case-insensitively, and a missing field stays zero. The
+// canonical form that AppendJSON writes is decoded by a fast path that gives
+// the same result; anything else goes through encoding/json.
+func ParseRecord(b []byte) (Record, error) {
+	if r, ok := parseCanonical(b); ok {
+		return r, nil
+	}
+	var c struct {
+		ProcessId  int   `json:"processId"`
+		LeaseUntil int64 `json:"leaseUntil"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Record{}, err
+	}
+	return Record{Holder: int64(c.ProcessId), Until: c.LeaseUntil}, nil
+}
+
+// parseCanonical accepts exactly {"processId":N,"leaseUntil":M} with N and M
+// JSON integers that fit in int64 (and so in int on the 64-bit machines the
+// post ran on). Everything else is left to encoding/json.
+func parseCanonical(b []byte) (Record, bool) {
+	const p1, p2 = `{"processId":`, `,"leaseUntil":`
+	if len(b) < len(p1) || string(b[:len(p1)]) != p1 {
+		return Record{}, false
+	}
+	b = b[len(p1):]
+	h, n, ok := jsonInt(b)
+	if !ok {
+		return Record{}, false
+	}
+	b = b[n:]
+	if len(b) < len(p2) || string(b[:len(p2)]) != p2 {
+		return Record{}, false
+	}
+	b = b[len(p2):]
+	u, n, ok := jsonInt(b)
+	if !ok || n != len(b)-1 || b[n] != '}' {
+		return Record{}, false
+	}
+	return Record{Holder: h, Until: u}, true
+}
+
+// jsonInt parses a JSON integer (no fraction or exponent, no leading zeros)
+// at the start of b.
+func jsonInt(b []byte) (v int64, n int, ok bool) {
+	if n < len(b) && b[n] == '-' {
+		n++
+	}
+	start := n
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	digits := n - start
+	if digits == 0 || digits > 18 || (digits > 1 && b[start] == '0') {
+		return 0, 0, false // 19 digits may overflow: leave it to encoding/json
+	}
+	if n < len(b) && (b[n] == '.' || b[n] == 'e' || b[n] == 'E') {
+		return 0, 0, false
+	}
+	for _, c := range b[start:n] {
+		v = v*10 + int64(c-'0')
+	}
+	if start == 1 {
+		v = -v
+	}
+	return v, n, true
+}

@@ -1,0 +1,172 @@
+package lease
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// Store is the substrate that holds the lease record: a lock file, Redis,
+// etcd, a SQL row. Its contract is a linearizable register of one lease
+// record: create-if-absent, read, compare-and-set (renew, take over) and
+// compare-and-delete (release). The store stamps the expiry itself (a file
+// store from its process's clock, Redis from its TTL) so each operation takes
+// the lease duration rather than a deadline. Whether a record has expired is
+// the Elector's judgement, not the store's.
+//
+// The seed variants' file stores break this contract, which is the point:
+// the checker must find where.
+type Store interface {
+	// Read returns the current record. A missing record is an error for
+	// which errors.Is(err, fs.ErrNotExist) holds; an unreadable one is an
+	// error too.
+	Read() (Record, error)
+	// Create publishes a record for holder if there is none. When one
+	// exists it fails with an error for which errors.Is(err, fs.ErrExist).
+	Create(holder int64, ttl time.Duration) (Record, error)
+	// Renew extends cur, which the caller holds, if it is still current.
+	Renew(cur Record, ttl time.Duration) (Record, error)
+	// Takeover replaces stale, an expired record, with one for holder if
+	// stale is still current.
+	Takeover(stale Record, holder int64, ttl time.Duration) (Record, error)
+	// Release deletes cur if it is still current.
+	Release(cur Record) error
+}
+
+// StepError reports which step of a multi-step store operation failed.
+type StepError struct {
+	Step string // "remove", "create" or "write"
+	Err  error
+}
+
+func (e *StepError) Error() string { return e.Step + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *StepError) Unwrap() error { return e.Err }
+
+// FailedStep returns the failed step of a store operation, or "" when err
+// is not a *StepError.
+func FailedStep(err error) string {
+	var se *StepError
+	if errors.As(err, &se) {
+		return se.Step
+	}
+	return ""
+}
+
+// SeedFile is the lock-file store of the post's committed program,
+// system call by system call, bugs included. Every method documents the
+// bug it carries at the step that has it.
+type SeedFile struct {
+	FS    FS
+	Clock Clock
+	Path  string
+	// Naive replaces every O_EXCL create with the post's first attempt:
+	// stat, then open(O_CREATE|O_WRONLY).
+	Naive bool
+}
+
+// perm is the mode the post's program creates the lock file with.
+const perm = 0o644
+
+// Read is getLeaseContent: os.ReadFile then json.Unmarshal.
+func (s *SeedFile) Read() (Record, error) {
+	b, err := s.FS.ReadFile(s.Path)
+	if err != nil {
+		return Record{}, err
+	}
+	return ParseRecord(b)
+}
+
+// create is the first half of acquisition: make the lock file exist.
+func (s *SeedFile) create() error {
+	if s.Naive {
+		// BUG (the post's first attempt): check, then act. Two processes can
+		// both see no file and both create it; neither open fails.
+		if _, err := s.FS.Stat(s.Path); !errors.Is(err, fs.ErrNotExist) {
+			if err == nil {
+				err = &fs.PathError{Op: "stat", Path: s.Path, Err: syscall.EEXIST}
+			}
+			return err
+		}
+		fd, err := s.FS.Open(s.Path, O_CREATE|O_WRONLY, perm)
+		if err != nil {
+			return nil // the post ignores this error: f, _ := os.OpenFile(...)
+		}
+		s.FS.Close(fd)
+		return nil
+	}
+	fd, err := s.FS.Open(s.Path, O_CREATE|O_EXCL|O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	s.FS.Close(fd)
+	// BUG (the post's empty-file bug): the lock file now exists and is
+	// empty. A crash before the write below leaves it so forever: every
+	// watcher fails to parse it, fails O_EXCL, and retries; nobody leads.
+	return nil
+}
+
+// write stamps a record for holder on the process's clock, after the file
+// exists, as the program does, and writes it with os.WriteFile.
+func (s *SeedFile) write(holder int64, ttl time.Duration) (Record, error) {
+	rec := Record{Holder: holder, Until: s.Clock.Now().Add(ttl).Unix()}
+	// BUG: os.WriteFile truncates at open, then writes. Between the two the
+	// file is empty (a reader sees a parse error), and a crash there leaves
+	// it empty: the empty-file wedge again, reached from a renewal.
+	return rec, WriteFile(s.FS, s.Path, rec.AppendJSON(make([]byte, 0, 48)), perm)
+}
+
+// Create is tryAcquireLease without its log line.
+func (s *SeedFile) Create(holder int64, ttl time.Duration) (Record, error) {
+	if err := s.create(); err != nil {
+		return Record{}, err
+	}
+	rec, err := s.write(holder, ttl)
+	if err != nil {
+		// The program's cleanup of its empty file; the error is ignored.
+		s.FS.Remove(s.Path)
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	return rec, nil
+}
+
+// Renew is the renewal routine's rewrite.
+func (s *SeedFile) Renew(cur Record, ttl time.Duration) (Record, error) {
+	// BUG: no compare. The caller read the file and saw its own pid, but
+	// the lease may have expired and been taken over since; this write then
+	// overwrites the new holder's lease with ours.
+	return s.write(cur.Holder, ttl)
+}
+
+// Takeover is the watcher's takeover: remove, O_EXCL create, write.
+func (s *SeedFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
+	// BUG: remove by name, not by content. A watcher that read the stale
+	// record, then was delayed, removes whatever lease is there now: a lease
+	// another watcher has just taken over. Both then lead. (The post calls
+	// this race safe because O_EXCL decides the create; it does not decide
+	// the remove.)
+	if err := s.FS.Remove(s.Path); err != nil {
+		return Record{}, &StepError{Step: "remove", Err: err}
+	}
+	if err := s.create(); err != nil {
+		return Record{}, &StepError{Step: "create", Err: err}
+	}
+	rec, err := s.write(holder, ttl)
+	if err != nil {
+		// BUG: unlike Create, no cleanup: the empty file stays and wedges
+		// everyone, this process included.
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	return rec, nil
+}
+
+// Release is the signal handler's os.Remove.
+func (s *SeedFile) Release(cur Record) error {
+	// BUG: removes by name. The handler only asks whether its role is
+	// "renewal", not whether the file still holds its lease.
+	return s.FS.Remove(s.Path)
+}
+
+var _ Store = (*SeedFile)(nil)

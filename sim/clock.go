@@ -1,0 +1,87 @@
+package sim
+
+import "time"
+
+// The clock model. True time t is the simulator's; each process reads its
+// own clocks, derived from t:
+//
+//	mono(t) = t + drift_p(t)                      (CLOCK_MONOTONIC)
+//	wall(t) = base + mono(t) + skew_p + steps(t)  (CLOCK_REALTIME)
+//
+// On one machine every process shares both clocks: drift and skew are zero
+// and a wall-clock step (NTP, an operator) moves every process's wall time
+// at once. A per-process skew or drift stands for a process in another time
+// namespace or on another machine sharing the directory. Rates are integer
+// parts per million so that runs are bit-identical on every machine (no
+// floating point, no fused multiply-add).
+
+// rateSeg is one piece of a process's piecewise-linear monotonic clock.
+type rateSeg struct {
+	t0, local0 int64 // at true time t0 the local clock read local0
+	ppm        int64 // rate error from t0 on: local runs (1e6+ppm)/1e6 as fast
+}
+
+// procClock is one process's clocks.
+type procClock struct {
+	segs []rateSeg // ordered by t0; segs[0].t0 == 0
+	skew int64     // wall offset in ns
+}
+
+func newProcClock(ppm, skew int64) procClock {
+	return procClock{segs: []rateSeg{{ppm: ppm}}, skew: skew}
+}
+
+// scale returns d*(1e6+ppm)/1e6 without overflow for |d| < 2^63/1e6 s.
+func scale(d, ppm int64) int64 {
+	return d + d/1e6*ppm + d%1e6*ppm/1e6
+}
+
+// mono returns the local monotonic reading at true time t.
+func (c *procClock) mono(t int64) int64 {
+	s := c.segs[len(c.segs)-1]
+	for i := len(c.segs) - 1; s.t0 > t && i > 0; i-- {
+		s = c.segs[i-1]
+	}
+	return s.local0 + scale(t-s.t0, s.ppm)
+}
+
+// trueAt returns the earliest true time at which the local monotonic clock
+// reads at least local, assuming the current rate holds from now on.
+func (c *procClock) trueAt(local int64) int64 {
+	s := c.segs[len(c.segs)-1]
+	d := local - s.local0
+	if d <= 0 {
+		return s.t0
+	}
+	// invert scale: t = d*1e6/(1e6+ppm), rounded up so mono(t) >= local.
+	den := 1e6 + s.ppm
+	t := d/den*1e6 + (d%den*1e6+den-1)/den
+	for scale(t, s.ppm) < d {
+		t++
+	}
+	for t > 0 && scale(t-1, s.ppm) >= d {
+		t--
+	}
+	return s.t0 + t
+}
+
+// setRate changes the drift from true time t on.
+func (c *procClock) setRate(t, ppm int64) {
+	c.segs = append(c.segs, rateSeg{t0: t, local0: c.mono(t), ppm: ppm})
+}
+
+// wallStep is a step of the machine's wall clock at true time T.
+type wallStep struct {
+	t, delta int64
+}
+
+// wallOf returns process p's wall clock at true time t.
+func (w *World) wallOf(c *procClock, t int64) time.Time {
+	ns := w.base + c.mono(t) + c.skew
+	for _, s := range w.steps {
+		if s.t <= t {
+			ns += s.delta
+		}
+	}
+	return time.Unix(0, ns).UTC()
+}

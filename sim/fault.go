@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// The fault model. Every fault lands at a scheduling point: between two
+// system calls of the process it hits, never inside one.
+//
+//   - Kill is SIGKILL: every activity of the process stops where it is, its
+//     descriptors are closed, and its files stay exactly as they are.
+//   - Term is SIGTERM: delivered to the program's handler if it has
+//     installed one (AwaitShutdown), otherwise the default action kills.
+//   - Stop is SIGSTOP, followed by SIGCONT after Dur: the process takes no
+//     step meanwhile; its timers keep running and fire late.
+//   - Skew changes one process's wall-clock offset by Delta (a process in
+//     another time namespace, or on another machine sharing the directory).
+//   - Drift sets one process's clock rate error to PPM parts per million.
+//   - Jump steps the machine's wall clock by Delta for every process at once
+//     (NTP or an operator); monotonic clocks do not move.
+//   - FSError makes the process's Nth system call of kind Call fail with
+//     Errno (EIO, ENOSPC) without effect.
+//
+// A fault fires at true time At, or, when After is set, right after the
+// process's Nth system call of kind After: "crash after the O_EXCL create,
+// before the write" is {Kind: Kill, Proc: i, After: "open-excl", Nth: 1}.
+
+// FaultKind is the kind of a fault.
+type FaultKind uint8
+
+// The fault kinds.
+const (
+	Kill FaultKind = iota + 1
+	Term
+	Stop
+	Skew
+	Drift
+	Jump
+	FSError
+)
+
+var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr"}
+
+func (k FaultKind) String() string {
+	if int(k) < len(faultNames) && faultNames[k] != "" {
+		return faultNames[k]
+	}
+	return fmt.Sprintf("FaultKind(%d)", k)
+}
+
+// Leader as a Fault's Proc means whichever process leads when the fault
+// fires (if none does, the fault does nothing).
+const Leader = -1
+
+// Fault is one injected fault.
+type Fault struct {
+	Kind  FaultKind
+	At    time.Duration // true time of the fault, when After is empty
+	Proc  int           // index into Config.Procs, or Leader
+	After string        // fire right after the process's Nth call of this kind
+	Nth   int           // 1-based; 0 means 1
+	Dur   time.Duration // Stop: how long the process is paused
+	Delta time.Duration // Skew, Jump: the step
+	PPM   int64         // Drift: the new rate error
+	Call  string        // FSError: the kind of call that fails
+	Errno syscall.Errno // FSError: the error it fails with
+}
+
+// Call kinds, as After and Call name them. An open matches "open" and, by
+// its flags, "open-excl", "open-trunc" or "open-create".
+var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log"}
+
+func validCall(k string) bool {
+	for _, c := range callKinds {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether a call of op with flag is of kind k.
+func matches(k string, op Op, flag int) bool {
+	switch k {
+	case "open":
+		return op == OpOpen
+	case "open-excl":
+		return op == OpOpen && flag&syscall.O_EXCL != 0
+	case "open-trunc":
+		return op == OpOpen && flag&syscall.O_TRUNC != 0
+	case "open-create":
+		return op == OpOpen && flag&syscall.O_CREAT != 0 && flag&syscall.O_EXCL == 0
+	}
+	return opNames[op] == k
+}
+
+func (f Fault) String() string {
+	who := "leader"
+	if f.Proc != Leader {
+		who = fmt.Sprintf("proc %d", f.Proc)
+	}
+	when := fmt.Sprintf("at %s", secs(int64(f.At)))
+	if f.After != "" {
+		when = fmt.Sprintf("after %s #%d", f.After, max(f.Nth, 1))
+	}
+	switch f.Kind {
+	case Stop:
+		return fmt.Sprintf("stop %s %s for %v", who, when, f.Dur)
+	case Skew:
+		return fmt.Sprintf("skew %s %s by %v", who, when, f.Delta)
+	case Drift:
+		return fmt.Sprintf("drift %s %s to %d ppm", who, when, f.PPM)
+	case Jump:
+		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
+	case FSError:
+		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), errnoName(f.Errno))
+	}
+	return fmt.Sprintf("%s %s %s", f.Kind, who, when)
+}
+
+func (f Fault) validate(nprocs int) error {
+	if f.Kind < Kill || f.Kind > FSError {
+		return fmt.Errorf("fault %d: unknown kind", f.Kind)
+	}
+	if f.Kind != Jump && (f.Proc < Leader || f.Proc >= nprocs) {
+		return fmt.Errorf("fault %v: no process %d (have %d)", f.Kind, f.Proc, nprocs)
+	}
+	if f.After != "" && !validCall(f.After) {
+		return fmt.Errorf("fault %v: unknown call kind %q (valid: %v)", f.Kind, f.After, callKinds)
+	}
+	if f.After != "" && f.Proc == Leader {
+		return fmt.Errorf("fault %v: a crash point needs a process, not the leader", f.Kind)
+	}
+	if f.Kind == FSError && (!validCall(f.Call) || f.Errno == 0) {
+		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)
+	}
+	if f.At < 0 || f.Dur < 0 {
+		return fmt.Errorf("fault %v: negative time", f.Kind)
+	}
+	return nil
+}
+
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.EIO:
+		return "EIO"
+	case syscall.ENOSPC:
+		return "ENOSPC"
+	case syscall.EEXIST:
+		return "EEXIST"
+	case syscall.ENOENT:
+		return "ENOENT"
+	case syscall.EBADF:
+		return "EBADF"
+	case syscall.EISDIR:
+		return "EISDIR"
+	case 0:
+		return "ok"
+	}
+	return fmt.Sprintf("errno %d", uintptr(e))
+}

@@ -1,0 +1,537 @@
+package sim
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// firstFD is where descriptor numbers start, as in a process whose standard
+// input, output and error are open.
+const firstFD = 3
+
+const (
+	accMode = lease.O_RDONLY | lease.O_WRONLY | lease.O_RDWR
+	// modelled are the open flags the simulator implements. Any other flag
+	// fails with EINVAL, so that code relying on semantics the model lacks
+	// (O_DIRECTORY, O_NOFOLLOW, ...) fails loudly instead of diverging from
+	// Linux silently. O_CLOEXEC is accepted and has nothing to do: there is
+	// no exec.
+	modelled = accMode | lease.O_CREATE | lease.O_EXCL | lease.O_TRUNC |
+		os.O_APPEND | syscall.O_CLOEXEC
+)
+
+// An inode is a file or directory apart from its names: unlink removes a
+// name, and open descriptions keep the inode, and so its data, alive.
+type inode struct {
+	data []byte
+	mode fs.FileMode
+}
+
+// A description is an open file description. Without dup or fork each
+// belongs to exactly one descriptor, so it lives by value in the FDTable and
+// opening a file allocates nothing.
+type description struct {
+	ino    *inode // nil marks a free descriptor
+	off    int
+	write  bool
+	append bool
+}
+
+// FileSystem is an in-memory file system with the semantics of Linux at the
+// granularity of system calls: each operation is one atomic step, with the
+// error values the kernel gives. It has no goroutines, clock or randomness,
+// so a run of the simulator is reproducible.
+//
+// Names are resolved lexically: relative names are taken relative to "/",
+// and "." and ".." are cleaned away before lookup, which differs from Linux
+// only for names such as "f/.." where f is not a directory. There are no
+// symbolic links, permissions, umask, timestamps or size limits.
+type FileSystem struct {
+	// names maps absolute clean paths to inodes, directories included.
+	// Every entry's parent is a directory entry, so a lookup that finds a
+	// name needs no walk of its ancestors.
+	names map[string]*inode
+}
+
+// NewFileSystem returns a file system holding only the directory "/".
+func NewFileSystem() *FileSystem {
+	return &FileSystem{names: map[string]*inode{"/": {mode: fs.ModeDir | 0o755}}}
+}
+
+// MkdirAll creates dir and its missing ancestors, for setting up a world
+// before a run; dir must be absolute and clean. It panics if a component
+// exists and is not a directory, which is a mistake in the setup.
+func (f *FileSystem) MkdirAll(dir string) {
+	if !isClean(dir) {
+		panic("sim: MkdirAll needs an absolute, clean path: " + strconv.Quote(dir))
+	}
+	for i := 1; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		switch ino := f.names[dir[:i]]; {
+		case ino == nil:
+			f.names[dir[:i]] = &inode{mode: fs.ModeDir | 0o755}
+		case !ino.mode.IsDir():
+			panic("sim: MkdirAll: not a directory: " + dir[:i])
+		}
+	}
+}
+
+// Place makes name a regular file holding a copy of data with permission
+// perm, for setting up a world before a run (an empty lock file, a stale
+// lease). An existing file keeps its identity, so links to it see the new
+// content. Errors are *fs.PathError with Op "place".
+func (f *FileSystem) Place(name string, data []byte, perm fs.FileMode) error {
+	p, ok := clean(name)
+	if !ok {
+		return pathErr("place", name, syscall.ENOENT)
+	}
+	ino := f.names[p]
+	switch {
+	case ino == nil:
+		if errno := f.parentErr(p); errno != 0 {
+			return pathErr("place", name, errno)
+		}
+		ino = &inode{}
+		f.names[p] = ino
+	case ino.mode.IsDir():
+		return pathErr("place", name, syscall.EISDIR)
+	}
+	ino.data = bytes.Clone(data)
+	ino.mode = perm.Perm()
+	return nil
+}
+
+// FDTable is the descriptor table of one simulated process.
+type FDTable struct {
+	fds []description // indexed by descriptor
+}
+
+// NewFDTable returns an empty descriptor table for a new process.
+func (f *FileSystem) NewFDTable() *FDTable {
+	return &FDTable{fds: make([]description, firstFD, 8)}
+}
+
+// CloseAll drops every descriptor, as the kernel does when a process dies.
+// Files are left exactly as they are: a crash flushes nothing and undoes
+// nothing.
+func (t *FDTable) CloseAll() {
+	clear(t.fds)
+}
+
+func (t *FDTable) alloc(d description) lease.FD {
+	if len(t.fds) < firstFD { // a zero FDTable
+		t.fds = append(t.fds, make([]description, firstFD-len(t.fds))...)
+	}
+	// The kernel hands out the lowest free descriptor; programs (and the
+	// expected output of tests) can depend on it.
+	for i := firstFD; i < len(t.fds); i++ {
+		if t.fds[i].ino == nil {
+			t.fds[i] = d
+			return lease.FD(i)
+		}
+	}
+	t.fds = append(t.fds, d)
+	return lease.FD(len(t.fds) - 1)
+}
+
+func (t *FDTable) get(fd lease.FD) *description {
+	if fd < 0 || int(fd) >= len(t.fds) || t.fds[fd].ino == nil {
+		return nil
+	}
+	return &t.fds[fd]
+}
+
+// Open is open(2) by the process owning t. Besides the flags of package
+// lease it models O_APPEND and accepts O_CLOEXEC; others fail with EINVAL.
+func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (lease.FD, error) {
+	if flag&^modelled != 0 {
+		return -1, pathErr("open", name, syscall.EINVAL)
+	}
+	p, ok := clean(name)
+	if !ok {
+		return -1, pathErr("open", name, syscall.ENOENT)
+	}
+	write := flag&accMode == lease.O_WRONLY || flag&accMode == lease.O_RDWR
+	ino := f.names[p]
+	switch {
+	case ino == nil:
+		if errno := f.parentErr(p); errno != 0 {
+			return -1, pathErr("open", name, errno)
+		}
+		if flag&lease.O_CREATE == 0 {
+			return -1, pathErr("open", name, syscall.ENOENT)
+		}
+		ino = &inode{mode: perm.Perm()}
+		f.names[p] = ino
+	case flag&(lease.O_CREATE|lease.O_EXCL) == lease.O_CREATE|lease.O_EXCL:
+		return -1, pathErr("open", name, syscall.EEXIST)
+	case ino.mode.IsDir():
+		if write || flag&(lease.O_CREATE|lease.O_TRUNC) != 0 {
+			return -1, pathErr("open", name, syscall.EISDIR)
+		}
+	case flag&lease.O_TRUNC != 0:
+		// Linux truncates even with O_RDONLY. The capacity is kept so that
+		// rewriting a lease file does not allocate.
+		ino.data = ino.data[:0]
+	}
+	return t.alloc(description{ino: ino, write: write, append: flag&os.O_APPEND != 0}), nil
+}
+
+// Write is write(2): it writes all of b at the description's offset,
+// extending the file as needed, and advances the offset.
+func (f *FileSystem) Write(t *FDTable, fd lease.FD, b []byte) (int, error) {
+	d := t.get(fd)
+	if d == nil || !d.write {
+		return 0, fdErr("write", fd, syscall.EBADF)
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	ino := d.ino
+	if d.append {
+		d.off = len(ino.data)
+	}
+	end := d.off + len(b)
+	if n := len(ino.data); end > n {
+		ino.data = slices.Grow(ino.data, end-n)[:end]
+		// The offset is past the end when another descriptor truncated the
+		// file. The gap is a hole that reads as zeros; the bytes under it
+		// may be stale ones from before the truncation.
+		if d.off > n {
+			clear(ino.data[n:d.off])
+		}
+	}
+	copy(ino.data[d.off:], b)
+	d.off = end
+	return len(b), nil
+}
+
+// Fsync is fsync(2). Written data is durable at once in this model, so it
+// only checks the descriptor.
+func (f *FileSystem) Fsync(t *FDTable, fd lease.FD) error {
+	if t.get(fd) == nil {
+		return fdErr("fsync", fd, syscall.EBADF)
+	}
+	return nil
+}
+
+// Close is close(2).
+func (f *FileSystem) Close(t *FDTable, fd lease.FD) error {
+	if t.get(fd) == nil {
+		return fdErr("close", fd, syscall.EBADF)
+	}
+	t.fds[fd] = description{}
+	return nil
+}
+
+// ReadFile returns a copy of the content of the named file, as one step.
+func (f *FileSystem) ReadFile(name string) ([]byte, error) {
+	_, ino, err := f.lookup("read", name)
+	if err != nil {
+		return nil, err
+	}
+	if ino.mode.IsDir() {
+		return nil, pathErr("read", name, syscall.EISDIR)
+	}
+	// Never nil, like os.ReadFile, even for an empty file.
+	return append([]byte{}, ino.data...), nil
+}
+
+// Stat is stat(2). The result is a snapshot; it does not follow later
+// writes.
+func (f *FileSystem) Stat(name string) (fs.FileInfo, error) {
+	p, ino, err := f.lookup("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return fileInfo{name: path.Base(p), size: int64(len(ino.data)), mode: ino.mode}, nil
+}
+
+// Remove is unlink(2). Descriptors open on the file keep working on the
+// now nameless inode.
+func (f *FileSystem) Remove(name string) error {
+	p, ino, err := f.lookup("remove", name)
+	if err != nil {
+		return err
+	}
+	if ino.mode.IsDir() {
+		return pathErr("remove", name, syscall.EISDIR)
+	}
+	delete(f.names, p)
+	return nil
+}
+
+// Rename is rename(2): newname comes to refer to what oldname referred to,
+// atomically replacing a file or an empty directory of the same kind there,
+// and oldname disappears. The checks and their order follow Linux.
+func (f *FileSystem) Rename(oldname, newname string) error {
+	op, np, ok := cleanPair(oldname, newname)
+	if !ok {
+		return linkErr("rename", oldname, newname, syscall.ENOENT)
+	}
+	if op == "/" || np == "/" {
+		return linkErr("rename", oldname, newname, syscall.EBUSY)
+	}
+	errno := f.parentErr(op)
+	if errno == 0 {
+		errno = f.parentErr(np)
+	}
+	if errno != 0 {
+		return linkErr("rename", oldname, newname, errno)
+	}
+	src, dst := f.names[op], f.names[np]
+	switch {
+	case src == nil:
+		errno = syscall.ENOENT
+	case isUnder(np, op):
+		errno = syscall.EINVAL
+	case isUnder(op, np):
+		errno = syscall.ENOTEMPTY
+	case src == dst:
+		// The same name, or two links to one file: POSIX says rename does
+		// nothing, and both names stay.
+		return nil
+	case dst == nil:
+		// A fresh name: nothing is replaced.
+	case src.mode.IsDir() && !dst.mode.IsDir():
+		errno = syscall.ENOTDIR
+	case !src.mode.IsDir() && dst.mode.IsDir():
+		errno = syscall.EISDIR
+	case dst.mode.IsDir() && f.hasChildren(np):
+		errno = syscall.ENOTEMPTY
+	}
+	if errno != 0 {
+		return linkErr("rename", oldname, newname, errno)
+	}
+	if src.mode.IsDir() {
+		f.moveChildren(op, np)
+	}
+	f.names[np] = src
+	delete(f.names, op)
+	return nil
+}
+
+// Link is link(2): newname becomes a second name of the file oldname.
+func (f *FileSystem) Link(oldname, newname string) error {
+	op, np, ok := cleanPair(oldname, newname)
+	if !ok {
+		return linkErr("link", oldname, newname, syscall.ENOENT)
+	}
+	src := f.names[op]
+	errno := syscall.Errno(0)
+	switch {
+	case src == nil:
+		if errno = f.parentErr(op); errno == 0 {
+			errno = syscall.ENOENT
+		}
+	case f.names[np] != nil:
+		errno = syscall.EEXIST
+	default:
+		if errno = f.parentErr(np); errno == 0 && src.mode.IsDir() {
+			errno = syscall.EPERM
+		}
+	}
+	if errno != 0 {
+		return linkErr("link", oldname, newname, errno)
+	}
+	f.names[np] = src
+	return nil
+}
+
+// FileState is a name in the file system and what it refers to.
+type FileState struct {
+	Name string
+	Data []byte // a copy; nil for a directory
+	Dir  bool
+}
+
+// Files lists every name, directories included, sorted by name so that the
+// state of the world prints the same way on every run. Files that were
+// removed while open are not listed: they have no name.
+func (f *FileSystem) Files() []FileState {
+	out := make([]FileState, 0, len(f.names))
+	for name, ino := range f.names {
+		out = append(out, FileState{Name: name, Data: bytes.Clone(ino.data), Dir: ino.mode.IsDir()})
+	}
+	slices.SortFunc(out, func(a, b FileState) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// View returns the file system as seen by the process owning t. Its methods
+// act at once, with no scheduling point, for tests and for setting up a
+// world.
+func (f *FileSystem) View(t *FDTable) lease.FS {
+	return view{f, t}
+}
+
+type view struct {
+	f *FileSystem
+	t *FDTable
+}
+
+func (v view) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
+	return v.f.Open(v.t, name, flag, perm)
+}
+func (v view) Write(fd lease.FD, b []byte) (int, error) { return v.f.Write(v.t, fd, b) }
+func (v view) Fsync(fd lease.FD) error                  { return v.f.Fsync(v.t, fd) }
+func (v view) Close(fd lease.FD) error                  { return v.f.Close(v.t, fd) }
+func (v view) ReadFile(name string) ([]byte, error)     { return v.f.ReadFile(name) }
+func (v view) Stat(name string) (fs.FileInfo, error)    { return v.f.Stat(name) }
+func (v view) Remove(name string) error                 { return v.f.Remove(name) }
+func (v view) Rename(oldname, newname string) error     { return v.f.Rename(oldname, newname) }
+func (v view) Link(oldname, newname string) error       { return v.f.Link(oldname, newname) }
+
+// lookup finds the clean path and inode of an existing name, or returns the
+// error the kernel's path walk would.
+func (f *FileSystem) lookup(op, name string) (string, *inode, error) {
+	p, ok := clean(name)
+	if !ok {
+		return "", nil, pathErr(op, name, syscall.ENOENT)
+	}
+	if ino := f.names[p]; ino != nil {
+		return p, ino, nil
+	}
+	errno := f.parentErr(p)
+	if errno == 0 {
+		errno = syscall.ENOENT
+	}
+	return "", nil, pathErr(op, name, errno)
+}
+
+// parentErr reports whether the directory holding the clean path p exists:
+// 0 if it does, otherwise ENOENT or ENOTDIR for the first component, from the
+// root, that is missing or not a directory, as the kernel reports.
+func (f *FileSystem) parentErr(p string) syscall.Errno {
+	dir := p[:max(strings.LastIndexByte(p, '/'), 1)]
+	if ino := f.names[dir]; ino != nil && ino.mode.IsDir() {
+		return 0
+	}
+	for i := 1; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		switch ino := f.names[dir[:i]]; {
+		case ino == nil:
+			return syscall.ENOENT
+		case !ino.mode.IsDir():
+			return syscall.ENOTDIR
+		}
+	}
+	return 0
+}
+
+func (f *FileSystem) hasChildren(dir string) bool {
+	for name := range f.names {
+		if isUnder(name, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// moveChildren renames everything below the directory from to below to. The
+// map's order does not matter: no two children map to the same new name,
+// and Rename has checked that to is not below from.
+func (f *FileSystem) moveChildren(from, to string) {
+	var children []string
+	for name := range f.names {
+		if isUnder(name, from) {
+			children = append(children, name)
+		}
+	}
+	for _, name := range children {
+		f.names[to+name[len(from):]] = f.names[name]
+		delete(f.names, name)
+	}
+}
+
+// isUnder reports whether the clean path p is strictly below the directory
+// dir.
+func isUnder(p, dir string) bool {
+	if dir == "/" {
+		return p != "/"
+	}
+	return len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
+}
+
+// clean returns the absolute clean form of name, and false for the empty
+// name, which the kernel rejects with ENOENT. Names are nearly always clean
+// already, so it checks before paying for path.Join.
+func clean(name string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	if isClean(name) {
+		return name, true
+	}
+	return path.Join("/", name), true
+}
+
+func cleanPair(a, b string) (string, string, bool) {
+	a, aok := clean(a)
+	b, bok := clean(b)
+	return a, b, aok && bok
+}
+
+// isClean reports whether p is absolute and has no empty, "." or ".."
+// component, that is whether path.Clean would leave it alone.
+func isClean(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	if p == "/" {
+		return true
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// The error constructors format the Path as lease.OSFS does, so that error
+// strings from the simulator and from the kernel can be compared.
+
+func pathErr(op, name string, errno syscall.Errno) error {
+	return &fs.PathError{Op: op, Path: name, Err: errno}
+}
+
+func fdErr(op string, fd lease.FD, errno syscall.Errno) error {
+	return &fs.PathError{Op: op, Path: "fd " + strconv.Itoa(int(fd)), Err: errno}
+}
+
+func linkErr(op, oldname, newname string, errno syscall.Errno) error {
+	return &fs.PathError{Op: op, Path: oldname + " -> " + newname, Err: errno}
+}
+
+// fileInfo is what Stat returns; the model has no times and no Sys data.
+type fileInfo struct {
+	name string
+	size int64
+	mode fs.FileMode
+}
+
+func (i fileInfo) Name() string       { return i.name }
+func (i fileInfo) Size() int64        { return i.size }
+func (i fileInfo) Mode() fs.FileMode  { return i.mode }
+func (i fileInfo) ModTime() time.Time { return time.Time{} }
+func (i fileInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i fileInfo) Sys() any           { return nil }

@@ -1,0 +1,458 @@
+package sim
+
+import (
+	"errors"
+	"io/fs"
+	"iter"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// errKilled unwinds a dead process's coroutine: it is panicked inside the
+// coroutine and recovered at its base, so the lease code's deferred calls
+// run but nothing it does after death reaches the world.
+var errKilled = errors.New("sim: process is dead")
+
+type actState uint8
+
+const (
+	actReady   actState = iota // in the queue
+	actBlocked                 // waiting for a hand-off or a signal
+	actRunning
+	actDone
+)
+
+// activity is one concurrent activity of a process (a goroutine of the
+// real program), run as a coroutine: it runs only between the scheduler's
+// resume and its own next scheduling point.
+type activity struct {
+	p     *proc
+	id    int
+	name  string
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	ready int64 // true time at which its next step may run
+	t     int64 // true time of its latest step
+	seq   uint64
+	hidx  int
+	state actState
+}
+
+// point is a scheduling point: the activity's next step may run at true
+// time ready or later, when the scheduler resumes it.
+func (a *activity) point(ready int64) {
+	w := a.p.w
+	if a.p.dead {
+		panic(errKilled)
+	}
+	a.ready, a.seq = ready, w.seq
+	w.seq++
+	a.state = actReady
+	w.queue.push(a)
+	a.suspend()
+}
+
+// block suspends the activity until something wakes it.
+func (a *activity) block() {
+	a.state = actBlocked
+	a.suspend()
+}
+
+func (a *activity) suspend() {
+	if !a.yield(struct{}{}) || a.p.dead {
+		panic(errKilled)
+	}
+	a.t = a.p.w.now
+}
+
+func (w *World) wake(a *activity, t int64) {
+	if a.p.dead || a.state != actBlocked {
+		return
+	}
+	a.ready, a.seq = t, w.seq
+	w.seq++
+	a.state = actReady
+	w.queue.push(a)
+}
+
+// trigger is a fault aimed at a process's Nth call of a kind.
+type trigger struct {
+	f     Fault
+	count int
+}
+
+// proc is a simulated process. It implements lease.Proc for the lease code
+// running in its activities.
+type proc struct {
+	w       *World
+	idx     int
+	pid     int
+	fds     *FDTable
+	clock   procClock
+	acts    []*activity
+	dead    bool
+	stopped bool
+	parked  []*activity
+	role    lease.Role
+
+	sigInstalled, sigPending, termWhileStopped bool
+	sigWaiter                                  *activity
+
+	triggers []trigger
+}
+
+var _ lease.Proc = (*proc)(nil)
+
+func (p *proc) main() {
+	// The config was validated by New, so Main only returns through Exit.
+	_ = lease.Main(p, p.w.variant, p.w.cfg.LockPath, p.w.cfg.Lease)
+}
+
+func (p *proc) spawn(name string, at int64, f func()) {
+	w := p.w
+	a := &activity{p: p, id: len(p.acts), name: name, hidx: -1, t: at}
+	a.next, a.stop = iter.Pull(func(yield func(struct{}) bool) {
+		a.yield = yield
+		defer func() {
+			if r := recover(); r != nil && r != errKilled {
+				panic(r)
+			}
+		}()
+		a.t = w.now
+		f()
+	})
+	p.acts = append(p.acts, a)
+	w.trace.Acts[p.idx] = append(w.trace.Acts[p.idx], name)
+	a.ready, a.seq = at, w.seq
+	w.seq++
+	w.queue.push(a)
+}
+
+// signal delivers SIGTERM.
+func (p *proc) signal() {
+	switch {
+	case p.stopped:
+		p.termWhileStopped = true // delivered at SIGCONT
+	case !p.sigInstalled:
+		p.w.kill(p, -15) // the default action
+	case p.sigWaiter != nil:
+		a := p.sigWaiter
+		p.sigWaiter = nil
+		p.w.wake(a, p.w.now)
+	default:
+		p.sigPending = true
+	}
+}
+
+// cont is SIGCONT.
+func (p *proc) cont() {
+	p.stopped = false
+	for _, a := range p.parked {
+		a.ready = max(a.ready, p.w.now)
+		p.w.queue.push(a)
+	}
+	p.parked = p.parked[:0]
+	if p.termWhileStopped {
+		p.termWhileStopped = false
+		p.signal()
+	}
+}
+
+// enter is the scheduling point before a system call. It returns the
+// calling activity and the error a fault injects into this call, if any.
+func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
+	a := p.w.cur
+	a.point(a.t + p.w.latency())
+	var inj syscall.Errno
+	for i := range p.triggers {
+		tr := &p.triggers[i]
+		if tr.f.Kind == FSError && matches(tr.f.Call, op, flag) {
+			tr.count++
+			if tr.count == max(tr.f.Nth, 1) {
+				inj = tr.f.Errno
+				p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvFault, Path: tr.f.String()})
+			}
+		}
+	}
+	return a, inj
+}
+
+// done records a system call that has taken effect and fires crash points
+// aimed just after it.
+func (p *proc) done(a *activity, e Event) {
+	w := p.w
+	e.Proc, e.Act = int16(p.idx), int16(a.id)
+	if e.Kind == 0 {
+		e.Kind = EvSyscall
+	}
+	w.record(e)
+	w.syscalls++
+	for i := range p.triggers {
+		tr := &p.triggers[i]
+		if tr.f.After != "" && matches(tr.f.After, e.Op, int(e.Flag)) {
+			tr.count++
+			if tr.count == max(tr.f.Nth, 1) {
+				f := tr.f
+				f.After, f.At = "", time.Duration(w.now)
+				w.faults = insertFault(w.faults, f)
+			}
+		}
+	}
+}
+
+func errno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if pe, ok := err.(*fs.PathError); ok {
+		if e, ok := pe.Err.(syscall.Errno); ok {
+			return e
+		}
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return syscall.EIO
+}
+
+func injected(op, path string, e syscall.Errno) error {
+	return &fs.PathError{Op: op, Path: path, Err: e}
+}
+
+// Open implements lease.FS.
+func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
+	a, inj := p.enter(OpOpen, flag)
+	fd, err := lease.FD(-1), injected("open", name, inj)
+	if inj == 0 {
+		fd, err = p.w.fs.Open(p.fds, name, flag, perm)
+	}
+	p.done(a, Event{Op: OpOpen, Path: name, Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
+	return fd, err
+}
+
+// Write implements lease.FS.
+func (p *proc) Write(fd lease.FD, b []byte) (int, error) {
+	a, inj := p.enter(OpWrite, 0)
+	n, err := 0, injected("write", "fd", inj)
+	if inj == 0 {
+		n, err = p.w.fs.Write(p.fds, fd, b)
+	}
+	p.done(a, Event{Op: OpWrite, FD: int32(fd), N: int64(n), Data: string(b), Errno: errno(err)})
+	return n, err
+}
+
+// Fsync implements lease.FS.
+func (p *proc) Fsync(fd lease.FD) error {
+	a, inj := p.enter(OpFsync, 0)
+	err := injected("fsync", "fd", inj)
+	if inj == 0 {
+		err = p.w.fs.Fsync(p.fds, fd)
+	}
+	p.done(a, Event{Op: OpFsync, FD: int32(fd), Errno: errno(err)})
+	return err
+}
+
+// Close implements lease.FS.
+func (p *proc) Close(fd lease.FD) error {
+	a, inj := p.enter(OpClose, 0)
+	err := injected("close", "fd", inj)
+	if inj == 0 {
+		err = p.w.fs.Close(p.fds, fd)
+	}
+	p.done(a, Event{Op: OpClose, FD: int32(fd), Errno: errno(err)})
+	return err
+}
+
+// ReadFile implements lease.FS.
+func (p *proc) ReadFile(name string) ([]byte, error) {
+	a, inj := p.enter(OpRead, 0)
+	var b []byte
+	err := injected("read", name, inj)
+	if inj == 0 {
+		b, err = p.w.fs.ReadFile(name)
+	}
+	p.done(a, Event{Op: OpRead, Path: name, N: int64(len(b)), Data: string(b), Errno: errno(err)})
+	return b, err
+}
+
+// Stat implements lease.FS.
+func (p *proc) Stat(name string) (fs.FileInfo, error) {
+	a, inj := p.enter(OpStat, 0)
+	var fi fs.FileInfo
+	err := injected("stat", name, inj)
+	if inj == 0 {
+		fi, err = p.w.fs.Stat(name)
+	}
+	p.done(a, Event{Op: OpStat, Path: name, Errno: errno(err)})
+	return fi, err
+}
+
+// Remove implements lease.FS.
+func (p *proc) Remove(name string) error {
+	a, inj := p.enter(OpRemove, 0)
+	err := injected("remove", name, inj)
+	if inj == 0 {
+		err = p.w.fs.Remove(name)
+	}
+	p.done(a, Event{Op: OpRemove, Path: name, Errno: errno(err)})
+	return err
+}
+
+// Rename implements lease.FS.
+func (p *proc) Rename(oldname, newname string) error {
+	a, inj := p.enter(OpRename, 0)
+	err := injected("rename", oldname+" -> "+newname, inj)
+	if inj == 0 {
+		err = p.w.fs.Rename(oldname, newname)
+	}
+	p.done(a, Event{Op: OpRename, Path: oldname, Path2: newname, Errno: errno(err)})
+	return err
+}
+
+// Link implements lease.FS.
+func (p *proc) Link(oldname, newname string) error {
+	a, inj := p.enter(OpLink, 0)
+	err := injected("link", oldname+" -> "+newname, inj)
+	if inj == 0 {
+		err = p.w.fs.Link(oldname, newname)
+	}
+	p.done(a, Event{Op: OpLink, Path: oldname, Path2: newname, Errno: errno(err)})
+	return err
+}
+
+// Now implements lease.Clock.
+func (p *proc) Now() time.Time {
+	a := p.w.cur
+	t := p.w.wallOf(&p.clock, a.t)
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvClock, Op: OpClockWall, N: t.UnixNano()})
+	return t
+}
+
+// Mono implements lease.Clock.
+func (p *proc) Mono() time.Duration {
+	a := p.w.cur
+	m := p.clock.mono(a.t)
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvClock, Op: OpClockMono, N: m})
+	return time.Duration(m)
+}
+
+// Sleep implements lease.Clock.
+func (p *proc) Sleep(d time.Duration) {
+	a := p.w.cur
+	target := p.clock.trueAt(p.clock.mono(a.t) + int64(d))
+	a.point(max(target, a.t) + p.w.lateness())
+}
+
+// NewTicker implements lease.Clock.
+func (p *proc) NewTicker(d time.Duration) lease.Ticker {
+	a := p.w.cur
+	return &ticker{p: p, d: int64(d), start: p.clock.mono(a.t)}
+}
+
+// ticker has time.Ticker's semantics on the process's monotonic clock:
+// tick k at start+k*d; a receiver that is late gets one tick at once and
+// the ticks it missed are dropped.
+type ticker struct {
+	p        *proc
+	d, start int64
+	k        int64 // the last tick delivered
+}
+
+func (t *ticker) Wait() {
+	p := t.p
+	a := p.w.cur
+	next := t.start + (t.k+1)*t.d
+	if next <= p.clock.mono(a.t) {
+		a.point(a.t)
+	} else {
+		a.point(p.clock.trueAt(next) + p.w.lateness())
+	}
+	t.k = max(t.k+1, (p.clock.mono(a.t)-t.start)/t.d)
+}
+
+func (t *ticker) Stop() {}
+
+// PID implements lease.Proc.
+func (p *proc) PID() int { return p.pid }
+
+// Go implements lease.Proc.
+func (p *proc) Go(name string, f func()) {
+	a := p.w.cur
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSpawn, Path: name})
+	p.spawn(name, a.t, f)
+}
+
+// Role implements lease.Proc.
+func (p *proc) Role(r lease.Role) {
+	a := p.w.cur
+	p.role = r
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvRole, Role: r})
+}
+
+// Log implements lease.Proc: a write(2) to stdout or stderr.
+func (p *proc) Log(m lease.Msg, x, y int64) {
+	a, _ := p.enter(OpWrite, 0)
+	p.done(a, Event{Kind: EvLog, Op: OpWrite, Msg: m, A: x, B: y})
+}
+
+// Exit implements lease.Proc.
+func (p *proc) Exit(code int) {
+	a, _ := p.enter(OpExit, 0)
+	p.done(a, Event{Op: OpExit, N: int64(code)})
+	p.w.kill(p, int64(code))
+	panic(errKilled)
+}
+
+// AwaitShutdown implements lease.Proc.
+func (p *proc) AwaitShutdown() {
+	a, _ := p.enter(OpSigaction, 0)
+	p.sigInstalled = true
+	p.done(a, Event{Kind: EvSignal, Op: OpSigaction})
+	if p.sigPending {
+		p.sigPending = false
+	} else {
+		p.sigWaiter = a
+		a.block()
+	}
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSignal})
+}
+
+// NewHandoff implements lease.Proc.
+func (p *proc) NewHandoff() lease.Handoff { return &handoff{p: p} }
+
+// handoff is an unbuffered channel between activities of one process.
+type handoff struct {
+	p                *proc
+	sender, receiver *activity
+}
+
+func (h *handoff) Send() {
+	w := h.p.w
+	a := w.cur
+	a.point(a.t)
+	w.record(Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: EvSend})
+	if r := h.receiver; r != nil {
+		h.receiver = nil
+		w.wake(r, w.now)
+		return
+	}
+	h.sender = a
+	a.block()
+}
+
+func (h *handoff) Recv() {
+	w := h.p.w
+	a := w.cur
+	if s := h.sender; s != nil {
+		h.sender = nil
+		w.wake(s, w.now)
+	} else {
+		h.receiver = a
+		a.block()
+	}
+	w.record(Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: EvRecv})
+}

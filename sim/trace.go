@@ -1,0 +1,243 @@
+package sim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// Kind is the kind of a trace event.
+type Kind uint8
+
+// The event kinds.
+const (
+	EvSyscall   Kind = iota + 1 // a system call (Op says which); log lines are EvLog
+	EvLog                       // a write of a log line to stdout or stderr
+	EvClock                     // a clock read: N is the reading in ns (wall: Unix ns)
+	EvRole                      // the process now believes it is Role
+	EvSpawn                     // an activity started (Path is its name)
+	EvSend                      // a hand-off between activities
+	EvRecv                      // the other side of a hand-off
+	EvSignal                    // a signal handler was installed (Op OpSigaction) or ran
+	EvFault                     // a fault fired (Path describes it)
+	EvExit                      // the process ended (N: exit code, -9 for SIGKILL)
+	EvStore                     // a Store operation returned (see StoreOp)
+	EvStoreCall                 // a Store operation was called
+)
+
+// Op is a system call.
+type Op uint8
+
+// The system calls.
+const (
+	OpOpen Op = iota + 1
+	OpWrite
+	OpFsync
+	OpClose
+	OpRead
+	OpStat
+	OpRemove
+	OpRename
+	OpLink
+	OpSigaction
+	OpExit
+	OpClockWall // EvClock: a wall-clock read
+	OpClockMono // EvClock: a monotonic read
+)
+
+var opNames = [...]string{OpOpen: "open", OpWrite: "write", OpFsync: "fsync", OpClose: "close", OpRead: "read",
+	OpStat: "stat", OpRemove: "remove", OpRename: "rename", OpLink: "link", OpSigaction: "sigaction",
+	OpExit: "exit", OpClockWall: "now", OpClockMono: "mono"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) && opNames[o] != "" {
+		return opNames[o]
+	}
+	return "op" + strconv.Itoa(int(o))
+}
+
+// Event is one step of a run. Fields beyond T, Proc, Act and Kind depend on
+// the kind; unused ones are zero.
+type Event struct {
+	T     int64 // true time in ns since the start of the run
+	Proc  int16 // process index, -1 for the world
+	Act   int16 // activity number within the process
+	Kind  Kind
+	Op    Op
+	Role  lease.Role
+	Msg   lease.Msg
+	Errno syscall.Errno
+	Flag  int32
+	FD    int32
+	N     int64  // bytes, result, clock reading, exit code
+	A, B  int64  // log arguments; store record fields
+	Path  string // file, activity name or fault description
+	Path2 string // rename/link target
+	Data  string // bytes written or read
+}
+
+// ProcInfo describes a process of the run.
+type ProcInfo struct {
+	PID   int
+	Start time.Duration
+}
+
+// Trace is everything that happened in a run, in order.
+type Trace struct {
+	Events []Event
+	Procs  []ProcInfo
+	Acts   [][]string // activity names per process
+	// Base is the wall-clock time at true time 0, the origin of the
+	// post's elapsed-seconds column.
+	Base time.Time
+	// End is the true time at which the run stopped.
+	End   time.Duration
+	Files []FileState // the file system at the end
+	Setup string      // the configuration that produced it, printed
+}
+
+// secs prints true ns as seconds with six decimals.
+func secs(ns int64) string {
+	neg := ""
+	if ns < 0 {
+		neg, ns = "-", -ns
+	}
+	return fmt.Sprintf("%s%d.%06ds", neg, ns/1e9, ns%1e9/1e3)
+}
+
+// elapsed prints true ns as the post does: seconds with two decimals
+// (truncated, as a clock display is).
+func elapsed(ns int64) string {
+	return fmt.Sprintf("%d.%02ds", ns/1e9, ns%1e9/1e7)
+}
+
+// WriteLog writes the run as the post shows it: the lines the processes
+// wrote to standard output, each prefixed with the elapsed time and
+// process id.
+func (tr *Trace) WriteLog(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Kind == EvLog && !e.Msg.Stderr() {
+			fmt.Fprintf(bw, "%s [Process: %d] %s\n", elapsed(e.T), tr.Procs[e.Proc].PID, e.Msg.Format(e.A, e.B, time.UTC))
+		}
+	}
+	return bw.Flush()
+}
+
+// LogLines returns WriteLog's lines.
+func (tr *Trace) LogLines() []string {
+	var b strings.Builder
+	tr.WriteLog(&b)
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+}
+
+// WriteTrace writes every event, one a line, with microsecond times.
+func (tr *Trace) WriteTrace(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for i := range tr.Events {
+		bw.WriteString(tr.Format(i))
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// Format renders event i as one trace line.
+func (tr *Trace) Format(i int) string {
+	e := &tr.Events[i]
+	who := "world"
+	if e.Proc >= 0 {
+		who = fmt.Sprintf("%d/%s", tr.Procs[e.Proc].PID, tr.Acts[e.Proc][e.Act])
+	}
+	return fmt.Sprintf("%12s %-14s %s", secs(e.T), who, e.describe())
+}
+
+func (e *Event) describe() string {
+	res := func(ok string) string {
+		if e.Errno != 0 {
+			return errnoName(e.Errno)
+		}
+		return ok
+	}
+	switch e.Kind {
+	case EvSyscall:
+		switch e.Op {
+		case OpOpen:
+			return fmt.Sprintf("open %s %s = %s", e.Path, flagString(int(e.Flag)), res(fmt.Sprintf("fd %d", e.FD)))
+		case OpWrite:
+			return fmt.Sprintf("write fd %d %q = %s", e.FD, e.Data, res(strconv.FormatInt(e.N, 10)))
+		case OpFsync, OpClose:
+			return fmt.Sprintf("%s fd %d = %s", e.Op, e.FD, res("ok"))
+		case OpRead:
+			return fmt.Sprintf("read %s = %s", e.Path, res(strconv.Quote(e.Data)))
+		case OpRename, OpLink:
+			return fmt.Sprintf("%s %s %s = %s", e.Op, e.Path, e.Path2, res("ok"))
+		case OpExit:
+			return fmt.Sprintf("exit %d", e.N)
+		}
+		return fmt.Sprintf("%s %s = %s", e.Op, e.Path, res("ok"))
+	case EvLog:
+		stream := "stdout"
+		if e.Msg.Stderr() {
+			stream = "stderr"
+		}
+		return fmt.Sprintf("%s %q", stream, e.Msg.Format(e.A, e.B, time.UTC))
+	case EvClock:
+		if e.Op == OpClockWall {
+			return "now " + time.Unix(0, e.N).UTC().Format("15:04:05.000000")
+		}
+		return "mono " + secs(e.N)
+	case EvRole:
+		return "role " + e.Role.String()
+	case EvSpawn:
+		return "go " + e.Path
+	case EvSend:
+		return "handoff send"
+	case EvRecv:
+		return "handoff recv"
+	case EvSignal:
+		if e.Op == OpSigaction {
+			return "sigaction SIGTERM SIGINT"
+		}
+		return "signal delivered to handler"
+	case EvFault:
+		return "FAULT " + e.Path
+	case EvExit:
+		if e.N == -9 {
+			return "killed"
+		}
+		return fmt.Sprintf("exited %d", e.N)
+	case EvStoreCall:
+		return fmt.Sprintf("store %s call {%d %d}", e.Path, e.A, e.B)
+	case EvStore:
+		return fmt.Sprintf("store %s = {%d %d} %s", e.Path, e.A, e.B, res("ok"))
+	}
+	return fmt.Sprintf("event kind %d", e.Kind)
+}
+
+func flagString(f int) string {
+	var parts []string
+	switch f & (syscall.O_WRONLY | syscall.O_RDWR) {
+	case syscall.O_WRONLY:
+		parts = append(parts, "O_WRONLY")
+	case syscall.O_RDWR:
+		parts = append(parts, "O_RDWR")
+	default:
+		parts = append(parts, "O_RDONLY")
+	}
+	for _, fl := range []struct {
+		bit  int
+		name string
+	}{{syscall.O_CREAT, "O_CREAT"}, {syscall.O_EXCL, "O_EXCL"}, {syscall.O_TRUNC, "O_TRUNC"}} {
+		if f&fl.bit != 0 {
+			parts = append(parts, fl.name)
+		}
+	}
+	return strings.Join(parts, "|")
+}

@@ -1,0 +1,499 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// ProcSpec is one process of a run.
+type ProcSpec struct {
+	PID      int
+	Start    time.Duration // true time at which the process starts
+	Skew     time.Duration // its wall clock's offset from the machine's
+	DriftPPM int64         // its clocks' rate error, parts per million
+}
+
+// File is a file that exists before the run starts.
+type File struct {
+	Path string
+	Data string
+}
+
+// Config determines a run completely, together with Seed.
+type Config struct {
+	Variant  string
+	Lease    lease.Config
+	Procs    []ProcSpec
+	LockPath string
+	// Horizon is the true time at which the run stops.
+	Horizon time.Duration
+	// Seed drives every random choice the run makes: system-call latency,
+	// timer lateness and, unless Scheduler is set, the order of steps
+	// ready at the same instant.
+	Seed uint64
+	// WallBase is the machine's wall-clock time at true time 0.
+	WallBase time.Time
+	Faults   []Fault
+	Files    []File
+	// SyscallMin and SyscallMax bound a system call's latency: after a
+	// call takes effect its caller resumes a uniform draw later.
+	SyscallMin, SyscallMax time.Duration
+	// TimerLateMax bounds how late a timer fires.
+	TimerLateMax time.Duration
+	// Scheduler orders steps ready at the same instant (default: Random
+	// from Seed).
+	Scheduler Scheduler
+}
+
+// Defaults used by Normalize.
+const (
+	DefaultLockPath = "/tmp/leader.lock"
+	DefaultHorizon  = 60 * time.Second
+)
+
+// DefaultWallBase is the wall-clock time at true time 0 unless set: the
+// instant the post's kill-leader experiment started (21:14:38).
+var DefaultWallBase = time.Date(2025, 10, 14, 21, 14, 38, 0, time.UTC)
+
+// Normalize fills in defaults and validates the config.
+func (c *Config) Normalize() error {
+	if c.Variant == "" {
+		c.Variant = "seed"
+	}
+	if _, err := lease.LookupVariant(c.Variant); err != nil {
+		return err
+	}
+	if c.Lease.LeaseDuration == 0 && c.Lease.RenewInterval == 0 && c.Lease.WatchInterval == 0 {
+		cb := c.Lease.Callbacks
+		c.Lease = lease.DefaultConfig()
+		c.Lease.Callbacks = cb
+	}
+	if err := c.Lease.Validate(); err != nil {
+		return err
+	}
+	if len(c.Procs) == 0 {
+		return errors.New("a run needs at least one process")
+	}
+	pids := map[int]bool{}
+	for _, p := range c.Procs {
+		if p.PID <= 0 || pids[p.PID] {
+			return fmt.Errorf("process ids must be positive and distinct (got %d)", p.PID)
+		}
+		pids[p.PID] = true
+		if p.Start < 0 {
+			return fmt.Errorf("process %d starts at negative time %v", p.PID, p.Start)
+		}
+		if p.DriftPPM <= -1e6 {
+			return fmt.Errorf("process %d: drift %d ppm would stop its clock", p.PID, p.DriftPPM)
+		}
+	}
+	if c.LockPath == "" {
+		c.LockPath = DefaultLockPath
+	}
+	if !strings.HasPrefix(c.LockPath, "/") {
+		return fmt.Errorf("lock path %q must be absolute", c.LockPath)
+	}
+	if c.Horizon <= 0 {
+		c.Horizon = DefaultHorizon
+	}
+	if c.WallBase.IsZero() {
+		c.WallBase = DefaultWallBase
+	}
+	if c.SyscallMax < c.SyscallMin || c.SyscallMin < 0 || c.TimerLateMax < 0 {
+		return fmt.Errorf("latency bounds out of order: syscall %v..%v, timer late %v", c.SyscallMin, c.SyscallMax, c.TimerLateMax)
+	}
+	for _, f := range c.Faults {
+		if err := f.validate(len(c.Procs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// World is one simulated run in progress.
+type World struct {
+	cfg     Config
+	variant lease.Variant
+	rng     *rand.Rand
+	sched   Scheduler
+	fs      *FileSystem
+	procs   []*proc
+	queue   actHeap
+	now     int64
+	seq     uint64
+	cur     *activity
+	base    int64 // WallBase in Unix ns
+	steps   []wallStep
+	faults  []Fault // timed faults not yet fired, ordered by At
+	reap    []*activity
+	cands   []Candidate
+	candAct []*activity
+	trace   Trace
+	// SyscallCount counts system calls made, for the benchmark.
+	syscalls int
+}
+
+// Run runs cfg to its horizon and returns the trace.
+func Run(cfg Config) (*Trace, error) {
+	w, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.Run()
+	return &w.trace, nil
+}
+
+// New prepares a run.
+func New(cfg Config) (*World, error) {
+	if err := cfg.Normalize(); err != nil {
+		return nil, err
+	}
+	v, _ := lease.LookupVariant(cfg.Variant)
+	w := &World{
+		cfg:     cfg,
+		variant: v,
+		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x1ea5e1ab)),
+		sched:   cfg.Scheduler,
+		fs:      NewFileSystem(),
+		base:    cfg.WallBase.UnixNano(),
+	}
+	if w.sched == nil {
+		w.sched = NewRandom(cfg.Seed)
+	}
+	w.fs.MkdirAll(dirOf(cfg.LockPath))
+	for _, f := range cfg.Files {
+		w.fs.MkdirAll(dirOf(f.Path))
+		if err := w.fs.Place(f.Path, []byte(f.Data), 0o644); err != nil {
+			return nil, fmt.Errorf("setup file %s: %w", f.Path, err)
+		}
+	}
+	w.trace.Base = cfg.WallBase
+	w.trace.Events = make([]Event, 0, 1024)
+	w.trace.Setup = cfg.String()
+	for i, ps := range cfg.Procs {
+		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
+		w.procs = append(w.procs, p)
+		w.trace.Procs = append(w.trace.Procs, ProcInfo{PID: ps.PID, Start: ps.Start})
+		w.trace.Acts = append(w.trace.Acts, nil)
+	}
+	for _, f := range cfg.Faults {
+		if f.After != "" || f.Kind == FSError {
+			p := w.procs[f.Proc]
+			p.triggers = append(p.triggers, trigger{f: f})
+			continue
+		}
+		w.faults = append(w.faults, f)
+	}
+	sort.SliceStable(w.faults, func(i, j int) bool { return w.faults[i].At < w.faults[j].At })
+	for i, p := range w.procs {
+		p.spawn("main", int64(cfg.Procs[i].Start), p.main)
+	}
+	return w, nil
+}
+
+func dirOf(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+// Run runs the world to its horizon.
+func (w *World) Run() {
+	horizon := int64(w.cfg.Horizon)
+	for {
+		next := w.queue.peek()
+		if len(w.faults) > 0 && int64(w.faults[0].At) <= horizon && (next == nil || int64(w.faults[0].At) <= next.ready) {
+			f := w.faults[0]
+			w.faults = w.faults[1:]
+			w.now = max(w.now, int64(f.At))
+			w.fire(f, nil)
+			continue
+		}
+		if next == nil || next.ready > horizon {
+			break
+		}
+		a := w.pick()
+		if a.p.stopped {
+			a.p.parked = append(a.p.parked, a)
+			continue
+		}
+		w.now = a.ready
+		w.step(a)
+	}
+	w.now = max(w.now, horizon)
+	w.trace.End = time.Duration(w.now)
+	// Stop every coroutine still suspended so that none leaks.
+	for _, p := range w.procs {
+		for _, a := range p.acts {
+			if a.state != actDone {
+				a.state = actDone
+				a.stop()
+			}
+		}
+	}
+	w.trace.Files = w.fs.Files()
+}
+
+// pick pops the next activity to step: the earliest ready one, or the
+// scheduler's choice among those ready at the same instant.
+func (w *World) pick() *activity {
+	a := w.queue.pop()
+	if next := w.queue.peek(); next == nil || next.ready != a.ready {
+		return a
+	}
+	w.candAct = append(w.candAct[:0], a)
+	for next := w.queue.peek(); next != nil && next.ready == a.ready; next = w.queue.peek() {
+		w.candAct = append(w.candAct, w.queue.pop())
+	}
+	sort.Slice(w.candAct, func(i, j int) bool {
+		x, y := w.candAct[i], w.candAct[j]
+		return x.p.idx < y.p.idx || x.p.idx == y.p.idx && x.id < y.id
+	})
+	w.cands = w.cands[:0]
+	for _, c := range w.candAct {
+		w.cands = append(w.cands, Candidate{Proc: c.p.idx, Act: c.id})
+	}
+	k := w.sched.Pick(w.cands)
+	chosen := w.candAct[k]
+	for i, c := range w.candAct {
+		if i != k {
+			w.queue.push(c)
+		}
+	}
+	return chosen
+}
+
+// step resumes a until its next scheduling point.
+func (w *World) step(a *activity) {
+	w.cur = a
+	a.state = actRunning
+	_, ok := a.next()
+	w.cur = nil
+	if !ok {
+		a.state = actDone
+	}
+	for len(w.reap) > 0 {
+		r := w.reap[len(w.reap)-1]
+		w.reap = w.reap[:len(w.reap)-1]
+		r.stop()
+	}
+}
+
+// fire applies a fault now. at is the activity that triggered it, if any.
+func (w *World) fire(f Fault, by *proc) {
+	var p *proc
+	switch {
+	case f.Kind == Jump:
+	case f.Proc == Leader:
+		for _, q := range w.procs {
+			if !q.dead && q.role == lease.RoleLeader {
+				p = q
+				break
+			}
+		}
+		if p == nil {
+			w.record(Event{Proc: -1, Kind: EvFault, Path: f.String() + ": no leader, no effect"})
+			return
+		}
+	default:
+		p = w.procs[f.Proc]
+	}
+	if p != nil && p.dead {
+		return
+	}
+	ev := Event{Proc: -1, Kind: EvFault, Path: f.String()}
+	if p != nil {
+		ev.Proc = int16(p.idx)
+		ev.Path = fmt.Sprintf("%s (pid %d)", f, p.pid)
+	}
+	w.record(ev)
+	switch f.Kind {
+	case Kill:
+		w.kill(p, -9)
+	case Term:
+		p.signal()
+	case Stop:
+		p.stopped = true
+		w.faults = insertFault(w.faults, Fault{Kind: contKind, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
+	case contKind:
+		p.cont()
+	case Skew:
+		p.clock.skew += int64(f.Delta)
+	case Drift:
+		p.clock.setRate(w.now, f.PPM)
+	case Jump:
+		w.steps = append(w.steps, wallStep{t: w.now, delta: int64(f.Delta)})
+	}
+}
+
+// contKind is SIGCONT, scheduled by a Stop fault.
+const contKind FaultKind = 100
+
+func insertFault(fs []Fault, f Fault) []Fault {
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].At > f.At })
+	fs = append(fs, Fault{})
+	copy(fs[i+1:], fs[i:])
+	fs[i] = f
+	return fs
+}
+
+// kill ends process p: every activity stops, descriptors close, files stay.
+func (w *World) kill(p *proc, code int64) {
+	if p.dead {
+		return
+	}
+	p.dead = true
+	p.role = lease.RoleStarting
+	for _, a := range p.acts {
+		if a.state == actDone {
+			continue
+		}
+		w.queue.remove(a)
+		if a == w.cur {
+			continue // it unwinds itself
+		}
+		a.state = actDone
+		w.reap = append(w.reap, a)
+	}
+	p.parked = nil
+	p.fds.CloseAll()
+	w.record(Event{Proc: int16(p.idx), Kind: EvExit, N: code})
+}
+
+func (w *World) record(e Event) {
+	e.T = w.now
+	w.trace.Events = append(w.trace.Events, e)
+}
+
+// String prints the config as the flags that reproduce it.
+func (c Config) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "variant=%s seed=%d lease=%v renew=%v watch=%v horizon=%v", c.Variant, c.Seed,
+		c.Lease.LeaseDuration, c.Lease.RenewInterval, c.Lease.WatchInterval, c.Horizon)
+	for _, p := range c.Procs {
+		fmt.Fprintf(&b, " proc=%d@%v", p.PID, p.Start)
+		if p.Skew != 0 {
+			fmt.Fprintf(&b, ",skew=%v", p.Skew)
+		}
+		if p.DriftPPM != 0 {
+			fmt.Fprintf(&b, ",drift=%dppm", p.DriftPPM)
+		}
+	}
+	for _, f := range c.Faults {
+		fmt.Fprintf(&b, " fault=[%s]", f)
+	}
+	return b.String()
+}
+
+// latency draws a system call's latency.
+func (w *World) latency() int64 {
+	lo, hi := int64(w.cfg.SyscallMin), int64(w.cfg.SyscallMax)
+	if hi <= lo {
+		return lo
+	}
+	return lo + w.rng.Int64N(hi-lo+1)
+}
+
+// lateness draws how late a timer fires.
+func (w *World) lateness() int64 {
+	if w.cfg.TimerLateMax <= 0 {
+		return 0
+	}
+	return w.rng.Int64N(int64(w.cfg.TimerLateMax) + 1)
+}
+
+// Syscalls returns the number of system calls made so far.
+func (w *World) Syscalls() int { return w.syscalls }
+
+// Trace returns the trace so far.
+func (w *World) Trace() *Trace { return &w.trace }
+
+// actHeap is a min-heap of activities by (ready, seq).
+type actHeap []*activity
+
+func (h actHeap) less(i, j int) bool {
+	return h[i].ready < h[j].ready || h[i].ready == h[j].ready && h[i].seq < h[j].seq
+}
+
+func (h actHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+
+func (h *actHeap) push(a *activity) {
+	a.hidx = len(*h)
+	*h = append(*h, a)
+	h.up(a.hidx)
+}
+
+func (h actHeap) peek() *activity {
+	if len(h) == 0 {
+		return nil
+	}
+	return h[0]
+}
+
+func (h *actHeap) pop() *activity {
+	a := (*h)[0]
+	h.removeAt(0)
+	return a
+}
+
+func (h *actHeap) remove(a *activity) {
+	if a.hidx >= 0 && a.hidx < len(*h) && (*h)[a.hidx] == a {
+		h.removeAt(a.hidx)
+	}
+}
+
+func (h *actHeap) removeAt(i int) {
+	old := *h
+	n := len(old) - 1
+	a := old[i]
+	if i != n {
+		old.swap(i, n)
+	}
+	*h = old[:n]
+	a.hidx = -1
+	if i != n {
+		h.down(i)
+		h.up(i)
+	}
+}
+
+func (h actHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h actHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
