@@ -395,8 +395,8 @@ func (p *proc) Role(r lease.Role) {
 
 // Log implements lease.Proc: a write(2) to stdout or stderr.
 func (p *proc) Log(m lease.Msg, x, y int64) {
-	a, _ := p.enter(OpWrite, 0)
-	p.done(a, Event{Kind: EvLog, Op: OpWrite, Msg: m, A: x, B: y})
+	a, _ := p.enter(OpLog, 0)
+	p.done(a, Event{Kind: EvLog, Op: OpLog, Msg: m, A: x, B: y})
 }
 
 // Exit implements lease.Proc.

@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"sort"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// Interval is a stretch of true time during which one process believed it
+// led: from the step that made it leader to the step at which it stepped
+// down or died, or the end of the run.
+type Interval struct {
+	Proc       int
+	From, To   int64
+	Open       bool // still leading when the run ended
+	EndedByDie bool
+}
+
+// Leadership returns every leadership interval of the run, ordered by
+// start. A paused leader is still leader: pausing does not end an interval.
+func (tr *Trace) Leadership() []Interval {
+	var out []Interval
+	open := make([]int, len(tr.Procs))
+	for i := range open {
+		open[i] = -1
+	}
+	for _, e := range tr.Events {
+		if e.Proc < 0 {
+			continue
+		}
+		p := int(e.Proc)
+		switch {
+		case e.Kind == EvRole && e.Role == lease.RoleLeader && open[p] < 0:
+			open[p] = len(out)
+			out = append(out, Interval{Proc: p, From: e.T})
+		case (e.Kind == EvRole && e.Role != lease.RoleLeader || e.Kind == EvExit) && open[p] >= 0:
+			out[open[p]].To = e.T
+			out[open[p]].EndedByDie = e.Kind == EvExit
+			open[p] = -1
+		}
+	}
+	for _, k := range open {
+		if k >= 0 {
+			out[k].To, out[k].Open = int64(tr.End), true
+		}
+	}
+	return out
+}
+
+// MaxConcurrentLeaders returns the largest number of processes that
+// believed they led at one instant.
+func (tr *Trace) MaxConcurrentLeaders() int {
+	type edge struct {
+		t int64
+		d int
+	}
+	var edges []edge
+	for _, iv := range tr.Leadership() {
+		edges = append(edges, edge{iv.From, +1}, edge{iv.To, -1})
+	}
+	// At equal times an end comes before a start: a hand-over at one
+	// instant is not an overlap.
+	sort.Slice(edges, func(i, j int) bool {
+		return edges[i].t < edges[j].t || edges[i].t == edges[j].t && edges[i].d < edges[j].d
+	})
+	n, best := 0, 0
+	for _, e := range edges {
+		n += e.d
+		best = max(best, n)
+	}
+	return best
+}
+
+// Leaders returns how many distinct processes led at some point.
+func (tr *Trace) Leaders() int {
+	seen := map[int]bool{}
+	for _, iv := range tr.Leadership() {
+		seen[iv.Proc] = true
+	}
+	return len(seen)
+}
+
+// FirstLeaderAfter returns the first instant at or after t at which a
+// process became leader, and whether there was one.
+func (tr *Trace) FirstLeaderAfter(t int64) (int64, bool) {
+	for _, iv := range tr.Leadership() {
+		if iv.From >= t {
+			return iv.From, true
+		}
+	}
+	return 0, false
+}
+
+// FirstFault returns the time of the first fault event, and whether there
+// was one.
+func (tr *Trace) FirstFault() (int64, bool) {
+	for _, e := range tr.Events {
+		if e.Kind == EvFault {
+			return e.T, true
+		}
+	}
+	return 0, false
+}
+
+// LeaderlessAtEnd returns how long the run had no leader when it ended
+// (0 if some process led at the end), counting only time during which
+// some process was alive.
+func (tr *Trace) LeaderlessAtEnd() time.Duration {
+	last := int64(0)
+	for _, iv := range tr.Leadership() {
+		if iv.Open {
+			return 0
+		}
+		last = max(last, iv.To)
+	}
+	if !tr.anyAlive() {
+		return 0
+	}
+	if first := int64(tr.firstStart()); last < first {
+		last = first
+	}
+	return tr.End - time.Duration(last)
+}
+
+func (tr *Trace) firstStart() time.Duration {
+	first := tr.Procs[0].Start
+	for _, p := range tr.Procs {
+		first = min(first, p.Start)
+	}
+	return first
+}
+
+func (tr *Trace) anyAlive() bool {
+	dead := make([]bool, len(tr.Procs))
+	for _, e := range tr.Events {
+		if e.Kind == EvExit {
+			dead[e.Proc] = true
+		}
+	}
+	for _, d := range dead {
+		if !d {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// Scenario is one of the post's experiments, reproduced in the simulator.
+type Scenario struct {
+	Name    string
+	Summary string
+	// Post is what the post measured, for the README's table.
+	Post string
+	run  func(variant string) (*Result, error)
+}
+
+// Result is a scenario's outcome: the text it prints and the fields of its
+// JSON object.
+type Result struct {
+	Text   string
+	Fields map[string]any
+	// Trace is the run the text shows, for scenarios that show one.
+	Trace *Trace
+}
+
+// ErrUnknownScenario is returned by LookupScenario.
+var ErrUnknownScenario = errors.New("unknown scenario")
+
+// Scenarios returns every scenario in a fixed order.
+func Scenarios() []Scenario { return append([]Scenario(nil), scenarios...) }
+
+// ScenarioNames returns the scenario names, comma-separated.
+func ScenarioNames() string {
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// LookupScenario returns the named scenario.
+func LookupScenario(name string) (Scenario, error) {
+	for _, s := range scenarios {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Scenario{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknownScenario, name, ScenarioNames())
+}
+
+// Run runs the scenario on a variant ("" means the scenario's own).
+func (s Scenario) Run(variant string) (*Result, error) {
+	if variant != "" {
+		if _, err := lease.LookupVariant(variant); err != nil {
+			return nil, err
+		}
+	}
+	return s.run(variant)
+}
+
+var scenarios []Scenario
+
+func init() {
+	scenarios = []Scenario{
+		{Name: "steady", Summary: "three processes: one leader renewing every 3 s, two watchers",
+			Post: "one leader renewing, two watchers", run: runSteady},
+		{Name: "kill-leader", Summary: "the leader is killed with SIGKILL at 12.00 s",
+			Post: "leaderless gap 9.53 s", run: runKill},
+		{Name: "term-leader", Summary: "the leader gets SIGTERM at 12.01 s and releases the lease",
+			Post: "leaderless gap 0.31 s", run: runTerm},
+		{Name: "empty-file", Summary: "an empty lock file exists before three processes start",
+			Post: "wedged: no leader, ever", run: runEmpty},
+		{Name: "naive-race", Summary: "30 trials of 30 processes started at once, stat then create",
+			Post: "3 / 30 trials with two leaders", run: raceRunner("seed-naive")},
+		{Name: "excl-race", Summary: "30 trials of 30 processes started at once, O_EXCL create",
+			Post: "0 / 30 trials with more than one leader", run: raceRunner("seed")},
+		{Name: "worst-gap", Summary: "search kill instants and start offsets for the longest leaderless gap after a SIGKILL",
+			Post: "12 s (lease + watch)", run: runWorstGap},
+	}
+}
+
+// The latency model of the scenarios: a system call takes 5 to 50 µs and
+// a timer fires up to 100 µs late. Each is drawn from the run's seed.
+const (
+	scenSyscallMin = 5 * time.Microsecond
+	scenSyscallMax = 50 * time.Microsecond
+	scenTimerLate  = 100 * time.Microsecond
+)
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// postConfig is the setup of the post's three-process experiments. The
+// post's log fixes the pids and, through the ticks it shows (3.53, 3.62),
+// when each process started: 60217 and 60222 at 0.53 s and 60226 at
+// 0.62 s. 60222's watcher read the leader's old lease at 3.53 while the
+// leader renewed at 3.53, so 60222 started a little after 60217 (it lost
+// the acquisition) yet set up its ticker before the leader finished
+// acquiring; 50 µs reproduces that.
+func postConfig(variant string, base time.Time) Config {
+	if variant == "" {
+		variant = "seed"
+	}
+	return Config{
+		Variant:  variant,
+		Seed:     1,
+		WallBase: base,
+		Procs: []ProcSpec{
+			{PID: 60217, Start: ms(530)},
+			{PID: 60222, Start: ms(530) + 50*time.Microsecond},
+			{PID: 60226, Start: ms(620)},
+		},
+		SyscallMin: scenSyscallMin, SyscallMax: scenSyscallMax, TimerLateMax: scenTimerLate,
+	}
+}
+
+// prepare normalizes cfg so that what the scenario prints is what ran.
+func prepare(cfg *Config) (*Trace, error) {
+	if err := cfg.Normalize(); err != nil {
+		return nil, err
+	}
+	return Run(*cfg)
+}
+
+func header(name, variant string, cfg Config) string {
+	return fmt.Sprintf("# scenario %s, variant %s\n# setup: %s\n", name, variant, cfg)
+}
+
+func logText(tr *Trace) string {
+	var b strings.Builder
+	tr.WriteLog(&b)
+	return b.String()
+}
+
+func round2(d int64) float64 { return math.Round(float64(d)/1e7) / 100 }
+
+func runSteady(variant string) (*Result, error) {
+	cfg := postConfig(variant, DefaultWallBase)
+	cfg.Horizon = 12 * time.Second
+	tr, err := prepare(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	leaders := tr.Leaders()
+	text := header("steady", cfg.Variant, cfg) + logText(tr) +
+		fmt.Sprintf("# leaders: %d, most at once: %d\n", leaders, tr.MaxConcurrentLeaders())
+	return &Result{Text: text, Trace: tr, Fields: map[string]any{
+		"scenario": "steady", "variant": cfg.Variant, "leaders": leaders,
+		"max_leaders": tr.MaxConcurrentLeaders(),
+	}}, nil
+}
+
+// gapResult runs cfg, whose first fault removes the leader, and reports
+// the leaderless gap from that fault to the next leader.
+func gapResult(name string, cfg Config, postGap float64) (*Result, error) {
+	tr, err := prepare(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	f, _ := tr.FirstFault()
+	fields := map[string]any{"scenario": name, "variant": cfg.Variant, "leaders": tr.Leaders(),
+		"max_leaders": tr.MaxConcurrentLeaders(), "post_gap_s": postGap}
+	text := header(name, cfg.Variant, cfg) + logText(tr)
+	if t, ok := tr.FirstLeaderAfter(f); ok {
+		gap := round2(t - f)
+		fields["leaderless_gap_s"] = gap
+		text += fmt.Sprintf("# fault at %s, next leader at %s: leaderless gap %.2f s (post: %.2f s)\n",
+			secs(f), secs(t), gap, postGap)
+	} else {
+		fields["leaderless_gap_s"] = nil
+		fields["wedged"] = true
+		text += fmt.Sprintf("# fault at %s, no leader until the horizon %s (post: %.2f s)\n", secs(f), secs(int64(tr.End)), postGap)
+	}
+	return &Result{Text: text, Trace: tr, Fields: fields}, nil
+}
+
+func runKill(variant string) (*Result, error) {
+	cfg := postConfig(variant, DefaultWallBase)
+	cfg.Horizon = 25 * time.Second
+	cfg.Faults = []Fault{{Kind: Kill, Proc: Leader, At: 12 * time.Second}}
+	return gapResult("kill-leader", cfg, 9.53)
+}
+
+// termBase is 0 s of the post's SIGTERM experiment: its log puts 12.32 s
+// at 21:15:47.
+var termBase = time.Date(2025, 10, 14, 21, 15, 35, 0, time.UTC)
+
+func runTerm(variant string) (*Result, error) {
+	cfg := postConfig(variant, termBase)
+	// The post names 60344 (leader) and 60349 (its watcher ticks at .32);
+	// the third pid and the leader's start are not in the post.
+	cfg.Procs = []ProcSpec{{PID: 60344, Start: 0}, {PID: 60349, Start: ms(320)}, {PID: 60353, Start: ms(710)}}
+	cfg.Horizon = 18 * time.Second
+	cfg.Faults = []Fault{{Kind: Term, Proc: Leader, At: ms(12010)}}
+	return gapResult("term-leader", cfg, 0.31)
+}
+
+func runEmpty(variant string) (*Result, error) {
+	cfg := postConfig(variant, DefaultWallBase)
+	cfg.Procs = []ProcSpec{{PID: 63010, Start: ms(10)}, {PID: 63015, Start: ms(320)}, {PID: 63019, Start: ms(630)}}
+	cfg.Files = []File{{Path: DefaultLockPath, Data: ""}}
+	cfg.Horizon = 30 * time.Second
+	tr, err := prepare(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	bound := cfg.Lease.LeaseDuration + cfg.Lease.WatchInterval
+	idle := tr.LeaderlessAtEnd()
+	wedged := idle > bound
+	text := header("empty-file", cfg.Variant, cfg) + logText(tr) +
+		fmt.Sprintf("# leaders: %d; leaderless for the last %s with live processes (bound lease+watch = %v): wedged %v\n",
+			tr.Leaders(), secs(int64(idle)), bound, wedged)
+	return &Result{Text: text, Trace: tr, Fields: map[string]any{
+		"scenario": "empty-file", "variant": cfg.Variant, "leaders": tr.Leaders(), "wedged": wedged,
+		"leaderless_s": round2(int64(idle)),
+	}}, nil
+}

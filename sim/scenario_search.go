@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// The launch model of the race scenarios: the post started 30 processes
+// "at once" from a shell loop. A loop forks one process every 5 ms, and
+// each reaches main up to 10 ms after its fork (runtime start-up varies),
+// so starts overlap and sometimes fall within one system call of each
+// other. The O_EXCL variant must elect one leader whatever the overlap;
+// the naive one elects two whenever a second process's stat lands between
+// the first's stat and create.
+const (
+	raceProcs   = 30
+	raceTrials  = 30
+	raceSpawn   = 250 * time.Microsecond
+	raceJitter  = time.Millisecond
+	raceHorizon = 2 * time.Second // before the first watch tick at 3 s
+)
+
+func raceRunner(defaultVariant string) func(string) (*Result, error) {
+	return func(variant string) (*Result, error) {
+		if variant == "" {
+			variant = defaultVariant
+		}
+		name := "naive-race"
+		if defaultVariant == "seed" {
+			name = "excl-race"
+		}
+		return runRace(name, variant, 1)
+	}
+}
+
+// RaceTrial returns the config of one trial of the race experiment.
+func RaceTrial(variant string, seed uint64, trial int) Config {
+	rng := rand.New(rand.NewPCG(seed, uint64(trial)))
+	cfg := Config{Variant: variant, Seed: rng.Uint64(), Horizon: raceHorizon,
+		SyscallMin: scenSyscallMin, SyscallMax: scenSyscallMax, TimerLateMax: scenTimerLate}
+	for i := range raceProcs {
+		start := time.Duration(i)*raceSpawn + time.Duration(rng.Int64N(int64(raceJitter)))
+		cfg.Procs = append(cfg.Procs, ProcSpec{PID: 70000 + 7*i, Start: start})
+	}
+	return cfg
+}
+
+func runRace(name, variant string, seed uint64) (*Result, error) {
+	counts := make([]string, raceTrials)
+	multi, notOne, most := 0, 0, 0
+	var detail strings.Builder
+	for k := range raceTrials {
+		cfg := RaceTrial(variant, seed, k)
+		tr, err := prepare(&cfg)
+		if err != nil {
+			return nil, err
+		}
+		n := tr.MaxConcurrentLeaders()
+		counts[k] = fmt.Sprint(n)
+		most = max(most, n)
+		if n > 1 {
+			multi++
+			fmt.Fprintf(&detail, "# trial %d: %d leaders; setup: %s\n", k+1, n, cfg)
+		}
+		if n != 1 {
+			notOne++
+		}
+	}
+	text := fmt.Sprintf("# scenario %s, variant %s: %d trials of %d processes, seed %d\n", name, variant, raceTrials, raceProcs, seed) +
+		detail.String() +
+		strings.Join(counts, " ") + "\n" +
+		fmt.Sprintf("trials with more than one leader: %d / %d (max simultaneous leaders: %d)\n", multi, raceTrials, most) +
+		fmt.Sprintf("trials that did not produce exactly one leader: %d / %d\n", notOne, raceTrials)
+	return &Result{Text: text, Fields: map[string]any{
+		"scenario": name, "variant": variant, "trials": raceTrials, "procs": raceProcs,
+		"trials_with_multiple_leaders": multi, "trials_not_one_leader": notOne, "max_leaders": most,
+	}}, nil
+}
+
+// gapSetup is one point of the worst-gap search: the leader starts at s0,
+// the watchers d1 and d2 after it, and the leader is killed k after its
+// renewal at s0+12 s.
+type gapSetup struct{ s0, d1, d2, k time.Duration }
+
+func (g gapSetup) config(variant string) Config {
+	cfg := postConfig(variant, DefaultWallBase)
+	cfg.Procs = []ProcSpec{
+		{PID: 60217, Start: g.s0},
+		{PID: 60222, Start: g.s0 + g.d1},
+		{PID: 60226, Start: g.s0 + g.d2},
+	}
+	kill := g.s0 + 12*time.Second + g.k
+	cfg.Faults = []Fault{{Kind: Kill, Proc: 0, At: kill}}
+	cfg.Horizon = kill + 20*time.Second
+	// Normalize cannot fail on this setup; it fills in the intervals so that
+	// the setup prints as it ran.
+	_ = cfg.Normalize()
+	return cfg
+}
+
+// gap runs one setup and returns the leaderless gap after the kill in ns,
+// or -1 if no process led again before the horizon.
+func gapOf(cfg Config) (int64, *Trace, error) {
+	tr, err := prepare(&cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	f, ok := tr.FirstFault()
+	if !ok {
+		return 0, tr, fmt.Errorf("worst-gap: the kill did not fire")
+	}
+	t, ok := tr.FirstLeaderAfter(f)
+	if !ok {
+		return -1, tr, nil
+	}
+	return t - f, tr, nil
+}
+
+func runWorstGap(variant string) (*Result, error) {
+	if variant == "" {
+		variant = "seed"
+	}
+	runs := 0
+	best, bestGap := gapSetup{}, int64(-1)
+	try := func(g gapSetup) error {
+		if g.s0 < 0 || g.d1 <= 0 || g.d2 <= 0 || g.d1 >= 3*time.Second || g.d2 >= 3*time.Second || g.k <= 0 || g.k >= 3*time.Second {
+			return nil
+		}
+		runs++
+		gap, _, err := gapOf(g.config(variant))
+		if err != nil {
+			return err
+		}
+		if gap > bestGap {
+			best, bestGap = g, gap
+		}
+		return nil
+	}
+	// A coarse grid over the whole space ...
+	for s0 := time.Duration(0); s0 < time.Second; s0 += 200 * time.Millisecond {
+		for d1 := 100 * time.Millisecond; d1 < 3*time.Second; d1 += 200 * time.Millisecond {
+			for d2 := d1; d2 < 3*time.Second; d2 += 200 * time.Millisecond {
+				for _, k := range []time.Duration{ms(1), ms(500), ms(1000), ms(1500), ms(2000), ms(2500), ms(2990)} {
+					if err := try(gapSetup{s0, d1, d2, k}); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	// ... then coordinate descent from the best point, halving the step.
+	for step := 100 * time.Millisecond; step >= time.Millisecond; step /= 2 {
+		for improved := true; improved; {
+			improved = false
+			before := bestGap
+			for _, g := range []gapSetup{
+				{best.s0 + step, best.d1, best.d2, best.k}, {best.s0 - step, best.d1, best.d2, best.k},
+				{best.s0, best.d1 + step, best.d2, best.k}, {best.s0, best.d1 - step, best.d2, best.k},
+				{best.s0, best.d1, best.d2 + step, best.k}, {best.s0, best.d1, best.d2 - step, best.k},
+				{best.s0, best.d1, best.d2, best.k + step}, {best.s0, best.d1, best.d2, best.k - step},
+				{best.s0, best.d1 + step, best.d2 + step, best.k}, {best.s0, best.d1 - step, best.d2 - step, best.k},
+			} {
+				if err := try(g); err != nil {
+					return nil, err
+				}
+			}
+			improved = bestGap > before
+		}
+	}
+	cfg := best.config(variant)
+	_, tr, err := gapOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# scenario worst-gap, variant %s: %d runs over the leader's start s0 in [0,1) s, watcher offsets in (0,3) s\n", variant, runs)
+	fmt.Fprintf(&b, "# and the kill instant in (0,3) s after the renewal at s0+12 s (grid, then coordinate descent)\n")
+	fmt.Fprintf(&b, "# worst leaderless gap found: %s (post: 12 s = lease + watch)\n", secs(bestGap))
+	fmt.Fprintf(&b, "# worst setup: %s\n", cfg)
+
+	// Kills aimed at each system call of the leader's renewal.
+	points, err := crashPoints(variant, best)
+	if err != nil {
+		return nil, err
+	}
+	var wedging []string
+	for _, pt := range points {
+		if pt.gap < 0 {
+			wedging = append(wedging, pt.name)
+			fmt.Fprintf(&b, "# kill right after the renewal's %s: no leader until the horizon (wedged)\n", pt.name)
+		} else {
+			fmt.Fprintf(&b, "# kill right after the renewal's %s: gap %.2f s\n", pt.name, round2(pt.gap))
+		}
+	}
+	b.WriteString(logText(tr))
+	return &Result{Text: b.String(), Trace: tr, Fields: map[string]any{
+		"scenario": "worst-gap", "variant": variant, "runs": runs,
+		"worst_gap_s": round2(bestGap), "post_worst_gap_s": 12.0,
+		"worst_setup":        cfg.String(),
+		"wedging_kills":      wedging,
+		"crash_points":       len(points),
+		"worst_exceeds_post": round2(bestGap) > 12.0,
+	}}, nil
+}
+
+type crashPoint struct {
+	name string
+	gap  int64
+}
+
+// crashPoints kills the leader right after each system call it makes in
+// its renewal at s0+12 s, and returns the gap each kill leaves.
+func crashPoints(variant string, g gapSetup) ([]crashPoint, error) {
+	base := g.config(variant)
+	base.Faults = nil
+	tr, err := prepare(&base)
+	if err != nil {
+		return nil, err
+	}
+	from, to := int64(g.s0+12*time.Second), int64(g.s0+13*time.Second)
+	count := map[string]int{}
+	var out []crashPoint
+	for _, e := range tr.Events {
+		if e.Proc != 0 || (e.Kind != EvSyscall && e.Kind != EvLog) {
+			continue
+		}
+		kind := e.Op.String()
+		if e.Op == OpOpen {
+			kind = openKind(int(e.Flag))
+		}
+		if e.Kind == EvLog {
+			kind = "log"
+		}
+		count[kind]++
+		if e.T < from || e.T >= to {
+			continue
+		}
+		cfg := g.config(variant)
+		cfg.Faults = []Fault{{Kind: Kill, Proc: 0, After: kind, Nth: count[kind]}}
+		gap, _, err := gapOf(cfg)
+		if err != nil {
+			return nil, err
+		}
+		name := kind
+		if e.Path != "" {
+			name += " " + e.Path
+		}
+		out = append(out, crashPoint{name: name, gap: gap})
+	}
+	return out, nil
+}
+
+// openKind names an open by its flags, as crash points do.
+func openKind(flag int) string {
+	for _, k := range []string{"open-excl", "open-trunc", "open-create"} {
+		if matches(k, OpOpen, flag) {
+			return k
+		}
+	}
+	return "open"
+}
