@@ -31,7 +31,8 @@ const (
 type FS interface {
 	// Open is open(2) with O_CLOEXEC.
 	Open(name string, flag int, perm fs.FileMode) (FD, error)
-	// Write is write(2) at the descriptor's offset; a short write is an error.
+	// Write is write(2) at the descriptor's offset; a short write is an
+	// error. Like io.Writer, it must not retain b.
 	Write(fd FD, b []byte) (int, error)
 	// Fsync is fsync(2).
 	Fsync(fd FD) error

@@ -65,6 +65,8 @@ type SeedFile struct {
 	// Naive replaces every O_EXCL create with the post's first attempt:
 	// stat, then open(O_CREATE|O_WRONLY).
 	Naive bool
+
+	buf []byte // encoding scratch; FS.Write does not retain it
 }
 
 // perm is the mode the post's program creates the lock file with.
@@ -115,7 +117,8 @@ func (s *SeedFile) write(holder int64, ttl time.Duration) (Record, error) {
 	// BUG: os.WriteFile truncates at open, then writes. Between the two the
 	// file is empty (a reader sees a parse error), and a crash there leaves
 	// it empty: the empty-file wedge again, reached from a renewal.
-	return rec, WriteFile(s.FS, s.Path, rec.AppendJSON(make([]byte, 0, 48)), perm)
+	s.buf = rec.AppendJSON(s.buf[:0])
+	return rec, WriteFile(s.FS, s.Path, s.buf, perm)
 }
 
 // Create is tryAcquireLease without its log line.

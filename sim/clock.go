@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // The clock model. True time t is the simulator's; each process reads its
 // own clocks, derived from t:
@@ -38,6 +41,9 @@ func scale(d, ppm int64) int64 {
 
 // mono returns the local monotonic reading at true time t.
 func (c *procClock) mono(t int64) int64 {
+	if len(c.segs) == 1 && c.segs[0].ppm == 0 {
+		return t // the common case: the machine's own clock
+	}
 	s := c.segs[len(c.segs)-1]
 	for i := len(c.segs) - 1; s.t0 > t && i > 0; i-- {
 		s = c.segs[i-1]
@@ -55,6 +61,11 @@ func (c *procClock) trueAt(local int64) int64 {
 	}
 	// invert scale: t = d*1e6/(1e6+ppm), rounded up so mono(t) >= local.
 	den := 1e6 + s.ppm
+	if d/den >= (never-s.t0)/1e6 {
+		// A clock crawling at a few ppm of true speed: the answer is past
+		// any horizon, and computing it would overflow.
+		return never
+	}
 	t := d/den*1e6 + (d%den*1e6+den-1)/den
 	for scale(t, s.ppm) < d {
 		t++
@@ -64,6 +75,10 @@ func (c *procClock) trueAt(local int64) int64 {
 	}
 	return s.t0 + t
 }
+
+// never is a true time past any run's horizon (146 years), which trueAt
+// returns when the local reading would be reached later still.
+const never = math.MaxInt64 / 2
 
 // setRate changes the drift from true time t on.
 func (c *procClock) setRate(t, ppm int64) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"iter"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,25 +29,33 @@ const (
 // real program), run as a coroutine: it runs only between the scheduler's
 // resume and its own next scheduling point.
 type activity struct {
-	p     *proc
-	id    int
-	name  string
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
-	ready int64 // true time at which its next step may run
-	t     int64 // true time of its latest step
-	seq   uint64
-	hidx  int
-	state actState
+	p       *proc
+	id      int
+	name    string
+	wk      *worker
+	killed  bool  // unwind at the next resume
+	started bool  // its body has begun to run
+	ready   int64 // true time at which its next step may run
+	t       int64 // true time of its latest step
+	seq     uint64
+	hidx    int
+	state   actState
 }
 
 // point is a scheduling point: the activity's next step may run at true
 // time ready or later, when the scheduler resumes it.
 func (a *activity) point(ready int64) {
 	w := a.p.w
-	if a.p.dead {
+	if a.p.dead || a.killed {
 		panic(errKilled)
+	}
+	if w.runsNext(a, ready) {
+		// The scheduler would resume this activity next anyway: no other
+		// step and no fault is due before it, and no step ties with it, so
+		// there is no choice to make. Skipping the round trip through the
+		// scheduler gives the same run, minus two coroutine switches.
+		w.now, a.t = ready, ready
+		return
 	}
 	a.ready, a.seq = ready, w.seq
 	w.seq++
@@ -62,7 +71,7 @@ func (a *activity) block() {
 }
 
 func (a *activity) suspend() {
-	if !a.yield(struct{}{}) || a.p.dead {
+	if !a.wk.yield(struct{}{}) || a.p.dead || a.killed {
 		panic(errKilled)
 	}
 	a.t = a.p.w.now
@@ -76,6 +85,84 @@ func (w *World) wake(a *activity, t int64) {
 	w.seq++
 	a.state = actReady
 	w.queue.push(a)
+}
+
+// worker is a coroutine that runs activities one after another. Starting
+// a goroutine and growing its stack costs more than a whole run's worth of
+// system calls, so workers are kept in a pool and reused across runs.
+type worker struct {
+	next     func() (struct{}, bool)
+	stop     func()
+	yield    func(struct{}) bool
+	body     func()
+	finished bool // body has returned or unwound; the worker is parked
+}
+
+func newWorker() *worker {
+	wk := &worker{}
+	wk.next, wk.stop = iter.Pull(func(yield func(struct{}) bool) {
+		wk.yield = yield
+		for {
+			wk.run()
+			wk.finished = true
+			if !yield(struct{}{}) {
+				return
+			}
+		}
+	})
+	return wk
+}
+
+// run runs the body; a dead process's activity unwinds with errKilled.
+func (wk *worker) run() {
+	defer func() {
+		if r := recover(); r != nil && r != errKilled {
+			panic(r)
+		}
+	}()
+	wk.body()
+}
+
+// resume runs the worker until its activity's next scheduling point and
+// reports whether the activity is still alive.
+func (wk *worker) resume() bool {
+	wk.finished = false
+	if _, ok := wk.next(); !ok {
+		panic("sim: worker coroutine ended")
+	}
+	return !wk.finished
+}
+
+var pool struct {
+	sync.Mutex
+	free []*worker
+}
+
+const maxPooled = 512
+
+func getWorker() *worker {
+	pool.Lock()
+	defer pool.Unlock()
+	if n := len(pool.free); n > 0 {
+		wk := pool.free[n-1]
+		pool.free = pool.free[:n-1]
+		return wk
+	}
+	return newWorker()
+}
+
+// putWorker returns a parked worker to the pool.
+func putWorker(wk *worker) {
+	wk.body = nil
+	pool.Lock()
+	if len(pool.free) < maxPooled {
+		pool.free = append(pool.free, wk)
+		wk = nil
+	}
+	pool.Unlock()
+	if wk != nil {
+		wk.stop()
+	}
 }
 
 // trigger is a fault aimed at a process's Nth call of a kind.
@@ -114,16 +201,12 @@ func (p *proc) main() {
 func (p *proc) spawn(name string, at int64, f func()) {
 	w := p.w
 	a := &activity{p: p, id: len(p.acts), name: name, hidx: -1, t: at}
-	a.next, a.stop = iter.Pull(func(yield func(struct{}) bool) {
-		a.yield = yield
-		defer func() {
-			if r := recover(); r != nil && r != errKilled {
-				panic(r)
-			}
-		}()
+	a.wk = getWorker()
+	a.wk.body = func() {
+		a.started = true
 		a.t = w.now
 		f()
-	})
+	}
 	p.acts = append(p.acts, a)
 	w.trace.Acts[p.idx] = append(w.trace.Acts[p.idx], name)
 	a.ready, a.seq = at, w.seq
@@ -173,7 +256,7 @@ func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
 				inj = tr.f.Errno
-				p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvFault, Path: tr.f.String()})
+				p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvFault, Path: p.w.trace.str(tr.f.String())})
 			}
 		}
 	}
@@ -219,8 +302,19 @@ func errno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
+// injected is the error a fault injects into a call, or nil.
 func injected(op, path string, e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
 	return &fs.PathError{Op: op, Path: path, Err: e}
+}
+
+func injectedPair(op, oldname, newname string, e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return injected(op, oldname+" -> "+newname, e)
 }
 
 // Open implements lease.FS.
@@ -230,7 +324,7 @@ func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 	if inj == 0 {
 		fd, err = p.w.fs.Open(p.fds, name, flag, perm)
 	}
-	p.done(a, Event{Op: OpOpen, Path: name, Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
+	p.done(a, Event{Op: OpOpen, Path: p.w.trace.str(name), Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
 	return fd, err
 }
 
@@ -241,7 +335,7 @@ func (p *proc) Write(fd lease.FD, b []byte) (int, error) {
 	if inj == 0 {
 		n, err = p.w.fs.Write(p.fds, fd, b)
 	}
-	p.done(a, Event{Op: OpWrite, FD: int32(fd), N: int64(n), Data: string(b), Errno: errno(err)})
+	p.done(a, Event{Op: OpWrite, FD: int32(fd), N: int64(n), Data: p.w.trace.bytes(b), Errno: errno(err)})
 	return n, err
 }
 
@@ -275,7 +369,7 @@ func (p *proc) ReadFile(name string) ([]byte, error) {
 	if inj == 0 {
 		b, err = p.w.fs.ReadFile(name)
 	}
-	p.done(a, Event{Op: OpRead, Path: name, N: int64(len(b)), Data: string(b), Errno: errno(err)})
+	p.done(a, Event{Op: OpRead, Path: p.w.trace.str(name), N: int64(len(b)), Data: p.w.trace.bytes(b), Errno: errno(err)})
 	return b, err
 }
 
@@ -287,7 +381,7 @@ func (p *proc) Stat(name string) (fs.FileInfo, error) {
 	if inj == 0 {
 		fi, err = p.w.fs.Stat(name)
 	}
-	p.done(a, Event{Op: OpStat, Path: name, Errno: errno(err)})
+	p.done(a, Event{Op: OpStat, Path: p.w.trace.str(name), Errno: errno(err)})
 	return fi, err
 }
 
@@ -298,29 +392,29 @@ func (p *proc) Remove(name string) error {
 	if inj == 0 {
 		err = p.w.fs.Remove(name)
 	}
-	p.done(a, Event{Op: OpRemove, Path: name, Errno: errno(err)})
+	p.done(a, Event{Op: OpRemove, Path: p.w.trace.str(name), Errno: errno(err)})
 	return err
 }
 
 // Rename implements lease.FS.
 func (p *proc) Rename(oldname, newname string) error {
 	a, inj := p.enter(OpRename, 0)
-	err := injected("rename", oldname+" -> "+newname, inj)
+	err := injectedPair("rename", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Rename(oldname, newname)
 	}
-	p.done(a, Event{Op: OpRename, Path: oldname, Path2: newname, Errno: errno(err)})
+	p.done(a, Event{Op: OpRename, Path: p.w.trace.str(oldname), Path2: p.w.trace.str(newname), Errno: errno(err)})
 	return err
 }
 
 // Link implements lease.FS.
 func (p *proc) Link(oldname, newname string) error {
 	a, inj := p.enter(OpLink, 0)
-	err := injected("link", oldname+" -> "+newname, inj)
+	err := injectedPair("link", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Link(oldname, newname)
 	}
-	p.done(a, Event{Op: OpLink, Path: oldname, Path2: newname, Errno: errno(err)})
+	p.done(a, Event{Op: OpLink, Path: p.w.trace.str(oldname), Path2: p.w.trace.str(newname), Errno: errno(err)})
 	return err
 }
 
@@ -382,7 +476,7 @@ func (p *proc) PID() int { return p.pid }
 // Go implements lease.Proc.
 func (p *proc) Go(name string, f func()) {
 	a := p.w.cur
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSpawn, Path: name})
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSpawn, Path: p.w.trace.str(name)})
 	p.spawn(name, a.t, f)
 }
 

@@ -16,7 +16,23 @@ type Scenario struct {
 	Summary string
 	// Post is what the post measured, for the README's table.
 	Post string
-	run  func(variant string) (*Result, error)
+	run  func(o Options) (*Result, error)
+}
+
+// Options change a scenario's setup.
+type Options struct {
+	// Variant runs the experiment on another variant ("": the scenario's).
+	Variant string
+	// Lease overrides the post's intervals (zero: 9 s / 3 s / 3 s). The
+	// post's figures then no longer apply.
+	Lease lease.Config
+}
+
+func (o Options) variant(def string) string {
+	if o.Variant == "" {
+		return def
+	}
+	return o.Variant
 }
 
 // Result is a scenario's outcome: the text it prints and the fields of its
@@ -54,13 +70,20 @@ func LookupScenario(name string) (Scenario, error) {
 }
 
 // Run runs the scenario on a variant ("" means the scenario's own).
-func (s Scenario) Run(variant string) (*Result, error) {
-	if variant != "" {
-		if _, err := lease.LookupVariant(variant); err != nil {
+func (s Scenario) Run(o Options) (*Result, error) {
+	if o.Variant != "" {
+		if _, err := lease.LookupVariant(o.Variant); err != nil {
 			return nil, err
 		}
 	}
-	return s.run(variant)
+	if o.Lease.LeaseDuration != 0 || o.Lease.RenewInterval != 0 || o.Lease.WatchInterval != 0 {
+		if err := o.Lease.Validate(); err != nil {
+			return nil, err
+		}
+	} else {
+		o.Lease = lease.DefaultConfig()
+	}
+	return s.run(o)
 }
 
 var scenarios []Scenario
@@ -101,12 +124,10 @@ func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 // leader renewed at 3.53, so 60222 started a little after 60217 (it lost
 // the acquisition) yet set up its ticker before the leader finished
 // acquiring; 50 µs reproduces that.
-func postConfig(variant string, base time.Time) Config {
-	if variant == "" {
-		variant = "seed"
-	}
+func postConfig(o Options, base time.Time) Config {
 	return Config{
-		Variant:  variant,
+		Variant:  o.variant("seed"),
+		Lease:    o.Lease,
 		Seed:     1,
 		WallBase: base,
 		Procs: []ProcSpec{
@@ -138,8 +159,8 @@ func logText(tr *Trace) string {
 
 func round2(d int64) float64 { return math.Round(float64(d)/1e7) / 100 }
 
-func runSteady(variant string) (*Result, error) {
-	cfg := postConfig(variant, DefaultWallBase)
+func runSteady(o Options) (*Result, error) {
+	cfg := postConfig(o, DefaultWallBase)
 	cfg.Horizon = 12 * time.Second
 	tr, err := prepare(&cfg)
 	if err != nil {
@@ -178,8 +199,8 @@ func gapResult(name string, cfg Config, postGap float64) (*Result, error) {
 	return &Result{Text: text, Trace: tr, Fields: fields}, nil
 }
 
-func runKill(variant string) (*Result, error) {
-	cfg := postConfig(variant, DefaultWallBase)
+func runKill(o Options) (*Result, error) {
+	cfg := postConfig(o, DefaultWallBase)
 	cfg.Horizon = 25 * time.Second
 	cfg.Faults = []Fault{{Kind: Kill, Proc: Leader, At: 12 * time.Second}}
 	return gapResult("kill-leader", cfg, 9.53)
@@ -189,8 +210,8 @@ func runKill(variant string) (*Result, error) {
 // at 21:15:47.
 var termBase = time.Date(2025, 10, 14, 21, 15, 35, 0, time.UTC)
 
-func runTerm(variant string) (*Result, error) {
-	cfg := postConfig(variant, termBase)
+func runTerm(o Options) (*Result, error) {
+	cfg := postConfig(o, termBase)
 	// The post names 60344 (leader) and 60349 (its watcher ticks at .32);
 	// the third pid and the leader's start are not in the post.
 	cfg.Procs = []ProcSpec{{PID: 60344, Start: 0}, {PID: 60349, Start: ms(320)}, {PID: 60353, Start: ms(710)}}
@@ -199,8 +220,8 @@ func runTerm(variant string) (*Result, error) {
 	return gapResult("term-leader", cfg, 0.31)
 }
 
-func runEmpty(variant string) (*Result, error) {
-	cfg := postConfig(variant, DefaultWallBase)
+func runEmpty(o Options) (*Result, error) {
+	cfg := postConfig(o, DefaultWallBase)
 	cfg.Procs = []ProcSpec{{PID: 63010, Start: ms(10)}, {PID: 63015, Start: ms(320)}, {PID: 63019, Start: ms(630)}}
 	cfg.Files = []File{{Path: DefaultLockPath, Data: ""}}
 	cfg.Horizon = 30 * time.Second

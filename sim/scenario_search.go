@@ -22,23 +22,21 @@ const (
 	raceHorizon = 2 * time.Second // before the first watch tick at 3 s
 )
 
-func raceRunner(defaultVariant string) func(string) (*Result, error) {
-	return func(variant string) (*Result, error) {
-		if variant == "" {
-			variant = defaultVariant
-		}
+func raceRunner(defaultVariant string) func(Options) (*Result, error) {
+	return func(o Options) (*Result, error) {
+		o.Variant = o.variant(defaultVariant)
 		name := "naive-race"
 		if defaultVariant == "seed" {
 			name = "excl-race"
 		}
-		return runRace(name, variant, 1)
+		return runRace(name, o, 1)
 	}
 }
 
 // RaceTrial returns the config of one trial of the race experiment.
-func RaceTrial(variant string, seed uint64, trial int) Config {
+func RaceTrial(o Options, seed uint64, trial int) Config {
 	rng := rand.New(rand.NewPCG(seed, uint64(trial)))
-	cfg := Config{Variant: variant, Seed: rng.Uint64(), Horizon: raceHorizon,
+	cfg := Config{Variant: o.variant("seed"), Lease: o.Lease, Seed: rng.Uint64(), Horizon: raceHorizon,
 		SyscallMin: scenSyscallMin, SyscallMax: scenSyscallMax, TimerLateMax: scenTimerLate}
 	for i := range raceProcs {
 		start := time.Duration(i)*raceSpawn + time.Duration(rng.Int64N(int64(raceJitter)))
@@ -47,12 +45,13 @@ func RaceTrial(variant string, seed uint64, trial int) Config {
 	return cfg
 }
 
-func runRace(name, variant string, seed uint64) (*Result, error) {
+func runRace(name string, o Options, seed uint64) (*Result, error) {
+	variant := o.Variant
 	counts := make([]string, raceTrials)
 	multi, notOne, most := 0, 0, 0
 	var detail strings.Builder
 	for k := range raceTrials {
-		cfg := RaceTrial(variant, seed, k)
+		cfg := RaceTrial(o, seed, k)
 		tr, err := prepare(&cfg)
 		if err != nil {
 			return nil, err
@@ -81,19 +80,22 @@ func runRace(name, variant string, seed uint64) (*Result, error) {
 
 // gapSetup is one point of the worst-gap search: the leader starts at s0,
 // the watchers d1 and d2 after it, and the leader is killed k after its
-// renewal at s0+12 s.
+// fourth renewal (at s0+12 s with the post's intervals).
 type gapSetup struct{ s0, d1, d2, k time.Duration }
 
-func (g gapSetup) config(variant string) Config {
-	cfg := postConfig(variant, DefaultWallBase)
+// killAfter is when the leader's fourth renewal falls.
+func killAfter(o Options) time.Duration { return 4 * o.Lease.RenewInterval }
+
+func (g gapSetup) config(o Options) Config {
+	cfg := postConfig(o, DefaultWallBase)
 	cfg.Procs = []ProcSpec{
 		{PID: 60217, Start: g.s0},
 		{PID: 60222, Start: g.s0 + g.d1},
 		{PID: 60226, Start: g.s0 + g.d2},
 	}
-	kill := g.s0 + 12*time.Second + g.k
+	kill := g.s0 + killAfter(o) + g.k
 	cfg.Faults = []Fault{{Kind: Kill, Proc: 0, At: kill}}
-	cfg.Horizon = kill + 20*time.Second
+	cfg.Horizon = kill + 2*(o.Lease.LeaseDuration+o.Lease.WatchInterval) + time.Second
 	// Normalize cannot fail on this setup; it fills in the intervals so that
 	// the setup prints as it ran.
 	_ = cfg.Normalize()
@@ -118,18 +120,18 @@ func gapOf(cfg Config) (int64, *Trace, error) {
 	return t - f, tr, nil
 }
 
-func runWorstGap(variant string) (*Result, error) {
-	if variant == "" {
-		variant = "seed"
-	}
+func runWorstGap(o Options) (*Result, error) {
+	o.Variant = o.variant("seed")
+	variant := o.Variant
 	runs := 0
 	best, bestGap := gapSetup{}, int64(-1)
+	watch, renew := o.Lease.WatchInterval, o.Lease.RenewInterval
 	try := func(g gapSetup) error {
-		if g.s0 < 0 || g.d1 <= 0 || g.d2 <= 0 || g.d1 >= 3*time.Second || g.d2 >= 3*time.Second || g.k <= 0 || g.k >= 3*time.Second {
+		if g.s0 < 0 || g.d1 <= 0 || g.d2 <= 0 || g.d1 >= watch || g.d2 >= watch || g.k <= 0 || g.k >= renew {
 			return nil
 		}
 		runs++
-		gap, _, err := gapOf(g.config(variant))
+		gap, _, err := gapOf(g.config(o))
 		if err != nil {
 			return err
 		}
@@ -139,10 +141,12 @@ func runWorstGap(variant string) (*Result, error) {
 		return nil
 	}
 	// A coarse grid over the whole space ...
+	// (the leader's start sets where its renewals fall within a wall-clock
+	// second, which matters because expiry is whole seconds) ...
 	for s0 := time.Duration(0); s0 < time.Second; s0 += 200 * time.Millisecond {
-		for d1 := 100 * time.Millisecond; d1 < 3*time.Second; d1 += 200 * time.Millisecond {
-			for d2 := d1; d2 < 3*time.Second; d2 += 200 * time.Millisecond {
-				for _, k := range []time.Duration{ms(1), ms(500), ms(1000), ms(1500), ms(2000), ms(2500), ms(2990)} {
+		for d1 := watch / 30; d1 < watch; d1 += watch / 15 {
+			for d2 := d1; d2 < watch; d2 += watch / 15 {
+				for _, k := range []time.Duration{ms(1), renew / 6, renew / 3, renew / 2, 2 * renew / 3, 5 * renew / 6, renew - ms(10)} {
 					if err := try(gapSetup{s0, d1, d2, k}); err != nil {
 						return nil, err
 					}
@@ -151,7 +155,7 @@ func runWorstGap(variant string) (*Result, error) {
 		}
 	}
 	// ... then coordinate descent from the best point, halving the step.
-	for step := 100 * time.Millisecond; step >= time.Millisecond; step /= 2 {
+	for step := watch / 30; step >= time.Millisecond; step /= 2 {
 		for improved := true; improved; {
 			improved = false
 			before := bestGap
@@ -169,19 +173,19 @@ func runWorstGap(variant string) (*Result, error) {
 			improved = bestGap > before
 		}
 	}
-	cfg := best.config(variant)
+	cfg := best.config(o)
 	_, tr, err := gapOf(cfg)
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# scenario worst-gap, variant %s: %d runs over the leader's start s0 in [0,1) s, watcher offsets in (0,3) s\n", variant, runs)
-	fmt.Fprintf(&b, "# and the kill instant in (0,3) s after the renewal at s0+12 s (grid, then coordinate descent)\n")
-	fmt.Fprintf(&b, "# worst leaderless gap found: %s (post: 12 s = lease + watch)\n", secs(bestGap))
+	fmt.Fprintf(&b, "# scenario worst-gap, variant %s: %d runs over the leader's start s0 in [0,1) s, watcher offsets in (0,%v)\n", variant, runs, watch)
+	fmt.Fprintf(&b, "# and the kill instant in (0,%v) after the renewal at s0+%v (grid, then coordinate descent)\n", renew, killAfter(o))
+	fmt.Fprintf(&b, "# worst leaderless gap found: %s (post: lease + watch = %v)\n", secs(bestGap), o.Lease.LeaseDuration+watch)
 	fmt.Fprintf(&b, "# worst setup: %s\n", cfg)
 
 	// Kills aimed at each system call of the leader's renewal.
-	points, err := crashPoints(variant, best)
+	points, err := crashPoints(o, best)
 	if err != nil {
 		return nil, err
 	}
@@ -197,11 +201,11 @@ func runWorstGap(variant string) (*Result, error) {
 	b.WriteString(logText(tr))
 	return &Result{Text: b.String(), Trace: tr, Fields: map[string]any{
 		"scenario": "worst-gap", "variant": variant, "runs": runs,
-		"worst_gap_s": round2(bestGap), "post_worst_gap_s": 12.0,
+		"worst_gap_s": round2(bestGap), "post_worst_gap_s": (o.Lease.LeaseDuration + watch).Seconds(),
 		"worst_setup":        cfg.String(),
 		"wedging_kills":      wedging,
 		"crash_points":       len(points),
-		"worst_exceeds_post": round2(bestGap) > 12.0,
+		"worst_exceeds_post": time.Duration(bestGap) > o.Lease.LeaseDuration+watch,
 	}}, nil
 }
 
@@ -212,14 +216,15 @@ type crashPoint struct {
 
 // crashPoints kills the leader right after each system call it makes in
 // its renewal at s0+12 s, and returns the gap each kill leaves.
-func crashPoints(variant string, g gapSetup) ([]crashPoint, error) {
-	base := g.config(variant)
+func crashPoints(o Options, g gapSetup) ([]crashPoint, error) {
+	base := g.config(o)
 	base.Faults = nil
 	tr, err := prepare(&base)
 	if err != nil {
 		return nil, err
 	}
-	from, to := int64(g.s0+12*time.Second), int64(g.s0+13*time.Second)
+	from := int64(g.s0 + killAfter(o))
+	to := from + int64(o.Lease.RenewInterval/3)
 	count := map[string]int{}
 	var out []crashPoint
 	for _, e := range tr.Events {
@@ -237,15 +242,15 @@ func crashPoints(variant string, g gapSetup) ([]crashPoint, error) {
 		if e.T < from || e.T >= to {
 			continue
 		}
-		cfg := g.config(variant)
+		cfg := g.config(o)
 		cfg.Faults = []Fault{{Kind: Kill, Proc: 0, After: kind, Nth: count[kind]}}
 		gap, _, err := gapOf(cfg)
 		if err != nil {
 			return nil, err
 		}
 		name := kind
-		if e.Path != "" {
-			name += " " + e.Path
+		if e.Path != (Str{}) {
+			name += " " + tr.S(e.Path)
 		}
 		out = append(out, crashPoint{name: name, gap: gap})
 	}

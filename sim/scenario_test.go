@@ -27,7 +27,7 @@ func golden(t *testing.T, r *Result) string {
 func TestScenariosGolden(t *testing.T) {
 	for _, s := range Scenarios() {
 		t.Run(s.Name, func(t *testing.T) {
-			r, err := s.Run("")
+			r, err := s.Run(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,6 @@ func firstDiff(got, want string) string {
 	}
 	return "(no line differs)"
 }
-
 
 // The post's figures are the first test vectors: these lines appear in the
 // post verbatim and must appear in the simulator's output.
@@ -113,7 +112,7 @@ func TestScenariosReproducePost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := s.Run("")
+			r, err := s.Run(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +132,7 @@ func TestScenariosReproducePost(t *testing.T) {
 	}
 	t.Run("empty-file has no leader", func(t *testing.T) {
 		s, _ := LookupScenario("empty-file")
-		r, _ := s.Run("")
+		r, _ := s.Run(Options{})
 		if r.Fields["leaders"] != 0 {
 			t.Errorf("leaders = %v, want 0", r.Fields["leaders"])
 		}
@@ -153,7 +152,7 @@ func TestRaceScenarios(t *testing.T) {
 		wantMulti bool
 	}{{"naive-race", true}, {"excl-race", false}} {
 		s, _ := LookupScenario(c.name)
-		r, err := s.Run("")
+		r, err := s.Run(Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +166,7 @@ func TestRaceScenarios(t *testing.T) {
 	}
 	// The same experiment on the other variant swaps the verdicts.
 	s, _ := LookupScenario("excl-race")
-	r, err := s.Run("seed-naive")
+	r, err := s.Run(Options{Variant: "seed-naive"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +182,7 @@ func TestWorstGap(t *testing.T) {
 		t.Skip("searches ~4000 runs")
 	}
 	s, _ := LookupScenario("worst-gap")
-	r, err := s.Run("")
+	r, err := s.Run(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +201,7 @@ func TestLookupScenario(t *testing.T) {
 		t.Errorf("error %v should name the valid scenarios", err)
 	}
 	s, _ := LookupScenario("steady")
-	if _, err := s.Run("nope"); err == nil || !strings.Contains(err.Error(), "seed-naive") {
+	if _, err := s.Run(Options{Variant: "nope"}); err == nil || !strings.Contains(err.Error(), "seed-naive") {
 		t.Errorf("error %v should name the valid variants", err)
 	}
 }

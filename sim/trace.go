@@ -76,12 +76,17 @@ type Event struct {
 	Errno syscall.Errno
 	Flag  int32
 	FD    int32
-	N     int64  // bytes, result, clock reading, exit code
-	A, B  int64  // log arguments; store record fields
-	Path  string // file, activity name or fault description
-	Path2 string // rename/link target
-	Data  string // bytes written or read
+	N     int64 // bytes, result, clock reading, exit code
+	A, B  int64 // log arguments; store record fields
+	Path  Str   // file, activity name or fault description
+	Path2 Str   // rename/link target
+	Data  Str   // bytes written or read
 }
+
+// Str is a string kept in its trace's arena (see Trace.S), so that events
+// hold no pointers and the garbage collector never scans a trace: a run
+// records several events per system call, and this is its hot path.
+type Str struct{ off, n uint32 }
 
 // ProcInfo describes a process of the run.
 type ProcInfo struct {
@@ -100,7 +105,36 @@ type Trace struct {
 	// End is the true time at which the run stopped.
 	End   time.Duration
 	Files []FileState // the file system at the end
-	Setup string      // the configuration that produced it, printed
+
+	arena   []byte
+	last    string // the string most recently put in the arena
+	lastRef Str
+	// Config is the normalized configuration that produced the run.
+	Config Config
+}
+
+// S returns the string s refers to.
+func (tr *Trace) S(s Str) string { return string(tr.arena[s.off : s.off+s.n]) }
+
+// str puts s in the arena. Paths repeat, so the last one is remembered.
+func (tr *Trace) str(s string) Str {
+	if s == "" {
+		return Str{}
+	}
+	if s == tr.last {
+		return tr.lastRef
+	}
+	r := Str{uint32(len(tr.arena)), uint32(len(s))}
+	tr.arena = append(tr.arena, s...)
+	tr.last, tr.lastRef = s, r
+	return r
+}
+
+// bytes puts b in the arena.
+func (tr *Trace) bytes(b []byte) Str {
+	r := Str{uint32(len(tr.arena)), uint32(len(b))}
+	tr.arena = append(tr.arena, b...)
+	return r
 }
 
 // secs prints true ns as seconds with six decimals.
@@ -156,10 +190,11 @@ func (tr *Trace) Format(i int) string {
 	if e.Proc >= 0 {
 		who = fmt.Sprintf("%d/%s", tr.Procs[e.Proc].PID, tr.Acts[e.Proc][e.Act])
 	}
-	return fmt.Sprintf("%12s %-14s %s", secs(e.T), who, e.describe())
+	return fmt.Sprintf("%12s %-14s %s", secs(e.T), who, tr.describe(e))
 }
 
-func (e *Event) describe() string {
+func (tr *Trace) describe(e *Event) string {
+	path, path2, data := tr.S(e.Path), tr.S(e.Path2), tr.S(e.Data)
 	res := func(ok string) string {
 		if e.Errno != 0 {
 			return errnoName(e.Errno)
@@ -170,19 +205,19 @@ func (e *Event) describe() string {
 	case EvSyscall:
 		switch e.Op {
 		case OpOpen:
-			return fmt.Sprintf("open %s %s = %s", e.Path, flagString(int(e.Flag)), res(fmt.Sprintf("fd %d", e.FD)))
+			return fmt.Sprintf("open %s %s = %s", path, flagString(int(e.Flag)), res(fmt.Sprintf("fd %d", e.FD)))
 		case OpWrite:
-			return fmt.Sprintf("write fd %d %q = %s", e.FD, e.Data, res(strconv.FormatInt(e.N, 10)))
+			return fmt.Sprintf("write fd %d %q = %s", e.FD, data, res(strconv.FormatInt(e.N, 10)))
 		case OpFsync, OpClose:
 			return fmt.Sprintf("%s fd %d = %s", e.Op, e.FD, res("ok"))
 		case OpRead:
-			return fmt.Sprintf("read %s = %s", e.Path, res(strconv.Quote(e.Data)))
+			return fmt.Sprintf("read %s = %s", path, res(strconv.Quote(data)))
 		case OpRename, OpLink:
-			return fmt.Sprintf("%s %s %s = %s", e.Op, e.Path, e.Path2, res("ok"))
+			return fmt.Sprintf("%s %s %s = %s", e.Op, path, path2, res("ok"))
 		case OpExit:
 			return fmt.Sprintf("exit %d", e.N)
 		}
-		return fmt.Sprintf("%s %s = %s", e.Op, e.Path, res("ok"))
+		return fmt.Sprintf("%s %s = %s", e.Op, path, res("ok"))
 	case EvLog:
 		stream := "stdout"
 		if e.Msg.Stderr() {
@@ -197,7 +232,7 @@ func (e *Event) describe() string {
 	case EvRole:
 		return "role " + e.Role.String()
 	case EvSpawn:
-		return "go " + e.Path
+		return "go " + path
 	case EvSend:
 		return "handoff send"
 	case EvRecv:
@@ -208,16 +243,16 @@ func (e *Event) describe() string {
 		}
 		return "signal delivered to handler"
 	case EvFault:
-		return "FAULT " + e.Path
+		return "FAULT " + path
 	case EvExit:
 		if e.N == -9 {
 			return "killed"
 		}
 		return fmt.Sprintf("exited %d", e.N)
 	case EvStoreCall:
-		return fmt.Sprintf("store %s call {%d %d}", e.Path, e.A, e.B)
+		return fmt.Sprintf("store %s call {%d %d}", path, e.A, e.B)
 	case EvStore:
-		return fmt.Sprintf("store %s = {%d %d} %s", e.Path, e.A, e.B, res("ok"))
+		return fmt.Sprintf("store %s = {%d %d} %s", path, e.A, e.B, res("ok"))
 	}
 	return fmt.Sprintf("event kind %d", e.Kind)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -118,25 +119,30 @@ func (c *Config) Normalize() error {
 
 // World is one simulated run in progress.
 type World struct {
-	cfg     Config
-	variant lease.Variant
-	rng     *rand.Rand
-	sched   Scheduler
-	fs      *FileSystem
-	procs   []*proc
-	queue   actHeap
-	now     int64
-	seq     uint64
-	cur     *activity
-	base    int64 // WallBase in Unix ns
-	steps   []wallStep
-	faults  []Fault // timed faults not yet fired, ordered by At
-	reap    []*activity
-	cands   []Candidate
-	candAct []*activity
-	trace   Trace
-	// SyscallCount counts system calls made, for the benchmark.
+	cfg      Config
+	variant  lease.Variant
+	rng      *rand.Rand
+	sched    Scheduler
+	fs       *FileSystem
+	procs    []*proc
+	queue    actHeap
+	now      int64
+	seq      uint64
+	cur      *activity
+	base     int64 // WallBase in Unix ns
+	steps    []wallStep
+	faults   []Fault // timed faults not yet fired, ordered by At
+	reap     []*activity
+	cands    []Candidate
+	candAct  []*activity
+	trace    Trace
 	syscalls int
+	// limit, when positive, stops the run after that many system calls
+	// (for the benchmark, whose unit is one system call).
+	limit int
+	// noFastPath sends every step through the scheduler (for the test that
+	// the fast path changes nothing).
+	noFastPath bool
 }
 
 // Run runs cfg to its horizon and returns the trace.
@@ -174,8 +180,8 @@ func New(cfg Config) (*World, error) {
 		}
 	}
 	w.trace.Base = cfg.WallBase
-	w.trace.Events = make([]Event, 0, 1024)
-	w.trace.Setup = cfg.String()
+	w.trace.Events, w.trace.arena = getBuffers()
+	w.trace.Config = cfg
 	for i, ps := range cfg.Procs {
 		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
 		w.procs = append(w.procs, p)
@@ -195,6 +201,32 @@ func New(cfg Config) (*World, error) {
 		p.spawn("main", int64(cfg.Procs[i].Start), p.main)
 	}
 	return w, nil
+}
+
+// traceBuffers recycles the memory of traces that callers Release: a
+// search runs thousands of runs and keeps the traces of few.
+var traceBuffers sync.Pool
+
+type buffers struct {
+	events []Event
+	arena  []byte
+}
+
+func getBuffers() ([]Event, []byte) {
+	if b, ok := traceBuffers.Get().(*buffers); ok {
+		return b.events[:0], b.arena[:0]
+	}
+	return make([]Event, 0, 256), make([]byte, 0, 4096)
+}
+
+// Release gives the trace's memory back for reuse by later runs. The
+// trace must not be used afterwards.
+func (tr *Trace) Release() {
+	if tr.Events == nil {
+		return
+	}
+	traceBuffers.Put(&buffers{events: tr.Events, arena: tr.arena})
+	tr.Events, tr.arena, tr.last = nil, nil, ""
 }
 
 func dirOf(path string) string {
@@ -217,7 +249,7 @@ func (w *World) Run() {
 			w.fire(f, nil)
 			continue
 		}
-		if next == nil || next.ready > horizon {
+		if next == nil || next.ready > horizon || w.limit > 0 && w.syscalls >= w.limit {
 			break
 		}
 		a := w.pick()
@@ -230,16 +262,30 @@ func (w *World) Run() {
 	}
 	w.now = max(w.now, horizon)
 	w.trace.End = time.Duration(w.now)
-	// Stop every coroutine still suspended so that none leaks.
+	// Unwind every activity still suspended and return its worker.
 	for _, p := range w.procs {
 		for _, a := range p.acts {
 			if a.state != actDone {
-				a.state = actDone
-				a.stop()
+				a.killed = true
+				w.finish(a)
 			}
 		}
 	}
 	w.trace.Files = w.fs.Files()
+}
+
+// runsNext reports whether activity a, ready at true time ready, is
+// certainly the next step the run loop would take: strictly before every
+// queued step and every pending fault, within the horizon, and its process
+// running.
+func (w *World) runsNext(a *activity, ready int64) bool {
+	if w.noFastPath || a.p.stopped || ready > int64(w.cfg.Horizon) || w.limit > 0 && w.syscalls >= w.limit {
+		return false
+	}
+	if next := w.queue.peek(); next != nil && next.ready <= ready {
+		return false
+	}
+	return len(w.faults) == 0 || int64(w.faults[0].At) > ready
 }
 
 // pick pops the next activity to step: the earliest ready one, or the
@@ -275,16 +321,40 @@ func (w *World) pick() *activity {
 func (w *World) step(a *activity) {
 	w.cur = a
 	a.state = actRunning
-	_, ok := a.next()
+	alive := a.wk.resume()
 	w.cur = nil
-	if !ok {
+	if !alive {
 		a.state = actDone
+		putWorker(a.wk)
+		a.wk = nil
 	}
 	for len(w.reap) > 0 {
 		r := w.reap[len(w.reap)-1]
 		w.reap = w.reap[:len(w.reap)-1]
-		r.stop()
+		w.finish(r)
 	}
+}
+
+// finish unwinds a killed activity's coroutine (its deferred calls run,
+// and any Proc call they make panics again) and returns its worker.
+func (w *World) finish(a *activity) {
+	a.state = actDone
+	wk := a.wk
+	a.wk = nil
+	if wk == nil {
+		return
+	}
+	if !a.started {
+		putWorker(wk) // its body never ran: nothing to unwind
+		return
+	}
+	prev := w.cur
+	w.cur = a
+	if wk.resume() {
+		panic("sim: a killed activity kept running")
+	}
+	w.cur = prev
+	putWorker(wk)
 }
 
 // fire applies a fault now. at is the activity that triggered it, if any.
@@ -300,7 +370,7 @@ func (w *World) fire(f Fault, by *proc) {
 			}
 		}
 		if p == nil {
-			w.record(Event{Proc: -1, Kind: EvFault, Path: f.String() + ": no leader, no effect"})
+			w.record(Event{Proc: -1, Kind: EvFault, Path: w.trace.str(f.String() + ": no leader, no effect")})
 			return
 		}
 	default:
@@ -309,10 +379,10 @@ func (w *World) fire(f Fault, by *proc) {
 	if p != nil && p.dead {
 		return
 	}
-	ev := Event{Proc: -1, Kind: EvFault, Path: f.String()}
+	ev := Event{Proc: -1, Kind: EvFault, Path: w.trace.str(f.String())}
 	if p != nil {
 		ev.Proc = int16(p.idx)
-		ev.Path = fmt.Sprintf("%s (pid %d)", f, p.pid)
+		ev.Path = w.trace.str(fmt.Sprintf("%s (pid %d)", f, p.pid))
 	}
 	w.record(ev)
 	switch f.Kind {
@@ -360,7 +430,7 @@ func (w *World) kill(p *proc, code int64) {
 		if a == w.cur {
 			continue // it unwinds itself
 		}
-		a.state = actDone
+		a.killed = true
 		w.reap = append(w.reap, a)
 	}
 	p.parked = nil

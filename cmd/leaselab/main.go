@@ -1,0 +1,159 @@
+// Command leaselab runs the post's experiments in the deterministic
+// simulator, and (as later issues land) checks, replays and explores the
+// lease algorithm's variants.
+//
+// Usage:
+//
+//	leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]
+//	leaselab variants [-json]
+//
+// Exit status: 0 on success, 1 when a run fails, 2 on bad input.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// usageError is bad input: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+const usage = `usage:
+  leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]
+                                                         run one of the post's experiments
+  leaselab variants [-json]                              list the algorithm's variants
+scenarios: %s
+variants:  %s
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdout)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "leaselab:", err)
+	var ue usageError
+	if errors.As(err, &ue) || errors.Is(err, lease.ErrUnknownVariant) || errors.Is(err, sim.ErrUnknownScenario) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+func dispatch(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usagef("no command\n"+usage, sim.ScenarioNames(), lease.VariantNames())
+	}
+	switch args[0] {
+	case "scenario":
+		return cmdScenario(args[1:], stdout)
+	case "variants":
+		return cmdVariants(args[1:], stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
+		return nil
+	}
+	return usagef("unknown command %q (valid: scenario, variants, help)", args[0])
+}
+
+// parse parses flags that may come before or after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
+			return nil, usagef("%s: %v (valid: %s)", fs.Name(), err, strings.Join(names, ", "))
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func cmdScenario(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("scenario", flag.ContinueOnError)
+	variant := fs.String("variant", "", "run the experiment on this variant (valid: "+lease.VariantNames()+")")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	trace := fs.Bool("trace", false, "also print every event of the run")
+	var o sim.Options
+	fs.DurationVar(&o.Lease.LeaseDuration, "lease", 9*time.Second, "lease duration")
+	fs.DurationVar(&o.Lease.RenewInterval, "renew", 3*time.Second, "renew interval")
+	fs.DurationVar(&o.Lease.WatchInterval, "watch", 3*time.Second, "watch interval")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("scenario needs one NAME (valid: %s)", sim.ScenarioNames())
+	}
+	s, err := sim.LookupScenario(pos[0])
+	if err != nil {
+		return err
+	}
+	o.Variant = *variant
+	if err := o.Lease.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	r, err := s.Run(o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, r.Fields)
+	}
+	io.WriteString(stdout, r.Text)
+	if *trace && r.Trace != nil {
+		fmt.Fprintln(stdout, "# trace")
+		return r.Trace.WriteTrace(stdout)
+	}
+	return nil
+}
+
+func cmdVariants(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("variants", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("variants takes no arguments (got %s)", strings.Join(pos, " "))
+	}
+	if *asJSON {
+		var vs []map[string]string
+		for _, v := range lease.Variants() {
+			vs = append(vs, map[string]string{"name": v.Name, "summary": v.Summary})
+		}
+		return writeJSON(stdout, map[string]any{"variants": vs})
+	}
+	for _, v := range lease.Variants() {
+		fmt.Fprintf(stdout, "%-12s %s\n", v.Name, v.Summary)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	return enc.Encode(v)
+}

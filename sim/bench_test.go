@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"iter"
+	"testing"
+	"time"
+)
+
+// benchConfig is a realistic run: the post's three processes on the seed
+// variant, with SIGKILL of the leader and a takeover, for a simulated
+// minute.
+func benchConfig(seed uint64) Config {
+	cfg := postConfig(Options{}, DefaultWallBase)
+	cfg.Seed = seed
+	cfg.Horizon = 60 * time.Second
+	cfg.Faults = []Fault{{Kind: Kill, Proc: Leader, At: 12 * time.Second}}
+	return cfg
+}
+
+// BenchmarkSimSyscall reports the cost of one simulated system call (one
+// op) in a realistic run, everything included: setting up the world,
+// scheduling, the coroutine switches, the simulated file system, the trace,
+// and the lease code itself (JSON, clock reads, log lines). Compare it
+// with BenchmarkCoroutineSwitch in the same run.
+func BenchmarkSimSyscall(b *testing.B) {
+	b.ReportAllocs()
+	done := 0
+	for seed := uint64(0); done < b.N; seed++ {
+		w, err := New(benchConfig(seed))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.limit = b.N - done
+		w.Run()
+		done += w.Syscalls()
+		w.Trace().Release() // as a search does with the traces it does not keep
+	}
+}
+
+// BenchmarkCoroutineSwitch is the floor: one iter.Pull round trip, the
+// mechanism each simulated system call uses once.
+func BenchmarkCoroutineSwitch(b *testing.B) {
+	next, stop := iter.Pull(func(yield func(int) bool) {
+		for i := 0; yield(i); i++ {
+		}
+	})
+	defer stop()
+	for b.Loop() {
+		next()
+	}
+}
