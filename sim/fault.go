@@ -44,6 +44,9 @@ const (
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr"}
 
 func (k FaultKind) String() string {
+	if k == contKind {
+		return "cont"
+	}
 	if int(k) < len(faultNames) && faultNames[k] != "" {
 		return faultNames[k]
 	}
@@ -135,6 +138,9 @@ func (f Fault) validate(nprocs int) error {
 	}
 	if f.Kind == FSError && (!validCall(f.Call) || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)
+	}
+	if f.Kind == Drift && f.PPM <= -1e6 {
+		return fmt.Errorf("fault %v: drift %d ppm would stop the clock", f.Kind, f.PPM)
 	}
 	if f.At < 0 || f.Dur < 0 {
 		return fmt.Errorf("fault %v: negative time", f.Kind)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -201,7 +202,7 @@ func runWorstGap(o Options) (*Result, error) {
 	b.WriteString(logText(tr))
 	return &Result{Text: b.String(), Trace: tr, Fields: map[string]any{
 		"scenario": "worst-gap", "variant": variant, "runs": runs,
-		"worst_gap_s": round2(bestGap), "post_worst_gap_s": (o.Lease.LeaseDuration + watch).Seconds(),
+		"worst_gap_s": math.Round(float64(bestGap)/1e6) / 1000, "post_worst_gap_s": (o.Lease.LeaseDuration + watch).Seconds(),
 		"worst_setup":        cfg.String(),
 		"wedging_kills":      wedging,
 		"crash_points":       len(points),

@@ -106,6 +106,15 @@ func TestScenariosReproducePost(t *testing.T) {
 			"15.63s [Process: 63019] [WATCHER] Could not read lease file, will retry",
 		}, "wedged", true},
 	}
+	cases = append(cases, struct {
+		name  string
+		lines []string
+		field string
+		want  any
+	}{"takeover-race", []string{
+		"12.10s [Process: 200] [WATCHER] Takeover successful, now leader until 21:14:59",
+		"12.10s [Process: 300] [WATCHER] Takeover successful, now leader until 21:14:59",
+	}, "max_leaders", 2})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := LookupScenario(c.name)

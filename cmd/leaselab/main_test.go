@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestScenarioJSON(t *testing.T) {
+	code, out, errOut := runCLI("scenario", "kill-leader", "-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var j map[string]any
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	if j["leaderless_gap_s"] != 9.53 || j["scenario"] != "kill-leader" || j["variant"] != "seed" {
+		t.Errorf("fields: %v", j)
+	}
+}
+
+func TestScenarioTextAndTrace(t *testing.T) {
+	code, out, _ := runCLI("scenario", "-trace", "term-leader")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{
+		"12.01s [Process: 60344] Received shutdown signal, releasing lease",
+		"# trace",
+		"remove /tmp/leader.lock = ok",
+		"FAULT term leader at 12.010000s (pid 60344)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// Bad input: a one-line error that names the valid choices, exit 2.
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scenario", "nope"}, "kill-leader"},
+		{[]string{"scenario", "steady", "-variant", "nope"}, "seed-naive"},
+		{[]string{"scenario", "steady", "-bogus"}, "-variant"},
+		{[]string{"scenario", "steady", "-lease", "3s", "-renew", "3s"}, "longer than the renew interval"},
+		{[]string{"scenario", "steady", "-lease", "x"}, "invalid value"},
+		{[]string{"scenario"}, "kill-leader"},
+		{[]string{"scenario", "steady", "extra"}, "one NAME"},
+		{[]string{"frobnicate"}, "scenario, variants"},
+		{[]string{"variants", "x"}, "no arguments"},
+	} {
+		code, _, errOut := runCLI(c.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", c.args, code)
+		}
+		if strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: error %q should be one line mentioning %q", c.args, errOut, c.want)
+		}
+	}
+}
+
+func TestVariants(t *testing.T) {
+	code, out, _ := runCLI("variants", "-json")
+	if code != 0 || !strings.Contains(out, `"name":"seed-naive"`) || !strings.Contains(out, `"name":"seed"`) {
+		t.Errorf("exit %d, output %s", code, out)
+	}
+}

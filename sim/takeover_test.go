@@ -1,0 +1,43 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// The post calls the takeover race safe: "O_EXCL decides the winner". It
+// decides the create, not the remove. Two watchers that read the same
+// expired lease a few system calls apart: the second removes the file the
+// first has just created, and both lead. No fault is needed beyond the
+// leader's death. This searches watcher offsets and seeds for such a run
+// and fails if none is found.
+func TestSeedTakeoverRaceElectsTwoLeaders(t *testing.T) {
+	for offset := time.Duration(0); offset <= 300*time.Microsecond; offset += 20 * time.Microsecond {
+		for seed := uint64(0); seed < 20; seed++ {
+			cfg := Config{
+				Variant: "seed", Seed: seed, Horizon: 20 * time.Second,
+				Procs: []ProcSpec{
+					{PID: 100, Start: 0},
+					{PID: 200, Start: 100 * time.Millisecond},
+					{PID: 300, Start: 100*time.Millisecond + offset},
+				},
+				Faults:     []Fault{{Kind: Kill, Proc: 0, At: time.Second}},
+				SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond, TimerLateMax: 100 * time.Microsecond,
+			}
+			tr, err := Run(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.MaxConcurrentLeaders() >= 2 {
+				t.Logf("two leaders after a takeover race: %s", tr.Config)
+				for _, l := range tr.LogLines() {
+					if l >= "12." && l < "16." {
+						t.Log(l)
+					}
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("no run with two leaders found: the seed's takeover race should elect two")
+}
