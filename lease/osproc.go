@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -20,6 +21,11 @@ type osProc struct {
 	out, errw  io.Writer
 	exit       func(int)
 	shutdownCh chan os.Signal
+	// done, when set, makes Exit end only this Proc's goroutines (for
+	// tests, where several Procs share one OS process): every blocking
+	// call returns through runtime.Goexit once it is closed.
+	done     chan struct{}
+	doneOnce sync.Once
 }
 
 // NewOSProc returns the real runtime for this process. Log lines go to out
@@ -35,10 +41,17 @@ func (p *osProc) Sleep(d time.Duration) { time.Sleep(d) }
 func (p *osProc) PID() int              { return p.pid }
 func (p *osProc) Go(_ string, f func()) { go f() }
 func (p *osProc) Role(Role)             {}
-func (p *osProc) Exit(code int)         { p.exit(code) }
-func (p *osProc) NewHandoff() Handoff   { return handoff(make(chan struct{})) }
+func (p *osProc) NewHandoff() Handoff   { return handoff{make(chan struct{}), p.done} }
 func (p *osProc) NewTicker(d time.Duration) Ticker {
-	return osTicker{time.NewTicker(d)}
+	return osTicker{time.NewTicker(d), p.done}
+}
+
+func (p *osProc) Exit(code int) {
+	if p.done == nil {
+		p.exit(code)
+	}
+	p.doneOnce.Do(func() { close(p.done) })
+	runtime.Goexit()
 }
 
 func (p *osProc) AwaitShutdown() {
@@ -49,7 +62,11 @@ func (p *osProc) AwaitShutdown() {
 	}
 	ch := p.shutdownCh
 	p.mu.Unlock()
-	<-ch
+	select {
+	case <-ch:
+	case <-p.done:
+		runtime.Goexit()
+	}
 }
 
 func (p *osProc) Log(m Msg, a, b int64) {
@@ -64,12 +81,35 @@ func (p *osProc) Log(m Msg, a, b int64) {
 	io.WriteString(w, line)
 }
 
-type handoff chan struct{}
+type handoff struct{ ch, done chan struct{} }
 
-func (h handoff) Send() { h <- struct{}{} }
-func (h handoff) Recv() { <-h }
+func (h handoff) Send() {
+	select {
+	case h.ch <- struct{}{}:
+	case <-h.done:
+		runtime.Goexit()
+	}
+}
 
-type osTicker struct{ t *time.Ticker }
+func (h handoff) Recv() {
+	select {
+	case <-h.ch:
+	case <-h.done:
+		runtime.Goexit()
+	}
+}
 
-func (t osTicker) Wait() { <-t.t.C }
+type osTicker struct {
+	t    *time.Ticker
+	done chan struct{}
+}
+
+func (t osTicker) Wait() {
+	select {
+	case <-t.t.C:
+	case <-t.done:
+		runtime.Goexit()
+	}
+}
+
 func (t osTicker) Stop() { t.t.Stop() }
