@@ -34,6 +34,10 @@ type Store interface {
 	Release(cur Record) error
 }
 
+// ErrConflict is returned by a Store whose compare-and-set or
+// compare-and-delete found a record other than the expected one.
+var ErrConflict = errors.New("lease record changed")
+
 // StepError reports which step of a multi-step store operation failed.
 type StepError struct {
 	Step string // "remove", "create" or "write"

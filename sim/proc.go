@@ -194,8 +194,12 @@ type proc struct {
 var _ lease.Proc = (*proc)(nil)
 
 func (p *proc) main() {
-	// The config was validated by New, so Main only returns through Exit.
-	_ = lease.Main(p, p.w.variant, p.w.cfg.LockPath, p.w.cfg.Lease)
+	store := &recStore{inner: p.w.variant.NewStore(p, p.w.cfg.LockPath), p: p}
+	e, err := lease.NewElector(p, store, p.w.cfg.Lease)
+	if err != nil {
+		panic(err) // New validated the config
+	}
+	e.Run()
 }
 
 func (p *proc) spawn(name string, at int64, f func()) {

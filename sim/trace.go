@@ -27,8 +27,8 @@ const (
 	EvSignal                    // a signal handler was installed (Op OpSigaction) or ran
 	EvFault                     // a fault fired (Path describes it)
 	EvExit                      // the process ended (N: exit code, -9 for SIGKILL)
-	EvStore                     // a Store operation returned (see StoreOp)
-	EvStoreCall                 // a Store operation was called
+	EvStore                     // a Store operation returned: Store, Res, record in A, B
+	EvStoreCall                 // a Store operation was called: Store, input record in A, B, holder in N
 )
 
 // Op is a system call.
@@ -73,6 +73,8 @@ type Event struct {
 	Op    Op
 	Role  lease.Role
 	Msg   lease.Msg
+	Store StoreOp  // EvStoreCall, EvStore
+	Res   StoreRes // EvStore
 	Errno syscall.Errno
 	Flag  int32
 	FD    int32
@@ -250,9 +252,20 @@ func (tr *Trace) describe(e *Event) string {
 		}
 		return fmt.Sprintf("exited %d", e.N)
 	case EvStoreCall:
-		return fmt.Sprintf("store %s call {%d %d}", path, e.A, e.B)
+		switch e.Store {
+		case StoreRead:
+			return "store read"
+		case StoreCreate:
+			return fmt.Sprintf("store create holder %d", e.N)
+		case StoreTakeover:
+			return fmt.Sprintf("store takeover of {%d %d} by %d", e.A, e.B, e.N)
+		}
+		return fmt.Sprintf("store %s {%d %d}", e.Store, e.A, e.B)
 	case EvStore:
-		return fmt.Sprintf("store %s = {%d %d} %s", path, e.A, e.B, res("ok"))
+		if e.Res == ResOK && e.Store != StoreRelease {
+			return fmt.Sprintf("store %s = {%d %d}", e.Store, e.A, e.B)
+		}
+		return fmt.Sprintf("store %s = %s %s", e.Store, e.Res, errnoName(e.Errno))
 	}
 	return fmt.Sprintf("event kind %d", e.Kind)
 }
