@@ -4,4 +4,4 @@ go 1.26
 
 require pgregory.net/rapid v1.3.0
 
-require github.com/anishathalye/porcupine v1.3.1 // indirect
+require github.com/anishathalye/porcupine v1.3.1

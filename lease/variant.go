@@ -3,6 +3,7 @@ package lease
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Variant is a named, selectable version of the algorithm: the post's
@@ -15,6 +16,12 @@ type Variant struct {
 	Summary string
 	// NewStore builds the variant's store for process p and lock path.
 	NewStore func(p Proc, path string) Store
+	// ClockTolerance is how much later than lease + watch the variant may
+	// notice an expired lease when every clock is right: the seed's
+	// whole-second expiry adds up to one second.
+	ClockTolerance time.Duration
+	// Epochs reports whether the variant gives each leader a fencing epoch.
+	Epochs bool
 }
 
 var variants = []Variant{
@@ -24,6 +31,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path, Naive: true}
 		},
+		ClockTolerance: time.Second,
 	},
 	{
 		Name:    "seed",
@@ -31,6 +39,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path}
 		},
+		ClockTolerance: time.Second,
 	},
 }
 

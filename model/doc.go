@@ -1,5 +1,27 @@
-// Package model will hold the porcupine models of the Store contract: a
-// sequential lease register (create-if-absent, read, compare-and-set,
-// compare-and-delete) against which a trace's store operations are checked
-// for linearizability. It is empty until the checker lands (issue 3).
+// Package model checks a simulated run's Store operations for
+// linearizability with porcupine, against the Store contract written as a
+// sequential lease register.
+//
+// The register (register.go) holds one lease record or none. Read returns
+// it; Create publishes one if there is none; Renew and Takeover
+// compare-and-set (the record must equal the expected one); Release
+// compares-and-deletes. A read that finds the record corrupt (an empty or
+// half-written file) is never legal: a register has no such state, so the
+// seed's truncate-then-write window shows up as a violation. An operation
+// whose outcome is unknown (an I/O error, or no return because its process
+// died) may or may not have taken effect; if it wrote, the register holds
+// a wildcard record: its holder is known, its expiry is not, and the next
+// read of that holder's record fixes it.
+//
+//   - Register: the porcupine Model (a NondeterministicModel's ToModel);
+//     its operations are Input and Output values, its states State values.
+//   - FromTrace (history.go): a sim.Trace's EvStoreCall/EvStore pairs as a
+//     porcupine history, one client per (process, activity), metadata Who.
+//   - Check, CheckOps (check.go): run porcupine and return a Result, which
+//     names the first operation that could not be linearized (Culprit,
+//     Describe, Err) and writes porcupine's HTML visualization (WriteHTML).
+//
+// Intervals are porcupine's closed [Call, Return] in true ns: operations
+// whose endpoints coincide count as concurrent, which can hide a
+// violation but never invent one.
 package model

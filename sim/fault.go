@@ -44,7 +44,7 @@ const (
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr"}
 
 func (k FaultKind) String() string {
-	if k == contKind {
+	if k == Cont {
 		return "cont"
 	}
 	if int(k) < len(faultNames) && faultNames[k] != "" {

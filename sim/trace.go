@@ -25,7 +25,7 @@ const (
 	EvSend                      // a hand-off between activities
 	EvRecv                      // the other side of a hand-off
 	EvSignal                    // a signal handler was installed (Op OpSigaction) or ran
-	EvFault                     // a fault fired (Path describes it)
+	EvFault                     // a fault fired: N is its FaultKind, A its Dur (-1: no target), B its Delta; Path describes it
 	EvExit                      // the process ended (N: exit code, -9 for SIGKILL)
 	EvStore                     // a Store operation returned: Store, Res, record in A, B
 	EvStoreCall                 // a Store operation was called: Store, input record in A, B, holder in N
@@ -289,4 +289,26 @@ func flagString(f int) string {
 		}
 	}
 	return strings.Join(parts, "|")
+}
+
+// Excerpt returns the run between true times from and to as the post
+// shows it: the processes' stdout lines, with each fault and death marked
+// between them.
+func (tr *Trace) Excerpt(from, to time.Duration) []string {
+	var out []string
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.T < int64(from) || e.T > int64(to) {
+			continue
+		}
+		switch {
+		case e.Kind == EvLog && !e.Msg.Stderr():
+			out = append(out, fmt.Sprintf("%s [Process: %d] %s", elapsed(e.T), tr.Procs[e.Proc].PID, e.Msg.Format(e.A, e.B, time.UTC)))
+		case e.Kind == EvFault:
+			out = append(out, fmt.Sprintf("%s # FAULT %s", elapsed(e.T), tr.S(e.Path)))
+		case e.Kind == EvExit:
+			out = append(out, fmt.Sprintf("%s # process %d %s", elapsed(e.T), tr.Procs[e.Proc].PID, tr.describe(e)))
+		}
+	}
+	return out
 }

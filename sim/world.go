@@ -370,7 +370,7 @@ func (w *World) fire(f Fault, by *proc) {
 			}
 		}
 		if p == nil {
-			w.record(Event{Proc: -1, Kind: EvFault, Path: w.trace.str(f.String() + ": no leader, no effect")})
+			w.record(Event{Proc: -1, Kind: EvFault, N: int64(f.Kind), A: -1, Path: w.trace.str(f.String() + ": no leader, no effect")})
 			return
 		}
 	default:
@@ -379,7 +379,7 @@ func (w *World) fire(f Fault, by *proc) {
 	if p != nil && p.dead {
 		return
 	}
-	ev := Event{Proc: -1, Kind: EvFault, Path: w.trace.str(f.String())}
+	ev := Event{Proc: -1, Kind: EvFault, N: int64(f.Kind), A: int64(f.Dur), B: int64(f.Delta), Path: w.trace.str(f.String())}
 	if p != nil {
 		ev.Proc = int16(p.idx)
 		ev.Path = w.trace.str(fmt.Sprintf("%s (pid %d)", f, p.pid))
@@ -392,8 +392,8 @@ func (w *World) fire(f Fault, by *proc) {
 		p.signal()
 	case Stop:
 		p.stopped = true
-		w.faults = insertFault(w.faults, Fault{Kind: contKind, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
-	case contKind:
+		w.faults = insertFault(w.faults, Fault{Kind: Cont, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
+	case Cont:
 		p.cont()
 	case Skew:
 		p.clock.skew += int64(f.Delta)
@@ -404,8 +404,8 @@ func (w *World) fire(f Fault, by *proc) {
 	}
 }
 
-// contKind is SIGCONT, scheduled by a Stop fault.
-const contKind FaultKind = 100
+// Cont is SIGCONT. A Stop fault schedules it; it is not injected alone.
+const Cont FaultKind = 100
 
 func insertFault(fs []Fault, f Fault) []Fault {
 	i := sort.Search(len(fs), func(i int) bool { return fs[i].At > f.At })

@@ -511,7 +511,7 @@ func TestNormalize(t *testing.T) {
 		{"fault proc out of range", func(c *Config) { c.Faults = []Fault{{Kind: Kill, Proc: 2}} }, []string{"no process 2"}},
 		{"fault proc negative", func(c *Config) { c.Faults = []Fault{{Kind: Stop, Proc: -2, Dur: 1}} }, []string{"no process -2"}},
 		{"fault kind zero", func(c *Config) { c.Faults = []Fault{{Proc: 0}} }, []string{"unknown kind"}},
-		{"fault kind cont", func(c *Config) { c.Faults = []Fault{{Kind: contKind, Proc: 0}} }, []string{"unknown kind"}},
+		{"fault kind cont", func(c *Config) { c.Faults = []Fault{{Kind: Cont, Proc: 0}} }, []string{"unknown kind"}},
 		{"unknown call kind", func(c *Config) { c.Faults = []Fault{{Kind: Kill, Proc: 0, After: "frobnicate"}} }, []string{`"frobnicate"`, "open-excl"}},
 		{"crash point on leader", func(c *Config) { c.Faults = []Fault{{Kind: Kill, Proc: Leader, After: "write"}} }, []string{"leader"}},
 		{"fserr unknown call", func(c *Config) {

@@ -34,6 +34,11 @@ func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(forma
 const usage = `usage:
   leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]
                                                          run one of the post's experiments
+  leaselab check [-variant V | -all] [-runs N] [-seed S] [-procs P] [-faults LIST] [-scheduler random|pct]
+                 [-max-drift F] [-keep-going] [-props LIST] [-json]
+                                                         search random setups, schedules and faults for violations
+  leaselab replay -variant V -seed S [setup flags as check printed] [-json] [-trace] [-html FILE]
+                                                         replay one run exactly
   leaselab variants [-json]                              list the algorithm's variants
 scenarios: %s
 variants:  %s
@@ -47,6 +52,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	err := dispatch(args, stdout)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, errViolation) {
+		return 1
 	}
 	fmt.Fprintln(stderr, "leaselab:", err)
 	var ue usageError
@@ -65,11 +73,15 @@ func dispatch(args []string, stdout io.Writer) error {
 		return cmdScenario(args[1:], stdout)
 	case "variants":
 		return cmdVariants(args[1:], stdout)
+	case "check":
+		return cmdCheck(args[1:], stdout)
+	case "replay":
+		return cmdReplay(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
 		return nil
 	}
-	return usagef("unknown command %q (valid: scenario, variants, help)", args[0])
+	return usagef("unknown command %q (valid: scenario, check, replay, variants, help)", args[0])
 }
 
 // parse parses flags that may come before or after positional arguments.

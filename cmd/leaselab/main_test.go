@@ -57,7 +57,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"scenario", "steady", "-lease", "x"}, "invalid value"},
 		{[]string{"scenario"}, "kill-leader"},
 		{[]string{"scenario", "steady", "extra"}, "one NAME"},
-		{[]string{"frobnicate"}, "scenario, variants"},
+		{[]string{"frobnicate"}, "scenario, check, replay"},
 		{[]string{"variants", "x"}, "no arguments"},
 	} {
 		code, _, errOut := runCLI(c.args...)

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/spec"
+)
+
+// setupFlags are the flags that, with a seed, determine a run's setup;
+// check and replay share them so that a replay line reproduces its run.
+type setupFlags struct {
+	variant, faults, scheduler string
+	procs                      int
+	maxDrift                   float64
+	lease                      lease.Config
+}
+
+func (f *setupFlags) register(fs *flag.FlagSet, faultsDefault string) {
+	fs.StringVar(&f.variant, "variant", "seed", "variant to check (valid: "+lease.VariantNames()+")")
+	fs.IntVar(&f.procs, "procs", 0, "processes per run (0: 2 to 5, drawn per run)")
+	fs.StringVar(&f.faults, "faults", faultsDefault, "fault kinds: comma list of kill,term,stop,skew,drift,jump,fserr, or all, or none")
+	fs.StringVar(&f.scheduler, "scheduler", "random", "order of same-instant steps: random or pct")
+	fs.Float64Var(&f.maxDrift, "max-drift", 0.001, "largest clock rate error, as a fraction")
+	fs.DurationVar(&f.lease.LeaseDuration, "lease", 9*time.Second, "lease duration")
+	fs.DurationVar(&f.lease.RenewInterval, "renew", 3*time.Second, "renew interval")
+	fs.DurationVar(&f.lease.WatchInterval, "watch", 3*time.Second, "watch interval")
+}
+
+func (f *setupFlags) options() (sim.SetupOptions, error) {
+	kinds, err := sim.ParseFaults(f.faults)
+	if err != nil {
+		return sim.SetupOptions{}, usagef("-faults: %v", err)
+	}
+	if f.maxDrift < 0 || f.maxDrift >= 1 {
+		return sim.SetupOptions{}, usagef("-max-drift %v: want a fraction in [0, 1)", f.maxDrift)
+	}
+	o := sim.SetupOptions{Variant: f.variant, Procs: f.procs, Faults: kinds, MaxDriftPPM: int64(f.maxDrift*1e6 + 0.5),
+		Lease: f.lease, Scheduler: f.scheduler}
+	if o.MaxDriftPPM == 0 {
+		o.MaxDriftPPM = 1 // 0 would mean the default; a drift bound of 1 ppm is as good as none
+	}
+	if err := o.Normalize(); err != nil {
+		return o, usagef("%v", err)
+	}
+	return o, nil
+}
+
+func cmdCheck(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	var sf setupFlags
+	sf.register(fs, "all")
+	all := fs.Bool("all", false, "check every variant")
+	runs := fs.Int("runs", 1000, "runs per variant")
+	seed := fs.Uint64("seed", 1, "search seed: run i's seed is derived from it")
+	keep := fs.Bool("keep-going", false, "run all -runs instead of stopping at the first violation")
+	props := fs.String("props", "all", "properties to check (comma list)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	htmlDir := fs.String("html-dir", os.TempDir(), "where to write porcupine's visualisation of a linearizable-store violation")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("check takes flags only (got %s)", strings.Join(pos, " "))
+	}
+	if *runs <= 0 {
+		return usagef("-runs %d: want at least 1", *runs)
+	}
+	want, err := spec.ParseProperties(*props)
+	if err != nil {
+		return usagef("-props: %v", err)
+	}
+	variants := []string{sf.variant}
+	if *all {
+		variants = nil
+		for _, v := range lease.Variants() {
+			variants = append(variants, v.Name)
+		}
+	}
+	var reports []map[string]any
+	found := false
+	for _, v := range variants {
+		sf.variant = v
+		o, err := sf.options()
+		if err != nil {
+			return err
+		}
+		rep, err := spec.Search{Setup: o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want}.Run(nil)
+		if err != nil {
+			return err
+		}
+		found = found || len(rep.Found) > 0
+		j := reportJSON(rep, o, *htmlDir)
+		reports = append(reports, j)
+		if !*asJSON {
+			printReport(stdout, rep, o, j)
+		}
+	}
+	if *asJSON {
+		if len(reports) == 1 {
+			writeJSON(stdout, reports[0])
+		} else {
+			writeJSON(stdout, map[string]any{"variants": reports})
+		}
+	}
+	if found {
+		return errViolation
+	}
+	return nil
+}
+
+// errViolation makes the exit status 1 without another message.
+var errViolation = silentError{}
+
+type silentError struct{}
+
+func (silentError) Error() string { return "" }
+
+func reportJSON(rep spec.Report, o sim.SetupOptions, htmlDir string) map[string]any {
+	vs := []map[string]any{}
+	for i, f := range rep.Found {
+		v := map[string]any{"property": f.Property, "seed": f.RunSeed, "run": f.Run,
+			"at_s": f.At.Seconds(), "pids": f.PIDs, "detail": f.Detail, "replay": f.Replay}
+		if f.HTML != nil && i == firstOf(rep.Found, f.Property) {
+			path := filepath.Join(htmlDir, fmt.Sprintf("leaselab-%s-%d.html", rep.Variant, f.RunSeed))
+			if err := f.HTML(path); err == nil {
+				v["html"] = path
+			} else {
+				v["html_error"] = err.Error()
+			}
+		}
+		vs = append(vs, v)
+	}
+	rps := 0.0
+	if rep.Elapsed > 0 {
+		rps = float64(rep.Runs) / rep.Elapsed.Seconds()
+	}
+	return map[string]any{"variant": rep.Variant, "runs": rep.Runs, "faults": sim.FaultNames(o.Faults),
+		"scheduler": o.Scheduler, "violations": vs, "counts": rep.Counts, "runs_per_s": rps,
+		"wall_s": rep.Elapsed.Seconds()}
+}
+
+func firstOf(fs []spec.Found, prop string) int {
+	for i, f := range fs {
+		if f.Property == prop {
+			return i
+		}
+	}
+	return -1
+}
+
+func printReport(w io.Writer, rep spec.Report, o sim.SetupOptions, j map[string]any) {
+	fmt.Fprintf(w, "# check %s: %d runs, faults %s, scheduler %s\n", rep.Variant, rep.Runs, sim.FaultNames(o.Faults), o.Scheduler)
+	vs := j["violations"].([]map[string]any)
+	for i, f := range rep.Found {
+		fmt.Fprintf(w, "VIOLATION %s in run %d (seed %d) at %s\n  %s\n", f.Property, f.Run, f.RunSeed, fmtSecs(f.At), f.Detail)
+		fmt.Fprintf(w, "  setup: %s\n", f.Trace.Config)
+		for _, l := range f.Trace.Excerpt(f.At-2*o.Lease.WatchInterval-o.Lease.RenewInterval, f.At+time.Millisecond) {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+		if p, ok := vs[i]["html"]; ok {
+			fmt.Fprintf(w, "  porcupine: %s\n", p)
+		}
+		fmt.Fprintf(w, "  replay: %s\n", f.Replay)
+	}
+	var counts []string
+	for _, p := range spec.Properties {
+		if n := rep.Counts[p]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%s %d", p, n))
+		}
+	}
+	summary := "no violation"
+	if len(counts) > 0 {
+		summary = "runs with violations: " + strings.Join(counts, ", ")
+	}
+	fmt.Fprintf(w, "# %d runs in %.2f s (%.0f runs/s): %s\n", rep.Runs, rep.Elapsed.Seconds(), j["runs_per_s"], summary)
+}
+
+func fmtSecs(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
+}
+
+func cmdReplay(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	var sf setupFlags
+	sf.register(fs, "all")
+	seed := fs.Uint64("seed", 0, "the run's seed, as check printed it")
+	expect := fs.String("expect", "", "the setup fingerprint check printed; replay refuses a setup that differs")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	trace := fs.Bool("trace", false, "print every event, not only the log and faults")
+	htmlPath := fs.String("html", "", "write porcupine's visualisation here if the store history is not linearizable")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("replay takes flags only (got %s)", strings.Join(pos, " "))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["seed"] {
+		return usagef("replay needs -seed (from the replay line check printed)")
+	}
+	o, err := sf.options()
+	if err != nil {
+		return err
+	}
+	if h := spec.SetupHash(o, *seed); *expect != "" && h != *expect {
+		return usagef("setup mismatch: -seed %d with these flags gives setup %s, not %s; use the whole replay line check printed", *seed, h, *expect)
+	}
+	tr, err := sim.Run(sim.RandomSetup(o, *seed))
+	if err != nil {
+		return err
+	}
+	var full strings.Builder
+	tr.WriteTrace(&full)
+	sum := sha256.Sum256([]byte(full.String()))
+	var vs []map[string]any
+	var found []*spec.Violation
+	for _, v := range spec.Check(tr) {
+		if v.Violation != nil {
+			found = append(found, v.Violation)
+			m := map[string]any{"property": v.Property, "at_s": v.Violation.At.Seconds(), "pids": v.Violation.PIDs, "detail": v.Violation.Detail}
+			if v.Violation.HTML != nil && *htmlPath != "" {
+				if err := v.Violation.HTML(*htmlPath); err != nil {
+					return fmt.Errorf("writing %s: %w", *htmlPath, err)
+				}
+				m["html"] = *htmlPath
+			}
+			vs = append(vs, m)
+		}
+	}
+	if *asJSON {
+		if vs == nil {
+			vs = []map[string]any{}
+		}
+		writeJSON(stdout, map[string]any{"variant": o.Variant, "seed": *seed, "setup": tr.Config.String(),
+			"violations": vs, "trace_sha256": hex.EncodeToString(sum[:]), "events": len(tr.Events)})
+		return nil
+	}
+	fmt.Fprintf(stdout, "# replay %s\n# setup: %s\n", spec.ReplayCommand(o, *seed), tr.Config)
+	if *trace {
+		io.WriteString(stdout, full.String())
+	} else {
+		for _, l := range tr.Excerpt(0, tr.End) {
+			fmt.Fprintln(stdout, l)
+		}
+	}
+	for _, v := range found {
+		fmt.Fprintf(stdout, "VIOLATION %s\n", v)
+	}
+	if len(found) == 0 {
+		fmt.Fprintln(stdout, "# no violation")
+	}
+	fmt.Fprintf(stdout, "# trace sha256 %s\n", hex.EncodeToString(sum[:]))
+	return nil
+}

@@ -1,0 +1,115 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Result is the outcome of checking a trace's Store history against
+// Register.
+type Result struct {
+	// Linearizable is true when porcupine found a linearization.
+	Linearizable bool
+	// Unknown is true when the check timed out first; Linearizable is
+	// then false but no violation was found.
+	Unknown bool
+	// Ops is the history checked (FromTrace's).
+	Ops []porcupine.Operation
+	// Info holds the (partial) linearizations, for WriteHTML and Culprit.
+	Info porcupine.LinearizationInfo
+	// End is the true time at which the run stopped, in ns: an operation
+	// returning after it never returned.
+	End int64
+}
+
+// Check checks the Store operations of tr for linearizability against
+// Register. A timeout of 0 means none.
+func Check(tr *sim.Trace, timeout time.Duration) Result {
+	return CheckOps(FromTrace(tr), int64(tr.End), timeout)
+}
+
+// CheckOps checks a history (FromTrace's, or hand-written with Input and
+// Output values) against Register; end is as Result.End.
+func CheckOps(ops []porcupine.Operation, end int64, timeout time.Duration) Result {
+	res, info := porcupine.CheckOperationsVerbose(Register, ops, timeout)
+	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, Ops: ops, Info: info, End: end}
+}
+
+// WriteHTML writes porcupine's visualization of the history and its
+// (partial) linearizations to path.
+func (r Result) WriteHTML(path string) error {
+	return porcupine.VisualizePath(Register, r.Info, path)
+}
+
+// Culprit returns the first operation that could not be linearized: of
+// the operations missing from the longest partial linearization, the one
+// that returned first. ok is false when the history is linearizable or
+// the check gave no partial linearizations.
+func (r Result) Culprit() (op porcupine.Operation, ok bool) {
+	if r.Linearizable || r.Unknown {
+		return op, false
+	}
+	parts := r.Info.PartialLinearizations()
+	if len(parts) == 0 {
+		return op, false
+	}
+	var longest []int
+	for _, p := range parts[0] {
+		if len(p) > len(longest) {
+			longest = p
+		}
+	}
+	in := make([]bool, len(r.Ops))
+	for _, id := range longest {
+		in[id] = true
+	}
+	best := -1
+	for i, o := range r.Ops {
+		if in[i] {
+			continue
+		}
+		if best < 0 || o.Return < r.Ops[best].Return || o.Return == r.Ops[best].Return && o.Call < r.Ops[best].Call {
+			best = i
+		}
+	}
+	if best < 0 {
+		return op, false
+	}
+	return r.Ops[best], true
+}
+
+// Describe renders op as "300/watch takeover({100 1760476487}) by 300 → ok
+// {300 1760476499} at 12.100341s", with its return time (or its call
+// time and "never returned").
+func (r Result) Describe(op porcupine.Operation) string {
+	s := describeOp(op.Input.(Input), op.Output.(Output))
+	if op.Metadata != nil {
+		s = fmt.Sprint(op.Metadata) + " " + s
+	}
+	if r.End > 0 && op.Return > r.End {
+		return s + " called at " + secs(op.Call) + ", never returned"
+	}
+	return s + " at " + secs(op.Return)
+}
+
+// Err returns nil for a linearizable history and otherwise an error naming
+// the first operation that could not be linearized.
+func (r Result) Err() error {
+	switch {
+	case r.Linearizable:
+		return nil
+	case r.Unknown:
+		return errors.New("store linearizability unknown: the check timed out")
+	}
+	if op, ok := r.Culprit(); ok {
+		return errors.New("store not linearizable: " + r.Describe(op))
+	}
+	return errors.New("store not linearizable")
+}
+
+// secs prints true ns as seconds with six decimals, as the trace does.
+func secs(ns int64) string { return fmt.Sprintf("%d.%06ds", ns/1e9, ns%1e9/1e3) }

@@ -1,0 +1,70 @@
+package model
+
+import (
+	"strconv"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Who is an operation's metadata: the process and activity that called it.
+type Who struct {
+	PID int
+	Act string
+}
+
+func (w Who) String() string { return strconv.Itoa(w.PID) + "/" + w.Act }
+
+// FromTrace returns the trace's Store operations as a porcupine history,
+// in order of call. Each (process, activity) pair is one client, numbered
+// in order of first appearance: the activities of one process run
+// concurrently (a signal handler's Release can overlap the renew loop's
+// Renew), and porcupine requires a client's operations to be sequential.
+// Call and Return are the call and return events' true times in ns. An
+// operation that never returned (its process died, or the run ended
+// first) has Output ResUnknown and returns after every event of the trace:
+// it may or may not have taken effect, at any point after its call.
+// Metadata is a Who.
+func FromTrace(tr *sim.Trace) []porcupine.Operation {
+	type key struct{ proc, act int16 }
+	clients := map[key]int{}
+	pending := map[key]int{} // index in ops of the pair's outstanding call
+	var ops []porcupine.Operation
+	var last int64
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		last = max(last, e.T)
+		k := key{e.Proc, e.Act}
+		switch e.Kind {
+		case sim.EvStoreCall:
+			id, ok := clients[k]
+			if !ok {
+				id = len(clients)
+				clients[k] = id
+			}
+			pending[k] = len(ops)
+			ops = append(ops, porcupine.Operation{
+				ClientId: id,
+				Input:    Input{Op: e.Store, Rec: lease.Record{Holder: e.A, Until: e.B}, Holder: e.N},
+				Call:     e.T,
+				Output:   Output{Res: sim.ResUnknown},
+				Return:   -1,
+				Metadata: Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act]},
+			})
+		case sim.EvStore:
+			j, ok := pending[k]
+			if !ok {
+				continue // a return without a call: not from recStore
+			}
+			delete(pending, k)
+			ops[j].Output = Output{Res: e.Res, Rec: lease.Record{Holder: e.A, Until: e.B}}
+			ops[j].Return = e.T
+		}
+	}
+	never := max(last, int64(tr.End)) + 1
+	for _, j := range pending {
+		ops[j].Return = never
+	}
+	return ops
+}

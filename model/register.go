@@ -1,0 +1,209 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Input is the call of a Store operation.
+type Input struct {
+	Op sim.StoreOp
+	// Rec is the record the caller expects to be current: cur for Renew
+	// and Release, stale for Takeover; zero for Read and Create.
+	Rec lease.Record
+	// Holder is the process the operation writes a record for: Create's
+	// and Takeover's holder, cur.Holder for Renew and Release; 0 for Read.
+	Holder int64
+}
+
+// Output is how a Store operation returned.
+type Output struct {
+	Res sim.StoreRes
+	// Rec is the record returned: Read's, or the one Create, Renew or
+	// Takeover wrote. Zero otherwise.
+	Rec lease.Record
+}
+
+// State is the register's content: no record, a record, or (Wild) a record
+// whose holder is known and whose expiry is not, left by an operation that
+// may have written it but never said what it wrote.
+type State struct {
+	Present bool
+	Wild    bool
+	Rec     lease.Record // Until is meaningless when Wild
+}
+
+var empty = State{}
+
+func record(r lease.Record) State { return State{Present: true, Rec: r} }
+func wild(holder int64) State {
+	return State{Present: true, Wild: true, Rec: lease.Record{Holder: holder}}
+}
+
+// is reports whether the register can hold exactly r: a record equal to
+// r, or a wildcard record for r's holder.
+func (s State) is(r lease.Record) bool {
+	if !s.Present {
+		return false
+	}
+	if s.Wild {
+		return s.Rec.Holder == r.Holder
+	}
+	return s.Rec == r
+}
+
+// isNot reports whether the register can hold something other than r. A
+// wildcard record for r's holder can: its expiry may differ. (The state
+// then stays a wildcard, a slight over-approximation: it could exclude
+// r.Until.)
+func (s State) isNot(r lease.Record) bool { return !s.Present || s.Wild || s.Rec != r }
+
+// writer is the holder of the record a write operation publishes: Renew
+// keeps cur's holder, Create and Takeover write their holder's.
+func writer(in Input) int64 {
+	if in.Op == sim.StoreRenew {
+		return in.Rec.Holder
+	}
+	return in.Holder
+}
+
+// step is the register's transition relation: the states that can follow
+// s when the operation in returns out. None means out is impossible.
+func step(s State, in Input, out Output) []State {
+	if out.Res == sim.ResUnknown {
+		// An I/O error, or no return at all: the operation may or may not
+		// have taken effect, and it said nothing about what it saw. For a
+		// write we also do not know the expiry it stamped.
+		switch {
+		case in.Op == sim.StoreCreate && !s.Present:
+			return []State{s, wild(in.Holder)}
+		case (in.Op == sim.StoreRenew || in.Op == sim.StoreTakeover) && s.is(in.Rec):
+			return []State{s, wild(writer(in))}
+		case in.Op == sim.StoreRelease && s.is(in.Rec):
+			return []State{s, empty}
+		}
+		return []State{s}
+	}
+	switch in.Op {
+	case sim.StoreRead:
+		switch out.Res {
+		case sim.ResOK:
+			if s.is(out.Rec) {
+				return []State{record(out.Rec)}
+			}
+		case sim.ResNotFound:
+			if !s.Present {
+				return []State{s}
+			}
+		}
+		// ResCorrupt is never legal: a register holds a whole record or
+		// none, never an empty or half-written one.
+	case sim.StoreCreate:
+		switch out.Res {
+		case sim.ResOK:
+			if !s.Present && out.Rec.Holder == in.Holder {
+				return []State{record(out.Rec)}
+			}
+		case sim.ResExists:
+			if s.Present {
+				return []State{s}
+			}
+		}
+	case sim.StoreRenew, sim.StoreTakeover, sim.StoreRelease:
+		switch out.Res {
+		case sim.ResOK:
+			if !s.is(in.Rec) {
+				break
+			}
+			if in.Op == sim.StoreRelease {
+				return []State{empty}
+			}
+			if out.Rec.Holder == writer(in) {
+				return []State{record(out.Rec)}
+			}
+		case sim.ResConflict:
+			if s.isNot(in.Rec) {
+				return []State{s}
+			}
+		}
+	}
+	// Any other outcome (NotFound from a write, Exists from a renew) is
+	// not one the Store contract has.
+	return nil
+}
+
+// nondeterministic is the register as porcupine's nondeterministic model;
+// Register is its power-set construction.
+var nondeterministic = porcupine.NondeterministicModel{
+	Init: func() []any { return []any{empty} },
+	Step: func(state, input, output any) []any {
+		next := step(state.(State), input.(Input), output.(Output))
+		r := make([]any, len(next))
+		for i, s := range next {
+			r[i] = s
+		}
+		return r
+	},
+	Equal: func(a, b any) bool { return a.(State) == b.(State) },
+	Hash: func(state any) uint64 {
+		s := state.(State)
+		h := uint64(s.Rec.Holder)*0x9e3779b97f4a7c15 ^ uint64(s.Rec.Until)*0xc2b2ae3d27d4eb4f
+		if s.Present {
+			h ^= 1
+		}
+		if s.Wild {
+			h ^= 2
+		}
+		return h
+	},
+	DescribeOperation: func(input, output any) string {
+		return describeOp(input.(Input), output.(Output))
+	},
+	DescribeState:             func(state any) string { return describeState(state.(State)) },
+	DescribeOperationMetadata: func(md any) string { return fmt.Sprint(md) },
+}
+
+// Register is the Store contract as a sequential lease register: one
+// record or none; Read; Create if absent; Renew and Takeover, which
+// compare-and-set; Release, which compares-and-deletes. Operations are
+// Input and Output values; states are State sets.
+var Register = nondeterministic.ToModel()
+
+func recString(r lease.Record) string { return fmt.Sprintf("{%d %d}", r.Holder, r.Until) }
+
+// describeOp renders an operation as "takeover({100 1760476487}) by 200 →
+// ok {200 1760476499}" or "read → corrupt".
+func describeOp(in Input, out Output) string {
+	var call string
+	switch in.Op {
+	case sim.StoreRead:
+		call = "read"
+	case sim.StoreCreate:
+		call = fmt.Sprintf("create by %d", in.Holder)
+	case sim.StoreTakeover:
+		call = fmt.Sprintf("takeover(%s) by %d", recString(in.Rec), in.Holder)
+	default:
+		call = fmt.Sprintf("%s(%s)", in.Op, recString(in.Rec))
+	}
+	ret := out.Res.String()
+	if out.Res == sim.ResOK && in.Op != sim.StoreRelease {
+		ret += " " + recString(out.Rec)
+	}
+	return call + " → " + ret
+}
+
+// describeState renders a state as "empty", "{200 1760476508} until
+// 21:15:08" or "{200 ?}" (a wildcard).
+func describeState(s State) string {
+	switch {
+	case !s.Present:
+		return "empty"
+	case s.Wild:
+		return fmt.Sprintf("{%d ?}", s.Rec.Holder)
+	}
+	return fmt.Sprintf("%s until %s", recString(s.Rec), time.Unix(s.Rec.Until, 0).UTC().Format("15:04:05"))
+}

@@ -1,0 +1,204 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// SetupOptions are the knobs of a random search; together with a run's
+// seed they determine its setup (RandomSetup).
+type SetupOptions struct {
+	Variant string
+	// Procs is the number of processes; 0 draws 2 to 5.
+	Procs int
+	// Faults are the kinds of fault a run may get.
+	Faults []FaultKind
+	// MaxDriftPPM bounds drift rates (default 1000: 0.1%).
+	MaxDriftPPM int64
+	// Lease holds the intervals (zero: the post's).
+	Lease lease.Config
+	// Scheduler is "random" (default) or "pct".
+	Scheduler string
+}
+
+// FaultKinds are the injectable fault kinds, in the order names list them.
+var FaultKinds = []FaultKind{Kill, Term, Stop, Skew, Drift, Jump, FSError}
+
+// ParseFaults parses "kill,term", "all" or "none".
+func ParseFaults(s string) ([]FaultKind, error) {
+	switch s {
+	case "all":
+		return append([]FaultKind(nil), FaultKinds...), nil
+	case "none", "":
+		return nil, nil
+	}
+	var out []FaultKind
+	seen := map[FaultKind]bool{}
+	for _, name := range strings.Split(s, ",") {
+		k, ok := faultByName(strings.TrimSpace(name))
+		if !ok {
+			return nil, fmt.Errorf("unknown fault %q (valid: kill, term, stop, skew, drift, jump, fserr, all, none)", name)
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+// FaultNames prints kinds as ParseFaults reads them.
+func FaultNames(kinds []FaultKind) string {
+	if len(kinds) == 0 {
+		return "none"
+	}
+	if len(kinds) == len(FaultKinds) {
+		return "all"
+	}
+	var names []string
+	for _, k := range kinds {
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ",")
+}
+
+func faultByName(name string) (FaultKind, bool) {
+	for _, k := range FaultKinds {
+		if k.String() == name {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// Normalize fills in defaults and validates the options.
+func (o *SetupOptions) Normalize() error {
+	if o.Variant == "" {
+		o.Variant = "seed"
+	}
+	if _, err := lease.LookupVariant(o.Variant); err != nil {
+		return err
+	}
+	if o.Procs < 0 || o.Procs > 64 {
+		return fmt.Errorf("-procs %d: want 1 to 64 (0 draws 2 to 5)", o.Procs)
+	}
+	if o.MaxDriftPPM == 0 {
+		o.MaxDriftPPM = 1000
+	}
+	if o.MaxDriftPPM < 0 || o.MaxDriftPPM >= 1e6 {
+		return fmt.Errorf("max drift %d ppm: want 0 to 999999", o.MaxDriftPPM)
+	}
+	if o.Lease.LeaseDuration == 0 && o.Lease.RenewInterval == 0 && o.Lease.WatchInterval == 0 {
+		o.Lease = lease.DefaultConfig()
+	}
+	if err := o.Lease.Validate(); err != nil {
+		return err
+	}
+	switch o.Scheduler {
+	case "":
+		o.Scheduler = "random"
+	case "random", "pct":
+	default:
+		return fmt.Errorf("unknown scheduler %q (valid: random, pct)", o.Scheduler)
+	}
+	return nil
+}
+
+// The setup generator draws what makes races reachable (DESIGN.md): start
+// offsets that coincide, as when a supervisor starts processes together;
+// system calls that take time; timers that fire late. Fault magnitudes are
+// the same for every variant, so results compare: pauses up to twice the
+// lease, clock offsets and jumps up to plus or minus the lease, drift up to
+// MaxDriftPPM.
+
+// crashCalls are the call kinds a crash point may follow.
+var crashCalls = []string{"open-excl", "open-create", "open-trunc", "write", "close", "fsync", "read", "stat", "remove", "rename", "link", "log"}
+
+// errCalls are the call kinds an injected I/O error may hit.
+var errCalls = []string{"open-excl", "open-create", "open-trunc", "write", "close", "fsync", "read", "remove", "rename", "link"}
+
+// RandomSetup returns the setup of the run with the given seed: a pure
+// function of (o, seed), so that a run found by a search is replayed from
+// its seed alone. o must be normalized.
+func RandomSetup(o SetupOptions, seed uint64) Config {
+	rng := rand.New(rand.NewPCG(seed, 0x5e7))
+	lc := o.Lease
+	lc.Callbacks = lease.Callbacks{}
+	cfg := Config{
+		Variant: o.Variant,
+		Lease:   lc,
+		Seed:    rng.Uint64(),
+		Horizon: 4 * (lc.LeaseDuration + lc.WatchInterval),
+	}
+	n := o.Procs
+	if n == 0 {
+		n = 2 + rng.IntN(4)
+	}
+	// One to three launch instants in the first two seconds; a process
+	// starts at one of them, exactly or within 200 µs.
+	var launches []time.Duration
+	for range 1 + rng.IntN(3) {
+		launches = append(launches, time.Duration(rng.IntN(2000))*time.Millisecond)
+	}
+	for i := range n {
+		start := launches[rng.IntN(len(launches))]
+		if rng.IntN(2) == 0 {
+			start += time.Duration(rng.IntN(200_000))
+		}
+		cfg.Procs = append(cfg.Procs, ProcSpec{PID: 1000 + 7*i + rng.IntN(7), Start: start})
+	}
+	cfg.SyscallMin = time.Duration(1+rng.IntN(10)) * time.Microsecond
+	cfg.SyscallMax = cfg.SyscallMin + time.Duration(rng.IntN(100))*time.Microsecond
+	cfg.TimerLateMax = time.Duration(rng.IntN(1000)) * time.Microsecond
+	if o.Scheduler == "pct" {
+		cfg.Scheduler = NewPCT(rng.Uint64(), 3, 200)
+	}
+	if len(o.Faults) == 0 {
+		return cfg
+	}
+	lease := lc.LeaseDuration
+	span := int64(cfg.Horizon * 3 / 4)
+	for range 1 + rng.IntN(4) {
+		f := Fault{Kind: o.Faults[rng.IntN(len(o.Faults))], At: time.Duration(rng.Int64N(span))}
+		f.Proc = rng.IntN(n)
+		if rng.IntN(2) == 0 && f.Kind != Jump && f.Kind != FSError {
+			f.Proc = Leader
+		}
+		switch f.Kind {
+		case Kill:
+			if rng.IntN(2) == 0 {
+				f.Proc = rng.IntN(n)
+				f.After = crashCalls[rng.IntN(len(crashCalls))]
+				f.Nth = 1 + rng.IntN(4)
+			}
+		case Stop:
+			f.Dur = time.Duration(1 + rng.Int64N(int64(2*lease)))
+		case Skew, Jump:
+			f.Delta = time.Duration(rng.Int64N(int64(2*lease)+1)) - lease
+			if f.Kind == Skew && f.Proc == Leader {
+				f.Proc = rng.IntN(n)
+			}
+			if f.Kind == Skew && rng.IntN(2) == 0 {
+				f.At = 0 // a process whose clock is off from the start
+			}
+		case Drift:
+			f.PPM = rng.Int64N(2*o.MaxDriftPPM+1) - o.MaxDriftPPM
+			if f.Proc == Leader {
+				f.Proc = rng.IntN(n)
+			}
+		case FSError:
+			f.Call = errCalls[rng.IntN(len(errCalls))]
+			f.Nth = 1 + rng.IntN(4)
+			f.Errno = []syscall.Errno{syscall.EIO, syscall.ENOSPC}[rng.IntN(2)]
+		}
+		cfg.Faults = append(cfg.Faults, f)
+	}
+	return cfg
+}

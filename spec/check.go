@@ -1,0 +1,129 @@
+package spec
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Search is a random search over setups, schedules and faults.
+type Search struct {
+	Setup sim.SetupOptions
+	Runs  int
+	// Seed derives every run's seed (RunSeed).
+	Seed uint64
+	// KeepGoing searches all Runs instead of stopping at the first run
+	// with a violation.
+	KeepGoing bool
+	// Properties to check (nil: all).
+	Properties []string
+}
+
+// Found is a violation found by a search, with what replays it.
+type Found struct {
+	Violation
+	Run     int    // index of the run in the search
+	RunSeed uint64 // its seed: RandomSetup(Setup, RunSeed) is its setup
+	Replay  string // the command line that replays it
+	Trace   *sim.Trace
+}
+
+// Report is a search's outcome.
+type Report struct {
+	Variant string
+	Runs    int // runs done
+	Found   []Found
+	// Counts is how many runs violated each property.
+	Counts  map[string]int
+	Elapsed time.Duration
+}
+
+// RunSeed is the seed of run i of a search seeded with seed (splitmix64).
+func RunSeed(seed uint64, i int) uint64 {
+	z := seed + uint64(i+1)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// keepTraces bounds how many violating traces a search keeps per property.
+const keepTraces = 3
+
+// Run runs the search. progress, if set, is called after each run.
+func (s Search) Run(progress func(done, found int)) (Report, error) {
+	if err := s.Setup.Normalize(); err != nil {
+		return Report{}, err
+	}
+	if s.Runs <= 0 {
+		return Report{}, fmt.Errorf("-runs %d: want at least 1", s.Runs)
+	}
+	want := map[string]bool{}
+	for _, p := range s.Properties {
+		want[p] = true
+	}
+	rep := Report{Variant: s.Setup.Variant, Counts: map[string]int{}}
+	start := time.Now()
+	for i := 0; i < s.Runs; i++ {
+		seed := RunSeed(s.Seed, i)
+		tr, err := sim.Run(sim.RandomSetup(s.Setup, seed))
+		if err != nil {
+			return rep, err
+		}
+		rep.Runs++
+		kept, bad := false, false
+		for _, v := range Check(tr) {
+			if v.Violation == nil || len(want) > 0 && !want[v.Property] {
+				continue
+			}
+			bad = true
+			rep.Counts[v.Property]++
+			if rep.Counts[v.Property] <= keepTraces {
+				rep.Found = append(rep.Found, Found{Violation: *v.Violation, Run: i, RunSeed: seed,
+					Replay: ReplayCommand(s.Setup, seed), Trace: tr})
+				kept = true
+			}
+		}
+		if !kept {
+			tr.Release()
+		}
+		if progress != nil {
+			progress(rep.Runs, len(rep.Found))
+		}
+		if bad && !s.KeepGoing {
+			break
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// SetupFlags prints the flags that, with a seed, determine a run's setup.
+func SetupFlags(o sim.SetupOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-variant %s -procs %d -faults %s -scheduler %s", o.Variant, o.Procs, sim.FaultNames(o.Faults), o.Scheduler)
+	if o.MaxDriftPPM != 1000 {
+		fmt.Fprintf(&b, " -max-drift %s", strconv.FormatFloat(float64(o.MaxDriftPPM)/1e6, 'g', -1, 64))
+	}
+	if d := lease.DefaultConfig(); o.Lease.LeaseDuration != d.LeaseDuration || o.Lease.RenewInterval != d.RenewInterval || o.Lease.WatchInterval != d.WatchInterval {
+		fmt.Fprintf(&b, " -lease %v -renew %v -watch %v", o.Lease.LeaseDuration, o.Lease.RenewInterval, o.Lease.WatchInterval)
+	}
+	return b.String()
+}
+
+// SetupHash fingerprints the setup a seed gives under o, so that a replay
+// can tell when its flags do not reproduce the run it was printed for.
+func SetupHash(o sim.SetupOptions, seed uint64) string {
+	h := fnv.New64a()
+	h.Write([]byte(o.Scheduler + " " + sim.RandomSetup(o, seed).String()))
+	return fmt.Sprintf("%016x", h.Sum64())[:10]
+}
+
+// ReplayCommand is the command line that replays run seed of a search.
+func ReplayCommand(o sim.SetupOptions, seed uint64) string {
+	return fmt.Sprintf("leaselab replay %s -seed %d -expect %s", SetupFlags(o), seed, SetupHash(o, seed))
+}

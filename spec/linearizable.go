@@ -1,0 +1,31 @@
+package spec
+
+import (
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// LinearizeTimeout bounds porcupine's search on one run's history. A run
+// has a few hundred store operations on one register; the check takes
+// microseconds to milliseconds. A timeout is reported, never taken as a
+// pass.
+var LinearizeTimeout = 10 * time.Second
+
+// CheckLinearizable checks the run's Store history against the lease
+// register model (package model) with porcupine.
+func CheckLinearizable(tr *sim.Trace) *Violation {
+	r := model.Check(tr, LinearizeTimeout)
+	if r.Linearizable {
+		return nil
+	}
+	v := &Violation{Property: LinearizableStore, At: tr.End, Detail: r.Err().Error(), HTML: r.WriteHTML}
+	if op, ok := r.Culprit(); ok {
+		v.At = time.Duration(min(op.Return, int64(tr.End)))
+		if w, ok := op.Metadata.(model.Who); ok {
+			v.PIDs = []int{w.PID}
+		}
+	}
+	return v
+}

@@ -1,0 +1,312 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// The property names, fixed: the CLI and the tests print them.
+const (
+	ExclusiveLeadership = "exclusive-leadership"
+	Fencing             = "fencing"
+	NoWedge             = "no-wedge"
+	FailoverBound       = "failover-bound"
+	LinearizableStore   = "linearizable-store"
+)
+
+// Properties lists every property in the order they are checked.
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore}
+
+// Violation is the first point at which a run breaks a property.
+type Violation struct {
+	Property string
+	At       time.Duration // true time of the violation
+	PIDs     []int         // the processes involved
+	Events   []int         // indices of the trace events that show it
+	Detail   string
+	// HTML is set for linearizable-store: porcupine's visualisation, to
+	// be written to a file on request.
+	HTML func(path string) error
+}
+
+func (v *Violation) String() string {
+	return fmt.Sprintf("%s at %s: %s", v.Property, secs(v.At), v.Detail)
+}
+
+// Verdict is one property's result on one run.
+type Verdict struct {
+	Property   string
+	Applicable bool // false: the variant lacks what the property is about (fencing without epochs)
+	Violation  *Violation
+}
+
+// Slack absorbs what is not the algorithm's: system-call latency and timer
+// lateness between a lease's expiry and the step that notices it.
+const Slack = 100 * time.Millisecond
+
+// Bounds are the times the liveness properties allow.
+type Bounds struct {
+	// Wedge: the longest a live, unpaused process may go without any
+	// process leading: lease + watch + the variant's clock tolerance.
+	Wedge time.Duration
+	// Kill and Term: the longest from a SIGKILL (SIGTERM) of the leader
+	// to the next leader.
+	Kill, Term time.Duration
+}
+
+// BoundsFor returns the bounds for a run of variant v with config c.
+func BoundsFor(v lease.Variant, c lease.Config) Bounds {
+	b := c.LeaseDuration + c.WatchInterval + v.ClockTolerance + Slack
+	return Bounds{Wedge: b, Kill: b, Term: c.WatchInterval + Slack}
+}
+
+// Check evaluates every property on a run.
+func Check(tr *sim.Trace) []Verdict {
+	v, err := lease.LookupVariant(tr.Config.Variant)
+	if err != nil {
+		panic(err) // a trace is made from a valid config
+	}
+	b := BoundsFor(v, tr.Config.Lease)
+	iv := tr.Leadership()
+	return []Verdict{
+		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
+		{Property: Fencing, Applicable: v.Epochs},
+		{Property: NoWedge, Applicable: true, Violation: CheckNoWedge(tr, iv, b)},
+		{Property: FailoverBound, Applicable: true, Violation: CheckFailover(tr, iv, b)},
+		{Property: LinearizableStore, Applicable: true, Violation: CheckLinearizable(tr)},
+	}
+}
+
+// CheckExclusive reports the first instant at which two processes lead at
+// once. An interval runs from becoming leader to stepping down or dying
+// (the seed variants have no local deadline); a paused leader still leads.
+func CheckExclusive(tr *sim.Trace, iv []sim.Interval) *Violation {
+	var first *Violation
+	for i := range iv {
+		for j := range iv {
+			a, b := iv[i], iv[j]
+			if a.Proc >= b.Proc || a.From >= b.To || b.From >= a.To {
+				continue
+			}
+			at := max(a.From, b.From)
+			if first == nil || time.Duration(at) < first.At {
+				first = &Violation{Property: ExclusiveLeadership, At: time.Duration(at),
+					PIDs:   []int{tr.Procs[a.Proc].PID, tr.Procs[b.Proc].PID},
+					Events: []int{roleEvent(tr, a.Proc, a.From), roleEvent(tr, b.Proc, b.From)},
+					Detail: fmt.Sprintf("processes %d (leading since %s) and %d (since %s) both lead",
+						tr.Procs[a.Proc].PID, secs(time.Duration(a.From)), tr.Procs[b.Proc].PID, secs(time.Duration(b.From)))}
+			}
+		}
+	}
+	return first
+}
+
+func roleEvent(tr *sim.Trace, p int, t int64) int {
+	for i, e := range tr.Events {
+		if e.Kind == sim.EvRole && int(e.Proc) == p && e.T == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// span is a half-open interval of true time.
+type span struct{ from, to int64 }
+
+// eligible returns, for each process, when it was alive and not paused:
+// the times at which it could have become leader.
+func eligible(tr *sim.Trace) [][]span {
+	out := make([][]span, len(tr.Procs))
+	end := int64(tr.End)
+	from := make([]int64, len(tr.Procs))
+	on := make([]bool, len(tr.Procs))
+	dead := make([]bool, len(tr.Procs))
+	for i, p := range tr.Procs {
+		from[i], on[i] = int64(p.Start), true
+	}
+	stop := func(p int, t int64) {
+		if on[p] {
+			if t > from[p] {
+				out[p] = append(out[p], span{from[p], t})
+			}
+			on[p] = false
+		}
+	}
+	for _, e := range tr.Events {
+		if e.Proc < 0 {
+			continue
+		}
+		p := int(e.Proc)
+		switch {
+		case e.Kind == sim.EvExit:
+			stop(p, e.T)
+			dead[p] = true
+		case e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Stop && e.A >= 0:
+			stop(p, e.T)
+		case e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Cont && !dead[p] && !on[p]:
+			from[p], on[p] = e.T, true
+		}
+	}
+	for p := range out {
+		if on[p] && !dead[p] {
+			stop(p, end)
+		}
+	}
+	return out
+}
+
+// leaderless returns the maximal spans with no leader, from the first
+// process start to the end of the run.
+func leaderless(tr *sim.Trace, iv []sim.Interval) []span {
+	type edge struct {
+		t int64
+		d int
+	}
+	var edges []edge
+	for _, x := range iv {
+		edges = append(edges, edge{x.From, 1}, edge{x.To, -1})
+	}
+	sort.Slice(edges, func(i, j int) bool { return edges[i].t < edges[j].t || edges[i].t == edges[j].t && edges[i].d > edges[j].d })
+	var out []span
+	start := int64(tr.Procs[0].Start)
+	for _, p := range tr.Procs {
+		start = min(start, int64(p.Start))
+	}
+	n, gapFrom := 0, start
+	for _, e := range edges {
+		if n == 0 && e.d > 0 && e.t > gapFrom {
+			out = append(out, span{gapFrom, e.t})
+		}
+		n += e.d
+		if n == 0 {
+			gapFrom = e.t
+		}
+	}
+	if n == 0 && int64(tr.End) > gapFrom {
+		out = append(out, span{gapFrom, int64(tr.End)})
+	}
+	return out
+}
+
+// CheckNoWedge reports the first time some process was alive and unpaused
+// for longer than b.Wedge while no process led.
+func CheckNoWedge(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
+	el := eligible(tr)
+	var first *Violation
+	for _, g := range leaderless(tr, iv) {
+		for p, spans := range el {
+			for _, s := range spans {
+				from, to := max(g.from, s.from), min(g.to, s.to)
+				if to-from <= int64(b.Wedge) {
+					continue
+				}
+				at := time.Duration(from) + b.Wedge
+				if first == nil || at < first.At {
+					first = &Violation{Property: NoWedge, At: at, PIDs: []int{tr.Procs[p].PID},
+						Detail: fmt.Sprintf("no leader from %s to %s although process %d was alive and running (bound %v)",
+							secs(time.Duration(g.from)), secs(time.Duration(g.to)), tr.Procs[p].PID, b.Wedge)}
+				}
+			}
+		}
+	}
+	return first
+}
+
+// CheckFailover reports the first SIGKILL (SIGTERM) of a leader not
+// followed by a new leader within b.Kill (b.Term), when some other process
+// was alive and unpaused all that time and the run lasted long enough.
+func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
+	el := eligible(tr)
+	for i, e := range tr.Events {
+		if e.Kind != sim.EvFault || e.Proc < 0 || e.A < 0 {
+			continue
+		}
+		kind := sim.FaultKind(e.N)
+		if kind != sim.Kill && kind != sim.Term {
+			continue
+		}
+		victim := int(e.Proc)
+		if !leadingAt(iv, victim, e.T) {
+			continue
+		}
+		bound, name := b.Kill, "SIGKILL"
+		if kind == sim.Term {
+			bound, name = b.Term, "SIGTERM"
+		}
+		deadline := e.T + int64(bound)
+		if deadline > int64(tr.End) {
+			continue
+		}
+		if newLeaderIn(iv, victim, e.T, deadline) {
+			continue
+		}
+		for p, spans := range el {
+			if p == victim || !covers(spans, e.T, deadline) {
+				continue
+			}
+			return &Violation{Property: FailoverBound, At: time.Duration(deadline),
+				PIDs: []int{tr.Procs[victim].PID, tr.Procs[p].PID}, Events: []int{i},
+				Detail: fmt.Sprintf("%s of leader %d at %s: no new leader within %v although process %d was running",
+					name, tr.Procs[victim].PID, secs(time.Duration(e.T)), bound, tr.Procs[p].PID)}
+		}
+	}
+	return nil
+}
+
+func leadingAt(iv []sim.Interval, p int, t int64) bool {
+	for _, x := range iv {
+		if x.Proc == p && x.From <= t && t <= x.To {
+			return true
+		}
+	}
+	return false
+}
+
+// newLeaderIn reports whether a process other than victim began leading in
+// (from, to], or was already leading at from (then the victim was not the
+// only leader, which exclusive-leadership reports).
+func newLeaderIn(iv []sim.Interval, victim int, from, to int64) bool {
+	for _, x := range iv {
+		if x.Proc != victim && x.From <= to && x.To > from {
+			return true
+		}
+	}
+	return false
+}
+
+func covers(spans []span, from, to int64) bool {
+	for _, s := range spans {
+		if s.from <= from && to <= s.to {
+			return true
+		}
+	}
+	return false
+}
+
+func secs(d time.Duration) string {
+	return fmt.Sprintf("%d.%06ds", d/time.Second, d%time.Second/time.Microsecond)
+}
+
+// ParseProperties parses a comma list of property names ("" or "all": every one).
+func ParseProperties(s string) ([]string, error) {
+	if s == "" || s == "all" {
+		return Properties, nil
+	}
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		ok := false
+		for _, p := range Properties {
+			ok = ok || p == name
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown property %q (valid: %s)", name, strings.Join(Properties, ", "))
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
