@@ -47,8 +47,11 @@ func (r Result) WriteHTML(path string) error {
 
 // Culprit returns the first operation that could not be linearized: of
 // the operations missing from the longest partial linearization, the one
-// that returned first. ok is false when the history is linearizable or
-// the check gave no partial linearizations.
+// that returned first (ties: called first). When several partial
+// linearizations are longest, the one whose culprit returned last wins: it
+// linearizes the history furthest into the run. (Of two successful
+// takeovers of one record, the culprit is the second to return.) ok is
+// false when the history is linearizable or the check timed out.
 func (r Result) Culprit() (op porcupine.Operation, ok bool) {
 	if r.Linearizable || r.Unknown {
 		return op, false
@@ -57,29 +60,46 @@ func (r Result) Culprit() (op porcupine.Operation, ok bool) {
 	if len(parts) == 0 {
 		return op, false
 	}
-	var longest []int
+	longest := 0
 	for _, p := range parts[0] {
-		if len(p) > len(longest) {
-			longest = p
-		}
+		longest = max(longest, len(p))
 	}
+	found := -1
 	in := make([]bool, len(r.Ops))
-	for _, id := range longest {
-		in[id] = true
-	}
-	best := -1
-	for i, o := range r.Ops {
-		if in[i] {
+	for _, p := range parts[0] {
+		if len(p) != longest {
 			continue
 		}
-		if best < 0 || o.Return < r.Ops[best].Return || o.Return == r.Ops[best].Return && o.Call < r.Ops[best].Call {
-			best = i
+		clear(in)
+		for _, id := range p {
+			in[id] = true
+		}
+		first := -1
+		for i := range r.Ops {
+			if !in[i] && (first < 0 || r.before(i, first)) {
+				first = i
+			}
+		}
+		if first >= 0 && (found < 0 || r.before(found, first)) {
+			found = first
 		}
 	}
-	if best < 0 {
+	if found < 0 {
 		return op, false
 	}
-	return r.Ops[best], true
+	return r.Ops[found], true
+}
+
+// before orders operations by return, then call, then index.
+func (r Result) before(i, j int) bool {
+	a, b := &r.Ops[i], &r.Ops[j]
+	if a.Return != b.Return {
+		return a.Return < b.Return
+	}
+	if a.Call != b.Call {
+		return a.Call < b.Call
+	}
+	return i < j
 }
 
 // Describe renders op as "300/watch takeover({100 1760476487}) by 300 → ok

@@ -303,7 +303,7 @@ func errno(err error) syscall.Errno {
 	if errors.As(err, &e) {
 		return e
 	}
-	return syscall.EIO
+	return 0 // not a system call's error (a parse error, say)
 }
 
 // injected is the error a fault injects into a call, or nil.

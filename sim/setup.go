@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"syscall"
@@ -128,13 +127,21 @@ var errCalls = []string{"open-excl", "open-create", "open-trunc", "write", "clos
 // function of (o, seed), so that a run found by a search is replayed from
 // its seed alone. o must be normalized.
 func RandomSetup(o SetupOptions, seed uint64) Config {
-	rng := rand.New(rand.NewPCG(seed, 0x5e7))
+	cfg := SetupFrom(o, NewPCG(seed, 0x5e7))
+	cfg.Seed = seed // the run's own choices: another stream of the same seed
+	return cfg
+}
+
+// SetupFrom draws a setup from c. The run's own choices (latencies,
+// lateness, step order) are left to the caller: RandomSetup seeds them,
+// a property test sets Config.Chooser so that one Chooser makes them all.
+func SetupFrom(o SetupOptions, c Chooser) Config {
+	rng := chooserRand{c}
 	lc := o.Lease
 	lc.Callbacks = lease.Callbacks{}
 	cfg := Config{
 		Variant: o.Variant,
 		Lease:   lc,
-		Seed:    rng.Uint64(),
 		Horizon: 4 * (lc.LeaseDuration + lc.WatchInterval),
 	}
 	n := o.Procs
@@ -158,7 +165,7 @@ func RandomSetup(o SetupOptions, seed uint64) Config {
 	cfg.SyscallMax = cfg.SyscallMin + time.Duration(rng.IntN(100))*time.Microsecond
 	cfg.TimerLateMax = time.Duration(rng.IntN(1000)) * time.Microsecond
 	if o.Scheduler == "pct" {
-		cfg.Scheduler = NewPCT(rng.Uint64(), 3, 200)
+		cfg.Scheduler = NewPCT(uint64(rng.IntN(1<<62)), 3, 200)
 	}
 	if len(o.Faults) == 0 {
 		return cfg
@@ -202,3 +209,9 @@ func RandomSetup(o SetupOptions, seed uint64) Config {
 	}
 	return cfg
 }
+
+// chooserRand gives a Chooser the methods of math/rand that SetupFrom uses.
+type chooserRand struct{ c Chooser }
+
+func (r chooserRand) IntN(n int) int       { return r.c.Choose(n) }
+func (r chooserRand) Int64N(n int64) int64 { return int64(r.c.Choose(int(n))) }

@@ -265,6 +265,9 @@ func (tr *Trace) describe(e *Event) string {
 		if e.Res == ResOK && e.Store != StoreRelease {
 			return fmt.Sprintf("store %s = {%d %d}", e.Store, e.A, e.B)
 		}
+		if e.Errno == 0 {
+			return fmt.Sprintf("store %s = %s", e.Store, e.Res)
+		}
 		return fmt.Sprintf("store %s = %s %s", e.Store, e.Res, errnoName(e.Errno))
 	}
 	return fmt.Sprintf("event kind %d", e.Kind)

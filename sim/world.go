@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
@@ -48,8 +47,10 @@ type Config struct {
 	// TimerLateMax bounds how late a timer fires.
 	TimerLateMax time.Duration
 	// Scheduler orders steps ready at the same instant (default: Random
-	// from Seed).
+	// from Seed, or Chooser when that is set).
 	Scheduler Scheduler
+	// Chooser, if set, makes every random choice instead of Seed.
+	Chooser Chooser
 }
 
 // Defaults used by Normalize.
@@ -121,7 +122,7 @@ func (c *Config) Normalize() error {
 type World struct {
 	cfg      Config
 	variant  lease.Variant
-	rng      *rand.Rand
+	choose   Chooser
 	sched    Scheduler
 	fs       *FileSystem
 	procs    []*proc
@@ -164,13 +165,19 @@ func New(cfg Config) (*World, error) {
 	w := &World{
 		cfg:     cfg,
 		variant: v,
-		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x1ea5e1ab)),
+		choose:  cfg.Chooser,
 		sched:   cfg.Scheduler,
 		fs:      NewFileSystem(),
 		base:    cfg.WallBase.UnixNano(),
 	}
-	if w.sched == nil {
-		w.sched = NewRandom(cfg.Seed)
+	switch {
+	case w.choose == nil:
+		w.choose = NewPCG(cfg.Seed, 0x1ea5e1ab)
+		if w.sched == nil {
+			w.sched = NewRandom(cfg.Seed)
+		}
+	case w.sched == nil:
+		w.sched = chooserScheduler{w.choose}
 	}
 	w.fs.MkdirAll(dirOf(cfg.LockPath))
 	for _, f := range cfg.Files {
@@ -469,7 +476,7 @@ func (w *World) latency() int64 {
 	if hi <= lo {
 		return lo
 	}
-	return lo + w.rng.Int64N(hi-lo+1)
+	return lo + int64(w.choose.Choose(int(hi-lo+1)))
 }
 
 // lateness draws how late a timer fires.
@@ -477,7 +484,7 @@ func (w *World) lateness() int64 {
 	if w.cfg.TimerLateMax <= 0 {
 		return 0
 	}
-	return w.rng.Int64N(int64(w.cfg.TimerLateMax) + 1)
+	return int64(w.choose.Choose(int(w.cfg.TimerLateMax) + 1))
 }
 
 // Syscalls returns the number of system calls made so far.

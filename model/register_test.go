@@ -1,0 +1,504 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Records of the hand-written histories: 100's lease, 100's renewal of it,
+// and the leases 200 and 300 take over with.
+var (
+	a  = lease.Record{Holder: 100, Until: 1760476487}
+	a2 = lease.Record{Holder: 100, Until: 1760476490}
+	b  = lease.Record{Holder: 200, Until: 1760476499}
+	c  = lease.Record{Holder: 300, Until: 1760476499}
+)
+
+// Calls.
+func read() Input                  { return Input{Op: sim.StoreRead} }
+func create(h int64) Input         { return Input{Op: sim.StoreCreate, Holder: h} }
+func renew(cur lease.Record) Input { return Input{Op: sim.StoreRenew, Rec: cur, Holder: cur.Holder} }
+func release(cur lease.Record) Input {
+	return Input{Op: sim.StoreRelease, Rec: cur, Holder: cur.Holder}
+}
+func takeover(stale lease.Record, h int64) Input {
+	return Input{Op: sim.StoreTakeover, Rec: stale, Holder: h}
+}
+
+// Returns.
+func ok(r lease.Record) Output  { return Output{Res: sim.ResOK, Rec: r} }
+func res(r sim.StoreRes) Output { return Output{Res: r} }
+
+// op is an operation of client cl over [call, ret].
+func op(cl int, call, ret int64, in Input, out Output) porcupine.Operation {
+	return porcupine.Operation{ClientId: cl, Input: in, Call: call, Output: out, Return: ret}
+}
+
+// never is the return time of an operation that never returned.
+const never = 1000
+
+func TestHistories(t *testing.T) {
+	tests := []struct {
+		name string
+		ops  []porcupine.Operation
+		want bool
+	}{
+		// Read.
+		{"read sees the created record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, read(), ok(a)),
+		}, true},
+		{"read before any create finds nothing", []porcupine.Operation{
+			op(0, 0, 10, read(), res(sim.ResNotFound)),
+			op(1, 20, 30, create(100), ok(a)),
+		}, true},
+		// A watcher misses a lease that was published before it looked.
+		{"read after a create finds nothing", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, read(), res(sim.ResNotFound)),
+		}, false},
+		// A read returns a record nobody wrote.
+		{"read sees a record never written", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, read(), ok(b)),
+		}, false},
+		// (a) The post's empty-file window: a watcher reads the lock file
+		// between the leader's O_EXCL create and its write. No register
+		// state is an empty record, whatever the order.
+		{"read sees a corrupt record during a create", []porcupine.Operation{
+			op(0, 0, 30, create(100), ok(a)),
+			op(1, 10, 20, read(), res(sim.ResCorrupt)),
+		}, false},
+		// A read that failed with an I/O error says nothing.
+		{"read with an unknown outcome", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, read(), res(sim.ResUnknown)),
+		}, true},
+
+		// Create.
+		// (legal) Two processes start at once; O_EXCL lets one win.
+		{"overlapping creates, the first called wins", []porcupine.Operation{
+			op(0, 0, 20, create(100), ok(a)),
+			op(1, 5, 25, create(200), res(sim.ResExists)),
+		}, true},
+		{"overlapping creates, the second called wins", []porcupine.Operation{
+			op(0, 0, 20, create(100), res(sim.ResExists)),
+			op(1, 5, 25, create(200), ok(b)),
+		}, true},
+		// The post's first attempt (stat, then create): both see no file
+		// and both create it.
+		{"two creates both succeed", []porcupine.Operation{
+			op(0, 0, 20, create(100), ok(a)),
+			op(1, 5, 25, create(200), ok(b)),
+		}, false},
+		// O_EXCL fails on an empty directory.
+		{"create finds a record in an empty register", []porcupine.Operation{
+			op(0, 0, 10, create(100), res(sim.ResExists)),
+		}, false},
+		// O_EXCL creates the caller's record, no one else's.
+		{"create writes another holder's record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(b)),
+		}, false},
+		// (legal) The post's crash between O_EXCL create and write, in a
+		// store that honours the contract: the dying create may have
+		// published a record for 100 with an expiry nobody saw; a later
+		// read of 100's record fixes it.
+		{"create whose process died, then a read of its record", []porcupine.Operation{
+			op(0, 0, never, create(100), res(sim.ResUnknown)),
+			op(1, 100, 110, create(200), res(sim.ResExists)),
+			op(1, 120, 130, read(), ok(a)),
+			op(1, 140, 150, read(), ok(a)),
+		}, true},
+		// ... but once read, the wildcard expiry is fixed.
+		{"create whose process died, then reads of two expiries", []porcupine.Operation{
+			op(0, 0, never, create(100), res(sim.ResUnknown)),
+			op(1, 120, 130, read(), ok(a)),
+			op(1, 140, 150, read(), ok(a2)),
+		}, false},
+		// ... nor can it have written another holder's record.
+		{"create whose process died, then a read of another holder", []porcupine.Operation{
+			op(0, 0, never, create(100), res(sim.ResUnknown)),
+			op(1, 120, 130, read(), ok(b)),
+		}, false},
+		// ... and it may not have happened at all.
+		{"create whose process died, then a read of nothing", []porcupine.Operation{
+			op(0, 0, never, create(100), res(sim.ResUnknown)),
+			op(1, 120, 130, read(), res(sim.ResNotFound)),
+		}, true},
+
+		// Renew.
+		// The leader's renew loop: read its record, rewrite it.
+		{"renew of the current record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(0, 20, 30, read(), ok(a)),
+			op(0, 30, 40, renew(a), ok(a2)),
+			op(1, 50, 60, read(), ok(a2)),
+		}, true},
+		// The renew compare must fail on a record that is not current.
+		{"renew conflicts on the current record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(0, 20, 30, renew(a), res(sim.ResConflict)),
+		}, false},
+		{"renew conflicts after a takeover", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, takeover(a, 200), ok(b)),
+			op(0, 40, 50, renew(a), res(sim.ResConflict)),
+		}, true},
+		// (c) The seed's renew without a compare: 100 reads its record, 200
+		// takes the lease over, and 100's renew of its old record succeeds,
+		// overwriting 200's lease.
+		{"renew overwrites a newer holder", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(0, 20, 30, read(), ok(a)),
+			op(1, 40, 50, takeover(a, 200), ok(b)),
+			op(0, 60, 70, renew(a), ok(a2)),
+		}, false},
+		// A renew must keep its holder.
+		{"renew writes another holder", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(0, 20, 30, renew(a), ok(b)),
+		}, false},
+		// A renew that failed part-way may have written 100's record with
+		// an unknown expiry.
+		{"renew with an unknown outcome, then a read", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(0, 20, 30, renew(a), res(sim.ResUnknown)),
+			op(1, 40, 50, read(), ok(a2)),
+		}, true},
+
+		// Takeover.
+		// A watcher replaces the expired lease.
+		{"takeover of the current record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, read(), ok(a)),
+			op(1, 30, 40, takeover(a, 200), ok(b)),
+			op(2, 50, 60, read(), ok(b)),
+		}, true},
+		// (b) The post's takeover race: two watchers read the same expired
+		// lease and both take it over, overlapping or not.
+		{"two takeovers of one stale record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 50, takeover(a, 200), ok(b)),
+			op(2, 30, 60, takeover(a, 300), ok(c)),
+		}, false},
+		{"two takeovers of one stale record, one after the other", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, takeover(a, 200), ok(b)),
+			op(2, 40, 50, takeover(a, 300), ok(c)),
+		}, false},
+		// The same race in a correct store: O_EXCL decides, the loser
+		// conflicts.
+		{"two takeovers of one stale record, one conflicts", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 50, takeover(a, 200), res(sim.ResConflict)),
+			op(2, 30, 60, takeover(a, 300), ok(c)),
+		}, true},
+		// The takeover compare must not fail on the stale record itself.
+		{"takeover conflicts on the current record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, takeover(a, 200), res(sim.ResConflict)),
+		}, false},
+		// (legal) A watcher reads while another takes over: it may see
+		// either lease.
+		{"takeover concurrent with a read of the old record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 50, takeover(a, 200), ok(b)),
+			op(2, 30, 40, read(), ok(a)),
+		}, true},
+		{"takeover concurrent with a read of the new record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 50, takeover(a, 200), ok(b)),
+			op(2, 30, 40, read(), ok(b)),
+		}, true},
+		// The seed's takeover removes the file first: a concurrent read
+		// that finds nothing saw a state the register never has.
+		{"takeover concurrent with a read of nothing", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 50, takeover(a, 200), ok(b)),
+			op(2, 30, 40, read(), res(sim.ResNotFound)),
+		}, false},
+		// A takeover whose process died may have published 200's lease.
+		{"takeover whose process died, then a read of its record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, never, takeover(a, 200), res(sim.ResUnknown)),
+			op(2, 40, 50, read(), ok(b)),
+		}, true},
+
+		// Release.
+		// SIGTERM: the leader deletes its lease; a watcher creates its own.
+		{"release of the current record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, release(a), ok(lease.Record{})),
+			op(2, 40, 50, read(), res(sim.ResNotFound)),
+			op(2, 50, 60, create(200), ok(b)),
+		}, true},
+		// The seed's release removes by name: a leader whose lease was
+		// taken over deletes the new holder's.
+		{"release of a record taken over", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, takeover(a, 200), ok(b)),
+			op(0, 40, 50, release(a), ok(lease.Record{})),
+		}, false},
+		{"release conflicts after a takeover", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, 30, takeover(a, 200), ok(b)),
+			op(0, 40, 50, release(a), res(sim.ResConflict)),
+			op(1, 60, 70, read(), ok(b)),
+		}, true},
+		{"release conflicts on the current record", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(0, 20, 30, release(a), res(sim.ResConflict)),
+		}, false},
+		// A release interrupted by a kill may or may not have deleted.
+		{"release with an unknown outcome, then a read of nothing", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(a)),
+			op(1, 20, never, release(a), res(sim.ResUnknown)),
+			op(2, 40, 50, read(), res(sim.ResNotFound)),
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := CheckOps(tt.ops, 0, time.Second)
+			if r.Unknown {
+				t.Fatal("check timed out")
+			}
+			if r.Linearizable != tt.want {
+				t.Errorf("linearizable = %v, want %v (%v)", r.Linearizable, tt.want, r.Err())
+			}
+		})
+	}
+}
+
+// The culprit of the takeover race is the second takeover to return.
+func TestCulprit(t *testing.T) {
+	ops := []porcupine.Operation{
+		op(0, 0, 10, create(100), ok(a)),
+		op(1, 20, 50, takeover(a, 200), ok(b)),
+		op(2, 30, 60, takeover(a, 300), ok(c)),
+		op(0, 70, 80, read(), ok(c)),
+	}
+	r := CheckOps(ops, 0, time.Second)
+	got, found := r.Culprit()
+	if !found {
+		t.Fatalf("no culprit; linearizable %v", r.Linearizable)
+	}
+	if got.Input != ops[2].Input {
+		t.Errorf("culprit %s, want %s", r.Describe(got), r.Describe(ops[2]))
+	}
+	want := "store not linearizable: takeover({100 1760476487}) by 300 → ok {300 1760476499} at 0.000000s"
+	if err := r.Err(); err == nil || err.Error() != want {
+		t.Errorf("Err() = %v, want %s", err, want)
+	}
+	if _, found := CheckOps(ops[:2], 0, time.Second).Culprit(); found {
+		t.Error("a linearizable history has a culprit")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, tt := range []struct {
+		in   Input
+		out  Output
+		want string
+	}{
+		{takeover(a, 200), ok(b), "takeover({100 1760476487}) by 200 → ok {200 1760476499}"},
+		{read(), res(sim.ResCorrupt), "read → corrupt"},
+		{read(), ok(a), "read → ok {100 1760476487}"},
+		{create(100), res(sim.ResExists), "create by 100 → exists"},
+		{renew(a), ok(a2), "renew({100 1760476487}) → ok {100 1760476490}"},
+		{release(a), ok(lease.Record{}), "release({100 1760476487}) → ok"},
+		{release(a), res(sim.ResUnknown), "release({100 1760476487}) → unknown"},
+	} {
+		if got := Register.DescribeOperation(tt.in, tt.out); got != tt.want {
+			t.Errorf("DescribeOperation = %q, want %q", got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		s    State
+		want string
+	}{
+		{State{}, "empty"},
+		{record(b), "{200 1760476499} until 21:14:59"},
+		{wild(200), "{200 ?}"},
+	} {
+		if got := describeState(tt.s); got != tt.want {
+			t.Errorf("describeState(%+v) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}
+
+// Equal states hash equally; the wildcard differs from every record.
+func TestEqualHash(t *testing.T) {
+	m := nondeterministic
+	states := []State{{}, record(a), record(a2), record(b), wild(100), wild(200)}
+	for i, s := range states {
+		for j, u := range states {
+			if m.Equal(s, u) != (i == j) {
+				t.Errorf("Equal(%v, %v) = %v", s, u, !(i == j))
+			}
+			if i != j && m.Hash(s) == m.Hash(u) {
+				t.Errorf("Hash(%v) == Hash(%v)", s, u)
+			}
+		}
+		if m.Hash(s) != m.Hash(State{Present: s.Present, Wild: s.Wild, Rec: s.Rec}) {
+			t.Errorf("Hash(%v) is not a function of the state", s)
+		}
+	}
+}
+
+func runScenario(t *testing.T, name string) *sim.Trace {
+	t.Helper()
+	s, err := sim.LookupScenario(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Trace == nil {
+		t.Fatalf("scenario %s has no trace", name)
+	}
+	return r.Trace
+}
+
+func TestScenarios(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"steady", true},
+		{"kill-leader", true},
+		{"term-leader", true},
+		// Both watchers' takeovers of the dead leader's lease succeed.
+		{"takeover-race", false},
+		// The lock file is empty before anyone starts: no register state
+		// is, so the first create's Exists is already illegal.
+		{"empty-file", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Check(runScenario(t, tt.name), 10*time.Second)
+			if r.Unknown {
+				t.Fatal("check timed out")
+			}
+			if len(r.Ops) == 0 {
+				t.Fatal("no store operations in the trace")
+			}
+			if r.Linearizable != tt.want {
+				t.Errorf("linearizable = %v, want %v (%v)", r.Linearizable, tt.want, r.Err())
+			}
+			if tt.name == "takeover-race" {
+				msg := fmt.Sprint(r.Err())
+				if !strings.Contains(msg, "/watch takeover(") || !strings.Contains(msg, "→ ok") {
+					t.Errorf("error %q does not name a watcher's successful takeover", msg)
+				}
+			}
+		})
+	}
+}
+
+// The post's empty-file wedge reached by a crash: 100 dies between its
+// O_EXCL create and its write; 200's reads find the empty file.
+func TestCrashAfterExclCreate(t *testing.T) {
+	tr, err := sim.Run(sim.Config{
+		Variant: "seed",
+		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 100 * time.Millisecond}},
+		Faults:  []sim.Fault{{Kind: sim.Kill, Proc: 0, After: "open-excl", Nth: 1}},
+		Horizon: 20 * time.Second, SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Check(tr, 10*time.Second)
+	if r.Linearizable || r.Unknown {
+		t.Fatalf("linearizable %v, unknown %v; want a violation", r.Linearizable, r.Unknown)
+	}
+	got, _ := r.Culprit()
+	if w := got.Metadata.(Who); w.PID != 200 || got.Output.(Output).Res != sim.ResCorrupt {
+		t.Errorf("culprit %s, want a read by 200 that found the record corrupt", r.Describe(got))
+	}
+	// 100's create never returned: unknown, after everything else.
+	first := r.Ops[0]
+	if first.Input != create(100) || first.Output.(Output).Res != sim.ResUnknown || first.Return <= int64(tr.End) {
+		t.Errorf("first operation %s (return %d, end %d), want 100's create, never returned", r.Describe(first), first.Return, tr.End)
+	}
+}
+
+// FromTrace gives each (process, activity) its own client, in order of
+// first appearance, and pairs each call with its return.
+func TestFromTrace(t *testing.T) {
+	tr := runScenario(t, "term-leader")
+	ops := FromTrace(tr)
+	clients := map[Who]int{}
+	next := 0
+	for i, o := range ops {
+		w := o.Metadata.(Who)
+		id, seen := clients[w]
+		if !seen {
+			if o.ClientId != next {
+				t.Errorf("op %d: %v is client %d, want %d", i, w, o.ClientId, next)
+			}
+			clients[w] = o.ClientId
+			next++
+		} else if id != o.ClientId {
+			t.Errorf("op %d: %v is client %d, was %d", i, w, o.ClientId, id)
+		}
+		if o.Return < o.Call || o.Return > int64(tr.End) {
+			t.Errorf("op %d: interval [%d, %d] outside the run", i, o.Call, o.Return)
+		}
+		if i > 0 && o.Call < ops[i-1].Call {
+			t.Errorf("op %d called before op %d", i, i-1)
+		}
+	}
+	// The SIGTERM handler's release is its own client.
+	if _, ok := clients[Who{PID: 60344, Act: "signal"}]; !ok {
+		t.Errorf("no signal handler client among %v", clients)
+	}
+}
+
+func TestWriteHTML(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "takeover-race.html")
+	if err := Check(runScenario(t, "takeover-race"), 10*time.Second).WriteHTML(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || !strings.Contains(string(b), "<html") {
+		t.Errorf("visualization (%d bytes) is not HTML", len(b))
+	}
+}
+
+// A watcher reads the lease 100 created, then 200 takes it over after it
+// expires: linearizable. A second takeover of the same lease is not.
+func Example() {
+	stale := lease.Record{Holder: 100, Until: 1760476487}
+	ops := []porcupine.Operation{
+		{ClientId: 0, Input: Input{Op: sim.StoreCreate, Holder: 100}, Call: 0,
+			Output: Output{Res: sim.ResOK, Rec: stale}, Return: 150_000,
+			Metadata: Who{PID: 100, Act: "main"}},
+		{ClientId: 1, Input: Input{Op: sim.StoreRead}, Call: 3_100_000_000,
+			Output: Output{Res: sim.ResOK, Rec: stale}, Return: 3_100_020_000,
+			Metadata: Who{PID: 200, Act: "watch"}},
+		{ClientId: 1, Input: Input{Op: sim.StoreTakeover, Rec: stale, Holder: 200}, Call: 12_100_127_445,
+			Output: Output{Res: sim.ResOK, Rec: lease.Record{Holder: 200, Until: 1760476499}}, Return: 12_100_308_763,
+			Metadata: Who{PID: 200, Act: "watch"}},
+	}
+	fmt.Println(CheckOps(ops, 0, time.Second).Linearizable)
+
+	second := porcupine.Operation{ClientId: 2, Input: Input{Op: sim.StoreTakeover, Rec: stale, Holder: 300}, Call: 12_100_183_594,
+		Output: Output{Res: sim.ResOK, Rec: lease.Record{Holder: 300, Until: 1760476499}}, Return: 12_100_341_558,
+		Metadata: Who{PID: 300, Act: "watch"}}
+	fmt.Println(CheckOps(append(ops, second), 0, time.Second).Err())
+	// Output:
+	// true
+	// store not linearizable: 300/watch takeover({100 1760476487}) by 300 → ok {300 1760476499} at 12.100341s
+}
