@@ -200,6 +200,7 @@ func cmdReplay(args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	trace := fs.Bool("trace", false, "print every event, not only the log and faults")
 	htmlPath := fs.String("html", "", "write porcupine's visualisation here if the store history is not linearizable")
+	decisions := fs.String("decisions", "", "replay a recorded decision list (a property test prints one) instead of -seed")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -209,19 +210,42 @@ func cmdReplay(args []string, stdout io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["seed"] {
-		return usagef("replay needs -seed (from the replay line check printed)")
+	if set["seed"] == (*decisions != "") {
+		return usagef("replay needs -seed (from the replay line check printed) or -decisions FILE, not both")
 	}
 	o, err := sf.options()
 	if err != nil {
 		return err
 	}
-	if h := spec.SetupHash(o, *seed); *expect != "" && h != *expect {
-		return usagef("setup mismatch: -seed %d with these flags gives setup %s, not %s; use the whole replay line check printed", *seed, h, *expect)
+	var cfg sim.Config
+	var dec *sim.Decisions
+	if *decisions != "" {
+		f, err := os.Open(*decisions)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		_, list, err := sim.ReadDecisions(f)
+		f.Close()
+		if err != nil {
+			return usagef("%s: %v", *decisions, err)
+		}
+		dec = &sim.Decisions{List: list}
+		cfg = sim.SetupFrom(o, dec)
+		cfg.Chooser = dec
+	} else {
+		if h := spec.SetupHash(o, *seed); *expect != "" && h != *expect {
+			return usagef("setup mismatch: -seed %d with these flags gives setup %s, not %s; use the whole replay line check printed", *seed, h, *expect)
+		}
+		cfg = sim.RandomSetup(o, *seed)
 	}
-	tr, err := sim.Run(sim.RandomSetup(o, *seed))
+	tr, err := sim.Run(cfg)
 	if err != nil {
-		return err
+		return usagef("%v", err)
+	}
+	if dec != nil {
+		if err := dec.Err(); err != nil {
+			return usagef("setup mismatch: %s does not replay with these flags: %v", *decisions, err)
+		}
 	}
 	var full strings.Builder
 	tr.WriteTrace(&full)
@@ -249,7 +273,10 @@ func cmdReplay(args []string, stdout io.Writer) error {
 			"violations": vs, "trace_sha256": hex.EncodeToString(sum[:]), "events": len(tr.Events)})
 		return nil
 	}
-	fmt.Fprintf(stdout, "# replay %s\n# setup: %s\n", spec.ReplayCommand(o, *seed), tr.Config)
+	if dec == nil {
+		fmt.Fprintf(stdout, "# replay %s\n", spec.ReplayCommand(o, *seed))
+	}
+	fmt.Fprintf(stdout, "# setup: %s\n", tr.Config)
 	if *trace {
 		io.WriteString(stdout, full.String())
 	} else {
