@@ -179,14 +179,19 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 			f.Proc = Leader
 		}
 		switch f.Kind {
-		case Kill:
+		case Kill, Term, Stop:
+			// Half of the signals land right after a given system call of a
+			// process, wherever that falls: the narrow windows (between
+			// create and write, between a takeover and the role hand-off)
+			// that a uniformly drawn instant almost never hits.
 			if rng.IntN(2) == 0 {
 				f.Proc = rng.IntN(n)
 				f.After = crashCalls[rng.IntN(len(crashCalls))]
 				f.Nth = 1 + rng.IntN(4)
 			}
-		case Stop:
-			f.Dur = time.Duration(1 + rng.Int64N(int64(2*lease)))
+			if f.Kind == Stop {
+				f.Dur = time.Duration(1 + rng.Int64N(int64(2*lease)))
+			}
 		case Skew, Jump:
 			f.Delta = time.Duration(rng.Int64N(int64(2*lease)+1)) - lease
 			if f.Kind == Skew && f.Proc == Leader {

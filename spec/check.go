@@ -22,6 +22,10 @@ type Search struct {
 	KeepGoing bool
 	// Properties to check (nil: all).
 	Properties []string
+	// Smallest keeps, for each property, only the smallest violating run
+	// found: fewest processes, then fewest faults, then earliest violation.
+	// With KeepGoing it searches all Runs for it.
+	Smallest bool
 }
 
 // Found is a violation found by a search, with what replays it.
@@ -82,9 +86,15 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 			}
 			bad = true
 			rep.Counts[v.Property]++
-			if rep.Counts[v.Property] <= keepTraces {
-				rep.Found = append(rep.Found, Found{Violation: *v.Violation, Run: i, RunSeed: seed,
-					Replay: ReplayCommand(s.Setup, seed), Trace: tr})
+			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Replay: ReplayCommand(s.Setup, seed), Trace: tr}
+			switch k := indexOf(rep.Found, v.Property); {
+			case s.Smallest && k >= 0:
+				if smaller(f, rep.Found[k]) {
+					rep.Found[k] = f
+					kept = true
+				}
+			case s.Smallest || rep.Counts[v.Property] <= keepTraces:
+				rep.Found = append(rep.Found, f)
 				kept = true
 			}
 		}
@@ -100,6 +110,27 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+func indexOf(fs []Found, prop string) int {
+	for i, f := range fs {
+		if f.Property == prop {
+			return i
+		}
+	}
+	return -1
+}
+
+// smaller orders violating runs by how small a counterexample they are.
+func smaller(a, b Found) bool {
+	ca, cb := a.Trace.Config, b.Trace.Config
+	if len(ca.Procs) != len(cb.Procs) {
+		return len(ca.Procs) < len(cb.Procs)
+	}
+	if len(ca.Faults) != len(cb.Faults) {
+		return len(ca.Faults) < len(cb.Faults)
+	}
+	return a.At < b.At
 }
 
 // SetupFlags prints the flags that, with a seed, determine a run's setup.

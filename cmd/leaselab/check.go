@@ -65,6 +65,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 1, "search seed: run i's seed is derived from it")
 	keep := fs.Bool("keep-going", false, "run all -runs instead of stopping at the first violation")
 	props := fs.String("props", "all", "properties to check (comma list)")
+	smallest := fs.Bool("smallest", false, "report, per property, only the smallest violating run (with -keep-going: of all -runs)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	htmlDir := fs.String("html-dir", os.TempDir(), "where to write porcupine's visualisation of a linearizable-store violation")
 	pos, err := parse(fs, args)
@@ -96,7 +97,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rep, err := spec.Search{Setup: o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want}.Run(nil)
+		rep, err := spec.Search{Setup: o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest}.Run(nil)
 		if err != nil {
 			return err
 		}

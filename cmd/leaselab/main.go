@@ -35,7 +35,7 @@ const usage = `usage:
   leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]
                                                          run one of the post's experiments
   leaselab check [-variant V | -all] [-runs N] [-seed S] [-procs P] [-faults LIST] [-scheduler random|pct]
-                 [-max-drift F] [-keep-going] [-props LIST] [-json]
+                 [-max-drift F] [-keep-going] [-smallest] [-props LIST] [-json]
                                                          search random setups, schedules and faults for violations
   leaselab replay -variant V -seed S [setup flags as check printed] [-json] [-trace] [-html FILE]
                                                          replay one run exactly
