@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,4 +41,29 @@ func TestSeedTakeoverRaceElectsTwoLeaders(t *testing.T) {
 		}
 	}
 	t.Fatal("no run with two leaders found: the seed's takeover race should elect two")
+}
+
+// A pause shorter than the lease is enough for two leaders when it lands
+// between acquisition and the start of the renewal routine: no ticker is
+// running during the pause (a paused routine's ticker would deliver a
+// pending tick at once on resume), so the first renewal comes a whole
+// renew interval after the pause, by when the lease has lapsed and a
+// watcher has taken over. A 7.5 s pause of a 9 s lease: the watcher ticks
+// at 10.0 s, the leader first renews at 10.5 s. (rapid found it; this
+// pins it.)
+func TestSeedPauseShorterThanLeaseElectsTwoLeaders(t *testing.T) {
+	cfg := Config{
+		Variant: "seed", Seed: 1, Horizon: 20 * time.Second,
+		Procs: []ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: time.Second}},
+		// log #1 is the startup line on stderr, #2 "Acquired lease".
+		Faults:     []Fault{{Kind: Stop, Proc: 0, After: "log", Nth: 2, Dur: 7500 * time.Millisecond}},
+		SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+	}
+	tr, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tr.MaxConcurrentLeaders(); n != 2 {
+		t.Fatalf("most leaders at once %d, want 2 after a 7.5 s pause of a 9 s lease:\n%s", n, strings.Join(tr.LogLines(), "\n"))
+	}
 }

@@ -171,7 +171,9 @@ func leaderless(tr *sim.Trace, iv []sim.Interval) []span {
 	for _, x := range iv {
 		edges = append(edges, edge{x.From, 1}, edge{x.To, -1})
 	}
-	sort.Slice(edges, func(i, j int) bool { return edges[i].t < edges[j].t || edges[i].t == edges[j].t && edges[i].d > edges[j].d })
+	sort.Slice(edges, func(i, j int) bool {
+		return edges[i].t < edges[j].t || edges[i].t == edges[j].t && edges[i].d > edges[j].d
+	})
 	var out []span
 	start := int64(tr.Procs[0].Start)
 	for _, p := range tr.Procs {
@@ -193,12 +195,46 @@ func leaderless(tr *sim.Trace, iv []sim.Interval) []span {
 	return out
 }
 
+// faultTimes returns the instants at which a fault fired or a process
+// ended, in order.
+func faultTimes(tr *sim.Trace) []int64 {
+	var ts []int64
+	for _, e := range tr.Events {
+		if e.Kind == sim.EvFault && e.A >= 0 || e.Kind == sim.EvExit {
+			ts = append(ts, e.T)
+		}
+	}
+	return ts
+}
+
+// splitAt cuts spans at the given instants.
+func splitAt(spans []span, cuts []int64) []span {
+	var out []span
+	for _, s := range spans {
+		from := s.from
+		for _, c := range cuts {
+			if c > from && c < s.to {
+				out = append(out, span{from, c})
+				from = c
+			}
+		}
+		out = append(out, span{from, s.to})
+	}
+	return out
+}
+
 // CheckNoWedge reports the first time some process was alive and unpaused
-// for longer than b.Wedge while no process led.
+// for longer than b.Wedge while no process led and no fault fired.
+//
+// The clock restarts at every fault and every exit: liveness is owed once
+// faults stop, not across them. A process killed right after it wrote a
+// lease, before it knew it led, leaves a valid lease that every correct
+// algorithm must wait out; a wedge (an empty lock file) outlasts every
+// restart.
 func CheckNoWedge(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 	el := eligible(tr)
 	var first *Violation
-	for _, g := range leaderless(tr, iv) {
+	for _, g := range splitAt(leaderless(tr, iv), faultTimes(tr)) {
 		for p, spans := range el {
 			for _, s := range spans {
 				from, to := max(g.from, s.from), min(g.to, s.to)
@@ -239,8 +275,8 @@ func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 			bound, name = b.Term, "SIGTERM"
 		}
 		deadline := e.T + int64(bound)
-		if deadline > int64(tr.End) {
-			continue
+		if deadline > int64(tr.End) || faultIn(tr, i, deadline) {
+			continue // too late to tell, or another fault restarted the clock
 		}
 		if newLeaderIn(iv, victim, e.T, deadline) {
 			continue
@@ -256,6 +292,20 @@ func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 		}
 	}
 	return nil
+}
+
+// faultIn reports whether a fault fires or a process ends after event i
+// and at or before t.
+func faultIn(tr *sim.Trace, i int, t int64) bool {
+	for _, e := range tr.Events[i+1:] {
+		if e.T > t {
+			break
+		}
+		if (e.Kind == sim.EvFault && e.A >= 0 && sim.FaultKind(e.N) != sim.Cont) || e.Kind == sim.EvExit && e.Proc != tr.Events[i].Proc {
+			return true
+		}
+	}
+	return false
 }
 
 func leadingAt(iv []sim.Interval, p int, t int64) bool {
