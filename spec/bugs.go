@@ -1,0 +1,227 @@
+package spec
+
+import (
+	"strings"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Bug is a known way a variant breaks, as the checker finds it: a search
+// (variant, faults) whose runs violate Property by the mechanism that
+// Match recognises in the trace. The catalogue is what the README lists,
+// what the tests require the checker to keep finding, and what the
+// time-to-find benchmark measures.
+type Bug struct {
+	ID       string
+	Variant  string
+	Faults   string
+	Property string
+	Summary  string
+	// InPost says whether the post mentions it.
+	InPost string
+	// Match reports whether a violation of Property in tr is this bug.
+	Match func(tr *sim.Trace, v *Violation) bool
+}
+
+// Bugs is the catalogue of the seed variants' bugs.
+var Bugs = []Bug{
+	{ID: "naive-race", Variant: "seed-naive", Faults: "none", Property: ExclusiveLeadership,
+		Summary: "stat, then create: two processes both see no lock file and both lead",
+		InPost:  "yes (3 / 30 trials)",
+		Match:   func(*sim.Trace, *Violation) bool { return true }},
+	{ID: "empty-after-create", Variant: "seed", Faults: "kill", Property: NoWedge,
+		Summary: "a crash between the O_EXCL create and the write leaves an empty lock file; nobody ever leads again",
+		InPost:  "yes (the empty-file experiment, made by hand)",
+		Match:   emptyLeftBy("open-excl", "close-after-create")},
+	{ID: "empty-after-renew", Variant: "seed", Faults: "kill", Property: NoWedge,
+		Summary: "a crash between a renewal's open(O_TRUNC) and its write leaves an empty lock file: the same wedge, from every renewal",
+		InPost:  "no",
+		Match:   emptyLeftBy("open-trunc")},
+	{ID: "empty-after-enospc", Variant: "seed", Faults: "fserr", Property: NoWedge,
+		Summary: "ENOSPC or EIO on a write after O_TRUNC leaves an empty lock file; the leader steps down after three unreadable reads and the system wedges",
+		InPost:  "no",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			return lockEmpty(tr) && hasFault(tr, sim.FSError)
+		}},
+	{ID: "takeover-race", Variant: "seed", Faults: "kill", Property: ExclusiveLeadership,
+		Summary: "two watchers see the expiry together; the second's os.Remove deletes the first's fresh lease and both lead",
+		InPost:  "no: the post calls this race safe",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			return countLogs(tr, lease.MsgTakeover) >= 2
+		}},
+	{ID: "paused-leader", Variant: "seed", Faults: "stop", Property: ExclusiveLeadership,
+		Summary: "a leader paused past its lease still believes it leads when it resumes (no local deadline) and renews over the new leader's lease",
+		InPost:  "yes, in words (a GC pause evicts a healthy leader)",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			return hasFault(tr, sim.Stop)
+		}},
+	{ID: "clock-skew", Variant: "seed", Faults: "skew", Property: ExclusiveLeadership,
+		Summary: "expiry compares the writer's wall clock with the reader's: a watcher whose clock runs ahead takes over a live lease",
+		InPost:  "no",
+		Match:   func(*sim.Trace, *Violation) bool { return true }},
+	{ID: "clock-jump", Variant: "seed", Faults: "jump", Property: ExclusiveLeadership,
+		Summary: "a wall-clock step forward (NTP, an operator) expires the live lease for every watcher at once",
+		InPost:  "no",
+		Match:   func(*sim.Trace, *Violation) bool { return true }},
+	{ID: "term-before-handler", Variant: "seed", Faults: "term", Property: FailoverBound,
+		Summary: "SIGTERM before signal.Notify is installed kills with the default action: the lease is left to expire",
+		InPost:  "no",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			for _, e := range tr.Events {
+				if e.Kind == sim.EvExit && e.N == -15 {
+					return true
+				}
+			}
+			return false
+		}},
+	{ID: "term-resurrects", Variant: "seed", Faults: "term", Property: FailoverBound,
+		Summary: "SIGTERM during a renewal: the handler removes the lock file, the renewal's O_CREAT|O_TRUNC write recreates it, the process exits; the lease must expire",
+		InPost:  "no",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			return !lockEmpty(tr) && recreatedAfterRelease(tr)
+		}},
+	{ID: "term-wedges", Variant: "seed", Faults: "term", Property: NoWedge,
+		Summary: "the same race, with the exit between the renewal's O_TRUNC and its write: a graceful shutdown leaves an empty lock file and wedges",
+		InPost:  "no",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			return lockEmpty(tr) && recreatedAfterRelease(tr)
+		}},
+	{ID: "paused-creator", Variant: "seed", Faults: "stop", Property: NoWedge,
+		Summary: "a process paused between create and write holds an empty lock file: everyone is locked out for the whole pause",
+		InPost:  "no",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			return hasFault(tr, sim.Stop)
+		}},
+	{ID: "truncated-read", Variant: "seed", Faults: "none", Property: LinearizableStore,
+		Summary: "a watcher reads the lock file between a renewal's O_TRUNC and its write and sees an empty record (harmless to leadership only because O_EXCL then fails)",
+		InPost:  "no",
+		Match: func(tr *sim.Trace, v *Violation) bool {
+			return strings.Contains(v.Detail, "read → corrupt")
+		}},
+}
+
+// LookupBug returns the catalogued bug with the given ID.
+func LookupBug(id string) (Bug, bool) {
+	for _, b := range Bugs {
+		if b.ID == id {
+			return b, true
+		}
+	}
+	return Bug{}, false
+}
+
+// Search returns the search that looks for the bug.
+func (b Bug) Search(seed uint64, scheduler string, runs int) Search {
+	kinds, err := sim.ParseFaults(b.Faults)
+	if err != nil {
+		panic(err) // the catalogue names valid faults
+	}
+	return Search{Setup: sim.SetupOptions{Variant: b.Variant, Faults: kinds, Scheduler: scheduler}, Runs: runs, Seed: seed,
+		Properties: []string{b.Property}}
+}
+
+// Find runs the bug's search until a run shows the bug, and returns that
+// run and how many runs it took; ok is false if none of runs did.
+func (b Bug) Find(seed uint64, scheduler string, runs int) (f Found, n int, ok bool) {
+	s := b.Search(seed, scheduler, runs)
+	if err := s.Setup.Normalize(); err != nil {
+		panic(err)
+	}
+	for i := range runs {
+		rs := RunSeed(seed, i)
+		tr, err := sim.Run(sim.RandomSetup(s.Setup, rs))
+		if err != nil {
+			panic(err)
+		}
+		for _, v := range Check(tr) {
+			if v.Property == b.Property && v.Violation != nil && b.Match(tr, v.Violation) {
+				return Found{Violation: *v.Violation, Run: i, RunSeed: rs, Replay: ReplayCommand(s.Setup, rs), Trace: tr}, i + 1, true
+			}
+		}
+		tr.Release()
+	}
+	return Found{}, runs, false
+}
+
+func hasFault(tr *sim.Trace, k sim.FaultKind) bool {
+	for _, f := range tr.Config.Faults {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+func lockEmpty(tr *sim.Trace) bool {
+	for _, f := range tr.Files {
+		if f.Name == tr.Config.LockPath {
+			return len(f.Data) == 0
+		}
+	}
+	return false
+}
+
+func countLogs(tr *sim.Trace, m lease.Msg) int {
+	n := 0
+	for _, e := range tr.Events {
+		if e.Kind == sim.EvLog && e.Msg == m {
+			n++
+		}
+	}
+	return n
+}
+
+// emptyLeftBy matches a run that ends with an empty lock file whose last
+// writer died right after one of the given calls ("close-after-create" is
+// the close that follows the O_EXCL create).
+func emptyLeftBy(calls ...string) func(*sim.Trace, *Violation) bool {
+	return func(tr *sim.Trace, v *Violation) bool {
+		if !lockEmpty(tr) {
+			return false
+		}
+		for p := range tr.Procs {
+			var last, prev *sim.Event
+			dead := false
+			for i := range tr.Events {
+				e := &tr.Events[i]
+				if int(e.Proc) != p {
+					continue
+				}
+				if e.Kind == sim.EvExit && e.N == -9 {
+					dead = true
+				}
+				if e.Kind == sim.EvSyscall {
+					prev, last = last, e
+				}
+			}
+			if !dead || last == nil {
+				continue
+			}
+			for _, c := range calls {
+				switch {
+				case c == "open-excl" && last.Op == sim.OpOpen && last.Flag&int32(lease.O_EXCL) != 0,
+					c == "open-trunc" && last.Op == sim.OpOpen && last.Flag&int32(lease.O_TRUNC) != 0,
+					c == "close-after-create" && last.Op == sim.OpClose && prev != nil && prev.Op == sim.OpOpen && prev.Flag&int32(lease.O_EXCL) != 0:
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+// recreatedAfterRelease reports whether a process's O_TRUNC open of the
+// lock file came after its own release removed it.
+func recreatedAfterRelease(tr *sim.Trace) bool {
+	removed := map[int16]bool{}
+	for _, e := range tr.Events {
+		switch {
+		case e.Kind == sim.EvStore && e.Store == sim.StoreRelease && e.Res == sim.ResOK:
+			removed[e.Proc] = true
+		case e.Kind == sim.EvSyscall && e.Op == sim.OpOpen && e.Flag&int32(lease.O_TRUNC) != 0 && removed[e.Proc]:
+			return true
+		}
+	}
+	return false
+}
