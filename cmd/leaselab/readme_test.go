@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Every replay line in the README's bug table must reproduce the property
+// its row names: the documentation is a test vector.
+func TestREADMEReplays(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("`leaselab (replay [^`]*)`")
+	rows := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cols := strings.Split(line, " | ")
+		m := re.FindStringSubmatch(line)
+		if m == nil || len(cols) < 4 {
+			continue
+		}
+		rows++
+		prop := strings.TrimSpace(cols[2])
+		code, out, errOut := runCLI(append(strings.Fields(m[1]), "-json")...)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", m[1], code, errOut)
+			continue
+		}
+		var j struct {
+			Violations []struct{ Property string }
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, v := range j.Violations {
+			found = found || v.Property == prop
+		}
+		if !found {
+			t.Errorf("%s does not show %s: %+v", m[1], prop, j.Violations)
+		}
+	}
+	if rows < 10 {
+		t.Fatalf("found %d replay rows in the README's bug table, want the whole table", rows)
+	}
+}
