@@ -3,6 +3,7 @@ package lease
 import (
 	"errors"
 	"io/fs"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -69,8 +70,15 @@ type SeedFile struct {
 	// Naive replaces every O_EXCL create with the post's first attempt:
 	// stat, then open(O_CREATE|O_WRONLY).
 	Naive bool
+	// Publish applies the post's proposed fix, literally: "" keeps the
+	// seed's create-then-write; "rename" writes the lease to a temporary
+	// file and renames it onto the lock path wherever the seed creates or
+	// writes it; "link" publishes a new lease with link(2), which fails if
+	// the lock exists, and renews with a temporary file and rename.
+	Publish string
 
 	buf []byte // encoding scratch; FS.Write does not retain it
+	pid int64  // names the temporary file
 }
 
 // perm is the mode the post's program creates the lock file with.
@@ -127,14 +135,56 @@ func (s *SeedFile) write(holder int64, ttl time.Duration) (Record, error) {
 
 // Create is tryAcquireLease without its log line.
 func (s *SeedFile) Create(holder int64, ttl time.Duration) (Record, error) {
+	rec, err := s.publish(holder, ttl)
+	if err != nil && FailedStep(err) == "write" {
+		// The program's cleanup of its empty file; the error is ignored.
+		// With Publish set, nothing of ours is at the lock path: this
+		// removes whoever's lease is there (kept: the fix changes nothing
+		// else).
+		s.FS.Remove(s.Path)
+	}
+	return rec, err
+}
+
+// publish makes a new lease exist at the lock path: the seed's create and
+// write, or the proposed fix's temporary file and rename or link.
+func (s *SeedFile) publish(holder int64, ttl time.Duration) (Record, error) {
+	switch s.Publish {
+	case "rename":
+		// The fix: the lock file never exists incomplete. But rename
+		// replaces whatever is there: acquisition is no longer exclusive.
+		return s.viaTemp(holder, ttl, s.FS.Rename)
+	case "link":
+		rec, err := s.viaTemp(holder, ttl, s.FS.Link)
+		s.FS.Remove(s.temp()) // the temporary name, published or not
+		return rec, err
+	}
 	if err := s.create(); err != nil {
-		return Record{}, err
+		return Record{}, &StepError{Step: "create", Err: err}
 	}
 	rec, err := s.write(holder, ttl)
 	if err != nil {
-		// The program's cleanup of its empty file; the error is ignored.
-		s.FS.Remove(s.Path)
 		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	return rec, nil
+}
+
+// temp is the process's temporary file beside the lock.
+func (s *SeedFile) temp() string {
+	return s.Path + ".tmp." + strconv.FormatInt(s.pid, 10)
+}
+
+// viaTemp writes the lease to the temporary file and publishes it with
+// put (rename or link). A failed put is the "create" step: with link,
+// EEXIST means another process's lease is there.
+func (s *SeedFile) viaTemp(holder int64, ttl time.Duration, put func(oldname, newname string) error) (Record, error) {
+	rec := Record{Holder: holder, Until: s.Clock.Now().Add(ttl).Unix()}
+	s.buf = rec.AppendJSON(s.buf[:0])
+	if err := WriteFile(s.FS, s.temp(), s.buf, perm); err != nil {
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	if err := put(s.temp(), s.Path); err != nil {
+		return Record{}, &StepError{Step: "create", Err: err}
 	}
 	return rec, nil
 }
@@ -143,11 +193,15 @@ func (s *SeedFile) Create(holder int64, ttl time.Duration) (Record, error) {
 func (s *SeedFile) Renew(cur Record, ttl time.Duration) (Record, error) {
 	// BUG: no compare. The caller read the file and saw its own pid, but
 	// the lease may have expired and been taken over since; this write then
-	// overwrites the new holder's lease with ours.
+	// overwrites the new holder's lease with ours. (The proposed fix keeps
+	// it: a rename replaces whatever is there.)
+	if s.Publish != "" {
+		return s.viaTemp(cur.Holder, ttl, s.FS.Rename)
+	}
 	return s.write(cur.Holder, ttl)
 }
 
-// Takeover is the watcher's takeover: remove, O_EXCL create, write.
+// Takeover is the watcher's takeover: remove, then publish as at start.
 func (s *SeedFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
 	// BUG: remove by name, not by content. A watcher that read the stale
 	// record, then was delayed, removes whatever lease is there now: a lease
@@ -157,16 +211,9 @@ func (s *SeedFile) Takeover(stale Record, holder int64, ttl time.Duration) (Reco
 	if err := s.FS.Remove(s.Path); err != nil {
 		return Record{}, &StepError{Step: "remove", Err: err}
 	}
-	if err := s.create(); err != nil {
-		return Record{}, &StepError{Step: "create", Err: err}
-	}
-	rec, err := s.write(holder, ttl)
-	if err != nil {
-		// BUG: unlike Create, no cleanup: the empty file stays and wedges
-		// everyone, this process included.
-		return Record{}, &StepError{Step: "write", Err: err}
-	}
-	return rec, nil
+	// BUG: unlike Create, a failed write is not cleaned up: the empty file
+	// stays and wedges everyone, this process included.
+	return s.publish(holder, ttl)
 }
 
 // Release is the signal handler's os.Remove.

@@ -41,6 +41,22 @@ var variants = []Variant{
 		},
 		ClockTolerance: time.Second,
 	},
+	{
+		Name:    "seed-rename",
+		Summary: "the seed with the post's fix taken literally: every write goes to a temporary file renamed onto the lock",
+		NewStore: func(p Proc, path string) Store {
+			return &SeedFile{FS: p, Clock: p, Path: path, Publish: "rename", pid: int64(p.PID())}
+		},
+		ClockTolerance: time.Second,
+	},
+	{
+		Name:    "seed-link",
+		Summary: "the seed with new leases published by link(2) from a temporary file, renewals by rename",
+		NewStore: func(p Proc, path string) Store {
+			return &SeedFile{FS: p, Clock: p, Path: path, Publish: "link", pid: int64(p.PID())}
+		},
+		ClockTolerance: time.Second,
+	},
 }
 
 // Variants returns every variant, in a fixed order.
