@@ -19,8 +19,80 @@ type Config struct {
 	// WatchInterval is how often a watcher reads the lease (WATCH_INTERVAL,
 	// 3 s).
 	WatchInterval time.Duration
+	// RenewDeadline is how long after it starts a successful renewal (or
+	// acquisition) a leader may still act; it steps down at this local
+	// deadline unless it renews first. Only variants with a local deadline
+	// (the reference) use it. 0: derived from LeaseDuration and
+	// MaxDriftPPM (see DeadlineFor).
+	RenewDeadline time.Duration
+	// MaxDriftPPM is the drift bound the algorithm is configured for:
+	// how far, in parts per million, two processes' monotonic clocks may
+	// disagree on the length of an interval. 0 means the reference's
+	// default of 1% (10000 ppm).
+	MaxDriftPPM int64
 	// Callbacks are told of leadership changes.
 	Callbacks Callbacks
+}
+
+// DefaultDriftPPM is the drift bound the reference variant assumes unless
+// told otherwise: 1%, a hundred times what NTP-disciplined or even free-
+// running quartz clocks drift, and still a small margin on a 9 s lease.
+const DefaultDriftPPM = 10_000
+
+// deadlineSlack is subtracted from the longest safe deadline, so that a
+// leader stops with time to spare for the system call that it stops after.
+const deadlineSlack = 50 * time.Millisecond
+
+// drift returns the drift bound in effect.
+func (c Config) drift() int64 {
+	if c.MaxDriftPPM == 0 {
+		return DefaultDriftPPM
+	}
+	return c.MaxDriftPPM
+}
+
+// SafeDeadline is the longest renew deadline that keeps a leader's
+// leadership strictly inside the lease as any watcher measures it: a
+// watcher takes over LeaseDuration after it saw the leader's write, on a
+// clock that may run up to the drift bound fast; the leader's deadline runs
+// from before that write, on a clock that may run up to the drift bound
+// slow. So deadline/(1-rho) < lease/(1+rho).
+func (c Config) SafeDeadline() time.Duration {
+	rho := c.drift()
+	return time.Duration(int64(c.LeaseDuration) / (1_000_000 + rho) * (1_000_000 - rho))
+}
+
+// DeadlineFor returns the renew deadline in effect: RenewDeadline, or the
+// safe deadline less a small slack.
+func (c Config) DeadlineFor() time.Duration {
+	if c.RenewDeadline != 0 {
+		return c.RenewDeadline
+	}
+	return c.SafeDeadline() - deadlineSlack
+}
+
+// ValidateDeadline checks the inequalities a variant with a local deadline
+// relies on, and names the one that fails.
+func (c Config) ValidateDeadline() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	rho := c.drift()
+	if rho < 0 || rho >= 1_000_000 {
+		return fmt.Errorf("drift bound %d ppm must be at least 0 and below 1000000", rho)
+	}
+	d := c.DeadlineFor()
+	switch {
+	case d <= 0:
+		return fmt.Errorf("drift bound %d ppm leaves no margin: lease %v x (1-rho)/(1+rho) = %v is not longer than the slack %v",
+			rho, c.LeaseDuration, c.SafeDeadline(), deadlineSlack)
+	case d >= c.SafeDeadline():
+		return fmt.Errorf("renew deadline %v must be shorter than lease %v x (1-rho)/(1+rho) = %v for drift bound %d ppm, or a watcher may take over while the leader still acts",
+			d, c.LeaseDuration, c.SafeDeadline(), rho)
+	case c.RenewInterval >= d:
+		return fmt.Errorf("renew interval %v must be shorter than the renew deadline %v, or the leader steps down before it renews", c.RenewInterval, d)
+	}
+	return nil
 }
 
 // Callbacks follow client-go's leaderelection. They are called from the

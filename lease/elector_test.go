@@ -92,6 +92,15 @@ func TestMsgFormat(t *testing.T) {
 		{lease.MsgRenewed, later, 0, "[LEADER] Lease renewed, valid until 21:15:05", false},
 		{lease.MsgShutdown, 0, 0, "Received shutdown signal, releasing lease", false},
 		{lease.MsgReleased, 0, 0, "Lease released", false},
+		{lease.MsgRefAcquired, 7, 7, "[LEADER] Acquired lease, epoch 7 (version 7)", false},
+		{lease.MsgRefRenewed, 9, 0, "[LEADER] Lease renewed, version 9", false},
+		{lease.MsgRefDeadline, 0, 0, "[LEADER] Local deadline passed without a renewal, stepping down", false},
+		{lease.MsgRefLost, 10, 60222, "[LEADER] Lease version 10 taken by 60222, stepping down", false},
+		{lease.MsgRefHeld, 60217, 4, "[WATCHER] Lease held by 60217, version 4", false},
+		{lease.MsgRefExpired, 60217, 0, "[WATCHER] Lease held by 60217 unchanged for the lease duration, taking over", false},
+		{lease.MsgRefTakeover, 11, 0, "[WATCHER] Takeover successful, epoch 11", false},
+		{lease.MsgRefUnreadable, 5, 0, "[WATCHER] Lease version 5 unreadable, waiting it out", false},
+		{lease.MsgRefReleaseSkipped, 0, 0, "Lease no longer ours, nothing to release", false},
 	}
 	seen := map[lease.Msg]bool{}
 	for _, tc := range cases {

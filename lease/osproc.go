@@ -35,13 +35,14 @@ func NewOSProc(out, errw io.Writer) Proc {
 	return &osProc{start: time.Now(), pid: os.Getpid(), out: out, errw: errw, exit: os.Exit}
 }
 
-func (p *osProc) Now() time.Time        { return time.Now() }
-func (p *osProc) Mono() time.Duration   { return time.Since(p.start) }
-func (p *osProc) Sleep(d time.Duration) { time.Sleep(d) }
-func (p *osProc) PID() int              { return p.pid }
-func (p *osProc) Go(_ string, f func()) { go f() }
-func (p *osProc) Role(Role)             {}
-func (p *osProc) NewHandoff() Handoff   { return handoff{make(chan struct{}), p.done} }
+func (p *osProc) Now() time.Time            { return time.Now() }
+func (p *osProc) Mono() time.Duration       { return time.Since(p.start) }
+func (p *osProc) Sleep(d time.Duration)     { time.Sleep(d) }
+func (p *osProc) PID() int                  { return p.pid }
+func (p *osProc) Go(_ string, f func())     { go f() }
+func (p *osProc) Role(Role)                 {}
+func (p *osProc) Lead(int64, time.Duration) {}
+func (p *osProc) NewHandoff() Handoff       { return handoff{make(chan struct{}), p.done} }
 func (p *osProc) NewTicker(d time.Duration) Ticker {
 	return osTicker{time.NewTicker(d), p.done}
 }

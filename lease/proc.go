@@ -38,9 +38,24 @@ type Proc interface {
 	// system call; the simulator keeps it in the trace, from which the
 	// checker derives leadership intervals.
 	Role(r Role)
+	// Lead records that this process leads with fencing epoch epoch until
+	// its monotonic clock reads deadline, unless it renews first. Like Role
+	// it makes no system call; the checker ends a leadership interval at
+	// the deadline even if the process cannot run (paused).
+	Lead(epoch int64, deadline time.Duration)
 	// Exit ends the process (exit_group): every activity stops, descriptors
 	// are closed and files stay as they are. It does not return.
 	Exit(code int)
+}
+
+// Notifier is an optional ability of a Proc: waiting for a change to the
+// directory that holds the lease, instead of polling it (inotify on a real
+// file system). Algorithms fall back to polling without it.
+type Notifier interface {
+	// WaitChange blocks until a file in dir is created, written, renamed,
+	// linked or removed after the call, or until the monotonic clock reads
+	// until, and reports whether a change woke it.
+	WaitChange(dir string, until time.Duration) bool
 }
 
 // Handoff is an unbuffered channel of struct{}: Send blocks until Recv takes.
@@ -76,22 +91,31 @@ type Msg uint8
 // The post's log lines. Arguments a and b are process ids or whole Unix
 // seconds, as each line's comment says.
 const (
-	MsgStarted         Msg = iota // (stderr, println) Process started with id:  a
-	MsgAcquired                   // [LEADER] Acquired lease at a, valid until b
-	MsgWatchUnreadable            // [WATCHER] Could not read lease file, will retry
-	MsgExpired                    // [WATCHER] Lease held by a expired at b, attempting takeover
-	MsgRemoveFailed               // [WATCHER] Failed to remove expired lease, will retry
-	MsgLostRace                   // [WATCHER] Lost takeover race, another process acquired first
-	MsgWriteFailed                // [WATCHER] Failed to write new lease, will retry
-	MsgTakeover                   // [WATCHER] Takeover successful, now leader until a
-	MsgHeld                       // [WATCHER] Lease held by a, valid until b
-	MsgStepDown                   // [LEADER] Lease file unreadable, stepping down
-	MsgRenewUnreadable            // [LEADER] Could not read lease file, will retry
-	MsgTaken                      // [LEADER] Lease taken by a, stepping down to watcher
-	MsgRenewFailed                // [LEADER] Failed to renew lease, will retry
-	MsgRenewed                    // [LEADER] Lease renewed, valid until a
-	MsgShutdown                   // Received shutdown signal, releasing lease
-	MsgReleased                   // Lease released
+	MsgStarted           Msg = iota // (stderr, println) Process started with id:  a
+	MsgAcquired                     // [LEADER] Acquired lease at a, valid until b
+	MsgWatchUnreadable              // [WATCHER] Could not read lease file, will retry
+	MsgExpired                      // [WATCHER] Lease held by a expired at b, attempting takeover
+	MsgRemoveFailed                 // [WATCHER] Failed to remove expired lease, will retry
+	MsgLostRace                     // [WATCHER] Lost takeover race, another process acquired first
+	MsgWriteFailed                  // [WATCHER] Failed to write new lease, will retry
+	MsgTakeover                     // [WATCHER] Takeover successful, now leader until a
+	MsgHeld                         // [WATCHER] Lease held by a, valid until b
+	MsgStepDown                     // [LEADER] Lease file unreadable, stepping down
+	MsgRenewUnreadable              // [LEADER] Could not read lease file, will retry
+	MsgTaken                        // [LEADER] Lease taken by a, stepping down to watcher
+	MsgRenewFailed                  // [LEADER] Failed to renew lease, will retry
+	MsgRenewed                      // [LEADER] Lease renewed, valid until a
+	MsgShutdown                     // Received shutdown signal, releasing lease
+	MsgReleased                     // Lease released
+	MsgRefAcquired                  // [LEADER] Acquired lease, epoch a (version b)
+	MsgRefRenewed                   // [LEADER] Lease renewed, version a
+	MsgRefDeadline                  // [LEADER] Local deadline passed without a renewal, stepping down
+	MsgRefLost                      // [LEADER] Lease version a taken by b, stepping down
+	MsgRefHeld                      // [WATCHER] Lease held by a, version b
+	MsgRefExpired                   // [WATCHER] Lease held by a unchanged for the lease duration, taking over
+	MsgRefTakeover                  // [WATCHER] Takeover successful, epoch a
+	MsgRefUnreadable                // [WATCHER] Lease version a unreadable, waiting it out
+	MsgRefReleaseSkipped            // Lease no longer ours, nothing to release
 	numMsgs
 )
 
@@ -100,6 +124,7 @@ const (
 	argNone = iota
 	argPID
 	argTime
+	argNum
 )
 
 var msgs = [numMsgs]struct {
@@ -107,22 +132,31 @@ var msgs = [numMsgs]struct {
 	a, b   uint8
 	stderr bool
 }{
-	MsgStarted:         {text: "Process started with id:  %", a: argPID, stderr: true},
-	MsgAcquired:        {text: "[LEADER] Acquired lease at %, valid until %", a: argTime, b: argTime},
-	MsgWatchUnreadable: {text: "[WATCHER] Could not read lease file, will retry"},
-	MsgExpired:         {text: "[WATCHER] Lease held by % expired at %, attempting takeover", a: argPID, b: argTime},
-	MsgRemoveFailed:    {text: "[WATCHER] Failed to remove expired lease, will retry"},
-	MsgLostRace:        {text: "[WATCHER] Lost takeover race, another process acquired first"},
-	MsgWriteFailed:     {text: "[WATCHER] Failed to write new lease, will retry"},
-	MsgTakeover:        {text: "[WATCHER] Takeover successful, now leader until %", a: argTime},
-	MsgHeld:            {text: "[WATCHER] Lease held by %, valid until %", a: argPID, b: argTime},
-	MsgStepDown:        {text: "[LEADER] Lease file unreadable, stepping down"},
-	MsgRenewUnreadable: {text: "[LEADER] Could not read lease file, will retry"},
-	MsgTaken:           {text: "[LEADER] Lease taken by %, stepping down to watcher", a: argPID},
-	MsgRenewFailed:     {text: "[LEADER] Failed to renew lease, will retry"},
-	MsgRenewed:         {text: "[LEADER] Lease renewed, valid until %", a: argTime},
-	MsgShutdown:        {text: "Received shutdown signal, releasing lease"},
-	MsgReleased:        {text: "Lease released"},
+	MsgStarted:           {text: "Process started with id:  %", a: argPID, stderr: true},
+	MsgAcquired:          {text: "[LEADER] Acquired lease at %, valid until %", a: argTime, b: argTime},
+	MsgWatchUnreadable:   {text: "[WATCHER] Could not read lease file, will retry"},
+	MsgExpired:           {text: "[WATCHER] Lease held by % expired at %, attempting takeover", a: argPID, b: argTime},
+	MsgRemoveFailed:      {text: "[WATCHER] Failed to remove expired lease, will retry"},
+	MsgLostRace:          {text: "[WATCHER] Lost takeover race, another process acquired first"},
+	MsgWriteFailed:       {text: "[WATCHER] Failed to write new lease, will retry"},
+	MsgTakeover:          {text: "[WATCHER] Takeover successful, now leader until %", a: argTime},
+	MsgHeld:              {text: "[WATCHER] Lease held by %, valid until %", a: argPID, b: argTime},
+	MsgStepDown:          {text: "[LEADER] Lease file unreadable, stepping down"},
+	MsgRenewUnreadable:   {text: "[LEADER] Could not read lease file, will retry"},
+	MsgTaken:             {text: "[LEADER] Lease taken by %, stepping down to watcher", a: argPID},
+	MsgRenewFailed:       {text: "[LEADER] Failed to renew lease, will retry"},
+	MsgRenewed:           {text: "[LEADER] Lease renewed, valid until %", a: argTime},
+	MsgShutdown:          {text: "Received shutdown signal, releasing lease"},
+	MsgReleased:          {text: "Lease released"},
+	MsgRefAcquired:       {text: "[LEADER] Acquired lease, epoch % (version %)", a: argNum, b: argNum},
+	MsgRefRenewed:        {text: "[LEADER] Lease renewed, version %", a: argNum},
+	MsgRefDeadline:       {text: "[LEADER] Local deadline passed without a renewal, stepping down"},
+	MsgRefLost:           {text: "[LEADER] Lease version % taken by %, stepping down", a: argNum, b: argPID},
+	MsgRefHeld:           {text: "[WATCHER] Lease held by %, version %", a: argPID, b: argNum},
+	MsgRefExpired:        {text: "[WATCHER] Lease held by % unchanged for the lease duration, taking over", a: argPID},
+	MsgRefTakeover:       {text: "[WATCHER] Takeover successful, epoch %", a: argNum},
+	MsgRefUnreadable:     {text: "[WATCHER] Lease version % unreadable, waiting it out", a: argNum},
+	MsgRefReleaseSkipped: {text: "Lease no longer ours, nothing to release"},
 }
 
 // Stderr reports whether the line goes to standard error (the program's
@@ -149,7 +183,7 @@ func (m Msg) Format(a, b int64, loc *time.Location) string {
 			continue
 		}
 		switch arg := args[i]; arg.kind {
-		case argPID:
+		case argPID, argNum:
 			out = strconv.AppendInt(out, arg.v, 10)
 		case argTime:
 			out = time.Unix(arg.v, 0).In(loc).AppendFormat(out, "15:04:05")

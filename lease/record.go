@@ -8,10 +8,20 @@ import (
 // Record is the content of a lease: who holds it and until when. It is the
 // post's {"processId": 12345, "leaseUntil": 1715430000}: Until is whole Unix
 // seconds on the writer's wall clock.
+//
+// The versioned store of the reference variant leaves Until zero and uses
+// Epoch (the fencing epoch: the version at which the holder acquired) and
+// Version (which write of the record this is; every write makes a new
+// one). Holder 0 is a released lease; Unknown a record nobody can read.
 type Record struct {
-	Holder int64 `json:"processId"`
-	Until  int64 `json:"leaseUntil"`
+	Holder  int64 `json:"processId"`
+	Until   int64 `json:"leaseUntil"`
+	Epoch   int64 `json:"-"`
+	Version int64 `json:"-"`
 }
+
+// Unknown is the holder of a record whose content cannot be read.
+const Unknown = -1
 
 // AppendJSON appends the record as encoding/json marshals the post's
 // leaseContent struct, byte for byte, without reflection: the simulator runs

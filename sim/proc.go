@@ -491,6 +491,13 @@ func (p *proc) Role(r lease.Role) {
 	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvRole, Role: r})
 }
 
+// Lead implements lease.Proc: it records the epoch and, in true time, the
+// local deadline (at the process's current clock rate).
+func (p *proc) Lead(epoch int64, deadline time.Duration) {
+	a := p.w.cur
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvLead, N: epoch, A: p.clock.trueAt(int64(deadline))})
+}
+
 // Log implements lease.Proc: a write(2) to stdout or stderr.
 func (p *proc) Log(m lease.Msg, x, y int64) {
 	a, _ := p.enter(OpLog, 0)

@@ -29,6 +29,8 @@ const (
 	EvExit                      // the process ended (N: exit code, -9 for SIGKILL)
 	EvStore                     // a Store operation returned: Store, Res, record in A, B
 	EvStoreCall                 // a Store operation was called: Store, input record in A, B, holder in N
+	EvLead                      // the process leads with epoch N until true time A (its local deadline)
+	EvFence                     // the process acted on the fenced resource with epoch N; A is 1 if accepted
 )
 
 // Op is a system call.
@@ -246,6 +248,13 @@ func (tr *Trace) describe(e *Event) string {
 		return "signal delivered to handler"
 	case EvFault:
 		return "FAULT " + path
+	case EvLead:
+		return fmt.Sprintf("lead epoch %d until %s", e.N, secs(e.A))
+	case EvFence:
+		if e.A == 1 {
+			return fmt.Sprintf("fenced action epoch %d accepted", e.N)
+		}
+		return fmt.Sprintf("fenced action epoch %d REJECTED (stale)", e.N)
 	case EvExit:
 		if e.N == -9 {
 			return "killed"

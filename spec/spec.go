@@ -149,7 +149,8 @@ func eligible(tr *sim.Trace) [][]span {
 		case e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Stop && e.A >= 0:
 			stop(p, e.T)
 		case e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Cont && !dead[p] && !on[p]:
-			from[p], on[p] = e.T, true
+			// A process continued before it started runs from its start.
+			from[p], on[p] = max(e.T, int64(tr.Procs[p].Start)), true
 		}
 	}
 	for p := range out {
@@ -271,10 +272,15 @@ func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 			continue
 		}
 		bound, name := b.Kill, "SIGKILL"
+		from := e.T
 		if kind == sim.Term {
 			bound, name = b.Term, "SIGTERM"
+			var ok bool
+			if from, ok = deliveredAt(tr, i); !ok {
+				continue // sent to a stopped process never continued
+			}
 		}
-		deadline := e.T + int64(bound)
+		deadline := from + int64(bound)
 		if deadline > int64(tr.End) || faultIn(tr, i, deadline) {
 			continue // too late to tell, or another fault restarted the clock
 		}
@@ -282,16 +288,51 @@ func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 			continue
 		}
 		for p, spans := range el {
-			if p == victim || !covers(spans, e.T, deadline) {
+			if p == victim || !covers(spans, from, deadline) {
 				continue
+			}
+			delivered := ""
+			if from != e.T {
+				delivered = fmt.Sprintf(" (delivered at its SIGCONT at %s)", secs(time.Duration(from)))
 			}
 			return &Violation{Property: FailoverBound, At: time.Duration(deadline),
 				PIDs: []int{tr.Procs[victim].PID, tr.Procs[p].PID}, Events: []int{i},
-				Detail: fmt.Sprintf("%s of leader %d at %s: no new leader within %v although process %d was running",
-					name, tr.Procs[victim].PID, secs(time.Duration(e.T)), bound, tr.Procs[p].PID)}
+				Detail: fmt.Sprintf("%s of leader %d at %s%s: no new leader within %v although process %d was running",
+					name, tr.Procs[victim].PID, secs(time.Duration(e.T)), delivered, bound, tr.Procs[p].PID)}
 		}
 	}
 	return nil
+}
+
+// deliveredAt returns when the SIGTERM of event i reached its process: at
+// once, or, if the process was stopped, at its SIGCONT (the simulator
+// holds the signal until then, as the kernel does). ok is false if the
+// process was never continued.
+func deliveredAt(tr *sim.Trace, i int) (t int64, ok bool) {
+	p := tr.Events[i].Proc
+	stopped := false
+	for _, e := range tr.Events[:i] {
+		if e.Proc == p && e.Kind == sim.EvFault && e.A >= 0 {
+			switch sim.FaultKind(e.N) {
+			case sim.Stop:
+				stopped = true
+			case sim.Cont:
+				stopped = false
+			}
+		}
+	}
+	if !stopped {
+		return tr.Events[i].T, true
+	}
+	for _, e := range tr.Events[i+1:] {
+		if e.Proc == p && e.Kind == sim.EvExit {
+			return 0, false
+		}
+		if e.Proc == p && e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Cont {
+			return e.T, true
+		}
+	}
+	return 0, false
 }
 
 // faultIn reports whether a fault fires or a process ends after event i

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/spec"
+)
+
+// cli runs the command and returns its exit status and output.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code := run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// decodeOne decodes out as exactly one JSON object.
+func decodeOne(t *testing.T, out string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, out)
+	}
+	var more json.RawMessage
+	if err := dec.Decode(&more); err != io.EOF {
+		t.Fatalf("more than one JSON value (%v):\n%s", err, out)
+	}
+}
+
+type checkViolation struct {
+	Property string  `json:"property"`
+	Seed     uint64  `json:"seed"`
+	Run      int     `json:"run"`
+	AtS      float64 `json:"at_s"`
+	PIDs     []int   `json:"pids"`
+	Detail   string  `json:"detail"`
+	Replay   string  `json:"replay"`
+	HTML     string  `json:"html"`
+}
+
+type checkReport struct {
+	Variant    string           `json:"variant"`
+	Runs       int              `json:"runs"`
+	Faults     string           `json:"faults"`
+	Scheduler  string           `json:"scheduler"`
+	Violations []checkViolation `json:"violations"`
+	Counts     map[string]int   `json:"counts"`
+}
+
+type replayReport struct {
+	Variant    string `json:"variant"`
+	Seed       uint64 `json:"seed"`
+	Setup      string `json:"setup"`
+	Violations []struct {
+		Property string `json:"property"`
+		PIDs     []int  `json:"pids"`
+	} `json:"violations"`
+	TraceSHA256 string `json:"trace_sha256"`
+	Events      int    `json:"events"`
+}
+
+// replayArgs turns a printed replay line into run's arguments.
+func replayArgs(t *testing.T, line string) []string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(line, "leaselab ")
+	if !ok || !strings.HasPrefix(rest, "replay ") {
+		t.Fatalf("replay line %q does not start with \"leaselab replay \"", line)
+	}
+	return strings.Split(rest, " ")
+}
+
+func find(vs []checkViolation, prop string) *checkViolation {
+	for i := range vs {
+		if vs[i].Property == prop {
+			return &vs[i]
+		}
+	}
+	return nil
+}
+
+// naiveRace runs the search that finds the naive variant's two leaders
+// without any fault, and returns its exclusive-leadership violation.
+func naiveRace(t *testing.T) checkViolation {
+	t.Helper()
+	code, out, errOut := cli(t, "check", "-variant", "seed-naive", "-faults", "none", "-runs", "300", "-seed", "1",
+		"-props", spec.ExclusiveLeadership, "-json", "-html-dir", t.TempDir())
+	if code != 1 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q: want 1 (a violation) and nothing on stderr", code, errOut)
+	}
+	var rep checkReport
+	decodeOne(t, out, &rep)
+	v := find(rep.Violations, spec.ExclusiveLeadership)
+	if v == nil {
+		t.Fatalf("no exclusive-leadership violation in %s", out)
+	}
+	if !strings.HasPrefix(v.Replay, "leaselab replay ") || len(v.PIDs) != 2 || v.PIDs[0] == v.PIDs[1] {
+		t.Fatalf("violation %+v: want two PIDs and a replay line", v)
+	}
+	if rep.Variant != "seed-naive" || rep.Faults != "none" || rep.Scheduler != "random" || rep.Runs != v.Run+1 || rep.Counts[spec.ExclusiveLeadership] != 1 {
+		t.Errorf("report %+v: want seed-naive, no faults, random, stopped after run %d", rep, v.Run)
+	}
+	return *v
+}
+
+// The search the task names: it exits 1, each violation with a replay line.
+// (Without -props it stops at run 0, whose only violation is
+// linearizable-store; naiveRace asks for exclusive-leadership.)
+func TestCheckNaiveExitsOne(t *testing.T) {
+	code, out, errOut := cli(t, "check", "-variant", "seed-naive", "-faults", "none", "-runs", "300", "-seed", "1",
+		"-json", "-html-dir", t.TempDir())
+	if code != 1 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q: want 1 and nothing on stderr", code, errOut)
+	}
+	var rep checkReport
+	decodeOne(t, out, &rep)
+	if len(rep.Violations) == 0 {
+		t.Fatalf("exit 1 with no violation: %s", out)
+	}
+	for _, v := range rep.Violations {
+		if !strings.HasPrefix(v.Replay, "leaselab replay ") || !strings.Contains(v.Replay, " -variant seed-naive ") {
+			t.Errorf("%s: replay %q", v.Property, v.Replay)
+		}
+	}
+	// With every run searched, the naive race is among them.
+	code, out, _ = cli(t, "check", "-variant", "seed-naive", "-faults", "none", "-runs", "300", "-seed", "1",
+		"-keep-going", "-json", "-html-dir", t.TempDir())
+	decodeOne(t, out, &rep)
+	if code != 1 || find(rep.Violations, spec.ExclusiveLeadership) == nil || rep.Runs != 300 {
+		t.Errorf("-keep-going: exit %d, %d runs, violations %+v: want exclusive-leadership among 300 runs", code, rep.Runs, rep.Violations)
+	}
+}
+
+// The replay line reproduces the run: the same trace twice, and the
+// violation the search found.
+func TestReplayReproduces(t *testing.T) {
+	v := naiveRace(t)
+	args := append(replayArgs(t, v.Replay), "-json")
+	var reps [2]replayReport
+	for i := range reps {
+		code, out, errOut := cli(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		decodeOne(t, out, &reps[i])
+	}
+	a, b := reps[0], reps[1]
+	if len(a.TraceSHA256) != 64 || a.TraceSHA256 != b.TraceSHA256 || a.Events == 0 || a.Events != b.Events || a.Setup != b.Setup {
+		t.Errorf("two replays differ or are empty: %q/%d and %q/%d", a.TraceSHA256, a.Events, b.TraceSHA256, b.Events)
+	}
+	if a.Seed != v.Seed || a.Variant != "seed-naive" {
+		t.Errorf("replay of seed %d on %s, want seed %d on seed-naive", a.Seed, a.Variant, v.Seed)
+	}
+	var got *[]int
+	for i := range a.Violations {
+		if a.Violations[i].Property == spec.ExclusiveLeadership {
+			got = &a.Violations[i].PIDs
+		}
+	}
+	if got == nil || !reflect.DeepEqual(*got, v.PIDs) {
+		t.Errorf("replay violations %+v: want exclusive-leadership by %v", a.Violations, v.PIDs)
+	}
+	// The text form prints the same trace digest and the violation.
+	code, out, _ := cli(t, replayArgs(t, v.Replay)...)
+	if code != 0 || !strings.Contains(out, "# trace sha256 "+a.TraceSHA256+"\n") || !strings.Contains(out, "VIOLATION exclusive-leadership at ") ||
+		!strings.Contains(out, "# replay "+v.Replay+"\n") {
+		t.Errorf("text replay (exit %d) lacks the digest, the violation or its own replay line:\n%s", code, out)
+	}
+}
+
+// A replay whose flags do not give the setup the line was printed for is
+// refused.
+func TestReplaySetupMismatch(t *testing.T) {
+	v := naiveRace(t)
+	args := replayArgs(t, v.Replay)
+	set := func(name, value string) []string {
+		out := append([]string(nil), args...)
+		for i := range out {
+			if out[i] == name {
+				out[i+1] = value
+				return out
+			}
+		}
+		t.Fatalf("replay line %q has no %s", v.Replay, name)
+		return nil
+	}
+	for name, a := range map[string][]string{
+		"wrong -expect": set("-expect", "0123456789"),
+		"other -procs":  set("-procs", "3"),
+		"other -faults": set("-faults", "kill"),
+		"other -lease":  append(append([]string(nil), args...), "-lease", "8s"),
+	} {
+		code, out, errOut := cli(t, append(a, "-json")...)
+		if code != 2 || out != "" {
+			t.Errorf("%s: exit %d, output %q: want 2 and nothing on stdout", name, code, out)
+		}
+		if strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "setup mismatch") {
+			t.Errorf("%s: error %q: want one line saying setup mismatch", name, errOut)
+		}
+	}
+}
+
+// Every setup flag survives the trip through a printed replay line: the
+// line parses back to the same options, and replays without a mismatch.
+func TestReplayLineRoundTrip(t *testing.T) {
+	for _, flags := range [][]string{
+		{},
+		{"-variant", "seed-naive", "-procs", "3", "-faults", "kill,stop", "-scheduler", "pct"},
+		{"-faults", "all", "-max-drift", "0.0005"},
+		{"-faults", "drift", "-max-drift", "0"},
+		{"-procs", "5", "-faults", "term,skew,jump,fserr", "-lease", "5s", "-renew", "1.5s", "-watch", "2s"},
+	} {
+		parseOpts := func(args []string) (setupFlags, error) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var sf setupFlags
+			sf.register(fs, "all")
+			fs.Uint64("seed", 0, "")
+			fs.String("expect", "", "")
+			return sf, fs.Parse(args)
+		}
+		sf, err := parseOpts(flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := sf.options()
+		if err != nil {
+			t.Fatalf("%v: %v", flags, err)
+		}
+		line := spec.ReplayCommand(o, 12345)
+		args := replayArgs(t, line)
+		sf2, err := parseOpts(args[1:])
+		if err != nil {
+			t.Fatalf("%q does not parse: %v", line, err)
+		}
+		o2, err := sf2.options()
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if !reflect.DeepEqual(o, o2) {
+			t.Errorf("%v: printed as %q, parsed back as\n%+v\nwant\n%+v", flags, line, o2, o)
+		}
+		if code, _, errOut := cli(t, append(args, "-json")...); code != 0 {
+			t.Errorf("%q: exit %d: %s", line, code, errOut)
+		}
+	}
+}
+
+// Bad input: exit 2 and one line that names the valid choices.
+func TestCheckBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"check", "-variant", "nope"}, []string{`"nope"`, lease.VariantNames()}},
+		{[]string{"check", "-runs", "0"}, []string{"-runs 0", "at least 1"}},
+		{[]string{"check", "-faults", "kill,bogus"}, []string{`"bogus"`, "kill, term, stop, skew, drift, jump, fserr, all, none"}},
+		{[]string{"check", "-scheduler", "nope"}, []string{`"nope"`, "random, pct"}},
+		{[]string{"check", "-props", "nope"}, []string{`"nope"`, strings.Join(spec.Properties, ", ")}},
+		{[]string{"check", "-lease", "3s", "-renew", "3s"}, []string{"longer than the renew interval"}},
+		{[]string{"check", "-max-drift", "1.5"}, []string{"[0, 1)"}},
+		{[]string{"check", "-bogus"}, []string{"-runs", "-variant"}},
+		{[]string{"check", "extra"}, []string{"flags only"}},
+		{[]string{"replay"}, []string{"-seed"}},
+		{[]string{"replay", "-seed", "1", "-variant", "nope"}, []string{lease.VariantNames()}},
+		{[]string{"replay", "-seed", "x"}, []string{"invalid value"}},
+	} {
+		code, out, errOut := cli(t, c.args...)
+		if code != 2 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q: want 2 and no output", c.args, code, out)
+		}
+		line := strings.TrimSpace(errOut)
+		if line == "" || strings.Contains(line, "\n") {
+			t.Errorf("%v: error %q: want one line", c.args, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("%v: error %q does not mention %q", c.args, line, w)
+			}
+		}
+	}
+}
+
+// Without faults the committed program keeps one leader, never wedges and
+// has no failover to make. (Its store is not linearizable even so: a
+// watcher can read the file between a renewal's O_TRUNC and its write;
+// that property is left out here.)
+func TestCheckSeedWithoutFaultsHolds(t *testing.T) {
+	code, out, errOut := cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "5",
+		"-props", "exclusive-leadership,no-wedge,failover-bound", "-json", "-html-dir", t.TempDir())
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q: want 0\n%s", code, errOut, out)
+	}
+	var raw map[string]json.RawMessage
+	decodeOne(t, out, &raw)
+	if string(raw["violations"]) != "[]" {
+		t.Errorf("violations %s, want []", raw["violations"])
+	}
+	var rep checkReport
+	decodeOne(t, out, &rep)
+	if rep.Runs != 5 || len(rep.Counts) != 0 || rep.Variant != "seed" {
+		t.Errorf("report %+v: want 5 runs of seed, nothing counted", rep)
+	}
+	// The property left out does fail on the same runs.
+	code, out, _ = cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "5", "-props", "linearizable-store",
+		"-json", "-html-dir", t.TempDir())
+	decodeOne(t, out, &rep)
+	if code != 1 || find(rep.Violations, spec.LinearizableStore) == nil {
+		t.Errorf("linearizable-store on the same runs: exit %d, %+v; want a violation", code, rep.Violations)
+	}
+}
+
+// The text report: each violation, its excerpt, where porcupine's
+// visualisation went, and the replay line.
+func TestCheckText(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "300", "-seed", "1", "-html-dir", dir)
+	if code != 1 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q: want 1", code, errOut)
+	}
+	if !strings.HasPrefix(out, "# check seed: ") || !strings.Contains(out, "\nVIOLATION linearizable-store in run ") {
+		t.Errorf("no header or no linearizable-store VIOLATION line:\n%s", out)
+	}
+	var replays, htmls []string
+	for _, l := range strings.Split(out, "\n") {
+		if r, ok := strings.CutPrefix(l, "  replay: "); ok {
+			replays = append(replays, r)
+		}
+		if p, ok := strings.CutPrefix(l, "  porcupine: "); ok {
+			htmls = append(htmls, p)
+		}
+	}
+	if len(replays) == 0 || len(htmls) != 1 {
+		t.Fatalf("%d replay lines and %d porcupine lines, want some and one:\n%s", len(replays), len(htmls), out)
+	}
+	for _, r := range replays {
+		if !strings.HasPrefix(r, "leaselab replay -variant seed ") || !strings.Contains(r, " -expect ") {
+			t.Errorf("replay line %q", r)
+		}
+	}
+	if filepath.Dir(htmls[0]) != dir {
+		t.Errorf("porcupine file %s is not in -html-dir %s", htmls[0], dir)
+	}
+	b, err := os.ReadFile(htmls[0])
+	if err != nil || !bytes.Contains(bytes.ToLower(b), []byte("<html")) {
+		t.Errorf("porcupine file %s: %v, %d bytes, want an HTML page", htmls[0], err, len(b))
+	}
+	if !strings.Contains(out, "runs with violations: linearizable-store 1\n") {
+		t.Errorf("no summary line:\n%s", out)
+	}
+}
+
+// -all checks every variant and prints one object listing them.
+func TestCheckAllJSON(t *testing.T) {
+	code, out, errOut := cli(t, "check", "-all", "-runs", "50", "-faults", "none", "-json", "-html-dir", t.TempDir())
+	if code != 1 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q: want 1 (the seed variants break linearizable-store without faults)", code, errOut)
+	}
+	var all struct {
+		Variants []checkReport `json:"variants"`
+	}
+	decodeOne(t, out, &all)
+	var names []string
+	for _, v := range lease.Variants() {
+		names = append(names, v.Name)
+	}
+	var got []string
+	for _, r := range all.Variants {
+		got = append(got, r.Variant)
+		if r.Faults != "none" || r.Runs < 1 || r.Runs > 50 {
+			t.Errorf("%s: faults %s, %d runs", r.Variant, r.Faults, r.Runs)
+		}
+	}
+	// One report per variant, in lease.Variants' order (2 when this test
+	// was written: seed-naive and seed; the list grows with the fixes).
+	if len(all.Variants) < 2 || !reflect.DeepEqual(got, names) {
+		t.Errorf("variants %v, want one report per variant: %v", got, names)
+	}
+}

@@ -1,0 +1,238 @@
+package lease
+
+import (
+	"errors"
+	"io/fs"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// VersionedFile is the reference variant's store: a compare-and-set
+// register built from link(2), which creates a name only if it does not
+// exist.
+//
+// Every write of the lease (acquisition, renewal, takeover, release) is a
+// new version: the record is written to a private temporary file, fsynced,
+// and linked to PATH.N, where N is one more than the version the writer
+// read. link fails with EEXIST if PATH.N exists, so of all the writers that
+// read version N-1, exactly one succeeds: that is the compare-and-set. A
+// version file is complete before it has a name (no reader ever sees an
+// empty or half-written lease, whatever instant a writer dies at), and it
+// never changes afterwards (so no write can overwrite a newer holder's
+// lease). The current record is the highest version; versions are
+// contiguous, because a writer links N only after reading N-1.
+//
+// The record's epoch is the version at which its holder acquired: it
+// strictly increases from leader to leader and, living in file names, is
+// never reused, not after a release and not after every process restarts.
+//
+// Versions accumulate, one small file per renewal; see Compact.
+type VersionedFile struct {
+	FS   FS
+	Path string
+	PID  int64
+
+	known   int64  // highest version known to exist
+	cached  Record // the record of version known, once read
+	hasRec  bool
+	tempSeq int64
+	buf     []byte
+}
+
+var _ Store = (*VersionedFile)(nil)
+
+func (s *VersionedFile) name(v int64) string { return s.Path + "." + strconv.FormatInt(v, 10) }
+
+// exists reports whether version v exists. An error other than ENOENT
+// (EIO, say) says nothing about v and is returned.
+func (s *VersionedFile) exists(v int64) (bool, error) {
+	_, err := s.FS.Stat(s.name(v))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, err
+}
+
+// latest finds the highest version: from the highest known, forward, or
+// (for a process that knows none) by doubling then bisecting, since
+// versions are contiguous from 1.
+func (s *VersionedFile) latest() (int64, error) {
+	if s.known == 0 {
+		hi := int64(1)
+		for {
+			ok, err := s.exists(hi)
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				break
+			}
+			s.known, hi = hi, hi*2
+		}
+		lo := s.known // exists (or 0); hi does not
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			ok, err := s.exists(mid)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		if lo != s.known {
+			s.known, s.hasRec = lo, false
+		}
+	}
+	for {
+		ok, err := s.exists(s.known + 1)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return s.known, nil
+		}
+		s.known, s.hasRec = s.known+1, false
+	}
+}
+
+// Read returns the highest version's record. A version whose content
+// cannot be parsed (a foreign or damaged file) is a record held by Unknown:
+// it expires on the observer's clock like any other.
+func (s *VersionedFile) Read() (Record, error) {
+	v, err := s.latest()
+	if err != nil {
+		return Record{}, err
+	}
+	if v == 0 {
+		return Record{}, &fs.PathError{Op: "read", Path: s.name(1), Err: syscall.ENOENT}
+	}
+	if s.hasRec {
+		return s.cached, nil // versions never change
+	}
+	b, err := s.FS.ReadFile(s.name(v))
+	if err != nil && !errors.Is(err, syscall.EISDIR) {
+		return Record{}, err
+	}
+	rec, perr := parseVersioned(b)
+	if err != nil || perr != nil {
+		rec = Record{Holder: Unknown}
+	}
+	rec.Version = v
+	s.cached, s.hasRec = rec, true
+	return rec, nil
+}
+
+// Create publishes a lease for holder if the latest version is released
+// or there is none.
+func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) {
+	cur, err := s.Read()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return Record{}, err
+	case cur.Holder != 0:
+		return Record{}, &fs.PathError{Op: "create", Path: s.name(cur.Version), Err: syscall.EEXIST}
+	}
+	v := cur.Version + 1
+	rec, err := s.publish(Record{Holder: holder, Epoch: v, Version: v})
+	if errors.Is(err, ErrConflict) {
+		err = &fs.PathError{Op: "create", Path: s.name(v), Err: syscall.EEXIST}
+	}
+	return rec, err
+}
+
+// Renew writes the next version for cur's holder if cur is still the latest.
+func (s *VersionedFile) Renew(cur Record, ttl time.Duration) (Record, error) {
+	return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 1})
+}
+
+// Takeover writes the next version for holder, with a new epoch, if stale
+// is still the latest.
+func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
+	v := stale.Version + 1
+	return s.publish(Record{Holder: holder, Epoch: v, Version: v})
+}
+
+// Release writes a released record (holder 0) if cur is still the latest.
+func (s *VersionedFile) Release(cur Record) error {
+	_, err := s.publish(Record{Holder: 0, Epoch: cur.Epoch, Version: cur.Version + 1})
+	return err
+}
+
+// publish writes rec to a temporary file, fsyncs it, and links it to its
+// version's name. EEXIST there is a lost compare-and-set: ErrConflict.
+func (s *VersionedFile) publish(rec Record) (Record, error) {
+	s.tempSeq++
+	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
+	s.buf = appendVersioned(s.buf[:0], rec)
+	fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
+	if err != nil {
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	_, err = s.FS.Write(fd, s.buf)
+	if err == nil {
+		err = s.FS.Fsync(fd)
+	}
+	if err1 := s.FS.Close(fd); err == nil {
+		err = err1
+	}
+	if err != nil {
+		s.FS.Remove(tmp)
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	err = s.FS.Link(tmp, s.name(rec.Version))
+	s.FS.Remove(tmp) // published or not, the temporary name goes
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return Record{}, &StepError{Step: "create", Err: ErrConflict}
+	case err != nil:
+		// link(2) failing otherwise (EIO): the version may or may not exist.
+		return Record{}, &StepError{Step: "create", Err: err}
+	}
+	s.known, s.cached, s.hasRec = rec.Version, rec, true
+	return rec, nil
+}
+
+// appendVersioned encodes a versioned record: {"processId":H,"epoch":E}.
+// The version is the file's name, not its content.
+func appendVersioned(b []byte, r Record) []byte {
+	b = append(b, `{"processId":`...)
+	b = strconv.AppendInt(b, r.Holder, 10)
+	b = append(b, `,"epoch":`...)
+	b = strconv.AppendInt(b, r.Epoch, 10)
+	return append(b, '}')
+}
+
+// maxRecord bounds what a reader accepts as a record: anything larger is
+// not ours.
+const maxRecord = 256
+
+func parseVersioned(b []byte) (Record, error) {
+	const p1, p2 = `{"processId":`, `,"epoch":`
+	bad := errors.New("not a versioned lease record")
+	if len(b) > maxRecord || len(b) < len(p1) || string(b[:len(p1)]) != p1 {
+		return Record{}, bad
+	}
+	b = b[len(p1):]
+	h, n, ok := jsonInt(b)
+	if !ok || h < 0 {
+		return Record{}, bad
+	}
+	b = b[n:]
+	if len(b) < len(p2) || string(b[:len(p2)]) != p2 {
+		return Record{}, bad
+	}
+	b = b[len(p2):]
+	e, n, ok := jsonInt(b)
+	if !ok || e <= 0 || n != len(b)-1 || b[n] != '}' {
+		return Record{}, bad
+	}
+	return Record{Holder: h, Epoch: e}, nil
+}
