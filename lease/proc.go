@@ -51,11 +51,17 @@ type Proc interface {
 // Notifier is an optional ability of a Proc: waiting for a change to the
 // directory that holds the lease, instead of polling it (inotify on a real
 // file system). Algorithms fall back to polling without it.
+//
+// As with inotify, a watcher takes a token before it reads and waits for
+// changes after the token, so that a change between its read and its wait
+// is not lost.
 type Notifier interface {
-	// WaitChange blocks until a file in dir is created, written, renamed,
-	// linked or removed after the call, or until the monotonic clock reads
+	// ChangeToken returns a token for the changes to dir so far.
+	ChangeToken(dir string) uint64
+	// WaitChange blocks until a file in dir has been created, renamed,
+	// linked or removed since token, or until the monotonic clock reads
 	// until, and reports whether a change woke it.
-	WaitChange(dir string, until time.Duration) bool
+	WaitChange(dir string, token uint64, until time.Duration) bool
 }
 
 // Handoff is an unbuffered channel of struct{}: Send blocks until Recv takes.

@@ -22,6 +22,40 @@ type Variant struct {
 	ClockTolerance time.Duration
 	// Epochs reports whether the variant gives each leader a fencing epoch.
 	Epochs bool
+	// Notify reports whether its watchers wake on changes and at expiry
+	// instead of polling, so that failover does not wait a watch interval.
+	Notify bool
+	// Run runs the algorithm as process p over store s (nil: the post's
+	// program, NewElector).
+	Run func(p Proc, s Store, path string, cfg Config) error
+	// LocalDeadline reports whether its leaders stop at a local deadline
+	// (and so whether the config must satisfy ValidateDeadline).
+	LocalDeadline bool
+}
+
+// CheckConfig validates cfg for this variant.
+func (v Variant) CheckConfig(cfg Config) error {
+	if v.LocalDeadline {
+		return cfg.ValidateDeadline()
+	}
+	return cfg.Validate()
+}
+
+// Start runs the variant as process p over s. It returns only through
+// p.Exit, or with an error for a config the variant rejects.
+func (v Variant) Start(p Proc, s Store, path string, cfg Config) error {
+	if err := v.CheckConfig(cfg); err != nil {
+		return err
+	}
+	if v.Run != nil {
+		return v.Run(p, s, path, cfg)
+	}
+	e, err := NewElector(p, s, cfg)
+	if err != nil {
+		return err
+	}
+	e.Run()
+	return nil
 }
 
 var variants = []Variant{
@@ -57,6 +91,25 @@ var variants = []Variant{
 		},
 		ClockTolerance: time.Second,
 	},
+	{
+		Name:    "reference",
+		Summary: "the corrected algorithm: link(2) compare-and-set versions, observer-clock expiry, local deadline, fencing epochs, notification",
+		NewStore: func(p Proc, path string) Store {
+			return &VersionedFile{FS: p, Path: path, PID: int64(p.PID())}
+		},
+		Run: func(p Proc, s Store, path string, cfg Config) error {
+			r, err := NewReference(p, s, path, cfg)
+			if err != nil {
+				return err
+			}
+			r.Run()
+			return nil
+		},
+		ClockTolerance: 200 * time.Millisecond, // the drift margin on a 9 s lease at 1%
+		Epochs:         true,
+		Notify:         true,
+		LocalDeadline:  true,
+	},
 }
 
 // Variants returns every variant, in a fixed order.
@@ -84,10 +137,5 @@ func LookupVariant(name string) (Variant, error) {
 // Main runs variant v as the post's program does, as process p contending
 // for the lock file at path. It returns only through p.Exit.
 func Main(p Proc, v Variant, path string, cfg Config) error {
-	e, err := NewElector(p, v.NewStore(p, path), cfg)
-	if err != nil {
-		return err
-	}
-	e.Run()
-	return nil
+	return v.Start(p, v.NewStore(p, path), path, cfg)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,17 +28,23 @@ import (
 // strictly increases from leader to leader and, living in file names, is
 // never reused, not after a release and not after every process restarts.
 //
-// Versions accumulate, one small file per renewal; see Compact.
+// Versions accumulate, one small file per write (a renewal every few
+// seconds); removing old ones safely needs a floor that readers respect and
+// is not done yet (see the README).
 type VersionedFile struct {
 	FS   FS
 	Path string
 	PID  int64
 
+	// mu guards the cache below. It is never held across a system call:
+	// the elector's activities share the store (a renewal and the signal
+	// handler's release), and a simulated activity must not block another
+	// while it waits to be scheduled.
+	mu      sync.Mutex
 	known   int64  // highest version known to exist
 	cached  Record // the record of version known, once read
 	hasRec  bool
 	tempSeq int64
-	buf     []byte
 }
 
 var _ Store = (*VersionedFile)(nil)
@@ -61,7 +68,10 @@ func (s *VersionedFile) exists(v int64) (bool, error) {
 // (for a process that knows none) by doubling then bisecting, since
 // versions are contiguous from 1.
 func (s *VersionedFile) latest() (int64, error) {
-	if s.known == 0 {
+	s.mu.Lock()
+	known := s.known
+	s.mu.Unlock()
+	if known == 0 {
 		hi := int64(1)
 		for {
 			ok, err := s.exists(hi)
@@ -71,9 +81,9 @@ func (s *VersionedFile) latest() (int64, error) {
 			if !ok {
 				break
 			}
-			s.known, hi = hi, hi*2
+			known, hi = hi, hi*2
 		}
-		lo := s.known // exists (or 0); hi does not
+		lo := known // exists (or 0); hi does not
 		for hi-lo > 1 {
 			mid := lo + (hi-lo)/2
 			ok, err := s.exists(mid)
@@ -86,26 +96,40 @@ func (s *VersionedFile) latest() (int64, error) {
 				hi = mid
 			}
 		}
-		if lo != s.known {
-			s.known, s.hasRec = lo, false
-		}
+		known = lo
 	}
 	for {
-		ok, err := s.exists(s.known + 1)
+		ok, err := s.exists(known + 1)
 		if err != nil {
 			return 0, err
 		}
 		if !ok {
-			return s.known, nil
+			break
 		}
-		s.known, s.hasRec = s.known+1, false
+		known++
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if known > s.known {
+		s.known, s.hasRec = known, false
+	}
+	return s.known, nil
 }
 
-// Read returns the highest version's record. A version whose content
-// cannot be parsed (a foreign or damaged file) is a record held by Unknown:
-// it expires on the observer's clock like any other.
+// Read returns the highest version's record; a released lease (or none)
+// is an error for which errors.Is(err, fs.ErrNotExist). A version whose
+// content cannot be parsed (a foreign or damaged file) is a record held by
+// Unknown: it expires on the observer's clock like any other.
 func (s *VersionedFile) Read() (Record, error) {
+	rec, err := s.readLatest()
+	if err == nil && rec.Holder == 0 {
+		return Record{}, &fs.PathError{Op: "read", Path: s.name(rec.Version), Err: syscall.ENOENT}
+	}
+	return rec, err
+}
+
+// readLatest returns the highest version's record, released or not.
+func (s *VersionedFile) readLatest() (Record, error) {
 	v, err := s.latest()
 	if err != nil {
 		return Record{}, err
@@ -113,26 +137,38 @@ func (s *VersionedFile) Read() (Record, error) {
 	if v == 0 {
 		return Record{}, &fs.PathError{Op: "read", Path: s.name(1), Err: syscall.ENOENT}
 	}
-	if s.hasRec {
-		return s.cached, nil // versions never change
+	s.mu.Lock()
+	if s.hasRec && s.known == v {
+		rec := s.cached
+		s.mu.Unlock()
+		return rec, nil // versions never change
 	}
+	s.mu.Unlock()
 	b, err := s.FS.ReadFile(s.name(v))
 	if err != nil && !errors.Is(err, syscall.EISDIR) {
-		return Record{}, err
+		// The version exists (its name is there) but its content could not
+		// be read this time: report the version, held by Unknown, so that
+		// the observer's clock for it starts now; read the content again
+		// next time.
+		return Record{Holder: Unknown, Version: v}, nil
 	}
 	rec, perr := parseVersioned(b)
 	if err != nil || perr != nil {
 		rec = Record{Holder: Unknown}
 	}
 	rec.Version = v
-	s.cached, s.hasRec = rec, true
+	s.mu.Lock()
+	if s.known == v {
+		s.cached, s.hasRec = rec, true
+	}
+	s.mu.Unlock()
 	return rec, nil
 }
 
 // Create publishes a lease for holder if the latest version is released
 // or there is none.
 func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) {
-	cur, err := s.Read()
+	cur, err := s.readLatest()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -169,14 +205,16 @@ func (s *VersionedFile) Release(cur Record) error {
 // publish writes rec to a temporary file, fsyncs it, and links it to its
 // version's name. EEXIST there is a lost compare-and-set: ErrConflict.
 func (s *VersionedFile) publish(rec Record) (Record, error) {
+	s.mu.Lock()
 	s.tempSeq++
 	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
-	s.buf = appendVersioned(s.buf[:0], rec)
+	s.mu.Unlock()
+	buf := appendVersioned(make([]byte, 0, 48), rec)
 	fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
-	_, err = s.FS.Write(fd, s.buf)
+	_, err = s.FS.Write(fd, buf)
 	if err == nil {
 		err = s.FS.Fsync(fd)
 	}
@@ -196,7 +234,11 @@ func (s *VersionedFile) publish(rec Record) (Record, error) {
 		// link(2) failing otherwise (EIO): the version may or may not exist.
 		return Record{}, &StepError{Step: "create", Err: err}
 	}
-	s.known, s.cached, s.hasRec = rec.Version, rec, true
+	s.mu.Lock()
+	if rec.Version > s.known {
+		s.known, s.cached, s.hasRec = rec.Version, rec, true
+	}
+	s.mu.Unlock()
 	return rec, nil
 }
 

@@ -18,34 +18,81 @@ type Interval struct {
 }
 
 // Leadership returns every leadership interval of the run, ordered by
-// start. A paused leader is still leader: pausing does not end an interval.
+// start. An interval runs from the step that made a process leader to the
+// step at which it stepped down or died, or to its local deadline (Lead
+// events) if that comes first; a renewal that lands after the deadline
+// starts a new interval. A paused leader is still leader until then.
 func (tr *Trace) Leadership() []Interval {
+	n := len(tr.Procs)
 	var out []Interval
-	open := make([]int, len(tr.Procs))
+	open := make([]int, n)
+	leader := make([]bool, n)
+	dl := make([]int64, n)
+	hasDl := make([]bool, n)
 	for i := range open {
 		open[i] = -1
+	}
+	closeAt := func(p int, t int64, died bool) {
+		if open[p] >= 0 {
+			out[open[p]].To = t
+			out[open[p]].EndedByDie = died
+			open[p] = -1
+		}
 	}
 	for _, e := range tr.Events {
 		if e.Proc < 0 {
 			continue
 		}
 		p := int(e.Proc)
+		if open[p] >= 0 && hasDl[p] && e.T > dl[p] {
+			if dl[p] <= out[open[p]].From {
+				out[open[p]].To = -1 // its deadline had passed before it began: it never led
+				open[p] = -1
+			} else {
+				closeAt(p, dl[p], false)
+			}
+		}
 		switch {
-		case e.Kind == EvRole && e.Role == lease.RoleLeader && open[p] < 0:
-			open[p] = len(out)
-			out = append(out, Interval{Proc: p, From: e.T})
-		case (e.Kind == EvRole && e.Role != lease.RoleLeader || e.Kind == EvExit) && open[p] >= 0:
-			out[open[p]].To = e.T
-			out[open[p]].EndedByDie = e.Kind == EvExit
-			open[p] = -1
+		case e.Kind == EvRole && e.Role == lease.RoleLeader:
+			leader[p], hasDl[p] = true, false
+			if open[p] < 0 {
+				open[p] = len(out)
+				out = append(out, Interval{Proc: p, From: e.T})
+			}
+		case e.Kind == EvLead:
+			dl[p], hasDl[p] = e.A, true
+			if leader[p] && open[p] < 0 && e.A > e.T {
+				open[p] = len(out)
+				out = append(out, Interval{Proc: p, From: e.T})
+			}
+		case e.Kind == EvRole || e.Kind == EvExit:
+			leader[p] = false
+			closeAt(p, e.T, e.Kind == EvExit)
 		}
 	}
-	for _, k := range open {
-		if k >= 0 {
+	for p, k := range open {
+		if k < 0 {
+			continue
+		}
+		if hasDl[p] && dl[p] < int64(tr.End) {
+			out[k].To = dl[p]
+			if dl[p] <= out[k].From {
+				out[k].To = -1
+			}
+		} else {
 			out[k].To, out[k].Open = int64(tr.End), true
 		}
 	}
-	return out
+	// A term whose deadline had passed before it began (a process paused
+	// between its write and its Lead) never led.
+	kept := out[:0]
+	for _, x := range out {
+		if x.To >= x.From || x.Open {
+			kept = append(kept, x)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].From < kept[j].From })
+	return kept
 }
 
 // MaxConcurrentLeaders returns the largest number of processes that

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"iter"
@@ -29,6 +30,7 @@ const (
 // real program), run as a coroutine: it runs only between the scheduler's
 // resume and its own next scheduling point.
 type activity struct {
+	changed bool // woken by a change notification (WaitChange)
 	p       *proc
 	id      int
 	name    string
@@ -195,11 +197,80 @@ var _ lease.Proc = (*proc)(nil)
 
 func (p *proc) main() {
 	store := &recStore{inner: p.w.variant.NewStore(p, p.w.cfg.LockPath), p: p}
-	e, err := lease.NewElector(p, store, p.w.cfg.Lease)
-	if err != nil {
+	cfg := p.w.cfg.Lease
+	if p.w.variant.Epochs {
+		cfg.Callbacks = p.workload(cfg.Callbacks)
+	}
+	if err := p.w.variant.Start(p, store, p.w.cfg.LockPath, cfg); err != nil {
 		panic(err) // New validated the config
 	}
-	e.Run()
+}
+
+// workloadEvery is how often a leader's workload acts on the fenced
+// resource.
+const workloadEvery = 500 * time.Millisecond
+
+// workload wraps cb so that every leader of a variant with epochs runs a
+// workload: while its term is valid, it acts on the world's fenced
+// resource with its epoch every workloadEvery, as a real leader would act
+// on a storage service that rejects stale epochs.
+func (p *proc) workload(cb lease.Callbacks) lease.Callbacks {
+	started := cb.OnStartedLeading
+	cb.OnStartedLeading = func(ctx context.Context) {
+		if term, ok := lease.TermOf(ctx); ok {
+			p.Go("work", func() {
+				for ctx.Err() == nil && term.Valid() {
+					p.fence(term.Epoch())
+					p.Sleep(workloadEvery)
+				}
+			})
+		}
+		if started != nil {
+			started(ctx)
+		}
+	}
+	return cb
+}
+
+// fence is one action on the fenced resource: a request that takes effect
+// at a scheduling point, like a system call. The resource accepts an epoch
+// no lower than the highest it has accepted, and rejects the rest.
+func (p *proc) fence(epoch int64) {
+	a, _ := p.enter(OpFence, 0)
+	w := p.w
+	ok := epoch >= w.fenceMax
+	if ok {
+		w.fenceMax = epoch
+	}
+	p.done(a, Event{Kind: EvFence, Op: OpFence, N: epoch, A: b2i(ok)})
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ChangeToken implements lease.Notifier.
+func (p *proc) ChangeToken(dir string) uint64 { return p.w.changes[dir] }
+
+// WaitChange implements lease.Notifier: the activity sleeps until a
+// change under dir is delivered (a system-call latency after it happens)
+// or its local deadline until. A change since token returns at once.
+func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
+	w := p.w
+	a := w.cur
+	if w.changes[dir] != token {
+		a.point(a.t) // the event is already queued: read it
+		return true
+	}
+	a.changed = false
+	w.watchers = append(w.watchers, watcher{a: a, dir: dir})
+	target := p.clock.trueAt(int64(until))
+	a.point(max(target, a.t) + w.lateness())
+	w.unwatch(a)
+	return a.changed
 }
 
 func (p *proc) spawn(name string, at int64, f func()) {
@@ -327,6 +398,9 @@ func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 	fd, err := lease.FD(-1), injected("open", name, inj)
 	if inj == 0 {
 		fd, err = p.w.fs.Open(p.fds, name, flag, perm)
+		if err == nil && flag&(lease.O_CREATE|lease.O_TRUNC) != 0 {
+			p.w.notify(name)
+		}
 	}
 	p.done(a, Event{Op: OpOpen, Path: p.w.trace.str(name), Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
 	return fd, err
@@ -395,6 +469,9 @@ func (p *proc) Remove(name string) error {
 	err := injected("remove", name, inj)
 	if inj == 0 {
 		err = p.w.fs.Remove(name)
+		if err == nil {
+			p.w.notify(name)
+		}
 	}
 	p.done(a, Event{Op: OpRemove, Path: p.w.trace.str(name), Errno: errno(err)})
 	return err
@@ -406,6 +483,9 @@ func (p *proc) Rename(oldname, newname string) error {
 	err := injectedPair("rename", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Rename(oldname, newname)
+		if err == nil {
+			p.w.notify(newname)
+		}
 	}
 	p.done(a, Event{Op: OpRename, Path: p.w.trace.str(oldname), Path2: p.w.trace.str(newname), Errno: errno(err)})
 	return err
@@ -417,6 +497,9 @@ func (p *proc) Link(oldname, newname string) error {
 	err := injectedPair("link", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Link(oldname, newname)
+		if err == nil {
+			p.w.notify(newname)
+		}
 	}
 	p.done(a, Event{Op: OpLink, Path: p.w.trace.str(oldname), Path2: p.w.trace.str(newname), Errno: errno(err)})
 	return err

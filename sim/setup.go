@@ -201,7 +201,16 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 				f.At = 0 // a process whose clock is off from the start
 			}
 		case Drift:
-			f.PPM = rng.Int64N(2*o.MaxDriftPPM+1) - o.MaxDriftPPM
+			// Half the time at the bound itself: extremes are where a drift
+			// bound is crossed first.
+			switch rng.IntN(4) {
+			case 0:
+				f.PPM = o.MaxDriftPPM
+			case 1:
+				f.PPM = -o.MaxDriftPPM
+			default:
+				f.PPM = rng.Int64N(2*o.MaxDriftPPM+1) - o.MaxDriftPPM
+			}
 			if f.Proc == Leader {
 				f.Proc = rng.IntN(n)
 			}

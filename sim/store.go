@@ -94,15 +94,23 @@ type recStore struct {
 func (s *recStore) call(op StoreOp, in lease.Record, holder int64) {
 	p := s.p
 	a := p.w.cur
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvStoreCall, Store: op, A: in.Holder, B: in.Until, N: holder})
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvStoreCall, Store: op, A: in.Holder, B: ident(in), N: holder})
 }
 
 func (s *recStore) ret(op StoreOp, out lease.Record, err error) {
 	p := s.p
 	a := p.w.cur
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvStore, Store: op, Res: classify(op, err),
-		A: out.Holder, B: out.Until, Errno: errno(err)})
+	res := classify(op, err)
+	if op == StoreRead && res == ResOK && out.Holder == lease.Unknown {
+		res = ResUnknown // it learned that a version exists, not what it holds
+	}
+	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvStore, Store: op, Res: res,
+		A: out.Holder, B: ident(out), Errno: errno(err)})
 }
+
+// ident is what tells one write of a record from another: the seed's
+// expiry second, or a versioned store's version (one of them is zero).
+func ident(r lease.Record) int64 { return r.Until + r.Version }
 
 func (s *recStore) Read() (lease.Record, error) {
 	s.call(StoreRead, lease.Record{}, 0)

@@ -50,13 +50,14 @@ const (
 	OpSigaction
 	OpExit
 	OpLog       // EvLog: a write(2) of a log line to stdout or stderr
+	OpFence     // EvFence: an action on the fenced resource
 	OpClockWall // EvClock: a wall-clock read
 	OpClockMono // EvClock: a monotonic read
 )
 
 var opNames = [...]string{OpOpen: "open", OpWrite: "write", OpFsync: "fsync", OpClose: "close", OpRead: "read",
 	OpStat: "stat", OpRemove: "remove", OpRename: "rename", OpLink: "link", OpSigaction: "sigaction",
-	OpExit: "exit", OpLog: "log", OpClockWall: "now", OpClockMono: "mono"}
+	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {

@@ -76,7 +76,8 @@ func (c *Config) Normalize() error {
 		c.Lease = lease.DefaultConfig()
 		c.Lease.Callbacks = cb
 	}
-	if err := c.Lease.Validate(); err != nil {
+	v, _ := lease.LookupVariant(c.Variant)
+	if err := v.CheckConfig(c.Lease); err != nil {
 		return err
 	}
 	if len(c.Procs) == 0 {
@@ -144,6 +145,59 @@ type World struct {
 	// noFastPath sends every step through the scheduler (for the test that
 	// the fast path changes nothing).
 	noFastPath bool
+	// fenceMax is the highest epoch the fenced resource has accepted.
+	fenceMax int64
+	// watchers are activities waiting for a change notification.
+	watchers []watcher
+	// changes counts the changes to each directory, for notifications.
+	changes map[string]uint64
+}
+
+// watcher is an activity in WaitChange.
+type watcher struct {
+	a   *activity
+	dir string
+}
+
+func (w *World) unwatch(a *activity) {
+	for i, x := range w.watchers {
+		if x.a == a {
+			w.watchers = append(w.watchers[:i], w.watchers[i+1:]...)
+			return
+		}
+	}
+}
+
+// notify delivers a change to path's directory to every activity waiting
+// for one: it wakes a system-call latency from now, unless it would wake
+// sooner anyway.
+func (w *World) notify(path string) {
+	dir := dirOf(path)
+	if w.changes == nil {
+		w.changes = map[string]uint64{}
+	}
+	w.changes[dir]++
+	if len(w.watchers) == 0 {
+		return
+	}
+	at := w.now + w.latency()
+	for _, x := range w.watchers {
+		a := x.a
+		if x.dir != dir || a.changed || a.p.dead {
+			continue
+		}
+		a.changed = true
+		if a.ready <= at {
+			continue
+		}
+		a.ready = at
+		if a.hidx >= 0 {
+			w.queue.remove(a)
+			a.seq = w.seq
+			w.seq++
+			w.queue.push(a)
+		}
+	}
 }
 
 // Run runs cfg to its horizon and returns the trace.

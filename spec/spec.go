@@ -59,10 +59,17 @@ type Bounds struct {
 	Kill, Term time.Duration
 }
 
-// BoundsFor returns the bounds for a run of variant v with config c.
+// BoundsFor returns the bounds for a run of variant v with config c. A
+// variant that is notified of changes and wakes when the lease it saw can
+// expire owes no watch interval: a crash fails over in one lease (plus its
+// drift margin), a release at once.
 func BoundsFor(v lease.Variant, c lease.Config) Bounds {
-	b := c.LeaseDuration + c.WatchInterval + v.ClockTolerance + Slack
-	return Bounds{Wedge: b, Kill: b, Term: c.WatchInterval + Slack}
+	watch := c.WatchInterval
+	if v.Notify {
+		watch = 0
+	}
+	b := c.LeaseDuration + watch + v.ClockTolerance + Slack
+	return Bounds{Wedge: b, Kill: b, Term: watch + Slack}
 }
 
 // Check evaluates every property on a run.
@@ -75,7 +82,7 @@ func Check(tr *sim.Trace) []Verdict {
 	iv := tr.Leadership()
 	return []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
-		{Property: Fencing, Applicable: v.Epochs},
+		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, tr, iv)},
 		{Property: NoWedge, Applicable: true, Violation: CheckNoWedge(tr, iv, b)},
 		{Property: FailoverBound, Applicable: true, Violation: CheckFailover(tr, iv, b)},
 		{Property: LinearizableStore, Applicable: true, Violation: CheckLinearizable(tr)},
@@ -278,6 +285,9 @@ func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 			var ok bool
 			if from, ok = deliveredAt(tr, i); !ok {
 				continue // sent to a stopped process never continued
+			}
+			if !leadingAt(iv, victim, from) {
+				continue // no longer leading when it could act on the signal
 			}
 		}
 		deadline := from + int64(bound)

@@ -116,10 +116,15 @@ func dumpOnFailure(t *testing.T, tr *sim.Trace) {
 
 // The post's bounds: a 9 s lease watched every 3 s, noticed up to 1 s late
 // (whole-second expiry), plus Slack; SIGTERM hands over within one watch.
+// The reference is notified of changes and wakes at expiry: its bounds
+// drop the watch interval and its tolerance is its drift margin.
 func TestBoundsForPostIntervals(t *testing.T) {
 	for _, v := range lease.Variants() {
 		b := BoundsFor(v, lease.DefaultConfig())
 		want := Bounds{Wedge: 13*time.Second + Slack, Kill: 13*time.Second + Slack, Term: 3*time.Second + Slack}
+		if v.Notify {
+			want = Bounds{Wedge: 9*time.Second + v.ClockTolerance + Slack, Kill: 9*time.Second + v.ClockTolerance + Slack, Term: Slack}
+		}
 		if b != want {
 			t.Errorf("%s: BoundsFor = %+v, want %+v", v.Name, b, want)
 		}

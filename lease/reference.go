@@ -1,0 +1,302 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Reference is the corrected algorithm, the one to copy. Over a Store
+// whose operations are compare-and-set (VersionedFile on a file system),
+// it follows client-go's leaderelection where the post's program does not:
+//
+//   - Expiry is judged on the observer's own monotonic clock, from when it
+//     first saw the current version of the record: a watcher takes over
+//     only after the record has not changed for LeaseDuration as it
+//     measures it. Writers' clocks, wall clocks, offsets and steps do not
+//     matter; only the rate of monotonic clocks does (Config.MaxDriftPPM).
+//   - The leader stops acting at its own local deadline, RenewDeadline
+//     after it started its last successful write, unless it renews before.
+//     Config.ValidateDeadline requires deadline/(1-rho) < lease/(1+rho), so
+//     the deadline passes strictly before any watcher may take over.
+//   - Acquisition, renewal, takeover and release are all compare-and-set
+//     on the record's version: none can delete or overwrite a lease that
+//     another process wrote meanwhile, whatever pauses intervene.
+//   - The fencing epoch comes with leadership (Term) and strictly
+//     increases from leader to leader.
+//   - Watchers wait for a change notification (Notifier) or for the
+//     instant the lease they saw can expire, so a crash fails over in one
+//     lease, not a lease plus a poll interval; without a Notifier they
+//     poll every WatchInterval.
+//   - SIGTERM releases the lease only if it is still this process's.
+type Reference struct {
+	p    Proc
+	s    Store
+	cfg  Config
+	pid  int64
+	dir  string
+	note Notifier
+
+	mu       sync.Mutex // guards the fields below (the signal handler reads them)
+	cur      Record
+	lead     bool
+	term     *Term
+	cancel   context.CancelFunc
+	stopping bool // SIGTERM: lead no more
+}
+
+func (r *Reference) isStopping() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopping
+}
+
+// Term is a leadership term: its fencing epoch and local deadline. The
+// context given to OnStartedLeading carries it (TermOf).
+type Term struct {
+	clock    Clock
+	epoch    int64
+	mu       sync.Mutex
+	deadline time.Duration
+}
+
+// Epoch is the term's fencing epoch: pass it with every action on a
+// resource that can reject stale epochs.
+func (t *Term) Epoch() int64 { return t.epoch }
+
+// Valid reports whether the term's local deadline has not passed: check
+// it before acting. (An action already under way when it passes is what
+// fencing is for.)
+func (t *Term) Valid() bool {
+	t.mu.Lock()
+	d := t.deadline
+	t.mu.Unlock()
+	return t.clock.Mono() < d
+}
+
+type termKey struct{}
+
+// TermOf returns the leadership term carried by ctx.
+func TermOf(ctx context.Context) (*Term, bool) {
+	t, ok := ctx.Value(termKey{}).(*Term)
+	return t, ok
+}
+
+// NewReference returns the reference elector for process p over s.
+func NewReference(p Proc, s Store, path string, cfg Config) (*Reference, error) {
+	if err := cfg.ValidateDeadline(); err != nil {
+		return nil, err
+	}
+	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: filepath.Dir(path)}
+	r.note, _ = p.(Notifier)
+	return r, nil
+}
+
+// Run runs the elector: it returns only through p.Exit.
+func (r *Reference) Run() {
+	r.p.Log(MsgStarted, r.pid, 0)
+	r.p.Go("signal", r.handleShutdown)
+	r.p.Role(RoleWatcher)
+	var seen Record
+	var seenAt time.Duration
+	for {
+		if r.isStopping() {
+			r.p.Sleep(r.cfg.LeaseDuration) // the signal handler ends the process
+			continue
+		}
+		var token uint64
+		if r.note != nil {
+			token = r.note.ChangeToken(r.dir)
+		}
+		rec, err := r.s.Read()
+		now := r.p.Mono()
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
+			// No lease, or a released one: acquire at once.
+			start := r.p.Mono()
+			if nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration); err == nil {
+				r.leadFrom(nrec, start, MsgRefAcquired)
+				continue
+			}
+			r.p.Log(MsgLostRace, 0, 0)
+			continue
+		case err != nil:
+			// An I/O error says nothing about the lease: try again soon.
+			r.wait(token, now+r.cfg.WatchInterval)
+			continue
+		}
+		if rec.Version != seen.Version || seenAt == 0 {
+			seen, seenAt = rec, now
+			if rec.Holder == Unknown {
+				r.p.Log(MsgRefUnreadable, rec.Version, 0)
+			} else {
+				r.p.Log(MsgRefHeld, rec.Holder, rec.Version)
+			}
+		}
+		expiry := seenAt + r.cfg.LeaseDuration
+		if now < expiry {
+			r.wait(token, expiry)
+			continue
+		}
+		r.p.Log(MsgRefExpired, rec.Holder, 0)
+		start := r.p.Mono()
+		nrec, err := r.s.Takeover(rec, r.pid, r.cfg.LeaseDuration)
+		if err != nil {
+			r.p.Log(MsgLostRace, 0, 0)
+			continue
+		}
+		r.leadFrom(nrec, start, MsgRefTakeover)
+	}
+}
+
+// wait blocks until the record may have changed or until the monotonic
+// clock reads until: on a notification when there is one, by polling
+// every WatchInterval otherwise.
+func (r *Reference) wait(token uint64, until time.Duration) {
+	if r.note != nil {
+		r.note.WaitChange(r.dir, token, until)
+		return
+	}
+	d := until - r.p.Mono()
+	if d > r.cfg.WatchInterval {
+		d = r.cfg.WatchInterval
+	}
+	if d > 0 {
+		r.p.Sleep(d)
+	}
+}
+
+// leadFrom leads with rec, written by a system call started at start,
+// until the deadline passes or a renewal loses, then returns to watching.
+func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
+	deadline := start + r.cfg.DeadlineFor()
+	if r.p.Mono() >= deadline {
+		// Paused between the write and now for longer than the deadline:
+		// the lease may already be someone else's. Never act on it.
+		r.p.Log(MsgRefDeadline, 0, 0)
+		return
+	}
+	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
+	r.mu.Lock()
+	if r.stopping {
+		r.mu.Unlock()
+		cancel()
+		return
+	}
+	r.cur, r.lead, r.term, r.cancel = rec, true, term, cancel
+	r.mu.Unlock()
+	r.p.Role(RoleLeader)
+	r.p.Lead(rec.Epoch, deadline)
+	if m == MsgRefTakeover {
+		r.p.Log(m, rec.Epoch, 0)
+	} else {
+		r.p.Log(m, rec.Epoch, rec.Version)
+	}
+	if f := r.cfg.Callbacks.OnNewLeader; f != nil {
+		f(r.pid)
+	}
+	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
+		f(ctx)
+	}
+	last := start
+	for {
+		next := min(last+r.cfg.RenewInterval, deadline)
+		if d := next - r.p.Mono(); d > 0 {
+			r.p.Sleep(d)
+		}
+		if r.isStopping() {
+			return // the signal handler stepped down and releases
+		}
+		if r.p.Mono() >= deadline {
+			r.stepDown(MsgRefDeadline, 0, 0)
+			return
+		}
+		start := r.p.Mono()
+		nrec, err := r.s.Renew(rec, r.cfg.LeaseDuration)
+		switch {
+		case err == nil && r.isStopping():
+			return // renewed as SIGTERM came: the handler releases what it finds
+		case err == nil:
+			rec, last, deadline = nrec, start, start+r.cfg.DeadlineFor()
+			term.mu.Lock()
+			term.deadline = deadline
+			term.mu.Unlock()
+			r.mu.Lock()
+			r.cur = rec
+			r.mu.Unlock()
+			r.p.Lead(rec.Epoch, deadline)
+			r.p.Log(MsgRefRenewed, rec.Version, 0)
+		case errors.Is(err, ErrConflict):
+			// Another process wrote the next version: a takeover (or our own
+			// release by the signal handler).
+			r.stepDown(MsgRefLost, rec.Version+1, 0)
+			return
+		default:
+			last = start // I/O error: retry after the renew interval, deadline unchanged
+		}
+	}
+}
+
+func (r *Reference) stepDown(m Msg, a, b int64) {
+	r.mu.Lock()
+	if !r.lead {
+		r.mu.Unlock()
+		return // the signal handler stepped down already
+	}
+	cancel := r.cancel
+	r.lead, r.cancel = false, nil
+	r.mu.Unlock()
+	r.p.Role(RoleWatcher)
+	if cancel != nil {
+		cancel()
+	}
+	r.p.Log(m, a, b)
+	if f := r.cfg.Callbacks.OnStoppedLeading; f != nil {
+		f()
+	}
+}
+
+// handleShutdown releases the lease on SIGTERM if this process still
+// holds it: a compare-and-set on the version it last wrote, so it can
+// never delete a lease another process has taken over.
+func (r *Reference) handleShutdown() {
+	r.p.AwaitShutdown()
+	r.p.Log(MsgShutdown, 0, 0)
+	// Stop leading first: from here on nothing acts with this term, so the
+	// release below can hand over at once.
+	r.mu.Lock()
+	r.stopping = true
+	lead, cur, term, cancel := r.lead, r.cur, r.term, r.cancel
+	r.lead, r.cancel = false, nil
+	r.mu.Unlock()
+	if lead {
+		r.p.Role(RoleWatcher)
+		cancel()
+		if f := r.cfg.Callbacks.OnStoppedLeading; f != nil {
+			f()
+		}
+	}
+	for range 3 {
+		if !lead || !term.Valid() {
+			r.p.Log(MsgRefReleaseSkipped, 0, 0)
+			break
+		}
+		if err := r.s.Release(cur); err == nil {
+			r.p.Log(MsgReleased, 0, 0)
+			break
+		}
+		// Someone wrote the next version first: our own renewal (then
+		// release that), or a takeover (then there is nothing of ours).
+		rec, err := r.s.Read()
+		if err != nil || rec.Holder != r.pid || rec.Epoch != term.Epoch() {
+			r.p.Log(MsgRefReleaseSkipped, 0, 0)
+			break
+		}
+		cur = rec
+	}
+	r.p.Exit(0)
+}
