@@ -3,6 +3,7 @@ package lease
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -112,13 +113,38 @@ var variants = []Variant{
 	},
 }
 
+var registry sync.Mutex
+
+// Register adds a variant, so that the simulator, the checker and the
+// command line can run it by name: a user's proposed fix plugs in without
+// editing leaselab. Names must be new and non-empty, and NewStore set.
+func Register(v Variant) error {
+	registry.Lock()
+	defer registry.Unlock()
+	if v.Name == "" || v.NewStore == nil {
+		return fmt.Errorf("a variant needs a name and a NewStore")
+	}
+	for _, w := range variants {
+		if w.Name == v.Name {
+			return fmt.Errorf("variant %q is already registered", v.Name)
+		}
+	}
+	variants = append(variants, v)
+	return nil
+}
+
 // Variants returns every variant, in a fixed order.
-func Variants() []Variant { return append([]Variant(nil), variants...) }
+func Variants() []Variant {
+	registry.Lock()
+	defer registry.Unlock()
+	return append([]Variant(nil), variants...)
+}
 
 // VariantNames returns the names of every variant, comma-separated.
 func VariantNames() string {
-	names := make([]string, len(variants))
-	for i, v := range variants {
+	vs := Variants()
+	names := make([]string, len(vs))
+	for i, v := range vs {
 		names[i] = v.Name
 	}
 	return strings.Join(names, ", ")
@@ -126,7 +152,7 @@ func VariantNames() string {
 
 // LookupVariant returns the named variant.
 func LookupVariant(name string) (Variant, error) {
-	for _, v := range variants {
+	for _, v := range Variants() {
 		if v.Name == name {
 			return v, nil
 		}

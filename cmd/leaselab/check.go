@@ -67,6 +67,8 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	props := fs.String("props", "all", "properties to check (comma list)")
 	smallest := fs.Bool("smallest", false, "report, per property, only the smallest violating run (with -keep-going: of all -runs)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	markdown := fs.Bool("markdown", false, "print the verdict table (variants by properties) that the README keeps")
+	byFault := fs.Bool("by-fault", false, "search each fault kind of -faults (and none) separately")
 	htmlDir := fs.String("html-dir", os.TempDir(), "where to write porcupine's visualisation of a linearizable-store violation")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -82,17 +84,35 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usagef("-props: %v", err)
 	}
-	variants := []string{sf.variant}
+	variants := strings.Split(sf.variant, ",")
 	if *all {
 		variants = nil
 		for _, v := range lease.Variants() {
 			variants = append(variants, v.Name)
 		}
 	}
+	faultSets := []string{sf.faults}
+	if *byFault {
+		kinds, err := sim.ParseFaults(sf.faults)
+		if err != nil {
+			return usagef("-faults: %v", err)
+		}
+		faultSets = []string{"none"}
+		for _, k := range kinds {
+			faultSets = append(faultSets, k.String())
+		}
+	}
+	type job struct{ variant, faults string }
+	var jobs []job
+	for _, v := range variants {
+		for _, f := range faultSets {
+			jobs = append(jobs, job{v, f})
+		}
+	}
 	var reports []map[string]any
 	found := false
-	for _, v := range variants {
-		sf.variant = v
+	for _, jb := range jobs {
+		sf.variant, sf.faults = jb.variant, jb.faults
 		o, err := sf.options()
 		if err != nil {
 			return err
@@ -104,9 +124,13 @@ func cmdCheck(args []string, stdout io.Writer) error {
 		found = found || len(rep.Found) > 0
 		j := reportJSON(rep, o, *htmlDir)
 		reports = append(reports, j)
-		if !*asJSON {
+		if !*asJSON && !*markdown {
 			printReport(stdout, rep, o, j)
 		}
+	}
+	if *markdown {
+		writeVerdicts(stdout, reports)
+		return nil
 	}
 	if *asJSON {
 		if len(reports) == 1 {
@@ -293,4 +317,33 @@ func cmdReplay(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "# trace sha256 %s\n", hex.EncodeToString(sum[:]))
 	return nil
+}
+
+// writeVerdicts renders check's JSON reports as the README's verdict
+// table: a row per variant, a column per property, each cell "holds in N
+// runs", "n/a" or "broken" with the smallest replay found.
+func writeVerdicts(w io.Writer, reports []map[string]any) {
+	fmt.Fprintf(w, "| variant (faults) | %s |\n|---|%s\n", strings.Join(spec.Properties, " | "), strings.Repeat("---|", len(spec.Properties)))
+	for _, r := range reports {
+		v, _ := lease.LookupVariant(r["variant"].(string))
+		label := "`" + v.Name + "`"
+		if f := r["faults"].(string); f != "all" {
+			label += " " + f
+		}
+		fmt.Fprintf(w, "| %s |", label)
+		for _, p := range spec.Properties {
+			cell := fmt.Sprintf(" holds in %d runs |", r["runs"])
+			if p == spec.Fencing && !v.Epochs {
+				cell = " n/a (no epochs) |"
+			}
+			for _, x := range r["violations"].([]map[string]any) {
+				if x["property"] == p {
+					cell = fmt.Sprintf(" broken: `%s` |", x["replay"])
+					break
+				}
+			}
+			io.WriteString(w, cell)
+		}
+		io.WriteString(w, "\n")
+	}
 }
