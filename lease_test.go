@@ -196,6 +196,18 @@ var verdicts = []expectation{
 	// Drift within 0.1% is too small to matter to a 9 s lease.
 	{"seed", "drift", spec.ExclusiveLeadership, false},
 	{"seed", "drift", spec.NoWedge, false},
+	// The post's fix taken literally: rename is not exclusive.
+	{"seed-rename", "none", spec.ExclusiveLeadership, true},
+	// link(2) fixes the empty file and nothing else.
+	{"seed-link", "none", spec.ExclusiveLeadership, false},
+	{"seed-link", "none", spec.LinearizableStore, false},
+	{"seed-link", "stop", spec.ExclusiveLeadership, true},
+	// The reference holds everything under every fault kind.
+	{"reference", "all", spec.ExclusiveLeadership, false},
+	{"reference", "all", spec.Fencing, false},
+	{"reference", "all", spec.NoWedge, false},
+	{"reference", "all", spec.FailoverBound, false},
+	{"reference", "all", spec.LinearizableStore, false},
 }
 
 // defaultChecks is how many runs the checker gets to find a bug: rapid's
