@@ -211,15 +211,20 @@ func emptyLeftBy(calls ...string) func(*sim.Trace, *Violation) bool {
 	}
 }
 
-// recreatedAfterRelease reports whether a process's O_TRUNC open of the
-// lock file came after its own release removed it.
+// recreatedAfterRelease reports whether a process, after its release
+// removed the lock file, made the lock path exist again: an open with
+// O_CREAT (the seed's os.WriteFile) or a rename or link onto it (the
+// proposed fixes' renewal).
 func recreatedAfterRelease(tr *sim.Trace) bool {
 	removed := map[int16]bool{}
+	lock := tr.Config.LockPath
 	for _, e := range tr.Events {
 		switch {
 		case e.Kind == sim.EvStore && e.Store == sim.StoreRelease && e.Res == sim.ResOK:
 			removed[e.Proc] = true
-		case e.Kind == sim.EvSyscall && e.Op == sim.OpOpen && e.Flag&int32(lease.O_TRUNC) != 0 && removed[e.Proc]:
+		case e.Kind != sim.EvSyscall || !removed[e.Proc] || e.Errno != 0:
+		case e.Op == sim.OpOpen && e.Flag&int32(lease.O_CREATE) != 0 && tr.S(e.Path) == lock,
+			(e.Op == sim.OpRename || e.Op == sim.OpLink) && tr.S(e.Path2) == lock:
 			return true
 		}
 	}
