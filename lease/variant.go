@@ -142,9 +142,14 @@ func Variants() []Variant {
 
 // VariantNames returns the names of every variant, comma-separated.
 func VariantNames() string {
-	vs := Variants()
-	names := make([]string, len(vs))
-	for i, v := range vs {
+	registry.Lock()
+	defer registry.Unlock()
+	return namesLocked()
+}
+
+func namesLocked() string {
+	names := make([]string, len(variants))
+	for i, v := range variants {
 		names[i] = v.Name
 	}
 	return strings.Join(names, ", ")
@@ -152,12 +157,14 @@ func VariantNames() string {
 
 // LookupVariant returns the named variant.
 func LookupVariant(name string) (Variant, error) {
-	for _, v := range Variants() {
+	registry.Lock()
+	defer registry.Unlock()
+	for _, v := range variants {
 		if v.Name == name {
 			return v, nil
 		}
 	}
-	return Variant{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknownVariant, name, VariantNames())
+	return Variant{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknownVariant, name, namesLocked())
 }
 
 // Main runs variant v as the post's program does, as process p contending

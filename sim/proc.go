@@ -253,7 +253,7 @@ func b2i(b bool) int64 {
 }
 
 // ChangeToken implements lease.Notifier.
-func (p *proc) ChangeToken(dir string) uint64 { return p.w.changes[dir] }
+func (p *proc) ChangeToken(dir string) uint64 { return p.w.changesOf(dir) }
 
 // WaitChange implements lease.Notifier: the activity sleeps until a
 // change under dir is delivered (a system-call latency after it happens)
@@ -261,7 +261,7 @@ func (p *proc) ChangeToken(dir string) uint64 { return p.w.changes[dir] }
 func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
 	w := p.w
 	a := w.cur
-	if w.changes[dir] != token {
+	if w.changesOf(dir) != token {
 		a.point(a.t) // the event is already queued: read it
 		return true
 	}

@@ -149,8 +149,23 @@ type World struct {
 	fenceMax int64
 	// watchers are activities waiting for a change notification.
 	watchers []watcher
-	// changes counts the changes to each directory, for notifications.
-	changes map[string]uint64
+	// changes counts the changes to each directory, for notifications (a
+	// slice: a run has one or two directories).
+	changes []dirChanges
+}
+
+type dirChanges struct {
+	dir string
+	n   uint64
+}
+
+func (w *World) changesOf(dir string) uint64 {
+	for _, c := range w.changes {
+		if c.dir == dir {
+			return c.n
+		}
+	}
+	return 0
 }
 
 // watcher is an activity in WaitChange.
@@ -173,10 +188,16 @@ func (w *World) unwatch(a *activity) {
 // sooner anyway.
 func (w *World) notify(path string) {
 	dir := dirOf(path)
-	if w.changes == nil {
-		w.changes = map[string]uint64{}
+	found := false
+	for i := range w.changes {
+		if w.changes[i].dir == dir {
+			w.changes[i].n++
+			found = true
+		}
 	}
-	w.changes[dir]++
+	if !found {
+		w.changes = append(w.changes, dirChanges{dir, 1})
+	}
 	if len(w.watchers) == 0 {
 		return
 	}
