@@ -26,6 +26,7 @@ type osProc struct {
 	// call returns through runtime.Goexit once it is closed.
 	done     chan struct{}
 	doneOnce sync.Once
+	note     inotify
 }
 
 // NewOSProc returns the real runtime for this process. Log lines go to out
@@ -37,7 +38,6 @@ func NewOSProc(out, errw io.Writer) Proc {
 
 func (p *osProc) Now() time.Time            { return time.Now() }
 func (p *osProc) Mono() time.Duration       { return time.Since(p.start) }
-func (p *osProc) Sleep(d time.Duration)     { time.Sleep(d) }
 func (p *osProc) PID() int                  { return p.pid }
 func (p *osProc) Go(_ string, f func())     { go f() }
 func (p *osProc) Role(Role)                 {}
@@ -45,6 +45,20 @@ func (p *osProc) Lead(int64, time.Duration) {}
 func (p *osProc) NewHandoff() Handoff       { return handoff{make(chan struct{}), p.done} }
 func (p *osProc) NewTicker(d time.Duration) Ticker {
 	return osTicker{time.NewTicker(d), p.done}
+}
+
+func (p *osProc) Sleep(d time.Duration) {
+	if p.done == nil {
+		time.Sleep(d)
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.done:
+		runtime.Goexit()
+	}
 }
 
 func (p *osProc) Exit(code int) {

@@ -90,3 +90,71 @@ func TestOSProcLogFormat(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// The reference variant on the real OS file system, clock and goroutines,
+// with inotify: one process leads and renews, the other watches; when the
+// leader dies the watcher takes over one lease after the last renewal it
+// saw, not a lease plus a poll.
+func TestReferenceOnRealRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes about 2 s of real time")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "leader.lock")
+	cfg := Config{LeaseDuration: time.Second, RenewInterval: 200 * time.Millisecond, WatchInterval: 5 * time.Second}
+	v, _ := LookupVariant("reference")
+	var la, lb syncBuffer
+	a, b := testProc(5001, &la), testProc(5002, &lb)
+	go Main(a, v, path, cfg)
+	time.Sleep(100 * time.Millisecond)
+	go Main(b, v, path, cfg)
+	time.Sleep(700 * time.Millisecond)
+	if !strings.Contains(la.String(), "[LEADER] Acquired lease, epoch 1 (version 1)") ||
+		!strings.Contains(la.String(), "[LEADER] Lease renewed, version") ||
+		!strings.Contains(lb.String(), "[WATCHER] Lease held by 5001") {
+		t.Fatalf("logs:\n%s%s", la.String(), lb.String())
+	}
+	// The watch interval is 5 s: only a notification can show the watcher
+	// each renewal in time to take over one lease after the last one.
+	killed := time.Now()
+	a.doneOnce.Do(func() { close(a.done) })
+	for !strings.Contains(lb.String(), "Takeover successful") {
+		if time.Since(killed) > 3*time.Second {
+			t.Fatalf("no takeover within 3 s:\n%s", lb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	gap := time.Since(killed)
+	b.doneOnce.Do(func() { close(b.done) })
+	// The last renewal was at most 200 ms before the kill.
+	if gap > cfg.LeaseDuration+500*time.Millisecond || gap < cfg.LeaseDuration-300*time.Millisecond {
+		t.Errorf("takeover %v after the kill, want about one lease (%v)", gap, cfg.LeaseDuration)
+	}
+	t.Logf("takeover %v after the kill", gap.Round(time.Millisecond))
+}
+
+// inotify delivers a change to the lease directory within milliseconds.
+func TestInotifyLatency(t *testing.T) {
+	dir := t.TempDir()
+	p := testProc(1, &syncBuffer{})
+	defer p.doneOnce.Do(func() { close(p.done) })
+	tok := p.ChangeToken(dir)
+	var changed time.Time
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		changed = time.Now()
+		os.WriteFile(filepath.Join(dir, "x"), []byte("v"), 0o644)
+	}()
+	if !p.WaitChange(dir, tok, p.Mono()+5*time.Second) {
+		t.Fatal("no notification within 5 s")
+	}
+	if lat := time.Since(changed); lat > 50*time.Millisecond {
+		t.Errorf("notified %v after the change", lat)
+	} else {
+		t.Logf("notified %v after the change", lat)
+	}
+	time.Sleep(50 * time.Millisecond) // one write is several events (create, modify, close)
+	if p.WaitChange(dir, p.ChangeToken(dir), p.Mono()+20*time.Millisecond) {
+		t.Error("woke without a change")
+	}
+}

@@ -97,7 +97,8 @@ func (o *SetupOptions) Normalize() error {
 	if o.Lease.LeaseDuration == 0 && o.Lease.RenewInterval == 0 && o.Lease.WatchInterval == 0 {
 		o.Lease = lease.DefaultConfig()
 	}
-	if err := o.Lease.Validate(); err != nil {
+	v, _ := lease.LookupVariant(o.Variant)
+	if err := v.CheckConfig(o.Lease); err != nil {
 		return err
 	}
 	switch o.Scheduler {

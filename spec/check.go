@@ -143,6 +143,12 @@ func SetupFlags(o sim.SetupOptions) string {
 	if d := lease.DefaultConfig(); o.Lease.LeaseDuration != d.LeaseDuration || o.Lease.RenewInterval != d.RenewInterval || o.Lease.WatchInterval != d.WatchInterval {
 		fmt.Fprintf(&b, " -lease %v -renew %v -watch %v", o.Lease.LeaseDuration, o.Lease.RenewInterval, o.Lease.WatchInterval)
 	}
+	if o.Lease.RenewDeadline != 0 {
+		fmt.Fprintf(&b, " -renew-deadline %v", o.Lease.RenewDeadline)
+	}
+	if o.Lease.MaxDriftPPM != 0 {
+		fmt.Fprintf(&b, " -drift-bound %s", strconv.FormatFloat(float64(o.Lease.MaxDriftPPM)/1e6, 'g', -1, 64))
+	}
 	return b.String()
 }
 

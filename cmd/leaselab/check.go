@@ -22,7 +22,7 @@ import (
 type setupFlags struct {
 	variant, faults, scheduler string
 	procs                      int
-	maxDrift                   float64
+	maxDrift, driftBound       float64
 	lease                      lease.Config
 }
 
@@ -35,6 +35,8 @@ func (f *setupFlags) register(fs *flag.FlagSet, faultsDefault string) {
 	fs.DurationVar(&f.lease.LeaseDuration, "lease", 9*time.Second, "lease duration")
 	fs.DurationVar(&f.lease.RenewInterval, "renew", 3*time.Second, "renew interval")
 	fs.DurationVar(&f.lease.WatchInterval, "watch", 3*time.Second, "watch interval")
+	fs.DurationVar(&f.lease.RenewDeadline, "renew-deadline", 0, "the reference's local deadline (0: derived from the lease and -drift-bound)")
+	fs.Float64Var(&f.driftBound, "drift-bound", 0, "the drift bound the reference is configured for, as a fraction (0: 0.01)")
 }
 
 func (f *setupFlags) options() (sim.SetupOptions, error) {
@@ -45,6 +47,10 @@ func (f *setupFlags) options() (sim.SetupOptions, error) {
 	if f.maxDrift < 0 || f.maxDrift >= 1 {
 		return sim.SetupOptions{}, usagef("-max-drift %v: want a fraction in [0, 1)", f.maxDrift)
 	}
+	if f.driftBound < 0 || f.driftBound >= 1 {
+		return sim.SetupOptions{}, usagef("-drift-bound %v: want a fraction in [0, 1)", f.driftBound)
+	}
+	f.lease.MaxDriftPPM = int64(f.driftBound*1e6 + 0.5)
 	o := sim.SetupOptions{Variant: f.variant, Procs: f.procs, Faults: kinds, MaxDriftPPM: int64(f.maxDrift*1e6 + 0.5),
 		Lease: f.lease, Scheduler: f.scheduler}
 	if o.MaxDriftPPM == 0 {

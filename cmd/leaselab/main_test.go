@@ -59,6 +59,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"scenario", "steady", "extra"}, "one NAME"},
 		{[]string{"frobnicate"}, "scenario, check, replay"},
 		{[]string{"variants", "x"}, "no arguments"},
+		{[]string{"check", "-variant", "reference", "-renew-deadline", "9s"}, "must be shorter than lease 9s x (1-rho)/(1+rho)"},
+		{[]string{"check", "-variant", "reference", "-drift-bound", "0.6"}, "renew interval 3s must be shorter than the renew deadline"},
+		{[]string{"check", "-variant", "reference", "-drift-bound", "0.999", "-lease", "200ms", "-renew", "10ms", "-watch", "10ms"}, "leaves no margin"},
 	} {
 		code, _, errOut := runCLI(c.args...)
 		if code != 2 {

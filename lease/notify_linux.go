@@ -1,0 +1,116 @@
+package lease
+
+import (
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// inotify is the real runtime's Notifier on Linux: one inotify instance
+// per watched directory, read by a goroutine that counts the changes and
+// wakes the waiters.
+type inotify struct {
+	mu   sync.Mutex
+	dirs map[string]*dirWatch
+}
+
+type dirWatch struct {
+	mu      sync.Mutex
+	n       uint64
+	changed chan struct{} // closed and replaced at every change
+	err     error
+}
+
+// The events that can change which version of a lease is current, or
+// what a lock file holds.
+const inotifyMask = syscall.IN_CREATE | syscall.IN_MOVED_TO | syscall.IN_DELETE | syscall.IN_CLOSE_WRITE | syscall.IN_MODIFY
+
+func (in *inotify) watch(dir string) *dirWatch {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if d, ok := in.dirs[dir]; ok {
+		return d
+	}
+	d := &dirWatch{changed: make(chan struct{})}
+	if in.dirs == nil {
+		in.dirs = map[string]*dirWatch{}
+	}
+	in.dirs[dir] = d
+	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
+	if err == nil {
+		_, err = syscall.InotifyAddWatch(fd, dir, inotifyMask)
+	}
+	if err != nil {
+		d.err = err // WaitChange then falls back to waiting out its deadline
+		return d
+	}
+	go d.read(fd)
+	return d
+}
+
+// read counts inotify events until the descriptor fails. The content of
+// the events does not matter: any change makes the watchers read again.
+func (d *dirWatch) read(fd int) {
+	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
+	for {
+		n, err := syscall.Read(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		d.mu.Lock()
+		if err != nil || n <= 0 {
+			d.err = err
+			close(d.changed)
+			d.changed = make(chan struct{})
+			d.mu.Unlock()
+			syscall.Close(fd)
+			return
+		}
+		d.n++
+		close(d.changed)
+		d.changed = make(chan struct{})
+		d.mu.Unlock()
+	}
+}
+
+// ChangeToken implements Notifier.
+func (p *osProc) ChangeToken(dir string) uint64 {
+	d := p.note.watch(dir)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n
+}
+
+// WaitChange implements Notifier.
+func (p *osProc) WaitChange(dir string, token uint64, until time.Duration) bool {
+	d := p.note.watch(dir)
+	d.mu.Lock()
+	n, ch, err := d.n, d.changed, d.err
+	d.mu.Unlock()
+	if n != token {
+		return true
+	}
+	wait := until - p.Mono()
+	if err != nil {
+		// No notifications: wait out the deadline, but no longer than a
+		// poll would (the caller re-reads when this returns).
+		wait = min(wait, time.Second)
+	}
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	case <-p.done:
+		runtime.Goexit()
+		return false
+	}
+}
+
+var _ Notifier = (*osProc)(nil)
