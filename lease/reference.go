@@ -102,6 +102,7 @@ func (r *Reference) Run() {
 	r.p.Role(RoleWatcher)
 	var seen Record
 	var seenAt time.Duration
+	haveSeen := false // (a monotonic clock may read 0)
 	for {
 		if r.isStopping() {
 			r.p.Sleep(r.cfg.LeaseDuration) // the signal handler ends the process
@@ -128,8 +129,8 @@ func (r *Reference) Run() {
 			r.wait(token, now+r.cfg.WatchInterval)
 			continue
 		}
-		if rec.Version != seen.Version || seenAt == 0 {
-			seen, seenAt = rec, now
+		if rec.Version != seen.Version || !haveSeen {
+			seen, seenAt, haveSeen = rec, now, true
 			if rec.Holder == Unknown {
 				r.p.Log(MsgRefUnreadable, rec.Version, 0)
 			} else {

@@ -31,17 +31,21 @@ const (
 // resume and its own next scheduling point.
 type activity struct {
 	changed bool // woken by a change notification (WaitChange)
-	p       *proc
-	id      int
-	name    string
-	wk      *worker
-	killed  bool  // unwind at the next resume
-	started bool  // its body has begun to run
-	ready   int64 // true time at which its next step may run
-	t       int64 // true time of its latest step
-	seq     uint64
-	hidx    int
-	state   actState
+	// pendingSyscall is set while the activity waits to make a system
+	// call, and inject is an error an exploration injects into it.
+	pendingSyscall bool
+	inject         syscall.Errno
+	p              *proc
+	id             int
+	name           string
+	wk             *worker
+	killed         bool  // unwind at the next resume
+	started        bool  // its body has begun to run
+	ready          int64 // true time at which its next step may run
+	t              int64 // true time of its latest step
+	seq            uint64
+	hidx           int
+	state          actState
 }
 
 // point is a scheduling point: the activity's next step may run at true
@@ -323,8 +327,14 @@ func (p *proc) cont() {
 // calling activity and the error a fault injects into this call, if any.
 func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
 	a := p.w.cur
+	a.pendingSyscall = op <= OpLink // a file system call: one an error can be injected into
 	a.point(a.t + p.w.latency())
-	var inj syscall.Errno
+	a.pendingSyscall = false
+	inj := a.inject
+	a.inject = 0
+	if inj != 0 {
+		p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvFault, N: int64(FSError), Errno: inj, Path: p.w.trace.str("fserr " + opNames[op] + " fails with " + errnoName(inj))})
+	}
 	for i := range p.triggers {
 		tr := &p.triggers[i]
 		if tr.f.Kind == FSError && matches(tr.f.Call, op, flag) {

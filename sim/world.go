@@ -51,6 +51,8 @@ type Config struct {
 	Scheduler Scheduler
 	// Chooser, if set, makes every random choice instead of Seed.
 	Chooser Chooser
+	// Explore, if set, makes the run one branch of a systematic search.
+	Explore *Explore
 }
 
 // Defaults used by Normalize.
@@ -149,6 +151,8 @@ type World struct {
 	fenceMax int64
 	// watchers are activities waiting for a change notification.
 	watchers []watcher
+	// ex is the run's use of its Explore budgets.
+	ex exploreState
 	// changes counts the changes to each directory, for notifications (a
 	// slice: a run has one or two directories).
 	changes []dirChanges
@@ -245,6 +249,10 @@ func New(cfg Config) (*World, error) {
 		fs:      NewFileSystem(),
 		base:    cfg.WallBase.UnixNano(),
 	}
+	if cfg.Explore != nil {
+		w.noFastPath = true
+		w.sched = delayBounded{w}
+	}
 	switch {
 	case w.choose == nil:
 		w.choose = NewPCG(cfg.Seed, 0x1ea5e1ab)
@@ -340,6 +348,12 @@ func (w *World) Run() {
 			continue
 		}
 		w.now = a.ready
+		if w.cfg.Explore != nil {
+			if !w.exploreStep(a) {
+				continue
+			}
+			w.ex.last = a
+		}
 		w.step(a)
 	}
 	w.now = max(w.now, horizon)

@@ -1,0 +1,216 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// ExploreOptions bound a systematic exploration.
+type ExploreOptions struct {
+	Variant string
+	Procs   int
+	// Budgets per run: SIGKILLs, SIGTERMs, pauses and injected ENOSPCs,
+	// each at any scheduling point of any process.
+	Crashes, Terms, Pauses, FSErrors int
+	// Preemptions bounds deviations from the default schedule.
+	Preemptions int
+	// Horizon is the simulated time of each run (default three leases).
+	Horizon time.Duration
+	// Skews are the wall-clock offsets a process may start with (default
+	// none).
+	Skews []time.Duration
+	// Limit stops the search after this many schedules (0: no limit).
+	Limit int
+	// Properties to check (nil: all).
+	Properties []string
+	// Match, if set, keeps only violations it accepts (a catalogued bug).
+	Match func(*sim.Trace, *Violation) bool
+}
+
+// PauseLengths are the representative pause lengths for a config: shorter
+// than the renew interval, between renew and lease, longer than the lease.
+func PauseLengths(c lease.Config) []time.Duration {
+	return []time.Duration{c.RenewInterval / 3, (c.RenewInterval + c.LeaseDuration) / 2, c.LeaseDuration + c.RenewInterval}
+}
+
+// ExploreViolation is the shortest counterexample found for a property.
+type ExploreViolation struct {
+	Violation
+	Steps     int          // scheduling steps before the violation
+	Decisions []sim.Choice // replays it (sim.Decisions)
+	Trace     *sim.Trace
+}
+
+// ExploreResult is an exploration's outcome.
+type ExploreResult struct {
+	Schedules  int
+	Complete   bool // every schedule within the bounds was run
+	Violations []ExploreViolation
+	Wall       time.Duration
+}
+
+// dfs is a Chooser that replays a prefix of choices, then takes the first
+// alternative at every new choice point, and records them all.
+type dfs struct {
+	prefix []int
+	log    []sim.Choice
+}
+
+func (d *dfs) Choose(n int) int {
+	v := 0
+	if i := len(d.log); i < len(d.prefix) {
+		v = d.prefix[i]
+	}
+	d.log = append(d.log, sim.Choice{N: n, V: v})
+	return v
+}
+
+// ExploreConfig builds the run whose choices c makes: every process starts
+// at the same instant with its skew drawn from o.Skews, system calls take
+// no time, timers fire on time, so that every step of concurrent
+// processes is a choice of order.
+func ExploreConfig(o ExploreOptions, c sim.Chooser) (sim.Config, error) {
+	v, err := lease.LookupVariant(o.Variant)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	lc := lease.DefaultConfig()
+	cfg := sim.Config{Variant: v.Name, Lease: lc, Horizon: o.Horizon}
+	if cfg.Horizon == 0 {
+		cfg.Horizon = 3 * lc.LeaseDuration
+	}
+	for i := range o.Procs {
+		ps := sim.ProcSpec{PID: 100 * (i + 1)}
+		if len(o.Skews) > 1 {
+			ps.Skew = o.Skews[c.Choose(len(o.Skews))]
+		}
+		cfg.Procs = append(cfg.Procs, ps)
+	}
+	cfg.Chooser = c
+	cfg.Explore = &sim.Explore{Chooser: c, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors,
+		PauseLengths: PauseLengths(lc), Preemptions: o.Preemptions}
+	return cfg, nil
+}
+
+// Explore runs every schedule within the bounds, depth first: each run
+// replays a prefix of choices and takes the first alternative after it;
+// the next run changes the last choice that has an alternative left. It
+// keeps, per property, the violation with the fewest steps.
+func Explore(o ExploreOptions, progress func(schedules int)) (ExploreResult, error) {
+	if o.Procs < 1 {
+		return ExploreResult{}, fmt.Errorf("-procs %d: want at least 1", o.Procs)
+	}
+	want := map[string]bool{}
+	for _, p := range o.Properties {
+		want[p] = true
+	}
+	start := time.Now()
+	var res ExploreResult
+	best := map[string]int{}
+	var prefix []int
+	for {
+		d := &dfs{prefix: prefix}
+		cfg, err := ExploreConfig(o, d)
+		if err != nil {
+			return res, err
+		}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			return res, err
+		}
+		res.Schedules++
+		kept := false
+		for _, v := range Check(tr) {
+			if v.Violation == nil || len(want) > 0 && !want[v.Property] || o.Match != nil && !o.Match(tr, v.Violation) {
+				continue
+			}
+			steps := stepsUntil(tr, v.Violation.At)
+			k, seen := best[v.Property]
+			if seen && res.Violations[k].Steps <= steps {
+				continue
+			}
+			ev := ExploreViolation{Violation: *v.Violation, Steps: steps, Decisions: append([]sim.Choice(nil), d.log...), Trace: tr}
+			if seen {
+				res.Violations[k] = ev
+			} else {
+				best[v.Property] = len(res.Violations)
+				res.Violations = append(res.Violations, ev)
+			}
+			kept = true
+		}
+		if !kept {
+			tr.Release()
+		}
+		if progress != nil {
+			progress(res.Schedules)
+		}
+		// Backtrack to the last choice with an alternative left.
+		i := len(d.log) - 1
+		for i >= 0 && d.log[i].V+1 >= d.log[i].N {
+			i--
+		}
+		if i < 0 {
+			res.Complete = true
+			break
+		}
+		if o.Limit > 0 && res.Schedules >= o.Limit {
+			break
+		}
+		prefix = prefix[:0]
+		for _, c := range d.log[:i] {
+			prefix = append(prefix, c.V)
+		}
+		prefix = append(prefix, d.log[i].V+1)
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+// stepsUntil counts the scheduling steps (system calls, log lines,
+// hand-offs, fenced actions) up to true time t.
+func stepsUntil(tr *sim.Trace, t time.Duration) int {
+	n := 0
+	for _, e := range tr.Events {
+		if e.T > int64(t) {
+			break
+		}
+		switch e.Kind {
+		case sim.EvSyscall, sim.EvLog, sim.EvSend, sim.EvFence:
+			n++
+		}
+	}
+	return n
+}
+
+// EstimateSchedules estimates the number of schedules within the bounds
+// from one run: with S scheduling points per run and B injections in all,
+// about S^B / B! placements, times the alternatives of each.
+func EstimateSchedules(o ExploreOptions) (float64, int, error) {
+	d := &dfs{}
+	cfg, err := ExploreConfig(o, d)
+	if err != nil {
+		return 0, 0, err
+	}
+	tr, err := sim.Run(cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	s := float64(stepsUntil(tr, tr.End))
+	est := 1.0
+	for _, k := range []struct {
+		budget int
+		alts   float64
+	}{{o.Crashes, 1}, {o.Terms, 1}, {o.Pauses, 3}, {o.FSErrors, 1}, {o.Preemptions, float64(o.Procs)}} {
+		for i := 1; i <= k.budget; i++ {
+			est *= s * k.alts / float64(i)
+		}
+	}
+	for range o.Procs {
+		est *= math.Max(1, float64(len(o.Skews)))
+	}
+	return est, int(s), nil
+}
