@@ -39,6 +39,9 @@ const usage = `usage:
                                                          search random setups, schedules and faults for violations
   leaselab replay -variant V -seed S [setup flags as check printed] [-json] [-trace] [-html FILE]
                                                          replay one run exactly
+  leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-preemptions K]
+                   [-horizon D] [-skews LIST] [-max-schedules N] [-json] [-replay FILE]
+                                                         every schedule within the bounds, depth first
   leaselab variants [-json]                              list the algorithm's variants
 scenarios: %s
 variants:  %s
@@ -49,7 +52,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout)
+	err := dispatch(args, stdout, stderr)
 	if err == nil {
 		return 0
 	}
@@ -64,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-func dispatch(args []string, stdout io.Writer) error {
+func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("no command\n"+usage, sim.ScenarioNames(), lease.VariantNames())
 	}
@@ -77,11 +80,13 @@ func dispatch(args []string, stdout io.Writer) error {
 		return cmdCheck(args[1:], stdout)
 	case "replay":
 		return cmdReplay(args[1:], stdout)
+	case "explore":
+		return cmdExplore(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
 		return nil
 	}
-	return usagef("unknown command %q (valid: scenario, check, replay, variants, help)", args[0])
+	return usagef("unknown command %q (valid: scenario, check, replay, explore, variants, help)", args[0])
 }
 
 // parse parses flags that may come before or after positional arguments.

@@ -57,7 +57,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"scenario", "steady", "-lease", "x"}, "invalid value"},
 		{[]string{"scenario"}, "kill-leader"},
 		{[]string{"scenario", "steady", "extra"}, "one NAME"},
-		{[]string{"frobnicate"}, "scenario, check, replay"},
+		{[]string{"frobnicate"}, "scenario, check, replay, explore"},
 		{[]string{"variants", "x"}, "no arguments"},
 		{[]string{"check", "-variant", "reference", "-renew-deadline", "9s"}, "must be shorter than lease 9s x (1-rho)/(1+rho)"},
 		{[]string{"check", "-variant", "reference", "-drift-bound", "0.6"}, "renew interval 3s must be shorter than the renew deadline"},

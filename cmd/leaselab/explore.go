@@ -1,0 +1,178 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/spec"
+)
+
+// maxEstimate is the largest estimated space explore starts without -force.
+const maxEstimate = 5e6
+
+func cmdExplore(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+	var o spec.ExploreOptions
+	fs.StringVar(&o.Variant, "variant", "reference", "variant to explore (valid: "+lease.VariantNames()+")")
+	fs.IntVar(&o.Procs, "procs", 2, "processes, all started at the same instant")
+	fs.IntVar(&o.Crashes, "crashes", 0, "SIGKILLs per schedule, each at any scheduling point")
+	fs.IntVar(&o.Terms, "terms", 0, "SIGTERMs per schedule")
+	fs.IntVar(&o.Pauses, "pauses", 0, "pauses per schedule, of three lengths (shorter than renew, between renew and lease, longer than lease)")
+	fs.IntVar(&o.FSErrors, "fserrs", 0, "ENOSPC failures injected into file system calls per schedule")
+	fs.IntVar(&o.Preemptions, "preemptions", 0, "deviations from the default schedule (delay bounding)")
+	fs.DurationVar(&o.Horizon, "horizon", 27*time.Second, "simulated time of each schedule (default three leases)")
+	skews := fs.String("skews", "", "wall-clock offsets a process may start with, comma list (e.g. 0,5s)")
+	limit := fs.Int("max-schedules", 0, "stop after this many schedules (0: none; the result is then incomplete)")
+	force := fs.Bool("force", false, "start even if the estimated space is larger than 5,000,000 schedules")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	replay := fs.String("replay", "", "replay one schedule from the decision file a violation printed")
+	outDir := fs.String("out-dir", os.TempDir(), "where to write the decision files of violations")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("explore takes flags only (got %s)", strings.Join(pos, " "))
+	}
+	if _, err := lease.LookupVariant(o.Variant); err != nil {
+		return err
+	}
+	if o.Procs < 1 || o.Procs > 8 || o.Crashes < 0 || o.Terms < 0 || o.Pauses < 0 || o.FSErrors < 0 || o.Preemptions < 0 || o.Horizon <= 0 {
+		return usagef("bounds out of range: want 1 to 8 -procs, budgets of 0 or more and a positive -horizon")
+	}
+	if *skews != "" {
+		for _, f := range strings.Split(*skews, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil {
+				return usagef("-skews: %v", err)
+			}
+			o.Skews = append(o.Skews, d)
+		}
+	}
+	o.Limit = *limit
+	if *replay != "" {
+		return exploreReplay(o, *replay, stdout)
+	}
+	est, steps, err := spec.EstimateSchedules(o)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if est > maxEstimate && !*force && o.Limit == 0 {
+		return usagef("these bounds give about %.2g schedules (%d scheduling points per schedule); lower them, set -max-schedules, or pass -force", est, steps)
+	}
+	start := time.Now()
+	last := start
+	res, err := spec.Explore(o, func(n int) {
+		if time.Since(last) > 5*time.Second {
+			last = time.Now()
+			rate := float64(n) / time.Since(start).Seconds()
+			left := ""
+			if rate > 0 && est > float64(n) {
+				left = fmt.Sprintf(", roughly %v left", time.Duration((est-float64(n))/rate*float64(time.Second)).Round(time.Second))
+			}
+			fmt.Fprintf(stderr, "leaselab explore: %d schedules, %.0f/s%s\n", n, rate, left)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	flags := exploreFlags(o, *skews)
+	var vs []map[string]any
+	for _, v := range res.Violations {
+		path := filepath.Join(*outDir, fmt.Sprintf("leaselab-explore-%s-%s.decisions", o.Variant, v.Property))
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		err = sim.WriteDecisions(f, flags, v.Decisions)
+		if err1 := f.Close(); err == nil {
+			err = err1
+		}
+		if err != nil {
+			return err
+		}
+		vs = append(vs, map[string]any{"property": v.Property, "steps": v.Steps, "at_s": v.At.Seconds(), "detail": v.Detail,
+			"replay": "leaselab explore " + flags + " -replay " + path})
+	}
+	if *asJSON {
+		if vs == nil {
+			vs = []map[string]any{}
+		}
+		return writeJSON(stdout, map[string]any{"variant": o.Variant, "bounds": map[string]any{
+			"procs": o.Procs, "crashes": o.Crashes, "terms": o.Terms, "pauses": o.Pauses, "fserrs": o.FSErrors,
+			"preemptions": o.Preemptions, "horizon_s": o.Horizon.Seconds(), "skews": *skews},
+			"schedules": res.Schedules, "states": 0, "complete": res.Complete, "violations": vs,
+			"wall_s": res.Wall.Seconds(), "estimate": est})
+	}
+	fmt.Fprintf(stdout, "# explore %s: %d schedules in %.2f s (%.0f/s), complete: %v\n", flags, res.Schedules, res.Wall.Seconds(),
+		float64(res.Schedules)/res.Wall.Seconds(), res.Complete)
+	for i, v := range res.Violations {
+		fmt.Fprintf(stdout, "VIOLATION %s in %d steps\n  %s\n", v.Property, v.Steps, v.Violation.String())
+		for _, l := range v.Trace.Excerpt(0, v.At) {
+			fmt.Fprintf(stdout, "    %s\n", l)
+		}
+		fmt.Fprintf(stdout, "  replay: %s\n", vs[i]["replay"])
+	}
+	if len(res.Violations) == 0 {
+		fmt.Fprintln(stdout, "# no violation")
+	}
+	if len(res.Violations) > 0 {
+		return errViolation
+	}
+	return nil
+}
+
+func exploreFlags(o spec.ExploreOptions, skews string) string {
+	s := fmt.Sprintf("-variant %s -procs %d -crashes %d -terms %d -pauses %d -fserrs %d -preemptions %d -horizon %v",
+		o.Variant, o.Procs, o.Crashes, o.Terms, o.Pauses, o.FSErrors, o.Preemptions, o.Horizon)
+	if skews != "" {
+		s += " -skews " + skews
+	}
+	return s
+}
+
+func exploreReplay(o spec.ExploreOptions, path string, stdout io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer f.Close()
+	_, list, err := sim.ReadDecisions(f)
+	if err != nil {
+		return usagef("%s: %v", path, err)
+	}
+	d := &sim.Decisions{List: list}
+	cfg, err := spec.ExploreConfig(o, d)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	tr, err := sim.Run(cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := d.Err(); err != nil {
+		return usagef("setup mismatch: %s does not replay with these flags: %v", path, err)
+	}
+	fmt.Fprintf(stdout, "# setup: %s\n", tr.Config)
+	for _, l := range tr.Excerpt(0, tr.End) {
+		fmt.Fprintln(stdout, l)
+	}
+	found := false
+	for _, v := range spec.Check(tr) {
+		if v.Violation != nil {
+			found = true
+			fmt.Fprintf(stdout, "VIOLATION %s\n", v.Violation)
+		}
+	}
+	if !found {
+		fmt.Fprintln(stdout, "# no violation")
+	}
+	return nil
+}
