@@ -2,6 +2,7 @@ package spec
 
 import (
 	"strings"
+	"time"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
@@ -144,13 +145,47 @@ func (b Bug) Find(seed uint64, scheduler string, runs int) (f Found, n int, ok b
 	return Found{}, runs, false
 }
 
+// hasFault reports whether a fault of kind k fired in the run (planned in
+// the setup or injected by an exploration).
 func hasFault(tr *sim.Trace, k sim.FaultKind) bool {
-	for _, f := range tr.Config.Faults {
-		if f.Kind == k {
+	for _, e := range tr.Events {
+		if e.Kind == sim.EvFault && sim.FaultKind(e.N) == k && e.A >= 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// ExploreOptions returns the bounds within which an exhaustive
+// exploration looks for the bug: two processes (three for the takeover
+// race, which needs two watchers), one injection of the bug's fault kind,
+// and the preemptions its interleaving needs. ok is false for a fault kind
+// the explorer does not inject (wall-clock jumps).
+func (b Bug) ExploreOptions() (o ExploreOptions, ok bool) {
+	o = ExploreOptions{Variant: b.Variant, Procs: 2, Preemptions: 1, Properties: []string{b.Property}, Match: b.Match}
+	switch b.Faults {
+	case "kill":
+		o.Crashes = 1
+	case "term":
+		// The handler must interleave with a renewal: up to three
+		// deviations from the default schedule (term-wedges needs them all).
+		o.Terms, o.Preemptions = 1, 2
+		if b.ID == "term-wedges" {
+			o.Preemptions, o.Limit = 3, 400_000
+		}
+	case "stop":
+		o.Pauses = 1
+	case "fserr":
+		o.FSErrors, o.Horizon = 1, 36*time.Second
+	case "skew":
+		o.Skews = []time.Duration{0, 8 * time.Second}
+	case "jump":
+		return o, false
+	}
+	if b.ID == "takeover-race" {
+		o.Procs = 3
+	}
+	return o, true
 }
 
 func lockEmpty(tr *sim.Trace) bool {

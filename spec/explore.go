@@ -32,9 +32,10 @@ type ExploreOptions struct {
 }
 
 // PauseLengths are the representative pause lengths for a config: shorter
-// than the renew interval, between renew and lease, longer than the lease.
+// than the renew interval, between renew and lease, and twice the lease
+// (longer than the lease plus a watch, the random search's longest).
 func PauseLengths(c lease.Config) []time.Duration {
-	return []time.Duration{c.RenewInterval / 3, (c.RenewInterval + c.LeaseDuration) / 2, c.LeaseDuration + c.RenewInterval}
+	return []time.Duration{c.RenewInterval / 3, (c.RenewInterval + c.LeaseDuration) / 2, 2 * c.LeaseDuration}
 }
 
 // ExploreViolation is the shortest counterexample found for a property.
