@@ -105,11 +105,15 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 		if vs == nil {
 			vs = []map[string]any{}
 		}
-		return writeJSON(stdout, map[string]any{"variant": o.Variant, "bounds": map[string]any{
+		err := writeJSON(stdout, map[string]any{"variant": o.Variant, "bounds": map[string]any{
 			"procs": o.Procs, "crashes": o.Crashes, "terms": o.Terms, "pauses": o.Pauses, "fserrs": o.FSErrors,
 			"preemptions": o.Preemptions, "horizon_s": o.Horizon.Seconds(), "skews": *skews},
 			"schedules": res.Schedules, "states": 0, "complete": res.Complete, "violations": vs,
 			"wall_s": res.Wall.Seconds(), "estimate": est})
+		if err == nil && len(res.Violations) > 0 {
+			err = errViolation
+		}
+		return err
 	}
 	fmt.Fprintf(stdout, "# explore %s: %d schedules in %.2f s (%.0f/s), complete: %v\n", flags, res.Schedules, res.Wall.Seconds(),
 		float64(res.Schedules)/res.Wall.Seconds(), res.Complete)
