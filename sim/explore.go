@@ -14,9 +14,11 @@ import (
 type Explore struct {
 	Chooser Chooser
 	// Budgets: how many of each a run may inject.
-	Crashes, Terms, Pauses, FSErrors int
+	Crashes, Terms, Pauses, FSErrors, Jumps int
 	// PauseLengths are the lengths a pause may take.
 	PauseLengths []time.Duration
+	// JumpSizes are the steps the machine's wall clock may take.
+	JumpSizes []time.Duration
 	// Preemptions bounds deviations from the default schedule, which runs
 	// the activity that ran last while it can, then the lowest-numbered
 	// ready one (delay bounding: a preemption, or any other reordering of
@@ -26,8 +28,8 @@ type Explore struct {
 
 // exploreState is a run's use of its Explore budgets.
 type exploreState struct {
-	crashes, terms, pauses, fserrs, deviations int
-	last                                       *activity
+	crashes, terms, pauses, fserrs, jumps, deviations int
+	last                                              *activity
 }
 
 // exploreStep offers the faults at the step activity a is about to take.
@@ -53,6 +55,12 @@ func (w *World) exploreStep(a *activity) bool {
 			w.fire(Fault{Kind: Stop, Proc: p.idx, At: time.Duration(w.now), Dur: e.PauseLengths[k-1]}, nil)
 			p.parked = append(p.parked, a)
 			return false
+		}
+	}
+	if s.jumps < e.Jumps && len(e.JumpSizes) > 0 {
+		if k := e.Chooser.Choose(1 + len(e.JumpSizes)); k > 0 {
+			s.jumps++
+			w.fire(Fault{Kind: Jump, At: time.Duration(w.now), Delta: e.JumpSizes[k-1]}, nil)
 		}
 	}
 	if s.fserrs < e.FSErrors && a.pendingSyscall && e.Chooser.Choose(2) == 1 {

@@ -180,7 +180,7 @@ func (b Bug) ExploreOptions() (o ExploreOptions, ok bool) {
 	case "skew":
 		o.Skews = []time.Duration{0, 8 * time.Second}
 	case "jump":
-		return o, false
+		o.Jumps = 1
 	}
 	if b.ID == "takeover-race" {
 		o.Procs = 3

@@ -16,6 +16,9 @@ type ExploreOptions struct {
 	// Budgets per run: SIGKILLs, SIGTERMs, pauses and injected ENOSPCs,
 	// each at any scheduling point of any process.
 	Crashes, Terms, Pauses, FSErrors int
+	// Jumps steps the machine's wall clock by the lease, forward, at any
+	// scheduling point (per run).
+	Jumps int
 	// Preemptions bounds deviations from the default schedule.
 	Preemptions int
 	// Horizon is the simulated time of each run (default three leases).
@@ -93,7 +96,8 @@ func ExploreConfig(o ExploreOptions, c sim.Chooser) (sim.Config, error) {
 	}
 	cfg.Chooser = c
 	cfg.Explore = &sim.Explore{Chooser: c, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors,
-		PauseLengths: PauseLengths(lc), Preemptions: o.Preemptions}
+		PauseLengths: PauseLengths(lc), Preemptions: o.Preemptions,
+		Jumps: o.Jumps, JumpSizes: []time.Duration{lc.LeaseDuration}}
 	return cfg, nil
 }
 
@@ -205,7 +209,7 @@ func EstimateSchedules(o ExploreOptions) (float64, int, error) {
 	for _, k := range []struct {
 		budget int
 		alts   float64
-	}{{o.Crashes, 1}, {o.Terms, 1}, {o.Pauses, 3}, {o.FSErrors, 1}, {o.Preemptions, float64(o.Procs)}} {
+	}{{o.Crashes, 1}, {o.Terms, 1}, {o.Pauses, 3}, {o.FSErrors, 1}, {o.Jumps, 1}, {o.Preemptions, float64(o.Procs)}} {
 		for i := 1; i <= k.budget; i++ {
 			est *= s * k.alts / float64(i)
 		}

@@ -26,6 +26,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Terms, "terms", 0, "SIGTERMs per schedule")
 	fs.IntVar(&o.Pauses, "pauses", 0, "pauses per schedule, of three lengths (shorter than renew, between renew and lease, longer than lease)")
 	fs.IntVar(&o.FSErrors, "fserrs", 0, "ENOSPC failures injected into file system calls per schedule")
+	fs.IntVar(&o.Jumps, "jumps", 0, "wall-clock steps forward by the lease per schedule")
 	fs.IntVar(&o.Preemptions, "preemptions", 0, "deviations from the default schedule (delay bounding)")
 	fs.DurationVar(&o.Horizon, "horizon", 27*time.Second, "simulated time of each schedule (default three leases)")
 	skews := fs.String("skews", "", "wall-clock offsets a process may start with, comma list (e.g. 0,5s)")
@@ -44,7 +45,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if _, err := lease.LookupVariant(o.Variant); err != nil {
 		return err
 	}
-	if o.Procs < 1 || o.Procs > 8 || o.Crashes < 0 || o.Terms < 0 || o.Pauses < 0 || o.FSErrors < 0 || o.Preemptions < 0 || o.Horizon <= 0 {
+	if o.Procs < 1 || o.Procs > 8 || o.Crashes < 0 || o.Terms < 0 || o.Pauses < 0 || o.FSErrors < 0 || o.Jumps < 0 || o.Preemptions < 0 || o.Horizon <= 0 {
 		return usagef("bounds out of range: want 1 to 8 -procs, budgets of 0 or more and a positive -horizon")
 	}
 	if *skews != "" {
@@ -106,7 +107,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 			vs = []map[string]any{}
 		}
 		err := writeJSON(stdout, map[string]any{"variant": o.Variant, "bounds": map[string]any{
-			"procs": o.Procs, "crashes": o.Crashes, "terms": o.Terms, "pauses": o.Pauses, "fserrs": o.FSErrors,
+			"procs": o.Procs, "crashes": o.Crashes, "terms": o.Terms, "pauses": o.Pauses, "fserrs": o.FSErrors, "jumps": o.Jumps,
 			"preemptions": o.Preemptions, "horizon_s": o.Horizon.Seconds(), "skews": *skews},
 			"schedules": res.Schedules, "states": 0, "complete": res.Complete, "violations": vs,
 			"wall_s": res.Wall.Seconds(), "estimate": est})
@@ -134,8 +135,8 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 }
 
 func exploreFlags(o spec.ExploreOptions, skews string) string {
-	s := fmt.Sprintf("-variant %s -procs %d -crashes %d -terms %d -pauses %d -fserrs %d -preemptions %d -horizon %v",
-		o.Variant, o.Procs, o.Crashes, o.Terms, o.Pauses, o.FSErrors, o.Preemptions, o.Horizon)
+	s := fmt.Sprintf("-variant %s -procs %d -crashes %d -terms %d -pauses %d -fserrs %d -jumps %d -preemptions %d -horizon %v",
+		o.Variant, o.Procs, o.Crashes, o.Terms, o.Pauses, o.FSErrors, o.Jumps, o.Preemptions, o.Horizon)
 	if skews != "" {
 		s += " -skews " + skews
 	}

@@ -39,7 +39,7 @@ const usage = `usage:
                                                          search random setups, schedules and faults for violations
   leaselab replay -variant V -seed S [setup flags as check printed] [-json] [-trace] [-html FILE]
                                                          replay one run exactly
-  leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-preemptions K]
+  leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K] [-preemptions K]
                    [-horizon D] [-skews LIST] [-max-schedules N] [-json] [-replay FILE]
                                                          every schedule within the bounds, depth first
   leaselab variants [-json]                              list the algorithm's variants
