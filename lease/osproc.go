@@ -33,7 +33,30 @@ type osProc struct {
 // (and the startup line to errw) in the post's format, prefixed with the
 // seconds elapsed since NewOSProc.
 func NewOSProc(out, errw io.Writer) Proc {
-	return &osProc{start: time.Now(), pid: os.Getpid(), out: out, errw: errw, exit: os.Exit}
+	return NewOSProcOptions(OSProcOptions{Out: out, Err: errw})
+}
+
+// OSProcOptions configure the real runtime.
+type OSProcOptions struct {
+	Out, Err io.Writer
+	// ID is the holder id written in the lease (0: the process id).
+	ID int
+	// BeforeExit runs when the algorithm exits the process (to stop a
+	// command it runs, say).
+	BeforeExit func()
+}
+
+// NewOSProcOptions returns the real runtime configured by o.
+func NewOSProcOptions(o OSProcOptions) Proc {
+	id := o.ID
+	if id == 0 {
+		id = os.Getpid()
+	}
+	exit := os.Exit
+	if o.BeforeExit != nil {
+		exit = func(code int) { o.BeforeExit(); os.Exit(code) }
+	}
+	return &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, exit: exit}
 }
 
 func (p *osProc) Now() time.Time            { return time.Now() }

@@ -42,6 +42,8 @@ const usage = `usage:
   leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K] [-preemptions K]
                    [-horizon D] [-skews LIST] [-max-schedules N] [-json] [-replay FILE]
                                                          every schedule within the bounds, depth first
+  leaselab run -path LOCKFILE [-variant V] [-store file] [-id N] [-lease D -renew D -watch D] [-- CMD ARGS]
+                                                         a real leader-election process (runs CMD while it leads)
   leaselab variants [-json]                              list the algorithm's variants
 scenarios: %s
 variants:  %s
@@ -82,11 +84,13 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdReplay(args[1:], stdout)
 	case "explore":
 		return cmdExplore(args[1:], stdout, stderr)
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
 		return nil
 	}
-	return usagef("unknown command %q (valid: scenario, check, replay, explore, variants, help)", args[0])
+	return usagef("unknown command %q (valid: scenario, check, replay, explore, run, variants, help)", args[0])
 }
 
 // parse parses flags that may come before or after positional arguments.
