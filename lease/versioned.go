@@ -242,6 +242,13 @@ func (s *VersionedFile) publish(rec Record) (Record, error) {
 	return rec, nil
 }
 
+// AppendVersioned encodes a versioned record, as the reference store
+// writes it.
+func AppendVersioned(b []byte, r Record) []byte { return appendVersioned(b, r) }
+
+// ParseVersioned decodes what AppendVersioned writes, and nothing else.
+func ParseVersioned(b []byte) (Record, error) { return parseVersioned(b) }
+
 // appendVersioned encodes a versioned record: {"processId":H,"epoch":E}.
 // The version is the file's name, not its content.
 func appendVersioned(b []byte, r Record) []byte {
@@ -263,6 +270,9 @@ func parseVersioned(b []byte) (Record, error) {
 		return Record{}, bad
 	}
 	b = b[len(p1):]
+	if len(b) > 0 && b[0] == '-' {
+		return Record{}, bad // holders and epochs are never negative (nor "-0")
+	}
 	h, n, ok := jsonInt(b)
 	if !ok || h < 0 {
 		return Record{}, bad

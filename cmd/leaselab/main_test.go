@@ -60,6 +60,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"frobnicate"}, "scenario, check, replay, explore, run"},
 		{[]string{"variants", "x"}, "no arguments"},
 		{[]string{"run"}, "needs -path"},
+		{[]string{"run", "-path", "/dev/stdin"}, "symbolic link"},
 		{[]string{"run", "-path", "/tmp/x", "-store", "redis"}, "valid: file"},
 		{[]string{"run", "-path", "/tmp/x", "-lease", "1s", "-renew", "2s"}, "longer than the renew interval"},
 		{[]string{"check", "-variant", "reference", "-renew-deadline", "9s"}, "must be shorter than lease 9s x (1-rho)/(1+rho)"},
