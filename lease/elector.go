@@ -2,7 +2,6 @@ package lease
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -361,6 +360,3 @@ func (e *Elector) handleShutdown() {
 	}
 	e.p.Exit(0)
 }
-
-// ErrUnknownVariant is returned by LookupVariant.
-var ErrUnknownVariant = errors.New("unknown variant")

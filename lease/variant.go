@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -112,6 +113,9 @@ var variants = []Variant{
 		LocalDeadline:  true,
 	},
 }
+
+// ErrUnknownVariant is returned by LookupVariant.
+var ErrUnknownVariant = errors.New("unknown variant")
 
 var registry sync.Mutex
 

@@ -22,45 +22,30 @@ func checkFencingIf(applicable bool, tr *sim.Trace, iv []sim.Interval) *Violatio
 // accepted under the same epoch: then no stale leader's action is ever
 // accepted after a newer one's.
 func CheckFencing(tr *sim.Trace, iv []sim.Interval) *Violation {
-	// The epoch each term started with: the first Lead event of the term.
-	type term struct {
-		proc  int
-		from  int64
-		epoch int64
-		ev    int
-	}
-	var terms []term
-	leading := make([]bool, len(tr.Procs))
-	for i, e := range tr.Events {
-		if e.Proc < 0 {
-			continue
-		}
-		p := int(e.Proc)
-		switch {
-		case e.Kind == sim.EvRole:
-			leading[p] = e.Role == 2 // lease.RoleLeader
-			if leading[p] {
-				terms = append(terms, term{proc: p, from: e.T, epoch: -1, ev: i})
-			}
-		case e.Kind == sim.EvLead && leading[p]:
-			for k := len(terms) - 1; k >= 0; k-- {
-				if terms[k].proc == p {
-					if terms[k].epoch < 0 {
-						terms[k].epoch = e.N
-					}
-					break
-				}
+	// Each leadership interval's epoch is that of the first Lead event
+	// inside it. The intervals already end at local deadlines and leave
+	// out terms that never led, so fencing judges the same leadership as
+	// exclusive-leadership does.
+	epochs := make([]int64, len(iv))
+	for k, x := range iv {
+		epochs[k] = -1
+		for _, e := range tr.Events {
+			if e.Kind == sim.EvLead && int(e.Proc) == x.Proc && e.T >= x.From && e.T <= x.To {
+				epochs[k] = e.N
+				break
 			}
 		}
 	}
-	for k := 1; k < len(terms); k++ {
-		a, b := terms[k-1], terms[k]
-		if a.epoch >= 0 && b.epoch >= 0 && b.epoch <= a.epoch {
-			return &Violation{Property: Fencing, At: time.Duration(b.from),
-				PIDs: []int{tr.Procs[a.proc].PID, tr.Procs[b.proc].PID}, Events: []int{a.ev, b.ev},
-				Detail: fmt.Sprintf("process %d led with epoch %d after process %d led with epoch %d: epochs must strictly increase",
-					tr.Procs[b.proc].PID, b.epoch, tr.Procs[a.proc].PID, a.epoch)}
+	for k := 1; k < len(iv); k++ {
+		a, b := iv[k-1], iv[k]
+		ea, eb := epochs[k-1], epochs[k]
+		if ea < 0 || eb < 0 || eb > ea || a.Proc == b.Proc && eb == ea {
+			continue // a renewal after a deadline may resume its own epoch
 		}
+		return &Violation{Property: Fencing, At: time.Duration(b.From),
+			PIDs: []int{tr.Procs[a.Proc].PID, tr.Procs[b.Proc].PID},
+			Detail: fmt.Sprintf("process %d led with epoch %d after process %d led with epoch %d: epochs must strictly increase",
+				tr.Procs[b.Proc].PID, eb, tr.Procs[a.Proc].PID, ea)}
 	}
 	owner := map[int64]int{}
 	for i, e := range tr.Events {

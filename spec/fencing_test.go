@@ -1,0 +1,50 @@
+package spec
+
+import (
+	"testing"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// fencingTrace builds a two-process run from (proc, time, epoch) terms,
+// each leading until the next term starts, and optional accepted actions.
+func fencingTrace(terms [][3]int64, accepted [][2]int64) *sim.Trace {
+	tr := &sim.Trace{Procs: []sim.ProcInfo{{PID: 100}, {PID: 200}}, End: 100}
+	for i, x := range terms {
+		p, t, epoch := int16(x[0]), x[1], x[2]
+		tr.Events = append(tr.Events,
+			sim.Event{T: t, Proc: p, Kind: sim.EvRole, Role: lease.RoleLeader},
+			sim.Event{T: t, Proc: p, Kind: sim.EvLead, N: epoch, A: 1000})
+		end := int64(90)
+		if i+1 < len(terms) {
+			end = terms[i+1][1]
+		}
+		tr.Events = append(tr.Events, sim.Event{T: end, Proc: p, Kind: sim.EvRole, Role: lease.RoleWatcher})
+	}
+	for _, a := range accepted {
+		tr.Events = append(tr.Events, sim.Event{T: 95, Proc: int16(a[0]), Kind: sim.EvFence, N: a[1], A: 1})
+	}
+	return tr
+}
+
+func TestCheckFencing(t *testing.T) {
+	cases := []struct {
+		name     string
+		terms    [][3]int64
+		accepted [][2]int64
+		broken   bool
+	}{
+		{"increasing", [][3]int64{{0, 10, 1}, {1, 20, 2}, {0, 30, 5}}, nil, false},
+		{"decreasing", [][3]int64{{0, 10, 3}, {1, 20, 2}}, nil, true},
+		{"reused by another", [][3]int64{{0, 10, 3}, {1, 20, 3}}, nil, true},
+		{"same epoch shared on the resource", [][3]int64{{0, 10, 1}, {1, 20, 2}}, [][2]int64{{0, 2}, {1, 2}}, true},
+	}
+	for _, c := range cases {
+		tr := fencingTrace(c.terms, c.accepted)
+		v := CheckFencing(tr, tr.Leadership())
+		if (v != nil) != c.broken {
+			t.Errorf("%s: violation %v, want broken %v", c.name, v, c.broken)
+		}
+	}
+}
