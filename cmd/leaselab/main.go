@@ -44,6 +44,9 @@ const usage = `usage:
                                                          every schedule within the bounds, depth first
   leaselab run -path LOCKFILE [-variant V] [-store file] [-id N] [-lease D -renew D -watch D] [-- CMD ARGS]
                                                          a real leader-election process (runs CMD while it leads)
+  leaselab torture [-variant V] [-procs N] [-duration D] [-faults kill,stop,term] [-seed S] [-trials N]
+                   [-lease D -renew D -watch D] [-exec 'CMD {lock}'] [-json] [-keep]
+                                                         real processes, real signals, the same checks
   leaselab variants [-json]                              list the algorithm's variants
 scenarios: %s
 variants:  %s
@@ -86,11 +89,13 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdExplore(args[1:], stdout, stderr)
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
+	case "torture":
+		return cmdTorture(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
 		return nil
 	}
-	return usagef("unknown command %q (valid: scenario, check, replay, explore, run, variants, help)", args[0])
+	return usagef("unknown command %q (valid: scenario, check, replay, explore, run, torture, variants, help)", args[0])
 }
 
 // parse parses flags that may come before or after positional arguments.

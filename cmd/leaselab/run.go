@@ -31,6 +31,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	store := fs.String("store", "file", "lease store: file (flock, redis, etcd and sql are later issues)")
 	path := fs.String("path", "", "the lock file")
 	id := fs.Int("id", 0, "holder id written in the lease (0: the process id)")
+	startAt := fs.Int64("start-at", 0, "wait until CLOCK_MONOTONIC reads `NS` before contending (leaselab torture -trials starts every process at once)")
+	events := fs.String("events", "", "append this process's history (CLOCK_MONOTONIC events) to `FILE`, for leaselab torture")
 	var cfg lease.Config
 	fs.DurationVar(&cfg.LeaseDuration, "lease", 9*time.Second, "lease duration")
 	fs.DurationVar(&cfg.RenewInterval, "renew", 3*time.Second, "renew interval")
@@ -62,8 +64,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	r := &runner{command: command, stderr: stderr}
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop}
+	if *startAt != 0 {
+		time.Sleep(time.Duration(*startAt - monoNow()))
+	}
 	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: *id, BeforeExit: r.stop})
-	return lease.Main(p, v, *path, cfg)
+	if *events == "" {
+		return lease.Main(p, v, *path, cfg)
+	}
+	f, err := os.OpenFile(*events, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return usagef("-events: %v", err)
+	}
+	h := &history{w: f}
+	h.emit("start %d", p.PID())
+	hp := withHistory(p, h)
+	return v.Start(hp, newHistoryStore(v, hp, h, *path), *path, cfg)
 }
 
 // runner runs the command while this process leads.

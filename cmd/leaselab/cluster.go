@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// A cluster is a set of real leader-election processes contending for one
+// lock file, started, signalled and recorded by leaselab torture. Every
+// process's history (its own account of its roles, terms, log lines and
+// store operations, stamped with CLOCK_MONOTONIC) and every signal the
+// harness sends go into one trace, on true time since the cluster's origin,
+// for the checks the simulator's runs get.
+type cluster struct {
+	bin     string   // the leaselab binary
+	exec    string   // -exec: a command line with {lock}, instead of leaselab run
+	variant string   // for leaselab run, and to judge the trace by
+	cfg     lease.Config
+	dir     string
+	lock    string
+	extra   []string // more flags for leaselab run
+	origin  int64    // CLOCK_MONOTONIC at true time 0
+
+	mu     sync.Mutex
+	kids   []*child
+	events []sim.Event // the harness's own: faults and the deaths it caused
+	paths  []string    // their descriptions
+	nextID int
+	// leaderCh, when set, is sent each process that reports itself leader.
+	onLead func(k *child, t int64)
+}
+
+// A child is one real process of a cluster.
+type child struct {
+	idx, id int
+	cmd     *exec.Cmd
+	start   int64
+	stopped bool
+	dead    bool // known dead, or sent SIGTERM and since exited
+	killed  bool // by the harness's SIGKILL
+	termed  bool // sent SIGTERM
+	leader  bool
+	hist    procHistory
+	waitT   int64
+	code    int
+	done    chan struct{} // closed when its history has been read and it has been waited for
+}
+
+func newCluster(bin, execCmd, variant string, cfg lease.Config, dir string) *cluster {
+	return &cluster{bin: bin, exec: execCmd, variant: variant, cfg: cfg, dir: dir,
+		lock: filepath.Join(dir, "leader.lock"), origin: monoNow(), nextID: 1001}
+}
+
+func (c *cluster) now() int64 { return monoNow() - c.origin }
+
+// spawn starts one more process. startAt, if not zero, is the
+// CLOCK_MONOTONIC instant at which it begins contending (trials start
+// every process at once).
+func (c *cluster) spawn(startAt int64) (*child, error) {
+	c.mu.Lock()
+	id := c.nextID
+	c.nextID++
+	c.mu.Unlock()
+	logf, err := os.Create(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", id)))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	var cmd *exec.Cmd
+	var hr, hw *os.File
+	if c.exec == "" {
+		hr, hw, err = os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"run", "-variant", c.variant, "-path", c.lock, "-id", strconv.Itoa(id),
+			"-lease", c.cfg.LeaseDuration.String(), "-renew", c.cfg.RenewInterval.String(),
+			"-watch", c.cfg.WatchInterval.String(), "-events", "/dev/fd/3"}
+		if startAt != 0 {
+			args = append(args, "-start-at", strconv.FormatInt(startAt, 10))
+		}
+		args = append(args, c.extra...)
+		cmd = exec.Command(c.bin, args...)
+		cmd.ExtraFiles = []*os.File{hw}
+		cmd.Stdout, cmd.Stderr = logf, logf
+	} else {
+		line := strings.ReplaceAll(c.exec, "{lock}", shellQuote(c.lock))
+		cmd = exec.Command("sh", "-c", "exec "+line)
+		cmd.Stderr = logf
+		hr, hw, err = os.Pipe() // its standard output, read for the post's log lines
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout = hw
+	}
+	if err := cmd.Start(); err != nil {
+		hr.Close()
+		hw.Close()
+		return nil, err
+	}
+	hw.Close()
+	c.mu.Lock()
+	k := &child{idx: len(c.kids), id: id, cmd: cmd, start: c.now(), done: make(chan struct{})}
+	c.kids = append(c.kids, k)
+	c.mu.Unlock()
+	go func() {
+		onEvent := func(e sim.Event) { c.observe(k, e) }
+		if c.exec == "" {
+			k.hist = parseHistory(hr, c.origin, k.idx, onEvent)
+		} else {
+			k.hist = parseLogLines(io.TeeReader(hr, appendFile(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", id)))), c, k.idx, onEvent)
+		}
+		hr.Close()
+		err := cmd.Wait()
+		c.mu.Lock()
+		k.waitT, k.dead, k.leader = c.now(), true, false
+		k.code = cmd.ProcessState.ExitCode()
+		if err != nil && k.code < 0 {
+			k.code = -9
+		}
+		c.mu.Unlock()
+		close(k.done)
+	}()
+	return k, nil
+}
+
+// appendFile opens name for appending, or returns a writer that discards.
+func appendFile(name string) io.Writer {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return io.Discard
+	}
+	return f
+}
+
+// observe follows a process's reported role as its events arrive.
+func (c *cluster) observe(k *child, e sim.Event) {
+	c.mu.Lock()
+	var lead func(*child, int64)
+	switch e.Kind {
+	case sim.EvRole:
+		if e.Role == lease.RoleLeader && !k.leader {
+			lead = c.onLead
+		}
+		k.leader = e.Role == lease.RoleLeader
+	case sim.EvExit:
+		k.leader = false
+	}
+	c.mu.Unlock()
+	if lead != nil {
+		lead(k, e.T)
+	}
+}
+
+// leader returns the process that last reported itself leader and is
+// not known dead, if any.
+func (c *cluster) leader() *child {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.kids {
+		if k.leader && !k.dead && !k.killed {
+			return k
+		}
+	}
+	return nil
+}
+
+// alive returns the processes not known dead or sent SIGKILL.
+func (c *cluster) alive() []*child {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*child
+	for _, k := range c.kids {
+		if !k.dead && !k.killed {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// signal sends sig to k and records it as a fault at the instant the
+// kill(2) returned: from then on the kernel has it.
+func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) {
+	sig := map[sim.FaultKind]syscall.Signal{sim.Kill: syscall.SIGKILL, sim.Term: syscall.SIGTERM,
+		sim.Stop: syscall.SIGSTOP, sim.Cont: syscall.SIGCONT}[kind]
+	err := k.cmd.Process.Signal(sig)
+	t := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		return // it had already exited
+	}
+	desc := fmt.Sprintf("%s (pid %d)", kind, k.id)
+	if kind == sim.Stop {
+		desc = fmt.Sprintf("stop for %v (pid %d)", dur, k.id)
+	}
+	c.events = append(c.events, sim.Event{T: t, Proc: int16(k.idx), Kind: sim.EvFault, N: int64(kind), A: int64(dur)})
+	c.paths = append(c.paths, desc)
+	switch kind {
+	case sim.Kill:
+		k.killed, k.leader = true, false
+		c.events = append(c.events, sim.Event{T: t, Proc: int16(k.idx), Kind: sim.EvExit, N: -9})
+		c.paths = append(c.paths, "")
+	case sim.Term:
+		k.termed = true
+	case sim.Stop:
+		k.stopped = true
+	case sim.Cont:
+		k.stopped = false
+	}
+}
+
+// shutdown kills every process, waits for them all and returns the true
+// time at which the run ended: the instant before the first of those
+// kills, so nothing they cause is part of the run.
+func (c *cluster) shutdown() time.Duration {
+	end := c.now()
+	c.mu.Lock()
+	kids := append([]*child(nil), c.kids...)
+	c.mu.Unlock()
+	for _, k := range kids {
+		k.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	for _, k := range kids {
+		<-k.done
+	}
+	return time.Duration(end)
+}
+
+// trace merges the processes' histories and the harness's events into one
+// trace, cut at end.
+func (c *cluster) trace(end time.Duration) *sim.Trace {
+	tr := sim.NewRecordedTrace(sim.Config{Variant: c.variant, Lease: c.cfg, LockPath: c.lock})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.kids {
+		tr.AddProc(k.id, time.Duration(k.start))
+	}
+	add := func(e sim.Event, path string) {
+		if e.T <= int64(end) {
+			tr.Add(e, path)
+		}
+	}
+	for i, e := range c.events {
+		add(e, c.paths[i])
+	}
+	for _, k := range c.kids {
+		for _, e := range k.hist.events {
+			if e.Kind == sim.EvStoreCall || e.Kind == sim.EvStore {
+				e.Act = tr.Act(k.idx, fmt.Sprintf("op%d", e.Act))
+			}
+			add(e, "")
+		}
+		// A process that ended on its own without saying so (an error
+		// exit, a program run with -exec) ends when it was waited for.
+		if !k.hist.exited && !k.killed && k.waitT > 0 {
+			add(sim.Event{T: k.waitT, Proc: int16(k.idx), Kind: sim.EvExit, N: int64(k.code)}, "")
+		}
+	}
+	tr.Finish(end)
+	return tr
+}
+
+// parseLogLines follows a program that prints the post's log lines (run
+// with -exec): each line that says the process now leads, or no longer
+// does, is a role event stamped when the harness read it.
+func parseLogLines(r io.Reader, c *cluster, proc int, onEvent func(sim.Event)) procHistory {
+	var ph procHistory
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		t := c.now()
+		var role lease.Role
+		switch {
+		case strings.Contains(line, "[LEADER] Acquired"), strings.Contains(line, "Takeover successful"),
+			strings.Contains(line, "I AM THE LEADER"):
+			role = lease.RoleLeader
+		case strings.Contains(line, "stepping down"), strings.Contains(line, "Received shutdown signal"):
+			role = lease.RoleWatcher
+		default:
+			continue
+		}
+		e := sim.Event{T: t, Proc: int16(proc), Kind: sim.EvRole, Role: role}
+		ph.events = append(ph.events, e)
+		onEvent(e)
+	}
+	return ph
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// A history is what a real process tells leaselab torture about itself:
+// one line per event, stamped with CLOCK_MONOTONIC, which every process on
+// the machine shares, so the harness can merge the processes' histories
+// into one trace and judge it with the checks the simulator's runs get.
+//
+// Lines, each written with one write(2) so that a SIGKILL loses whole
+// lines only (T is CLOCK_MONOTONIC in ns):
+//
+//	T start PID
+//	T role ROLE
+//	T lead EPOCH DEADLINE      deadline as CLOCK_MONOTONIC ns
+//	T log MSG A B
+//	T call ACT OP A B HOLDER   a Store operation was called
+//	T ret ACT OP RES A B ERRNO  and returned
+//	T exit CODE
+type history struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+	// acts in use by outstanding store operations: each concurrent
+	// operation gets the lowest free slot, so that one slot's operations
+	// are sequential, as porcupine needs of a client.
+	busy []bool
+}
+
+// monoNow reads CLOCK_MONOTONIC.
+func monoNow() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err) // cannot fail on Linux with a valid clock id
+	}
+	return ts.Nano()
+}
+
+func (h *history) emit(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.buf = strconv.AppendInt(h.buf[:0], monoNow(), 10)
+	h.buf = append(h.buf, ' ')
+	h.buf = fmt.Appendf(h.buf, format, args...)
+	h.buf = append(h.buf, '\n')
+	h.w.Write(h.buf)
+}
+
+func (h *history) acquire() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, b := range h.busy {
+		if !b {
+			h.busy[i] = true
+			return i
+		}
+	}
+	h.busy = append(h.busy, true)
+	return len(h.busy) - 1
+}
+
+func (h *history) release(act int) {
+	h.mu.Lock()
+	h.busy[act] = false
+	h.mu.Unlock()
+}
+
+// histProc is a real Proc that also reports its roles, leadership terms
+// and log lines to a history.
+type histProc struct {
+	lease.Proc
+	h *history
+}
+
+func (p histProc) Role(r lease.Role) {
+	p.h.emit("role %d", r)
+	p.Proc.Role(r)
+}
+
+func (p histProc) Lead(epoch int64, deadline time.Duration) {
+	// The deadline is on the process's monotonic clock; translate it to
+	// CLOCK_MONOTONIC, which the harness shares.
+	abs := monoNow() + int64(deadline-p.Proc.Mono())
+	p.h.emit("lead %d %d", epoch, abs)
+	p.Proc.Lead(epoch, deadline)
+}
+
+func (p histProc) Exit(code int) {
+	p.h.emit("exit %d", code)
+	p.Proc.Exit(code)
+}
+
+func (p histProc) Log(m lease.Msg, a, b int64) {
+	p.h.emit("log %d %d %d", m, a, b)
+	p.Proc.Log(m, a, b)
+}
+
+// histNotifyProc keeps the real runtime's Notifier visible through the
+// wrapper, so the reference variant still waits on inotify.
+type histNotifyProc struct {
+	histProc
+	n lease.Notifier
+}
+
+func (p histNotifyProc) ChangeToken(dir string) uint64 { return p.n.ChangeToken(dir) }
+func (p histNotifyProc) WaitChange(dir string, token uint64, until time.Duration) bool {
+	return p.n.WaitChange(dir, token, until)
+}
+
+func withHistory(p lease.Proc, h *history) lease.Proc {
+	hp := histProc{p, h}
+	if n, ok := p.(lease.Notifier); ok {
+		return histNotifyProc{hp, n}
+	}
+	return hp
+}
+
+// histStore reports every Store operation's call and return.
+type histStore struct {
+	inner lease.Store
+	h     *history
+}
+
+// ident is what tells one write of a record from another, as the
+// simulator records it.
+func ident(r lease.Record) int64 { return r.Until + r.Version }
+
+func (s histStore) call(op sim.StoreOp, in lease.Record, holder int64) int {
+	act := s.h.acquire()
+	s.h.emit("call %d %d %d %d %d", act, op, in.Holder, ident(in), holder)
+	return act
+}
+
+func (s histStore) ret(act int, op sim.StoreOp, out lease.Record, err error) {
+	res := sim.Classify(op, err)
+	if op == sim.StoreRead && res == sim.ResOK && out.Holder == lease.Unknown {
+		res = sim.ResUnknown
+	}
+	var errno syscall.Errno
+	errors.As(err, &errno)
+	s.h.emit("ret %d %d %d %d %d %d", act, op, res, out.Holder, ident(out), int(errno))
+	s.h.release(act)
+}
+
+func (s histStore) Read() (lease.Record, error) {
+	act := s.call(sim.StoreRead, lease.Record{}, 0)
+	r, err := s.inner.Read()
+	s.ret(act, sim.StoreRead, r, err)
+	return r, err
+}
+
+func (s histStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	act := s.call(sim.StoreCreate, lease.Record{}, holder)
+	r, err := s.inner.Create(holder, ttl)
+	s.ret(act, sim.StoreCreate, r, err)
+	return r, err
+}
+
+func (s histStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	act := s.call(sim.StoreRenew, cur, cur.Holder)
+	r, err := s.inner.Renew(cur, ttl)
+	s.ret(act, sim.StoreRenew, r, err)
+	return r, err
+}
+
+func (s histStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	act := s.call(sim.StoreTakeover, stale, holder)
+	r, err := s.inner.Takeover(stale, holder, ttl)
+	s.ret(act, sim.StoreTakeover, r, err)
+	return r, err
+}
+
+func (s histStore) Release(cur lease.Record) error {
+	act := s.call(sim.StoreRelease, cur, cur.Holder)
+	err := s.inner.Release(cur)
+	s.ret(act, sim.StoreRelease, lease.Record{}, err)
+	return err
+}
+
+// procHistory is one real process's parsed history: events on true time
+// (ns since the harness's origin), ready to add to a recorded trace.
+type procHistory struct {
+	events []sim.Event
+	exited bool // it wrote its exit line
+}
+
+// parseHistory reads a process's history lines. A line cut short by a
+// SIGKILL, or any line it does not understand, is dropped: a history is
+// the process's own account, and an unreadable line says nothing.
+func parseHistory(r io.Reader, origin int64, proc int, onEvent func(sim.Event)) procHistory {
+	var ph procHistory
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		n := make([]int64, len(f))
+		ok := true
+		for i, s := range f {
+			if i == 1 {
+				continue
+			}
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				ok = false
+				break
+			}
+			n[i] = v
+		}
+		if !ok {
+			continue
+		}
+		e := sim.Event{T: n[0] - origin, Proc: int16(proc)}
+		arg := func(i int) int64 {
+			if i < len(n) {
+				return n[i]
+			}
+			ok = false
+			return 0
+		}
+		switch f[1] {
+		case "start":
+			continue
+		case "role":
+			e.Kind, e.Role = sim.EvRole, lease.Role(arg(2))
+		case "lead":
+			e.Kind, e.N, e.A = sim.EvLead, arg(2), arg(3)-origin
+		case "log":
+			e.Kind, e.Op, e.Msg, e.A, e.B = sim.EvLog, sim.OpLog, lease.Msg(arg(2)), arg(3), arg(4)
+		case "call":
+			e.Kind, e.Act, e.Store, e.A, e.B, e.N = sim.EvStoreCall, int16(arg(2)+1), sim.StoreOp(arg(3)), arg(4), arg(5), arg(6)
+		case "ret":
+			e.Kind, e.Act, e.Store, e.Res, e.A, e.B, e.Errno = sim.EvStore, int16(arg(2)+1), sim.StoreOp(arg(3)), sim.StoreRes(arg(4)), arg(5), arg(6), syscall.Errno(arg(7))
+		case "exit":
+			e.Kind, e.N = sim.EvExit, arg(2)
+			ph.exited = true
+		default:
+			continue
+		}
+		if !ok {
+			continue
+		}
+		ph.events = append(ph.events, e)
+		if onEvent != nil {
+			onEvent(e)
+		}
+	}
+	return ph
+}
+
+// newHistoryStore wraps variant v's store for process p so that its
+// operations are reported to h.
+func newHistoryStore(v lease.Variant, p lease.Proc, h *history, path string) lease.Store {
+	return histStore{inner: v.NewStore(p, path), h: h}
+}

@@ -1,0 +1,401 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/spec"
+)
+
+// tortureFaults are the faults a harness can inflict on real processes
+// with kill(2). Clock faults would need root or a time namespace.
+var tortureFaults = map[string]sim.FaultKind{"kill": sim.Kill, "stop": sim.Stop, "term": sim.Term}
+
+// cmdTorture is a Jepsen-style harness: real processes of leaselab run (or
+// any program that prints the post's log lines), real signals at instants
+// drawn from a seed, and the simulator's checks on what really happened.
+func cmdTorture(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("torture", flag.ContinueOnError)
+	variant := fs.String("variant", "reference", "variant the processes run, and that the run is judged as (valid: "+lease.VariantNames()+")")
+	procs := fs.Int("procs", 5, "processes contending at any time (killed ones are replaced)")
+	trials := fs.Int("trials", 0, "instead of a torture run: this many trials in which -procs processes start at once on a fresh lock file, counting how many became leader (the post's experiment)")
+	duration := fs.Duration("duration", 30*time.Second, "how long the torture run lasts")
+	faults := fs.String("faults", "kill,stop,term", "signals to send: comma list of kill,stop,term, or none")
+	seed := fs.Uint64("seed", 1, "seed of the fault plan: which signal, to whom, when")
+	execCmd := fs.String("exec", "", "run `CMD` (a shell command line; {lock} is the lock path) instead of leaselab run; its standard output is followed for the post's log lines")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	keep := fs.Bool("keep", false, "keep the processes' logs and histories (kept anyway when a violation is found)")
+	bin := fs.String("bin", "", "the leaselab binary the processes run (default: this one)")
+	var cfg lease.Config
+	fs.DurationVar(&cfg.LeaseDuration, "lease", 900*time.Millisecond, "lease duration")
+	fs.DurationVar(&cfg.RenewInterval, "renew", 300*time.Millisecond, "renew interval")
+	fs.DurationVar(&cfg.WatchInterval, "watch", 300*time.Millisecond, "watch interval")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("torture takes flags only (got %s)", strings.Join(pos, " "))
+	}
+	if *procs < 1 || *procs > 256 {
+		return usagef("-procs %d: want 1 to 256", *procs)
+	}
+	if *trials < 0 {
+		return usagef("-trials %d: want at least 0", *trials)
+	}
+	if *duration <= 0 {
+		return usagef("-duration %v: want a positive duration", *duration)
+	}
+	var kinds []sim.FaultKind
+	if *faults != "none" && *faults != "" {
+		for _, f := range strings.Split(*faults, ",") {
+			k, ok := tortureFaults[strings.TrimSpace(f)]
+			if !ok {
+				return usagef("-faults: %q is not a signal torture sends (valid: kill, stop, term; clock faults need the simulator: leaselab check)", f)
+			}
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	v, err := lease.LookupVariant(*variant)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := v.CheckConfig(cfg); err != nil {
+		return usagef("%v", err)
+	}
+	if *execCmd != "" && !strings.Contains(*execCmd, "{lock}") {
+		return usagef("-exec %q: the command needs {lock} where the lock path goes", *execCmd)
+	}
+	if *bin == "" {
+		if *bin, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	dir, err := os.MkdirTemp("", "leaselab-torture-")
+	if err != nil {
+		return err
+	}
+	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir}
+	var rep map[string]any
+	var found bool
+	if *trials > 0 {
+		rep, found, err = t.trials(*trials, stdout, !*asJSON)
+	} else {
+		rep, found, err = t.run(*duration, stdout, !*asJSON)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	if *keep || found {
+		rep["dir"] = dir
+		if !*asJSON {
+			fmt.Fprintf(stdout, "# logs and histories: %s\n", dir)
+		}
+	} else {
+		os.RemoveAll(dir)
+	}
+	if *asJSON {
+		writeJSON(stdout, rep)
+	}
+	if found {
+		return errViolation
+	}
+	return nil
+}
+
+type torture struct {
+	bin, exec string
+	variant   lease.Variant
+	cfg       lease.Config
+	procs     int
+	kinds     []sim.FaultKind
+	seed      uint64
+	dir       string
+}
+
+// run is one torture run: procs processes for d, signals from the seed's
+// plan, every property checked on the merged history.
+func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, bool, error) {
+	c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, t.dir)
+	rng := rand.New(rand.NewPCG(t.seed, 0x746f727475726521))
+	lease := float64(t.cfg.LeaseDuration)
+	// between draws a time of lo to hi leases.
+	between := func(lo, hi float64) int64 { return int64((lo + rng.Float64()*(hi-lo)) * lease) }
+
+	type action struct {
+		at int64
+		do func()
+	}
+	var queue []action
+	push := func(at int64, f func()) {
+		i, _ := slices.BinarySearchFunc(queue, at, func(a action, t int64) int {
+			if a.at <= t {
+				return -1
+			}
+			return 1
+		})
+		queue = slices.Insert(queue, i, action{at, f})
+	}
+	var spawnErr error
+	replenish := func() {
+		for n := len(c.alive()); n < t.procs && spawnErr == nil; n++ {
+			_, spawnErr = c.spawn(0)
+		}
+	}
+	counts := map[string]int{}
+	var fault func()
+	fault = func() {
+		now := c.now()
+		if len(t.kinds) > 0 {
+			kind := t.kinds[rng.IntN(len(t.kinds))]
+			var cands []*child
+			for _, k := range c.alive() {
+				if kind == sim.Kill || !k.stopped && !k.termed {
+					cands = append(cands, k)
+				}
+			}
+			var k *child
+			if l := c.leader(); l != nil && slices.Contains(cands, l) && rng.Float64() < 0.7 {
+				k = l
+			} else if len(cands) > 0 {
+				k = cands[rng.IntN(len(cands))]
+			}
+			if k != nil {
+				counts[kind.String()]++
+				switch kind {
+				case sim.Stop:
+					dur := between(0.3, 3)
+					c.signal(k, sim.Stop, time.Duration(dur))
+					push(now+dur, func() { c.signal(k, sim.Cont, 0) })
+				default:
+					c.signal(k, kind, 0)
+					push(now+between(0.1, 1), replenish)
+				}
+			}
+		}
+		push(now+between(0.3, 2), fault)
+	}
+	replenish()
+	if spawnErr != nil {
+		c.shutdown()
+		return nil, false, spawnErr
+	}
+	push(between(0.5, 2), fault)
+	var tick func()
+	tick = func() { replenish(); push(c.now()+int64(lease), tick) }
+	push(int64(lease), tick)
+	for len(queue) > 0 && queue[0].at < int64(d) {
+		a := queue[0]
+		queue = queue[1:]
+		if wait := a.at - c.now(); wait > 0 {
+			time.Sleep(time.Duration(wait))
+		}
+		a.do()
+	}
+	if wait := int64(d) - c.now(); wait > 0 {
+		time.Sleep(time.Duration(wait))
+	}
+	end := c.shutdown()
+	if spawnErr != nil {
+		return nil, false, spawnErr
+	}
+	tr := c.trace(end)
+	verdicts := spec.Check(tr)
+	var vs []map[string]any
+	found := false
+	if text {
+		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v, signals %s, seed %d, lease %v renew %v watch %v\n",
+			t.variant.Name, t.procs, len(tr.Procs), d, faultList(counts), t.seed, t.cfg.LeaseDuration, t.cfg.RenewInterval, t.cfg.WatchInterval)
+	}
+	for _, v := range verdicts {
+		if v.Violation == nil {
+			continue
+		}
+		found = true
+		x := v.Violation
+		j := map[string]any{"property": x.Property, "at_s": x.At.Seconds(), "pids": x.PIDs, "detail": x.Detail}
+		if x.HTML != nil {
+			path := filepath.Join(t.dir, "porcupine.html")
+			if err := x.HTML(path); err == nil {
+				j["html"] = path
+			}
+		}
+		vs = append(vs, j)
+		if text {
+			fmt.Fprintf(w, "VIOLATION %s at %s\n  %s\n", x.Property, fmtSecs(x.At), x.Detail)
+			for _, l := range tr.Excerpt(x.At-2*t.cfg.LeaseDuration, x.At+time.Millisecond) {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+			if p, ok := j["html"]; ok {
+				fmt.Fprintf(w, "  porcupine: %s\n", p)
+			}
+		}
+	}
+	if vs == nil {
+		vs = []map[string]any{}
+	}
+	gaps := failovers(tr)
+	var gj []map[string]any
+	for _, g := range gaps {
+		gj = append(gj, map[string]any{"signal": g.kind.String(), "at_s": time.Duration(g.at).Seconds(), "gap_ms": float64(g.gap) / 1e6, "pid": g.pid})
+	}
+	if gj == nil {
+		gj = []map[string]any{}
+	}
+	rep := map[string]any{"variant": t.variant.Name, "procs": t.procs, "started": len(tr.Procs), "duration_s": d.Seconds(),
+		"seed": t.seed, "signals": counts, "terms": len(tr.Leadership()), "failovers": gj, "violations": vs,
+		"properties": propertyNames(verdicts)}
+	if text {
+		summary := "no violation"
+		if found {
+			summary = fmt.Sprintf("%d properties violated", len(vs))
+		}
+		fmt.Fprintf(w, "# %d leadership terms, %d failovers of a signalled leader%s: %s\n", len(tr.Leadership()), len(gaps), gapSummary(gaps), summary)
+	}
+	return rep, found, nil
+}
+
+func propertyNames(vs []spec.Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		if v.Applicable {
+			out = append(out, v.Property)
+		}
+	}
+	return out
+}
+
+func faultList(counts map[string]int) string {
+	var parts []string
+	for _, k := range []string{"kill", "stop", "term"} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	if parts == nil {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// A failover is the leaderless gap after a leader was signalled.
+type failover struct {
+	kind sim.FaultKind
+	at   int64 // when the signal was sent
+	gap  int64 // to the next leader's first step as leader
+	pid  int
+}
+
+// failovers returns, for every SIGKILL or SIGTERM sent to a process that
+// was leading, the time until another process led.
+func failovers(tr *sim.Trace) []failover {
+	iv := tr.Leadership()
+	var out []failover
+	for _, e := range tr.Events {
+		if e.Kind != sim.EvFault || e.Proc < 0 {
+			continue
+		}
+		kind := sim.FaultKind(e.N)
+		if kind != sim.Kill && kind != sim.Term {
+			continue
+		}
+		leading := false
+		for _, x := range iv {
+			if x.Proc == int(e.Proc) && x.From <= e.T && e.T < x.To {
+				leading = true
+			}
+		}
+		if !leading {
+			continue
+		}
+		for _, x := range iv {
+			if x.Proc != int(e.Proc) && x.From >= e.T {
+				out = append(out, failover{kind: kind, at: e.T, gap: x.From - e.T, pid: tr.Procs[e.Proc].PID})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func gapSummary(gaps []failover) string {
+	if len(gaps) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range []sim.FaultKind{sim.Kill, sim.Term} {
+		var ms []float64
+		for _, g := range gaps {
+			if g.kind == k {
+				ms = append(ms, float64(g.gap)/1e6)
+			}
+		}
+		if len(ms) > 0 {
+			slices.Sort(ms)
+			parts = append(parts, fmt.Sprintf("%s median %.1f ms max %.1f ms", k, ms[len(ms)/2], ms[len(ms)-1]))
+		}
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// trials is the post's experiment on the real kernel: in each trial procs
+// processes start at once on a fresh lock file, and the trial counts how
+// many of them became leader before any lease could expire.
+func (t torture) trials(n int, w io.Writer, text bool) (map[string]any, bool, error) {
+	window := min(t.cfg.LeaseDuration/2, 2*time.Second)
+	counts := make([]int, n)
+	multi, notOne, maxSim := 0, 0, 0
+	vs := []map[string]any{}
+	for i := range n {
+		dir := filepath.Join(t.dir, fmt.Sprintf("trial-%d", i+1))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, false, err
+		}
+		c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, dir)
+		startAt := monoNow() + int64(100*time.Millisecond) + int64(t.procs)*int64(5*time.Millisecond)
+		for range t.procs {
+			if _, err := c.spawn(startAt); err != nil {
+				c.shutdown()
+				return nil, false, err
+			}
+		}
+		time.Sleep(time.Duration(startAt + int64(window) - monoNow()))
+		tr := c.trace(c.shutdown())
+		counts[i] = tr.Leaders()
+		sim := tr.MaxConcurrentLeaders()
+		maxSim = max(maxSim, sim)
+		if counts[i] > 1 {
+			multi++
+			vs = append(vs, map[string]any{"property": spec.ExclusiveLeadership, "trial": i + 1, "leaders": counts[i],
+				"detail": fmt.Sprintf("trial %d: %d processes became leader (%d at once)", i+1, counts[i], sim)})
+		}
+		if counts[i] != 1 {
+			notOne++
+		}
+	}
+	if text {
+		fields := make([]string, n)
+		for i, c := range counts {
+			fields[i] = fmt.Sprint(c)
+		}
+		fmt.Fprintln(w, strings.Join(fields, " "))
+		fmt.Fprintf(w, "trials with more than one leader: %d / %d (max simultaneous leaders: %d)\n", multi, n, maxSim)
+		fmt.Fprintf(w, "trials that did not produce exactly one leader: %d / %d\n", notOne, n)
+	}
+	rep := map[string]any{"variant": t.variant.Name, "procs": t.procs, "trials": n, "leaders": counts,
+		"more_than_one": multi, "not_exactly_one": notOne, "max_simultaneous": maxSim, "window_s": window.Seconds(),
+		"violations": vs}
+	return rep, len(vs) > 0, nil
+}
