@@ -24,9 +24,9 @@ import (
 // harness sends go into one trace, on true time since the cluster's origin,
 // for the checks the simulator's runs get.
 type cluster struct {
-	bin     string   // the leaselab binary
-	exec    string   // -exec: a command line with {lock}, instead of leaselab run
-	variant string   // for leaselab run, and to judge the trace by
+	bin     string // the leaselab binary
+	exec    string // -exec: a command line with {lock}, instead of leaselab run
+	variant string // for leaselab run, and to judge the trace by
 	cfg     lease.Config
 	dir     string
 	lock    string
