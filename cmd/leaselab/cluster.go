@@ -191,8 +191,9 @@ func (c *cluster) alive() []*child {
 }
 
 // signal sends sig to k and records it as a fault at the instant the
-// kill(2) returned: from then on the kernel has it.
-func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) {
+// kill(2) returned: from then on the kernel has it. It returns that
+// instant, and false if the process had already exited.
+func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) (int64, bool) {
 	sig := map[sim.FaultKind]syscall.Signal{sim.Kill: syscall.SIGKILL, sim.Term: syscall.SIGTERM,
 		sim.Stop: syscall.SIGSTOP, sim.Cont: syscall.SIGCONT}[kind]
 	err := k.cmd.Process.Signal(sig)
@@ -200,7 +201,7 @@ func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
-		return // it had already exited
+		return t, false // it had already exited
 	}
 	desc := fmt.Sprintf("%s (pid %d)", kind, k.id)
 	if kind == sim.Stop {
@@ -220,6 +221,7 @@ func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) {
 	case sim.Cont:
 		k.stopped = false
 	}
+	return t, true
 }
 
 // shutdown kills every process, waits for them all and returns the true

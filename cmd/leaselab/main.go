@@ -47,6 +47,8 @@ const usage = `usage:
   leaselab torture [-variant V] [-procs N] [-duration D] [-faults kill,stop,term] [-seed S] [-trials N]
                    [-lease D -renew D -watch D] [-exec 'CMD {lock}'] [-json] [-keep]
                                                          real processes, real signals, the same checks
+  leaselab failover [-variants LIST] [-n N] [-procs N] [-lease D -renew D -watch D] [-json | -markdown]
+                                                         leaderless gap after SIGKILL and SIGTERM of the leader, real processes
   leaselab variants [-json]                              list the algorithm's variants
 scenarios: %s
 variants:  %s
@@ -91,11 +93,13 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdRun(args[1:], stdout, stderr)
 	case "torture":
 		return cmdTorture(args[1:], stdout, stderr)
+	case "failover":
+		return cmdFailover(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
 		return nil
 	}
-	return usagef("unknown command %q (valid: scenario, check, replay, explore, run, torture, variants, help)", args[0])
+	return usagef("unknown command %q (valid: scenario, check, replay, explore, run, torture, failover, variants, help)", args[0])
 }
 
 // parse parses flags that may come before or after positional arguments.

@@ -212,6 +212,10 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 		return nil, false, spawnErr
 	}
 	tr := c.trace(end)
+	if f, err := os.Create(filepath.Join(t.dir, "trace.txt")); err == nil {
+		tr.WriteTrace(f) // every event of the merged history, for the record
+		f.Close()
+	}
 	verdicts := spec.Check(tr)
 	var vs []map[string]any
 	found := false

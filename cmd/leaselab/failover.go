@@ -1,0 +1,249 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// cmdFailover measures, on real processes, how long the system is without
+// a leader after its leader is SIGKILLed and after it is sent SIGTERM:
+// every variant in one run, so the figures compare.
+func cmdFailover(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("failover", flag.ContinueOnError)
+	variants := fs.String("variants", "seed,reference,flock", "variants to measure, comma-separated")
+	n := fs.Int("n", 30, "failovers per variant and signal")
+	procs := fs.Int("procs", 3, "processes contending")
+	seed := fs.Uint64("seed", 1, "seed of the instants at which leaders are signalled")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	markdown := fs.Bool("markdown", false, "print the README's failover table")
+	bin := fs.String("bin", "", "the leaselab binary the processes run (default: this one)")
+	var cfg lease.Config
+	fs.DurationVar(&cfg.LeaseDuration, "lease", 900*time.Millisecond, "lease duration")
+	fs.DurationVar(&cfg.RenewInterval, "renew", 300*time.Millisecond, "renew interval")
+	fs.DurationVar(&cfg.WatchInterval, "watch", 300*time.Millisecond, "watch interval")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("failover takes flags only (got %s)", strings.Join(pos, " "))
+	}
+	if *n < 1 || *procs < 2 {
+		return usagef("-n %d -procs %d: want at least 1 failover and 2 processes", *n, *procs)
+	}
+	var vs []lease.Variant
+	for _, name := range strings.Split(*variants, ",") {
+		v, err := lease.LookupVariant(strings.TrimSpace(name))
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if err := v.CheckConfig(cfg); err != nil {
+			return usagef("%s: %v", v.Name, err)
+		}
+		vs = append(vs, v)
+	}
+	if *bin == "" {
+		if *bin, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	var rows []failoverRow
+	for _, v := range vs {
+		if !*asJSON && !*markdown {
+			fmt.Fprintf(stderr, "# %s: %d SIGKILLs and %d SIGTERMs of the leader...\n", v.Name, *n, *n)
+		}
+		r, err := measureFailover(*bin, v, cfg, *procs, *n, *seed)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	switch {
+	case *asJSON:
+		var out []map[string]any
+		for _, r := range rows {
+			out = append(out, r.json())
+		}
+		return writeJSON(stdout, map[string]any{"lease_ms": ms(cfg.LeaseDuration), "renew_ms": ms(cfg.RenewInterval),
+			"watch_ms": ms(cfg.WatchInterval), "procs": *procs, "rows": out})
+	case *markdown:
+		writeFailoverTable(stdout, rows)
+	default:
+		writeFailoverTable(stdout, rows)
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// A failoverRow is one variant's leaderless gaps after one signal.
+type failoverRow struct {
+	variant string
+	signal  sim.FaultKind
+	gaps    []time.Duration // sorted
+	missed  int             // no new leader within the timeout
+	bound   time.Duration
+	why     string // how the bound is made up
+}
+
+func (r failoverRow) quantile(q float64) time.Duration {
+	if len(r.gaps) == 0 {
+		return 0
+	}
+	// nearest rank
+	i := int(q*float64(len(r.gaps))+0.999999) - 1
+	return r.gaps[max(0, min(i, len(r.gaps)-1))]
+}
+
+func (r failoverRow) json() map[string]any {
+	return map[string]any{"variant": r.variant, "signal": r.signal.String(), "n": len(r.gaps), "missed": r.missed,
+		"median_ms": ms(r.quantile(0.5)), "p99_ms": ms(r.quantile(0.99)), "max_ms": ms(r.quantile(1)),
+		"bound_ms": ms(r.bound), "bound": r.why,
+		"median_ratio": ratio(r.quantile(0.5), r.bound), "p99_ratio": ratio(r.quantile(0.99), r.bound), "max_ratio": ratio(r.quantile(1), r.bound)}
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func writeFailoverTable(w io.Writer, rows []failoverRow) {
+	fmt.Fprintln(w, "| variant | signal | failovers | median | p99 | max | bound | median/bound | p99/bound | max/bound |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		n := fmt.Sprint(len(r.gaps))
+		if r.missed > 0 {
+			n += fmt.Sprintf(" (+%d missed)", r.missed)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s = %s | %.2f | %.2f | %.2f |\n", r.variant, strings.ToUpper("SIG"+r.signal.String()), n,
+			fmtMs(r.quantile(0.5)), fmtMs(r.quantile(0.99)), fmtMs(r.quantile(1)), fmtMs(r.bound), r.why,
+			ratio(r.quantile(0.5), r.bound), ratio(r.quantile(0.99), r.bound), ratio(r.quantile(1), r.bound))
+	}
+}
+
+func fmtMs(d time.Duration) string {
+	switch {
+	case d >= 100*time.Millisecond:
+		return fmt.Sprintf("%.0f ms", ms(d))
+	case d >= 10*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", ms(d))
+	}
+	return fmt.Sprintf("%.2f ms", ms(d))
+}
+
+// failoverBound is the longest leaderless gap variant v's design allows
+// after signal, plus what this machine's kernel needs to hand over (a
+// few ms): the targets leaselab holds itself to.
+func failoverBound(v lease.Variant, cfg lease.Config, signal sim.FaultKind) (time.Duration, string) {
+	const kernel = 5 * time.Millisecond
+	switch {
+	case v.Name == "flock" && signal == sim.Kill:
+		return 2 * time.Millisecond, "kernel release 2 ms"
+	case v.Name == "flock":
+		return kernel, "release 5 ms"
+	case v.Notify && signal == sim.Kill:
+		margin := time.Duration(int64(cfg.LeaseDuration) / 1_000_000 * 2 * driftPPM(cfg))
+		return cfg.LeaseDuration + margin + kernel, fmt.Sprintf("lease %v + drift margin %v + 5 ms", cfg.LeaseDuration, margin)
+	case v.Notify:
+		return kernel, "release 5 ms"
+	case signal == sim.Kill:
+		return cfg.LeaseDuration + cfg.WatchInterval + v.ClockTolerance + kernel,
+			fmt.Sprintf("lease %v + watch %v + whole-second expiry %v + 5 ms", cfg.LeaseDuration, cfg.WatchInterval, v.ClockTolerance)
+	}
+	return cfg.WatchInterval + kernel, fmt.Sprintf("watch %v + 5 ms", cfg.WatchInterval)
+}
+
+func driftPPM(cfg lease.Config) int64 {
+	if cfg.MaxDriftPPM != 0 {
+		return cfg.MaxDriftPPM
+	}
+	return lease.DefaultDriftPPM
+}
+
+// measureFailover runs procs real processes of v and, n times each,
+// SIGKILLs and then SIGTERMs the leader at a random instant of its renewal
+// cycle, measuring from the signal to the next process's first step as
+// leader, then replaces the victim.
+func measureFailover(bin string, v lease.Variant, cfg lease.Config, procs, n int, seed uint64) ([]failoverRow, error) {
+	dir, err := os.MkdirTemp("", "leaselab-failover-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	c := newCluster(bin, "", v.Name, cfg, dir)
+	type lead struct {
+		k *child
+		t int64
+	}
+	leads := make(chan lead, 1024)
+	c.onLead = func(k *child, t int64) { leads <- lead{k, t} }
+	defer c.shutdown()
+	for range procs {
+		if _, err := c.spawn(0); err != nil {
+			return nil, err
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6661696c6f766572))
+	timeout := 3*cfg.LeaseDuration + 2*time.Second + cfg.WatchInterval
+	var rows []failoverRow
+	for _, sig := range []sim.FaultKind{sim.Kill, sim.Term} {
+		row := failoverRow{variant: v.Name, signal: sig}
+		row.bound, row.why = failoverBound(v, cfg, sig)
+		for range n {
+			// A leader, and a full set of processes that have had time to
+			// see its lease; then a random instant of its renewal cycle.
+			var l *child
+			for deadline := time.Now().Add(timeout); ; {
+				if l = c.leader(); l != nil && len(c.alive()) == procs {
+					break
+				}
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("failover %s: no leader among %d processes for %v (logs in %s)", v.Name, procs, timeout, dir)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(cfg.RenewInterval + time.Duration(rng.Int64N(int64(cfg.RenewInterval))))
+			if c.leader() != l {
+				continue // it changed meanwhile: start over
+			}
+			for len(leads) > 0 {
+				<-leads
+			}
+			at, ok := c.signal(l, sig, 0)
+			if !ok {
+				continue
+			}
+			got := false
+			for wait := time.After(timeout); !got; {
+				select {
+				case x := <-leads:
+					if x.k != l && x.t >= at {
+						row.gaps = append(row.gaps, time.Duration(x.t-at))
+						got = true
+					}
+				case <-wait:
+					row.missed++
+					got = true
+				}
+			}
+			<-l.done
+			if _, err := c.spawn(0); err != nil {
+				return nil, err
+			}
+		}
+		slices.Sort(row.gaps)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
