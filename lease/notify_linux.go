@@ -1,10 +1,12 @@
 package lease
 
 import (
+	"bytes"
 	"runtime"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // inotify is the real runtime's Notifier on Linux: one inotify instance
@@ -49,8 +51,11 @@ func (in *inotify) watch(dir string) *dirWatch {
 	return d
 }
 
-// read counts inotify events until the descriptor fails. The content of
-// the events does not matter: any change makes the watchers read again.
+// read counts inotify events until the descriptor fails. Events on
+// temporary files (names with ".tmp.", which every writer in this package
+// creates before it publishes) are not counted: only a published name can
+// change what a reader reads, and waking every watcher for each step of
+// another process's write would only make them contend with it.
 func (d *dirWatch) read(fd int) {
 	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
 	for {
@@ -66,6 +71,10 @@ func (d *dirWatch) read(fd int) {
 			d.mu.Unlock()
 			syscall.Close(fd)
 			return
+		}
+		if !relevant(buf[:n]) {
+			d.mu.Unlock()
+			continue
 		}
 		d.n++
 		close(d.changed)
@@ -114,3 +123,24 @@ func (p *osProc) WaitChange(dir string, token uint64, until time.Duration) bool 
 }
 
 var _ Notifier = (*osProc)(nil)
+
+// relevant reports whether a buffer of inotify events holds one that is
+// not about a temporary file (or one without a name: the directory itself).
+func relevant(b []byte) bool {
+	for len(b) >= syscall.SizeofInotifyEvent {
+		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&b[0]))
+		end := syscall.SizeofInotifyEvent + int(ev.Len)
+		if end > len(b) {
+			return true // malformed: better a spurious wake-up than a lost one
+		}
+		name := b[syscall.SizeofInotifyEvent:end]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if !bytes.Contains(name, []byte(".tmp.")) {
+			return true
+		}
+		b = b[end:]
+	}
+	return false
+}

@@ -202,8 +202,8 @@ func (s *VersionedFile) Release(cur Record) error {
 	return err
 }
 
-// publish writes rec to a temporary file, fsyncs it, and links it to its
-// version's name. EEXIST there is a lost compare-and-set: ErrConflict.
+// publish writes rec to a temporary file, fsyncs it (unless it is a release),
+// and links it to its version's name. EEXIST there is a lost compare-and-set: ErrConflict.
 func (s *VersionedFile) publish(rec Record) (Record, error) {
 	s.mu.Lock()
 	s.tempSeq++
@@ -215,7 +215,11 @@ func (s *VersionedFile) publish(rec Record) (Record, error) {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
 	_, err = s.FS.Write(fd, buf)
-	if err == nil {
+	if err == nil && rec.Holder != 0 {
+		// A released record is not fsynced: if a power loss takes its
+		// content, the version reads as held by Unknown and expires on
+		// every observer's clock, which is what a lost release costs
+		// anyway. Skipping it makes a hand-over at SIGTERM ~2 ms faster.
 		err = s.FS.Fsync(fd)
 	}
 	if err1 := s.FS.Close(fd); err == nil {

@@ -38,8 +38,9 @@ type cluster struct {
 	events []sim.Event // the harness's own: faults and the deaths it caused
 	paths  []string    // their descriptions
 	nextID int
-	// leaderCh, when set, is sent each process that reports itself leader.
-	onLead func(k *child, t int64)
+	// onRole, when set, is told of every role a process reports and of
+	// its exit (as RoleStarting), as the events arrive.
+	onRole func(k *child, r lease.Role, t int64)
 }
 
 // A child is one real process of a cluster.
@@ -148,19 +149,21 @@ func appendFile(name string) io.Writer {
 // observe follows a process's reported role as its events arrive.
 func (c *cluster) observe(k *child, e sim.Event) {
 	c.mu.Lock()
-	var lead func(*child, int64)
+	role := lease.RoleStarting
 	switch e.Kind {
 	case sim.EvRole:
-		if e.Role == lease.RoleLeader && !k.leader {
-			lead = c.onLead
-		}
 		k.leader = e.Role == lease.RoleLeader
+		role = e.Role
 	case sim.EvExit:
 		k.leader = false
+	default:
+		c.mu.Unlock()
+		return
 	}
+	f := c.onRole
 	c.mu.Unlock()
-	if lead != nil {
-		lead(k, e.T)
+	if f != nil {
+		f(k, role, e.T)
 	}
 }
 

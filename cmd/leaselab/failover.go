@@ -182,12 +182,13 @@ func measureFailover(bin string, v lease.Variant, cfg lease.Config, procs, n int
 	}
 	defer os.RemoveAll(dir)
 	c := newCluster(bin, "", v.Name, cfg, dir)
-	type lead struct {
+	type roleEvent struct {
 		k *child
+		r lease.Role
 		t int64
 	}
-	leads := make(chan lead, 1024)
-	c.onLead = func(k *child, t int64) { leads <- lead{k, t} }
+	events := make(chan roleEvent, 1024)
+	c.onRole = func(k *child, r lease.Role, t int64) { events <- roleEvent{k, r, t} }
 	defer c.shutdown()
 	for range procs {
 		if _, err := c.spawn(0); err != nil {
@@ -217,18 +218,25 @@ func measureFailover(bin string, v lease.Variant, cfg lease.Config, procs, n int
 			if c.leader() != l {
 				continue // it changed meanwhile: start over
 			}
-			for len(leads) > 0 {
-				<-leads
+			for len(events) > 0 {
+				<-events
 			}
 			at, ok := c.signal(l, sig, 0)
 			if !ok {
 				continue
 			}
+			// The gap runs from the end of the victim's leadership (its
+			// death, or its step-down at SIGTERM) to the next leader's
+			// first step as leader.
+			ended := sig == sim.Kill
 			got := false
 			for wait := time.After(timeout); !got; {
 				select {
-				case x := <-leads:
-					if x.k != l && x.t >= at {
+				case x := <-events:
+					switch {
+					case x.k == l && !ended && x.r != lease.RoleLeader:
+						at, ended = x.t, true
+					case x.k != l && x.r == lease.RoleLeader && x.t >= at:
 						row.gaps = append(row.gaps, time.Duration(x.t-at))
 						got = true
 					}
