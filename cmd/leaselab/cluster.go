@@ -98,7 +98,10 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 		cmd.Stdout, cmd.Stderr = logf, logf
 	} else {
 		line := strings.ReplaceAll(c.exec, "{lock}", shellQuote(c.lock))
-		cmd = exec.Command("sh", "-c", "exec "+line)
+		cmd = exec.Command("sh", "-c", line)
+		// Its own process group, signalled as a whole: the shell and
+		// whatever it runs.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stderr = logf
 		hr, hw, err = os.Pipe() // its standard output, read for the post's log lines
 		if err != nil {
@@ -199,7 +202,7 @@ func (c *cluster) alive() []*child {
 func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) (int64, bool) {
 	sig := map[sim.FaultKind]syscall.Signal{sim.Kill: syscall.SIGKILL, sim.Term: syscall.SIGTERM,
 		sim.Stop: syscall.SIGSTOP, sim.Cont: syscall.SIGCONT}[kind]
-	err := k.cmd.Process.Signal(sig)
+	err := c.kill(k, sig)
 	t := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -227,6 +230,14 @@ func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) (int64
 	return t, true
 }
 
+// kill sends sig to k: to its process group when it runs a shell command.
+func (c *cluster) kill(k *child, sig syscall.Signal) error {
+	if c.exec != "" {
+		return syscall.Kill(-k.cmd.Process.Pid, sig)
+	}
+	return k.cmd.Process.Signal(sig)
+}
+
 // shutdown kills every process, waits for them all and returns the true
 // time at which the run ended: the instant before the first of those
 // kills, so nothing they cause is part of the run.
@@ -236,7 +247,7 @@ func (c *cluster) shutdown() time.Duration {
 	kids := append([]*child(nil), c.kids...)
 	c.mu.Unlock()
 	for _, k := range kids {
-		k.cmd.Process.Signal(syscall.SIGKILL)
+		c.kill(k, syscall.SIGKILL)
 	}
 	for _, k := range kids {
 		<-k.done

@@ -50,10 +50,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *store != "file" {
 		return usagef("-store %q: only file is implemented (valid: file)", *store)
 	}
-	// A symlink at the lock path could point the lease's writes anywhere
-	// another local user chose: refuse it rather than follow it.
-	if fi, err := os.Lstat(*path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return usagef("-path %s is a symbolic link: refusing to follow it", *path)
+	if err := checkLockPath(*path); err != nil {
+		return err
 	}
 	v, err := lease.LookupVariant(*variant)
 	if err != nil {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// leaselab run refuses, at start and with exit status 2, every lock path
+// it cannot use safely, and writes nothing anywhere.
+func TestRunRefusesBadLockPath(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	os.Symlink(target, filepath.Join(dir, "link.lock"))
+	os.Mkdir(filepath.Join(dir, "dir.lock"), 0o755)
+	syscall.Mkfifo(filepath.Join(dir, "fifo.lock"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notdir"), nil, 0o644)
+	cases := map[string]string{
+		filepath.Join(dir, "missing", "a.lock"): "does not exist",
+		filepath.Join(dir, "notdir", "a.lock"):  "not a directory",
+		filepath.Join(dir, "link.lock"):         "symbolic link",
+		filepath.Join(dir, "dir.lock"):          "is a directory",
+		filepath.Join(dir, "fifo.lock"):         "not a regular file",
+	}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(dir, "other.lock")
+		os.WriteFile(other, nil, 0o644)
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		cases[other] = "owned by uid 65534"
+	} else {
+		ro := filepath.Join(dir, "ro")
+		os.Mkdir(ro, 0o555)
+		cases[filepath.Join(ro, "a.lock")] = "cannot create files"
+	}
+	before := listDir(t, dir)
+	for path, want := range cases {
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "-path", path, "-lease", "1s", "-renew", "300ms", "-watch", "300ms"}, &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), want) {
+			t.Errorf("run -path %s: exit %d, stderr %q; want 2 and %q", path, code, errb.String(), want)
+		}
+	}
+	if after := listDir(t, dir); after != before {
+		t.Errorf("refused runs changed the directory:\n%s\nthen\n%s", before, after)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("symlink target rewritten: %q", b)
+	}
+}
+
+func listDir(t *testing.T, dir string) string {
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			b.WriteString(p + " " + fi.Mode().String() + "\n")
+		}
+		return nil
+	})
+	return b.String()
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// leaselabBinary builds leaselab once for the package's tests that run
+// real processes.
+func leaselabBinary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "leaselab-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "leaselab")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build leaselab: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+// torture runs the built binary's torture command and decodes its JSON.
+func runTorture(t *testing.T, args ...string) (map[string]any, int) {
+	t.Helper()
+	cmd := exec.Command(leaselabBinary(t), append([]string{"torture", "-json"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var j map[string]any
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatalf("torture %v: exit %d, not JSON: %v\n%s\n%s", args, code, err, out.String(), errb.String())
+	}
+	if dir, ok := j["dir"].(string); ok {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	return j, code
+}
+
+// The reference variant under real SIGKILL, SIGSTOP and SIGTERM: no
+// property is violated, and the run did what it claims (signals were
+// sent, leaders were signalled and replaced), so the test cannot pass
+// on a run that never tested anything.
+func TestTortureReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 s of real processes")
+	}
+	j, code := runTorture(t, "-variant", "reference", "-procs", "5", "-duration", "20s", "-seed", "1")
+	if vs := j["violations"].([]any); code != 0 || len(vs) != 0 {
+		t.Fatalf("exit %d, violations: %v", code, vs)
+	}
+	sig := j["signals"].(map[string]any)
+	for _, k := range []string{"kill", "stop", "term"} {
+		if sig[k] == nil || sig[k].(float64) < 1 {
+			t.Errorf("no %s sent in 20 s: %v", k, sig)
+		}
+	}
+	if n := len(j["failovers"].([]any)); n < 2 {
+		t.Errorf("only %d failovers of a signalled leader: the run tested too little", n)
+	}
+	props := j["properties"].([]any)
+	if len(props) != 5 {
+		t.Errorf("properties checked: %v, want all five (fencing applies to the reference)", props)
+	}
+	t.Logf("signals %v, %d terms, %d failovers", sig, int(j["terms"].(float64)), len(j["failovers"].([]any)))
+}
+
+// The seed variant breaks on the real kernel within a bounded run: a
+// paused leader that resumes still believes it leads (exclusive
+// leadership), and its renewal overwrites its successor's lease
+// (linearizable-store).
+func TestTortureSeedBreaks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("15 s of real processes")
+	}
+	j, code := runTorture(t, "-variant", "seed", "-procs", "5", "-duration", "15s", "-seed", "2")
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (violations)", code)
+	}
+	found := map[string]bool{}
+	for _, v := range j["violations"].([]any) {
+		found[v.(map[string]any)["property"].(string)] = true
+	}
+	if !found["exclusive-leadership"] {
+		t.Errorf("the seed's double leaders not found in 15 s; found %v", found)
+	}
+	t.Logf("seed violates %v", found)
+}
+
+// The post's experiment on the real kernel: with O_EXCL every trial elects
+// exactly one leader. And the counting itself is tested against a program
+// that makes every process claim leadership.
+func TestTortureTrials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	j, code := runTorture(t, "-variant", "seed", "-procs", "10", "-trials", "5")
+	if code != 0 || j["not_exactly_one"].(float64) != 0 {
+		t.Errorf("O_EXCL: exit %d, leaders per trial %v", code, j["leaders"])
+	}
+	j, code = runTorture(t, "-exec", `echo "[LEADER] Acquired lease {lock}"; sleep 5`, "-variant", "seed", "-procs", "4", "-trials", "2")
+	if code != 1 || j["more_than_one"].(float64) != 2 || j["max_simultaneous"].(float64) != 4 {
+		t.Errorf("every process claims to lead: exit %d, %v", code, j)
+	}
+}
+
+func TestTortureBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"-faults", "skew"},
+		{"-procs", "0"},
+		{"-exec", "true"},
+		{"-variant", "nope"},
+		{"-lease", "1s", "-renew", "2s"},
+		{"-duration", "-1s"},
+		{"extra"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"torture"}, args...), &out, &errb); code != 2 {
+			t.Errorf("torture %v: exit %d, want 2 (%s)", args, code, errb.String())
+		}
+	}
+}
+
+// A process's history survives what a SIGKILL does to it: a line cut
+// short, and garbage, are dropped; every complete line is an event on the
+// harness's time.
+func TestParseHistory(t *testing.T) {
+	var b bytes.Buffer
+	h := &history{w: &b}
+	h.emit("start %d", 7)
+	h.emit("role %d", lease.RoleLeader)
+	h.emit("lead %d %d", 3, 5_000_000_000)
+	act := histStore{h: h}.call(sim.StoreRenew, lease.Record{Holder: 7, Version: 4}, 7)
+	histStore{h: h}.ret(act, sim.StoreRenew, lease.Record{Holder: 7, Version: 5}, nil)
+	h.emit("exit %d", 0)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	origin := int64(1000)
+	in := strings.Join(lines, "\n") + "\nnonsense line\n12 role\n" + lines[1][:len(lines[1])-3]
+	ph := parseHistory(strings.NewReader(in), origin, 2, nil)
+	if len(ph.events) != 5 || !ph.exited {
+		t.Fatalf("events %d (want 5: role, lead, call, ret, exit), exited %v:\n%s", len(ph.events), ph.exited, in)
+	}
+	e := ph.events
+	if e[0].Kind != sim.EvRole || e[0].Role != lease.RoleLeader || e[0].Proc != 2 {
+		t.Errorf("role event %+v", e[0])
+	}
+	if e[1].Kind != sim.EvLead || e[1].N != 3 || e[1].A != 5_000_000_000-origin {
+		t.Errorf("lead event %+v: deadline on the harness's time", e[1])
+	}
+	if e[2].Kind != sim.EvStoreCall || e[2].Store != sim.StoreRenew || e[2].A != 7 || e[2].B != 4 ||
+		e[3].Kind != sim.EvStore || e[3].Res != sim.ResOK || e[3].B != 5 || e[2].Act != e[3].Act {
+		t.Errorf("store events %+v %+v", e[2], e[3])
+	}
+	if e[4].Kind != sim.EvExit || e[4].T < e[3].T {
+		t.Errorf("exit event %+v", e[4])
+	}
+}
