@@ -1,0 +1,76 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+var scaled = lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+
+// The failover measurement measures what it says: after a SIGKILL the
+// reference's watchers wait out the lease (at least a lease less the time
+// since the last renewal they saw), after a SIGTERM they take over at once.
+func TestFailoverMeasures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 6 s")
+	}
+	v, _ := lease.LookupVariant("reference")
+	rows, err := measureFailover(leaselabBinary(t), v, scaled, 3, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if len(r.gaps) != 2 || r.missed != 0 {
+			t.Fatalf("%s: gaps %v, missed %d", r.signal, r.gaps, r.missed)
+		}
+		lo, hi := time.Duration(0), 100*time.Millisecond
+		if r.signal == sim.Kill {
+			lo, hi = scaled.LeaseDuration-scaled.RenewInterval-50*time.Millisecond, scaled.LeaseDuration+200*time.Millisecond
+		}
+		for _, g := range r.gaps {
+			if g <= lo || g > hi {
+				t.Errorf("%s gap %v outside (%v, %v]", r.signal, g, lo, hi)
+			}
+		}
+		t.Logf("%s: %v (bound %v)", r.signal, r.gaps, r.bound)
+	}
+}
+
+// BenchmarkFailover is the README's failover table: for each variant, real
+// processes, 30 SIGKILLs and 30 SIGTERMs of the leader at random instants
+// (3 of each with -short), the leaderless gap's median, p99 and max, each
+// also as a ratio to the variant's bound (see failoverBound). The targets
+// are ratios of at most 1.
+func BenchmarkFailover(b *testing.B) {
+	n := 30
+	if testing.Short() {
+		n = 3
+	}
+	bin := leaselabBinary(b)
+	for _, name := range []string{"seed", "reference", "flock"} {
+		v, err := lease.LookupVariant(name)
+		if err != nil {
+			b.Logf("%s: %v", name, err)
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			var rows []failoverRow
+			for range b.N {
+				if rows, err = measureFailover(bin, v, scaled, 3, n, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, r := range rows {
+				s := r.signal.String()
+				b.ReportMetric(ms(r.quantile(0.5)), s+"-median-ms")
+				b.ReportMetric(ms(r.quantile(0.99)), s+"-p99-ms")
+				b.ReportMetric(ms(r.quantile(1)), s+"-max-ms")
+				b.ReportMetric(ratio(r.quantile(0.99), r.bound), s+"-p99/bound")
+				b.ReportMetric(float64(r.missed), s+"-missed")
+			}
+		})
+	}
+}
