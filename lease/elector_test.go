@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -262,6 +263,11 @@ func (r *recFS) Rename(oldname, newname string) error {
 func (r *recFS) Link(oldname, newname string) error {
 	r.calls = append(r.calls, "link "+oldname+" "+newname)
 	return r.FS.Link(oldname, newname)
+}
+
+func (r *recFS) Flock(fd lease.FD, how int) error {
+	r.calls = append(r.calls, "flock "+strconv.Itoa(how))
+	return r.FS.Flock(fd, how)
 }
 
 // fixedClock is a wall clock stopped at one instant.

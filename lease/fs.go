@@ -3,6 +3,9 @@ package lease
 import (
 	"io/fs"
 	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // FD is a file descriptor returned by [FS.Open]. It is only meaningful to the
@@ -18,6 +21,20 @@ const (
 	O_CREATE = os.O_CREATE
 	O_EXCL   = os.O_EXCL
 	O_TRUNC  = os.O_TRUNC
+	// O_NOFOLLOW makes open fail (ELOOP) if the last component of the name
+	// is a symbolic link. The simulator has no symbolic links, so there it
+	// changes nothing.
+	O_NOFOLLOW = syscall.O_NOFOLLOW
+)
+
+// Operations of [FS.Flock], with the values of flock(2) (package unix).
+// LOCK_SH exists for completeness: the simulator does not model shared
+// locks and rejects it with EINVAL.
+const (
+	LOCK_SH = unix.LOCK_SH // a shared lock
+	LOCK_EX = unix.LOCK_EX // an exclusive lock
+	LOCK_NB = unix.LOCK_NB // with LOCK_EX or LOCK_SH: fail with EWOULDBLOCK instead of waiting
+	LOCK_UN = unix.LOCK_UN // release the lock held through this descriptor, if any
 )
 
 // FS is a file system whose every method is exactly one POSIX system call, so
@@ -52,6 +69,15 @@ type FS interface {
 	Rename(oldname, newname string) error
 	// Link is link(2): it fails with EEXIST if newname exists.
 	Link(oldname, newname string) error
+	// Flock is flock(2). LOCK_EX waits until no other open file
+	// description holds the file's lock; LOCK_EX|LOCK_NB fails with
+	// EWOULDBLOCK (EAGAIN) instead; LOCK_UN releases. The lock belongs to
+	// the open file description, that is to fd (an FS has no dup or fork):
+	// closing fd or the death of its process releases it, closing another
+	// descriptor of the same file does not (unlike fcntl locks), and it is
+	// a lock on the inode, not the name, so a file removed or replaced at
+	// the same name is a different lock.
+	Flock(fd FD, how int) error
 }
 
 // WriteFile does what os.WriteFile does, as the three system calls it makes:

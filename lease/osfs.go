@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // OSFS is the [FS] of the real operating system. Each method makes exactly
@@ -111,6 +113,14 @@ func (OSFS) Rename(oldname, newname string) error {
 func (OSFS) Link(oldname, newname string) error {
 	if err := ignoringEINTR(func() error { return syscall.Link(oldname, newname) }); err != nil {
 		return &fs.PathError{Op: "link", Path: oldname + " -> " + newname, Err: err}
+	}
+	return nil
+}
+
+// Flock calls flock(2), retrying it when a signal interrupts the wait.
+func (OSFS) Flock(fd FD, how int) error {
+	if err := ignoringEINTR(func() error { return unix.Flock(int(fd), how) }); err != nil {
+		return &fs.PathError{Op: "flock", Path: fdPath(fd), Err: err}
 	}
 	return nil
 }

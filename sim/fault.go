@@ -26,6 +26,9 @@ import (
 // A fault fires at true time At, or, when After is set, right after the
 // process's Nth system call of kind After: "crash after the O_EXCL create,
 // before the write" is {Kind: Kill, Proc: i, After: "open-excl", Nth: 1}.
+// A flock that waits counts once, when it returns; a signal can hit the
+// process while it waits (a SIGKILL then releases whatever it holds, and
+// it never gets the lock it waited for).
 
 // FaultKind is the kind of a fault.
 type FaultKind uint8
@@ -73,7 +76,7 @@ type Fault struct {
 
 // Call kinds, as After and Call name them. An open matches "open" and, by
 // its flags, "open-excl", "open-trunc" or "open-create".
-var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log"}
+var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log", "flock"}
 
 func validCall(k string) bool {
 	for _, c := range callKinds {
@@ -162,6 +165,12 @@ func errnoName(e syscall.Errno) string {
 		return "EBADF"
 	case syscall.EISDIR:
 		return "EISDIR"
+	case syscall.EWOULDBLOCK:
+		return "EWOULDBLOCK"
+	case syscall.EINVAL:
+		return "EINVAL"
+	case syscall.ELOOP:
+		return "ELOOP"
 	case 0:
 		return "ok"
 	}

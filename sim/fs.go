@@ -22,11 +22,12 @@ const (
 	accMode = lease.O_RDONLY | lease.O_WRONLY | lease.O_RDWR
 	// modelled are the open flags the simulator implements. Any other flag
 	// fails with EINVAL, so that code relying on semantics the model lacks
-	// (O_DIRECTORY, O_NOFOLLOW, ...) fails loudly instead of diverging from
+	// (O_DIRECTORY, O_SYNC, ...) fails loudly instead of diverging from
 	// Linux silently. O_CLOEXEC is accepted and has nothing to do: there is
-	// no exec.
+	// no exec. O_NOFOLLOW is accepted and has nothing to do either: the
+	// model has no symbolic links, so no last component is ever one.
 	modelled = accMode | lease.O_CREATE | lease.O_EXCL | lease.O_TRUNC |
-		os.O_APPEND | syscall.O_CLOEXEC
+		os.O_APPEND | syscall.O_CLOEXEC | lease.O_NOFOLLOW
 )
 
 // An inode is a file or directory apart from its names: unlink removes a
@@ -34,6 +35,9 @@ const (
 type inode struct {
 	data []byte
 	mode fs.FileMode
+	// locked reports whether an open file description holds the inode's
+	// flock(2) lock; the description knows it is the one (its own locked).
+	locked bool
 }
 
 // A description is an open file description. Without dup or fork each
@@ -44,6 +48,7 @@ type description struct {
 	off    int
 	write  bool
 	append bool
+	locked bool // it holds its inode's flock lock
 }
 
 // FileSystem is an in-memory file system with the semantics of Linux at the
@@ -60,6 +65,11 @@ type FileSystem struct {
 	// Every entry's parent is a directory entry, so a lookup that finds a
 	// name needs no walk of its ancestors.
 	names map[string]*inode
+	// unlocked, if set, is told of every release of a flock lock (by
+	// LOCK_UN, by the close of the locking descriptor, or by the death of
+	// its process), so that the world can wake the processes waiting for
+	// it.
+	unlocked func(*inode)
 }
 
 // NewFileSystem returns a file system holding only the directory "/".
@@ -115,18 +125,35 @@ func (f *FileSystem) Place(name string, data []byte, perm fs.FileMode) error {
 // FDTable is the descriptor table of one simulated process.
 type FDTable struct {
 	fds []description // indexed by descriptor
+	fs  *FileSystem   // told of the flock locks its descriptors release
 }
 
 // NewFDTable returns an empty descriptor table for a new process.
 func (f *FileSystem) NewFDTable() *FDTable {
-	return &FDTable{fds: make([]description, firstFD, 8)}
+	return &FDTable{fds: make([]description, firstFD, 8), fs: f}
 }
 
-// CloseAll drops every descriptor, as the kernel does when a process dies.
-// Files are left exactly as they are: a crash flushes nothing and undoes
-// nothing.
+// CloseAll drops every descriptor, as the kernel does when a process dies:
+// the flock locks they hold are released at once. Files are left exactly
+// as they are: a crash flushes nothing and undoes nothing.
 func (t *FDTable) CloseAll() {
+	for i := range t.fds {
+		if t.fds[i].locked {
+			t.unlock(lease.FD(i))
+		}
+	}
 	clear(t.fds)
+}
+
+// unlock releases the flock lock that descriptor fd holds.
+func (t *FDTable) unlock(fd lease.FD) {
+	d := &t.fds[fd]
+	ino := d.ino
+	d.locked = false
+	ino.locked = false
+	if t.fs != nil && t.fs.unlocked != nil {
+		t.fs.unlocked(ino)
+	}
 }
 
 func (t *FDTable) alloc(d description) lease.FD {
@@ -228,11 +255,64 @@ func (f *FileSystem) Fsync(t *FDTable, fd lease.FD) error {
 
 // Close is close(2).
 func (f *FileSystem) Close(t *FDTable, fd lease.FD) error {
-	if t.get(fd) == nil {
+	d := t.get(fd)
+	if d == nil {
 		return fdErr("close", fd, syscall.EBADF)
+	}
+	if d.locked {
+		t.unlock(fd)
 	}
 	t.fds[fd] = description{}
 	return nil
+}
+
+// Flock is flock(2) without waiting: LOCK_EX and LOCK_EX|LOCK_NB take the
+// file's lock if it is free or already held through fd, LOCK_UN releases
+// it if fd holds it (and succeeds if not, as Linux does). Locks belong to
+// the open file description, so two descriptors of one file, even in one
+// process, exclude each other; closing one that does not hold the lock
+// leaves it held. Shared locks (LOCK_SH) are not modelled: EINVAL.
+//
+// A blocking LOCK_EX on a lock held through another description cannot
+// wait here, where there is no scheduler: Flock panics. A simulated
+// process waits (its activity blocks until the lock is released); a View
+// is for tests and set-up, which must not wait.
+func (f *FileSystem) Flock(t *FDTable, fd lease.FD, how int) error {
+	ino, err := f.flock(t, fd, how)
+	if ino != nil {
+		panic("sim: a blocking flock on a View would wait forever: the lock is held through another descriptor")
+	}
+	return err
+}
+
+// flock is Flock, except that a blocking LOCK_EX that must wait returns
+// the inode to wait for (and a nil error); the caller waits and retries.
+func (f *FileSystem) flock(t *FDTable, fd lease.FD, how int) (*inode, error) {
+	d := t.get(fd)
+	if d == nil {
+		return nil, fdErr("flock", fd, syscall.EBADF)
+	}
+	switch how &^ lease.LOCK_NB {
+	case lease.LOCK_UN:
+		if d.locked {
+			t.unlock(fd)
+		}
+		return nil, nil
+	case lease.LOCK_EX:
+	default:
+		return nil, fdErr("flock", fd, syscall.EINVAL)
+	}
+	ino := d.ino
+	switch {
+	case d.locked:
+		return nil, nil // already ours
+	case !ino.locked:
+		d.locked, ino.locked = true, true
+		return nil, nil
+	case how&lease.LOCK_NB != 0:
+		return nil, fdErr("flock", fd, syscall.EWOULDBLOCK)
+	}
+	return ino, nil
 }
 
 // ReadFile returns a copy of the content of the named file, as one step.
@@ -391,6 +471,7 @@ func (v view) Stat(name string) (fs.FileInfo, error)    { return v.f.Stat(name) 
 func (v view) Remove(name string) error                 { return v.f.Remove(name) }
 func (v view) Rename(oldname, newname string) error     { return v.f.Rename(oldname, newname) }
 func (v view) Link(oldname, newname string) error       { return v.f.Link(oldname, newname) }
+func (v view) Flock(fd lease.FD, how int) error         { return v.f.Flock(v.t, fd, how) }
 
 // lookup finds the clean path and inode of an existing name, or returns the
 // error the kernel's path walk would.

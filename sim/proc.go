@@ -327,7 +327,7 @@ func (p *proc) cont() {
 // calling activity and the error a fault injects into this call, if any.
 func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
 	a := p.w.cur
-	a.pendingSyscall = op <= OpLink // a file system call: one an error can be injected into
+	a.pendingSyscall = op <= OpLink || op == OpFlock // a file system call: one an error can be injected into
 	a.point(a.t + p.w.latency())
 	a.pendingSyscall = false
 	inj := a.inject
@@ -512,6 +512,34 @@ func (p *proc) Link(oldname, newname string) error {
 		}
 	}
 	p.done(a, Event{Op: OpLink, Path: p.w.trace.str(oldname), Path2: p.w.trace.str(newname), Errno: errno(err)})
+	return err
+}
+
+// Flock implements lease.FS. A LOCK_EX that must wait blocks the calling
+// activity until the lock is released (by LOCK_UN, by the close of the
+// descriptor holding it, or by the death of its process); every waiter is
+// then woken a system-call latency later, all at one instant, and retries:
+// which of them gets the lock is the scheduler's choice among same-instant
+// steps, as on Linux it is whichever waiter runs first. Faults hit a
+// waiting process as any other: SIGKILL ends the wait, SIGTERM runs the
+// handler beside it, SIGSTOP keeps it from taking the lock until SIGCONT.
+func (p *proc) Flock(fd lease.FD, how int) error {
+	a, inj := p.enter(OpFlock, how)
+	err := injected("flock", "fd", inj)
+	if inj == 0 {
+		w := p.w
+		for {
+			var ino *inode
+			ino, err = w.fs.flock(p.fds, fd, how)
+			if ino == nil {
+				break
+			}
+			w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvBlock, Op: OpFlock, FD: int32(fd), Flag: int32(how)})
+			w.lockWaiters = append(w.lockWaiters, lockWaiter{a: a, ino: ino})
+			a.block()
+		}
+	}
+	p.done(a, Event{Op: OpFlock, FD: int32(fd), Flag: int32(how), Errno: errno(err)})
 	return err
 }
 

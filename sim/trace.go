@@ -31,6 +31,7 @@ const (
 	EvStoreCall                 // a Store operation was called: Store, input record in A, B, holder in N
 	EvLead                      // the process leads with epoch N until true time A (its local deadline)
 	EvFence                     // the process acted on the fenced resource with epoch N; A is 1 if accepted
+	EvBlock                     // a system call (Op, FD, Flag) must wait: a blocking flock on a lock held elsewhere
 )
 
 // Op is a system call.
@@ -53,11 +54,12 @@ const (
 	OpFence     // EvFence: an action on the fenced resource
 	OpClockWall // EvClock: a wall-clock read
 	OpClockMono // EvClock: a monotonic read
+	OpFlock     // flock(2): FD, Flag is the operation
 )
 
 var opNames = [...]string{OpOpen: "open", OpWrite: "write", OpFsync: "fsync", OpClose: "close", OpRead: "read",
 	OpStat: "stat", OpRemove: "remove", OpRename: "rename", OpLink: "link", OpSigaction: "sigaction",
-	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono"}
+	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono", OpFlock: "flock"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -221,6 +223,8 @@ func (tr *Trace) describe(e *Event) string {
 			return fmt.Sprintf("%s %s %s = %s", e.Op, path, path2, res("ok"))
 		case OpExit:
 			return fmt.Sprintf("exit %d", e.N)
+		case OpFlock:
+			return fmt.Sprintf("flock fd %d %s = %s", e.FD, flockString(int(e.Flag)), res("ok"))
 		}
 		return fmt.Sprintf("%s %s = %s", e.Op, path, res("ok"))
 	case EvLog:
@@ -251,6 +255,8 @@ func (tr *Trace) describe(e *Event) string {
 		return "FAULT " + path
 	case EvLead:
 		return fmt.Sprintf("lead epoch %d until %s", e.N, secs(e.A))
+	case EvBlock:
+		return fmt.Sprintf("flock fd %d %s blocks", e.FD, flockString(int(e.Flag)))
 	case EvFence:
 		if e.A == 1 {
 			return fmt.Sprintf("fenced action epoch %d accepted", e.N)
@@ -296,12 +302,31 @@ func flagString(f int) string {
 	for _, fl := range []struct {
 		bit  int
 		name string
-	}{{syscall.O_CREAT, "O_CREAT"}, {syscall.O_EXCL, "O_EXCL"}, {syscall.O_TRUNC, "O_TRUNC"}} {
+	}{{syscall.O_CREAT, "O_CREAT"}, {syscall.O_EXCL, "O_EXCL"}, {syscall.O_TRUNC, "O_TRUNC"}, {syscall.O_NOFOLLOW, "O_NOFOLLOW"}} {
 		if f&fl.bit != 0 {
 			parts = append(parts, fl.name)
 		}
 	}
 	return strings.Join(parts, "|")
+}
+
+// flockString prints flock(2)'s operation as "LOCK_EX|LOCK_NB".
+func flockString(how int) string {
+	var s string
+	switch how &^ lease.LOCK_NB {
+	case lease.LOCK_SH:
+		s = "LOCK_SH"
+	case lease.LOCK_EX:
+		s = "LOCK_EX"
+	case lease.LOCK_UN:
+		s = "LOCK_UN"
+	default:
+		s = fmt.Sprintf("%#x", how&^lease.LOCK_NB)
+	}
+	if how&lease.LOCK_NB != 0 {
+		s += "|LOCK_NB"
+	}
+	return s
 }
 
 // Excerpt returns the run between true times from and to as the post

@@ -156,6 +156,37 @@ type World struct {
 	// changes counts the changes to each directory, for notifications (a
 	// slice: a run has one or two directories).
 	changes []dirChanges
+	// lockWaiters are activities waiting in flock for an inode's lock, in
+	// the order they began to wait.
+	lockWaiters []lockWaiter
+}
+
+// lockWaiter is an activity waiting in a blocking flock.
+type lockWaiter struct {
+	a   *activity
+	ino *inode
+}
+
+// unlocked wakes every activity waiting for ino's flock lock, a
+// system-call latency from now, all at the same instant: each retries, and
+// the scheduler's choice among same-instant steps decides which one takes
+// the lock (the others wait again). A waiter whose process is paused is
+// woken too, and retries when it is continued.
+func (w *World) unlocked(ino *inode) {
+	at := int64(-1)
+	kept := w.lockWaiters[:0]
+	for _, x := range w.lockWaiters {
+		if x.ino != ino {
+			kept = append(kept, x)
+			continue
+		}
+		if at < 0 {
+			at = w.now + w.latency()
+		}
+		w.wake(x.a, at)
+	}
+	clear(w.lockWaiters[len(kept):])
+	w.lockWaiters = kept
 }
 
 type dirChanges struct {
@@ -262,6 +293,7 @@ func New(cfg Config) (*World, error) {
 	case w.sched == nil:
 		w.sched = chooserScheduler{w.choose}
 	}
+	w.fs.unlocked = w.unlocked
 	w.fs.MkdirAll(dirOf(cfg.LockPath))
 	for _, f := range cfg.Files {
 		w.fs.MkdirAll(dirOf(f.Path))
@@ -530,7 +562,17 @@ func (w *World) kill(p *proc, code int64) {
 		w.reap = append(w.reap, a)
 	}
 	p.parked = nil
-	p.fds.CloseAll()
+	if len(w.lockWaiters) > 0 {
+		kept := w.lockWaiters[:0]
+		for _, x := range w.lockWaiters {
+			if x.a.p != p {
+				kept = append(kept, x)
+			}
+		}
+		clear(w.lockWaiters[len(kept):])
+		w.lockWaiters = kept
+	}
+	p.fds.CloseAll() // releases its flock locks: their waiters wake
 	w.record(Event{Proc: int16(p.idx), Kind: EvExit, N: code})
 }
 
