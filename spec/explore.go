@@ -105,7 +105,9 @@ func ExploreConfig(o ExploreOptions, c sim.Chooser) (sim.Config, error) {
 // replays a prefix of choices and takes the first alternative after it;
 // the next run changes the last choice that has an alternative left. It
 // keeps, per property, the violation with the fewest steps.
-func Explore(o ExploreOptions, progress func(schedules int)) (ExploreResult, error) {
+// progress, if set, is called after each schedule with the schedules run
+// and the violations kept so far.
+func Explore(o ExploreOptions, progress func(schedules, violations int)) (ExploreResult, error) {
 	if o.Procs < 1 {
 		return ExploreResult{}, fmt.Errorf("-procs %d: want at least 1", o.Procs)
 	}
@@ -151,7 +153,7 @@ func Explore(o ExploreOptions, progress func(schedules int)) (ExploreResult, err
 			tr.Release()
 		}
 		if progress != nil {
-			progress(res.Schedules)
+			progress(res.Schedules, len(res.Violations))
 		}
 		// Backtrack to the last choice with an alternative left.
 		i := len(d.log) - 1

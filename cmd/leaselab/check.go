@@ -62,7 +62,7 @@ func (f *setupFlags) options() (sim.SetupOptions, error) {
 	return o, nil
 }
 
-func cmdCheck(args []string, stdout io.Writer) error {
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	var sf setupFlags
 	sf.register(fs, "all")
@@ -76,6 +76,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	markdown := fs.Bool("markdown", false, "print the verdict table (variants by properties) that the README keeps")
 	byFault := fs.Bool("by-fault", false, "search each fault kind of -faults (and none) separately")
 	htmlDir := fs.String("html-dir", os.TempDir(), "where to write porcupine's visualisation of a linearizable-store violation")
+	outPath := fs.String("o", "", "write the first violating run as an HTML timeline to `FILE`")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -117,15 +118,37 @@ func cmdCheck(args []string, stdout io.Writer) error {
 	}
 	var reports []map[string]any
 	found := false
+	bar := newProgress(stderr, int64(*runs*len(jobs)), "runs", *asJSON || *markdown)
+	doneBefore, foundBefore := 0, 0
 	for _, jb := range jobs {
 		sf.variant, sf.faults = jb.variant, jb.faults
 		o, err := sf.options()
 		if err != nil {
 			return err
 		}
-		rep, err := spec.Search{Setup: o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest}.Run(nil)
+		rep, err := spec.Search{Setup: o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest}.Run(func(done, n int) {
+			bar.set(int64(doneBefore+done), fmt.Sprintf("%d violations", foundBefore+n))
+		})
 		if err != nil {
 			return err
+		}
+		doneBefore += rep.Runs
+		foundBefore += len(rep.Found)
+		if *outPath != "" && !found && len(rep.Found) > 0 {
+			f := rep.Found[0]
+			verdicts := spec.Check(f.Trace)
+			hrefs := map[string]string{}
+			for _, v := range verdicts {
+				if v.Violation != nil && v.Violation.HTML != nil {
+					p := strings.TrimSuffix(*outPath, ".html") + "-porcupine.html"
+					if err := v.Violation.HTML(p); err == nil {
+						hrefs[v.Property] = filepath.Base(p)
+					}
+				}
+			}
+			if err := writeTimelineFile(*outPath, f.Trace, verdicts, fmt.Sprintf("leaselab: %s, seed %d", rep.Variant, f.RunSeed), hrefs); err != nil {
+				return usagef("-o %s: %v", *outPath, err)
+			}
 		}
 		found = found || len(rep.Found) > 0
 		j := reportJSON(rep, o, *htmlDir)
@@ -134,6 +157,7 @@ func cmdCheck(args []string, stdout io.Writer) error {
 			printReport(stdout, rep, o, j)
 		}
 	}
+	bar.done()
 	if *markdown {
 		writeVerdicts(stdout, reports)
 		return nil
@@ -222,8 +246,14 @@ func fmtSecs(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
 }
 
-func cmdReplay(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+func cmdReplay(args []string, stdout io.Writer) error { return replayOrViz("replay", args, stdout) }
+
+// cmdViz draws one simulated run as an HTML timeline: replay's flags,
+// with -o required.
+func cmdViz(args []string, stdout io.Writer) error { return replayOrViz("viz", args, stdout) }
+
+func replayOrViz(name string, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var sf setupFlags
 	sf.register(fs, "all")
 	seed := fs.Uint64("seed", 0, "the run's seed, as check printed it")
@@ -232,12 +262,16 @@ func cmdReplay(args []string, stdout io.Writer) error {
 	trace := fs.Bool("trace", false, "print every event, not only the log and faults")
 	htmlPath := fs.String("html", "", "write porcupine's visualisation here if the store history is not linearizable")
 	decisions := fs.String("decisions", "", "replay a recorded decision list (a property test prints one) instead of -seed")
+	outPath := fs.String("o", "", "write the run as an HTML timeline to `FILE`")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("replay takes flags only (got %s)", strings.Join(pos, " "))
+		return usagef("%s takes flags only (got %s)", name, strings.Join(pos, " "))
+	}
+	if name == "viz" && *outPath == "" {
+		return usagef("viz needs -o FILE.html")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -294,6 +328,37 @@ func cmdReplay(args []string, stdout io.Writer) error {
 				m["html"] = *htmlPath
 			}
 			vs = append(vs, m)
+		}
+	}
+	if *outPath != "" {
+		verdicts := spec.Check(tr)
+		hrefs := map[string]string{}
+		for _, v := range verdicts {
+			if v.Violation != nil && v.Violation.HTML != nil {
+				p := strings.TrimSuffix(*outPath, ".html") + "-porcupine.html"
+				if err := v.Violation.HTML(p); err == nil {
+					hrefs[v.Property] = filepath.Base(p)
+				}
+			}
+		}
+		title := fmt.Sprintf("leaselab: %s, seed %d", o.Variant, *seed)
+		if dec != nil {
+			title = fmt.Sprintf("leaselab: %s, decisions %s", o.Variant, filepath.Base(*decisions))
+		}
+		if err := writeTimelineFile(*outPath, tr, verdicts, title, hrefs); err != nil {
+			return usagef("-o %s: %v", *outPath, err)
+		}
+		if name == "viz" {
+			what := "no violation"
+			if len(found) > 0 {
+				var ps []string
+				for _, v := range found {
+					ps = append(ps, v.Property)
+				}
+				what = "violations: " + strings.Join(ps, ", ")
+			}
+			fmt.Fprintf(stdout, "wrote %s (%s)\n", *outPath, what)
+			return nil
 		}
 	}
 	if *asJSON {

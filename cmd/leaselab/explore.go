@@ -68,19 +68,15 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if est > maxEstimate && !*force && o.Limit == 0 {
 		return usagef("these bounds give about %.2g schedules (%d scheduling points per schedule); lower them, set -max-schedules, or pass -force", est, steps)
 	}
-	start := time.Now()
-	last := start
-	res, err := spec.Explore(o, func(n int) {
-		if time.Since(last) > 5*time.Second {
-			last = time.Now()
-			rate := float64(n) / time.Since(start).Seconds()
-			left := ""
-			if rate > 0 && est > float64(n) {
-				left = fmt.Sprintf(", roughly %v left", time.Duration((est-float64(n))/rate*float64(time.Second)).Round(time.Second))
-			}
-			fmt.Fprintf(stderr, "leaselab explore: %d schedules, %.0f/s%s\n", n, rate, left)
-		}
+	total := int64(est)
+	if o.Limit > 0 && int64(o.Limit) < total {
+		total = int64(o.Limit)
+	}
+	bar := newProgress(stderr, total, "schedules", *asJSON)
+	res, err := spec.Explore(o, func(n, found int) {
+		bar.set(int64(n), fmt.Sprintf("%d violations", found))
 	})
+	bar.done()
 	if err != nil {
 		return err
 	}

@@ -39,10 +39,12 @@ const usage = `usage:
                                                          search random setups, schedules and faults for violations
   leaselab replay -variant V -seed S [setup flags as check printed] [-json] [-trace] [-html FILE]
                                                          replay one run exactly
+  leaselab viz -variant V -seed S [setup flags as check printed] -o run.html
+                                                         draw one run as a self-contained HTML timeline
   leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K] [-preemptions K]
                    [-horizon D] [-skews LIST] [-max-schedules N] [-json] [-replay FILE]
                                                          every schedule within the bounds, depth first
-  leaselab run -path LOCKFILE [-variant V] [-store file] [-id N] [-lease D -renew D -watch D] [-- CMD ARGS]
+  leaselab run -path LOCKFILE [-variant V | -store flock] [-id N] [-lease D -renew D -watch D] [-- CMD ARGS]
                                                          a real leader-election process (runs CMD while it leads)
   leaselab torture [-variant V] [-procs N] [-duration D] [-faults kill,stop,term] [-seed S] [-trials N]
                    [-lease D -renew D -watch D] [-exec 'CMD {lock}'] [-json] [-keep]
@@ -84,13 +86,15 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case "variants":
 		return cmdVariants(args[1:], stdout)
 	case "check":
-		return cmdCheck(args[1:], stdout)
+		return cmdCheck(args[1:], stdout, stderr)
 	case "replay":
 		return cmdReplay(args[1:], stdout)
 	case "explore":
 		return cmdExplore(args[1:], stdout, stderr)
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
+	case "viz":
+		return cmdViz(args[1:], stdout)
 	case "torture":
 		return cmdTorture(args[1:], stdout, stderr)
 	case "failover":
@@ -99,7 +103,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
 		return nil
 	}
-	return usagef("unknown command %q (valid: scenario, check, replay, explore, run, torture, failover, variants, help)", args[0])
+	return usagef("unknown command %q (valid: scenario, check, replay, explore, viz, run, torture, failover, variants, help)", args[0])
 }
 
 // parse parses flags that may come before or after positional arguments.

@@ -35,6 +35,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the processes' logs and histories (kept anyway when a violation is found)")
 	bin := fs.String("bin", "", "the leaselab binary the processes run (default: this one)")
+	outPath := fs.String("o", "", "also write the run as an HTML timeline to `FILE` (one is always written beside the logs)")
 	var cfg lease.Config
 	fs.DurationVar(&cfg.LeaseDuration, "lease", 900*time.Millisecond, "lease duration")
 	fs.DurationVar(&cfg.RenewInterval, "renew", 300*time.Millisecond, "renew interval")
@@ -82,11 +83,24 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if *outPath != "" {
+		// Fail now, not after the run.
+		f, err := os.OpenFile(*outPath, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return usagef("-o: cannot write the timeline: %v", err)
+		}
+		f.Close()
+	}
 	dir, err := os.MkdirTemp("", "leaselab-torture-")
 	if err != nil {
 		return err
 	}
-	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir}
+	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath}
+	if *trials > 0 {
+		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
+	} else {
+		t.bar = newProgress(stderr, int64(duration.Seconds()), "s", *asJSON)
+	}
 	var rep map[string]any
 	var found bool
 	if *trials > 0 {
@@ -123,6 +137,8 @@ type torture struct {
 	kinds     []sim.FaultKind
 	seed      uint64
 	dir       string
+	out       string // -o: the timeline's path
+	bar       *progress
 }
 
 // run is one torture run: procs processes for d, signals from the seed's
@@ -203,7 +219,9 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 			time.Sleep(time.Duration(wait))
 		}
 		a.do()
+		t.bar.set(c.now()/int64(time.Second), "signals: "+faultList(counts))
 	}
+	t.bar.done()
 	if wait := int64(d) - c.now(); wait > 0 {
 		time.Sleep(time.Duration(wait))
 	}
@@ -249,6 +267,21 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 	}
 	if vs == nil {
 		vs = []map[string]any{}
+	}
+	title := fmt.Sprintf("leaselab torture: %s, %d real processes, seed %d", t.variant.Name, t.procs, t.seed)
+	hrefs := map[string]string{}
+	for _, j := range vs {
+		if j["html"] != nil {
+			hrefs[j["property"].(string)] = "porcupine.html"
+		}
+	}
+	for _, path := range []string{filepath.Join(t.dir, "timeline.html"), t.out} {
+		if path == "" {
+			continue
+		}
+		if err := writeTimelineFile(path, tr, verdicts, title, hrefs); err != nil {
+			return nil, false, usagef("-o %s: %v", path, err)
+		}
 	}
 	gaps := failovers(tr)
 	var gj []map[string]any
@@ -388,7 +421,9 @@ func (t torture) trials(n int, w io.Writer, text bool) (map[string]any, bool, er
 		if counts[i] != 1 {
 			notOne++
 		}
+		t.bar.set(int64(i+1), fmt.Sprintf("%d with more than one leader", multi))
 	}
+	t.bar.done()
 	if text {
 		fields := make([]string, n)
 		for i, c := range counts {

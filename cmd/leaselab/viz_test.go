@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The seed's double leaders under a pause: a replay line check printed.
+var vizSeedArgs = []string{"-variant", "seed", "-procs", "0", "-faults", "stop", "-scheduler", "random", "-seed", "10451216379200822465", "-expect", "1b1eb25cbf"}
+
+func viz(t *testing.T, out string, args ...string) string {
+	t.Helper()
+	var so, se bytes.Buffer
+	if code := run(append(append([]string{"viz"}, args...), "-o", out), &so, &se); code != 0 {
+		t.Fatalf("viz: exit %d: %s", code, se.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A violating run's timeline has a row per process, the store row, fault
+// markers, the violation's span and its description, and every drawn
+// element carries its trace line; a clean run is drawn and says so.
+func TestVizTimeline(t *testing.T) {
+	dir := t.TempDir()
+	page := viz(t, filepath.Join(dir, "bad.html"), vizSeedArgs...)
+	for _, want := range []string{`class="proc"`, `class="violation"`, `<b>exclusive-leadership</b>`, `class="fault stop"`,
+		`class="leader"`, `class="paused"`, `<g class="store">`, `1 of 5 properties violated`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("timeline lacks %s", want)
+		}
+	}
+	if n := strings.Count(page, `<g class="proc"`); n != 3 {
+		t.Errorf("%d process rows, want 3", n)
+	}
+	if strings.Contains(page, "http://") && !strings.Contains(page, `xmlns="http://www.w3.org/2000/svg"`) ||
+		regexp.MustCompile(`<(script|link|img)[^>]+(src|href)=`).MatchString(page) {
+		t.Error("the page fetches something: it must open offline")
+	}
+	for _, m := range regexp.MustCompile(`<rect [^>]*>`).FindAllString(page, -1) {
+		if !strings.Contains(m, "data-line=") {
+			t.Errorf("element without its trace line: %s", m)
+		}
+	}
+	clean := viz(t, filepath.Join(dir, "ok.html"), "-variant", "reference", "-procs", "3", "-faults", "kill", "-seed", "7")
+	if !strings.Contains(clean, "No violation") || strings.Contains(clean, `class="violation"`) {
+		t.Error("a clean run's timeline does not say it is clean")
+	}
+	var so, se bytes.Buffer
+	if code := run(append(append([]string{"viz"}, vizSeedArgs...), "-o", filepath.Join(dir, "missing", "x.html")), &so, &se); code != 2 ||
+		!strings.Contains(se.String(), "cannot write the timeline") {
+		t.Errorf("unwritable -o: exit %d, %q", code, se.String())
+	}
+	if code := run(append([]string{"viz"}, vizSeedArgs...), &so, &se); code != 2 {
+		t.Errorf("viz without -o: exit %d", code)
+	}
+}
+
+// The timeline renders in a real browser: headless Chromium loads the
+// page, its DOM has the process rows and the violation, and its
+// screenshot shows the leaders' green and the violation's red. Outside CI
+// a missing chromium skips; in CI (CI set, .ci/run installs it) it fails.
+func TestVizInBrowser(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed; .ci/run installs Debian's chromium")
+		}
+		t.Skip("chromium not installed (apt-get install chromium)")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "run.html")
+	viz(t, page, vizSeedArgs...)
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir=" + filepath.Join(dir, "profile")}
+	dom, err := exec.Command(bin, append(flags, "--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	if n := strings.Count(string(dom), `<g class="proc"`); n != 3 || !strings.Contains(string(dom), `class="violation"`) {
+		t.Errorf("rendered DOM: %d process rows, violation marker present: %v", n, strings.Contains(string(dom), `class="violation"`))
+	}
+	shot := filepath.Join(dir, "run.png")
+	if out, err := exec.Command(bin, append(flags, "--window-size=1300,450", "--screenshot="+shot, "file://"+page)...).CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	green, red := 0, 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			r, g, bl = r>>8, g>>8, bl>>8
+			switch {
+			case r < 70 && g > 100 && g < 150 && bl < 80: // the leader's #2e7d32
+				green++
+			case r > 240 && g > 190 && g < 225 && bl > 190 && bl < 225: // the violation's red over white
+				red++
+			}
+		}
+	}
+	if green < 1000 || red < 1000 {
+		t.Errorf("screenshot: %d leader pixels, %d violation pixels; want the bars and the violation drawn", green, red)
+	}
+	if os.Getenv("LEASELAB_SCREENSHOT") != "" {
+		data, _ := os.ReadFile(shot)
+		os.WriteFile(os.Getenv("LEASELAB_SCREENSHOT"), data, 0o644)
+	}
+}
