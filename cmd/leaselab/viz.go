@@ -48,8 +48,8 @@ type vizTick struct {
 }
 
 type vizRow struct {
-	Label string
-	Y     int
+	Label  string
+	Y      int
 	Segs   []vizSeg // role bar
 	Pauses []vizSeg // SIGSTOP to SIGCONT, over the role bar
 	Lease  []vizSeg // believed lease validity
@@ -317,7 +317,7 @@ func writeTimeline(out io.Writer, tr *sim.Trace, verdicts []spec.Verdict, title 
 
 var timelineTmpl = template.Must(template.New("timeline").Funcs(template.FuncMap{
 	"add": func(a, b int) int { return a + b },
-	"f": func(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".") },
+	"f":   func(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".") },
 }).Parse(timelineHTML))
 
 const timelineHTML = `<!doctype html>
