@@ -65,6 +65,21 @@ func TestVizTimeline(t *testing.T) {
 	}
 }
 
+// A linearizable-store violation links porcupine's view of the store
+// history, written beside the timeline.
+func TestVizLinksPorcupine(t *testing.T) {
+	dir := t.TempDir()
+	page := viz(t, filepath.Join(dir, "lin.html"), "-variant", "seed", "-procs", "0", "-faults", "kill", "-scheduler", "random",
+		"-seed", "13757245211066428519", "-expect", "17026a2dc0")
+	if !strings.Contains(page, `<a href="lin-porcupine.html">`) {
+		t.Fatal("no link to porcupine's view")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "lin-porcupine.html"))
+	if err != nil || !bytes.Contains(b, []byte("<html")) {
+		t.Errorf("porcupine's view not written: %v", err)
+	}
+}
+
 // The timeline renders in a real browser: headless Chromium loads the
 // page, its DOM has the process rows and the violation, and its
 // screenshot shows the leaders' green and the violation's red. Outside CI
