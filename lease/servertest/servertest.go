@@ -1,0 +1,536 @@
+package servertest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a server process started for a test.
+type Server struct {
+	// Name is the server's program: "redis-server", "etcd" or "postgres".
+	Name string
+	// Addr is the loopback host:port its clients connect to.
+	Addr string
+	// Port is Addr's port.
+	Port int
+	// Dir is the server's temporary directory: its data and its log.
+	Dir string
+	// Password is what clients authenticate with ("" when the server asks
+	// for none).
+	Password string
+
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{}
+	waitErr error
+}
+
+// startTimeout bounds how long a server may take to become ready.
+const startTimeout = 20 * time.Second
+
+// PID is the server's process id (its process group's id too).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// Kill sends SIGKILL to the server's process group, as a crash or the OOM
+// killer would, and waits until the server has exited. Clients see their
+// connections reset and new connections refused. Killing a dead server
+// does nothing.
+func (s *Server) Kill() {
+	s.signal(syscall.SIGKILL)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		panic("servertest: " + s.Name + " did not exit 10 s after SIGKILL")
+	}
+}
+
+// Pause stops the server with SIGSTOP: connections stay open and nothing
+// answers, as with a hung server or a network partition.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+// Exited reports whether the server process has exited.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	if s.Exited() {
+		return
+	}
+	// The server runs in its own process group (Setpgid): postgres's
+	// backends and anything else it forks get the signal too.
+	_ = syscall.Kill(-s.cmd.Process.Pid, sig)
+}
+
+// Log returns the server's log (its standard output and error), for a
+// failing test to show.
+func (s *Server) Log() string {
+	b, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	const max = 8 << 10
+	if len(b) > max {
+		b = append([]byte("...\n"), b[len(b)-max:]...)
+	}
+	return string(b)
+}
+
+// Unreachable returns a loopback address at which nothing listens: a port
+// that was free a moment ago, for the tests of a client that cannot reach
+// its server.
+func Unreachable(t testing.TB) string {
+	t.Helper()
+	return "127.0.0.1:" + strconv.Itoa(FreePort(t))
+}
+
+// FreePort returns a loopback TCP port that was free when it was asked
+// for. Another process may take it before the server binds it; the
+// starters retry with another port when the server cannot bind.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("servertest: no free loopback port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// InCI reports whether the tests run in CI (the environment variable CI is
+// set), where a missing server is a failure rather than a skip.
+func InCI() bool { return os.Getenv("CI") != "" }
+
+// missing skips the test (outside CI) or fails it (in CI) because a server
+// binary is not installed.
+func missing(t testing.TB, what, pkg string) {
+	t.Helper()
+	msg := fmt.Sprintf("%s is not installed: install it with `apt-get install -y %s` (Debian/Ubuntu) to run this test", what, pkg)
+	if InCI() {
+		t.Fatalf("servertest: %s; CI is set, so a missing server fails the test", msg)
+	}
+	t.Skipf("servertest: %s (skipped; with CI set it would fail)", msg)
+}
+
+// lookBin finds a server binary in PATH, or skips or fails the test.
+func lookBin(t testing.TB, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		missing(t, name, pkg)
+	}
+	return p
+}
+
+// errBind is returned by a start attempt whose server could not bind its
+// port (another process took it): the starter tries another port.
+var errBind = errors.New("address already in use")
+
+// launch starts one server process with its output in dir/name.log and
+// waits until ready reports nil. It fails the test if the process exits
+// or is not ready within startTimeout, except for errBind, which it
+// returns.
+func launch(t testing.TB, s *Server, bin string, args []string, cred *syscall.Credential, ready func() error) error {
+	t.Helper()
+	s.logPath = filepath.Join(s.Dir, s.Name+".log")
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	defer logf.Close() // the child has its own copy
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:    true,            // Kill reaches every process of the server
+		Pdeathsig:  syscall.SIGKILL, // and so does the test binary's death
+		Credential: cred,
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("servertest: starting %s: %v", s.Name, err)
+	}
+	s.cmd, s.exited = cmd, make(chan struct{})
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(s.Kill)
+	start := time.Now()
+	for {
+		rerr := ready()
+		if rerr == nil {
+			t.Logf("servertest: %s (pid %d) ready at %s in %v", s.Name, s.PID(), s.Addr, time.Since(start).Round(time.Millisecond))
+			return nil
+		}
+		if s.Exited() {
+			log := s.Log()
+			if strings.Contains(log, "already in use") {
+				return errBind
+			}
+			t.Fatalf("servertest: %s exited before it was ready (%v); its log:\n%s", s.Name, s.waitErr, log)
+		}
+		if time.Since(start) > startTimeout {
+			s.Kill()
+			t.Fatalf("servertest: %s not ready after %v (last check: %v); its log:\n%s", s.Name, startTimeout, rerr, s.Log())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// startOnFreePort runs attempt with fresh ports until the server binds.
+func startOnFreePort(t testing.TB, attempt func() error) {
+	t.Helper()
+	for range 5 {
+		if err := attempt(); !errors.Is(err, errBind) {
+			return
+		}
+		t.Logf("servertest: port taken before the server bound it; trying another")
+	}
+	t.Fatalf("servertest: no free port after 5 attempts")
+}
+
+// Redis starts a redis-server on a free loopback port, without
+// persistence, requiring password when it is not "". It is killed when
+// the test ends.
+func Redis(t testing.TB, password string) *Server {
+	t.Helper()
+	bin := lookBin(t, "redis-server", "redis-server")
+	dir := t.TempDir()
+	var s *Server
+	startOnFreePort(t, func() error {
+		port := FreePort(t)
+		s = &Server{Name: "redis-server", Port: port, Addr: "127.0.0.1:" + strconv.Itoa(port), Dir: dir, Password: password}
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--dir", dir, "--daemonize", "no", "--logfile", ""}
+		if password != "" {
+			args = append(args, "--requirepass", password)
+		}
+		return launch(t, s, bin, args, nil, func() error { return redisPing(s.Addr, password) })
+	})
+	return s
+}
+
+// redisPing speaks just enough RESP to see the server answer PING.
+func redisPing(addr, password string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	r := bufio.NewReader(c)
+	if password != "" {
+		fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(line, "+OK") {
+			return fmt.Errorf("AUTH: %q", strings.TrimSpace(line))
+		}
+	}
+	fmt.Fprintf(c, "*1\r\n$4\r\nPING\r\n")
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("PING: %q", strings.TrimSpace(line))
+	}
+	return nil
+}
+
+// Endpoint is an etcd server's client URL, http://127.0.0.1:N.
+func (s *Server) Endpoint() string { return "http://" + s.Addr }
+
+// Etcd starts a one-member etcd cluster (Debian's etcd-server) with its
+// client and peer URLs on free loopback ports. It is killed when the test
+// ends.
+func Etcd(t testing.TB) *Server {
+	t.Helper()
+	bin := lookBin(t, "etcd", "etcd-server")
+	dir := t.TempDir()
+	var s *Server
+	startOnFreePort(t, func() error {
+		port, peer := FreePort(t), FreePort(t)
+		s = &Server{Name: "etcd", Port: port, Addr: "127.0.0.1:" + strconv.Itoa(port), Dir: dir}
+		client := "http://" + s.Addr
+		peerURL := "http://127.0.0.1:" + strconv.Itoa(peer)
+		data := filepath.Join(dir, "data")
+		os.RemoveAll(data) // a failed attempt's
+		args := []string{
+			"--name", "leaselab", "--data-dir", data,
+			"--listen-client-urls", client, "--advertise-client-urls", client,
+			"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+			"--initial-cluster", "leaselab=" + peerURL, "--initial-cluster-state", "new",
+			// A one-member cluster elects itself within an election
+			// timeout; the shortest lease etcd grants is 1.5 election
+			// timeouts, rounded up to whole seconds: 1 s here.
+			"--heartbeat-interval", "10", "--election-timeout", "100",
+			"--logger", "zap", "--log-level", "warn",
+		}
+		return launch(t, s, bin, args, nil, func() error { return etcdHealthy(s.Addr) })
+	})
+	return s
+}
+
+// etcdHealthy asks etcd's /health endpoint, over plain HTTP/1.1.
+func etcdHealthy(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", addr)
+	var b strings.Builder
+	sc := bufio.NewScanner(c)
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+	}
+	if !strings.Contains(b.String(), `"health":"true"`) {
+		return fmt.Errorf("etcd /health: %q", b.String())
+	}
+	return nil
+}
+
+// Postgres's fixed superuser and password: the cluster listens on
+// loopback only, for the length of a test.
+const (
+	PostgresUser     = "postgres"
+	PostgresPassword = "leaselab"
+)
+
+// DSN is a PostgreSQL server's connection URL for PostgresUser with
+// PostgresPassword.
+func (s *Server) DSN() string { return s.DSNWithPassword(s.Password) }
+
+// DSNWithPassword is DSN with another password (a wrong one, say).
+func (s *Server) DSNWithPassword(password string) string {
+	return fmt.Sprintf("postgres://%s:%s@%s/postgres?sslmode=disable&connect_timeout=5", PostgresUser, password, s.Addr)
+}
+
+// Postgres starts a PostgreSQL server on a free loopback port, with
+// password authentication (PostgresUser, PostgresPassword; see DSN) on
+// TCP and no Unix socket. It is killed, and its directory removed, when
+// the test ends.
+func Postgres(t testing.TB) *Server {
+	t.Helper()
+	pg := postgresBin(t)
+	tmpl, cred := postgresTemplate(t, pg)
+	dir := serverDir(t, "leaselab-pg-", cred)
+	data := filepath.Join(dir, "data")
+	if err := copyDir(tmpl, data, cred); err != nil {
+		t.Fatalf("servertest: copying the template cluster: %v", err)
+	}
+	var s *Server
+	startOnFreePort(t, func() error {
+		port := FreePort(t)
+		s = &Server{Name: "postgres", Port: port, Addr: "127.0.0.1:" + strconv.Itoa(port), Dir: dir, Password: PostgresPassword}
+		args := []string{"-D", data, "-p", strconv.Itoa(port),
+			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+			// A throwaway cluster: durability buys nothing here.
+			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+			"-c", "shared_buffers=16MB", "-c", "max_connections=200"}
+		return launch(t, s, pg.postgres, args, cred, func() error {
+			if !strings.Contains(s.Log(), "ready to accept connections") {
+				return errors.New("not ready yet")
+			}
+			c, err := net.DialTimeout("tcp", s.Addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+	})
+	return s
+}
+
+type pgBins struct{ postgres, initdb, version string }
+
+// postgresBin finds postgres and initdb of one installation: Debian's
+// /usr/lib/postgresql/VERSION/bin (the highest version), else PATH.
+func postgresBin(t testing.TB) pgBins {
+	t.Helper()
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestV := "", -1
+	for _, d := range dirs {
+		v, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if err == nil && v > bestV && isExec(filepath.Join(d, "postgres")) && isExec(filepath.Join(d, "initdb")) {
+			best, bestV = d, v
+		}
+	}
+	if best != "" {
+		return pgBins{filepath.Join(best, "postgres"), filepath.Join(best, "initdb"), strconv.Itoa(bestV)}
+	}
+	p, err1 := exec.LookPath("postgres")
+	i, err2 := exec.LookPath("initdb")
+	if err1 != nil || err2 != nil {
+		missing(t, "PostgreSQL (postgres and initdb)", "postgresql")
+	}
+	return pgBins{p, i, "path"}
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// unprivileged returns the credentials PostgreSQL runs with: nil (the
+// test's own) unless the tests run as root, which postgres refuses; then
+// the user nobody's.
+func unprivileged(t testing.TB) *syscall.Credential {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	uid, gid := uint32(65534), uint32(65534) // nobody, nogroup
+	if b, err := os.ReadFile("/etc/passwd"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Split(line, ":")
+			if len(f) > 3 && f[0] == "nobody" {
+				u, err1 := strconv.ParseUint(f[2], 10, 32)
+				g, err2 := strconv.ParseUint(f[3], 10, 32)
+				if err1 == nil && err2 == nil {
+					uid, gid = uint32(u), uint32(g)
+				}
+			}
+		}
+	}
+	return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
+}
+
+// serverDir returns a directory the server's user owns: t.TempDir()
+// normally; as root, a directory under the system's temporary directory
+// (t.TempDir's parents are root's, mode 0700, and nobody cannot enter
+// them), chowned to nobody and removed when the test ends.
+func serverDir(t testing.TB, prefix string, cred *syscall.Credential) string {
+	t.Helper()
+	if cred == nil {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	return dir
+}
+
+var templates sync.Map // template path -> *template
+
+type template struct {
+	once sync.Once
+	err  error
+}
+
+// postgresTemplate returns a cluster made by initdb, to be copied for each
+// server. initdb takes about 2 s, so the cluster is made once and kept, as
+// a cache, under the system's temporary directory, named after the
+// PostgreSQL version and the user it is for; concurrent test binaries each
+// make one and the first rename wins.
+func postgresTemplate(t testing.TB, pg pgBins) (string, *syscall.Credential) {
+	t.Helper()
+	cred := unprivileged(t)
+	owner := os.Geteuid()
+	if cred != nil {
+		owner = int(cred.Uid)
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("leaselab-pgtemplate-%s-%d", pg.version, owner))
+	v, _ := templates.LoadOrStore(path, &template{})
+	tm := v.(*template)
+	tm.once.Do(func() { tm.err = makeTemplate(path, pg, cred) })
+	if tm.err != nil {
+		t.Fatalf("servertest: initdb: %v", tm.err)
+	}
+	return path, cred
+}
+
+func makeTemplate(path string, pg pgBins, cred *syscall.Credential) error {
+	if _, err := os.Stat(filepath.Join(path, "PG_VERSION")); err == nil {
+		return nil
+	}
+	work, err := os.MkdirTemp(os.TempDir(), "leaselab-initdb-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if cred != nil {
+		if err := os.Chown(work, int(cred.Uid), int(cred.Gid)); err != nil {
+			return err
+		}
+	}
+	pwfile := filepath.Join(work, "pw")
+	if err := os.WriteFile(pwfile, []byte(PostgresPassword+"\n"), 0o644); err != nil {
+		return err
+	}
+	data := filepath.Join(work, "data")
+	cmd := exec.Command(pg.initdb, "-D", data, "-U", PostgresUser, "--pwfile", pwfile,
+		"--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C",
+		"--no-sync", "--no-instructions")
+	cmd.Dir = work
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	if err := os.Rename(data, path); err != nil {
+		if _, serr := os.Stat(filepath.Join(path, "PG_VERSION")); serr == nil {
+			return nil // another test binary made it first
+		}
+		return err
+	}
+	return nil
+}
+
+// copyDir copies a cluster directory (regular files and directories only,
+// as initdb makes them), keeping modes, owned by cred's user if set.
+func copyDir(src, dst string, cred *syscall.Credential) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			err = os.Mkdir(to, fi.Mode().Perm())
+		case fi.Mode().IsRegular():
+			var b []byte
+			if b, err = os.ReadFile(p); err == nil {
+				err = os.WriteFile(to, b, fi.Mode().Perm())
+			}
+		default:
+			return fmt.Errorf("%s: not a regular file or directory", p)
+		}
+		if err == nil && cred != nil {
+			err = os.Lchown(to, int(cred.Uid), int(cred.Gid))
+		}
+		return err
+	})
+}

@@ -1,0 +1,123 @@
+package servertest
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recTB records a skip or a failure instead of acting on it; the call
+// ends its goroutine, as SkipNow and FailNow do.
+type recTB struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (r *recTB) Helper() {}
+func (r *recTB) Skipf(format string, args ...any) {
+	r.skipped = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (r *recTB) Fatalf(format string, args ...any) {
+	r.failed = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func callMissing(t *testing.T) *recTB {
+	r := &recTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		missing(r, "redis-server", "redis-server")
+	}()
+	<-done
+	return r
+}
+
+// A missing server skips the test with an install hint outside CI, and
+// fails it in CI.
+func TestMissingServer(t *testing.T) {
+	t.Setenv("CI", "")
+	r := callMissing(t)
+	if r.failed != "" || !strings.Contains(r.skipped, "apt-get install -y redis-server") {
+		t.Errorf("outside CI: skipped %q, failed %q; want a skip with the install hint", r.skipped, r.failed)
+	}
+	t.Setenv("CI", "1")
+	r = callMissing(t)
+	if r.skipped != "" || !strings.Contains(r.failed, "apt-get install -y redis-server") || !strings.Contains(r.failed, "CI is set") {
+		t.Errorf("in CI: skipped %q, failed %q; want a failure", r.skipped, r.failed)
+	}
+}
+
+func dialable(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+	}
+	return err == nil
+}
+
+// Each server starts, answers, and is gone after Kill.
+func TestServers(t *testing.T) {
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		s := Redis(t, "")
+		if err := redisPing(s.Addr, ""); err != nil {
+			t.Fatal(err)
+		}
+		s.Kill()
+		if !s.Exited() || dialable(s.Addr) {
+			t.Fatalf("redis still there after Kill")
+		}
+	})
+	t.Run("redis-password", func(t *testing.T) {
+		t.Parallel()
+		s := Redis(t, "s3cret")
+		if err := redisPing(s.Addr, "s3cret"); err != nil {
+			t.Fatal(err)
+		}
+		if err := redisPing(s.Addr, "wrong"); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+			t.Fatalf("wrong password: %v, want WRONGPASS", err)
+		}
+	})
+	t.Run("etcd", func(t *testing.T) {
+		t.Parallel()
+		s := Etcd(t)
+		s.Pause()
+		if err := etcdHealthy(s.Addr); err == nil {
+			t.Errorf("a paused etcd answered")
+		}
+		s.Resume()
+		if err := etcdHealthy(s.Addr); err != nil {
+			t.Errorf("resumed: %v", err)
+		}
+		s.Kill()
+		if dialable(s.Addr) {
+			t.Fatalf("etcd still there after Kill")
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		s := Postgres(t)
+		if !dialable(s.Addr) {
+			t.Fatal("postgres not listening")
+		}
+		if !strings.HasPrefix(s.DSN(), "postgres://postgres:leaselab@127.0.0.1:") {
+			t.Errorf("DSN %q", s.DSN())
+		}
+		s.Kill()
+		if dialable(s.Addr) {
+			t.Fatalf("postgres still there after Kill")
+		}
+	})
+}
+
+// Nothing listens at Unreachable's address.
+func TestUnreachable(t *testing.T) {
+	if addr := Unreachable(t); dialable(addr) {
+		t.Fatalf("%s accepted a connection", addr)
+	}
+}
