@@ -58,9 +58,13 @@ type FS interface {
 	// ReadFile reads the whole content of the named file as one atomic step
 	// (open, read to EOF, close on a real kernel; nobody writes a small lease
 	// file concurrently with a reader in a way that tears it except through
-	// O_TRUNC, which this FS models as its own step).
+	// O_TRUNC, which this FS models as its own step). A lease file is
+	// small and lives in a directory others may write, so ReadFile reads
+	// at most MaxReadFile bytes (a larger file is EFBIG), never follows a
+	// symbolic link (ELOOP), never blocks on a FIFO, and reads only
+	// regular files (a directory is EISDIR, anything else EINVAL).
 	ReadFile(name string) ([]byte, error)
-	// Stat is stat(2).
+	// Stat is lstat(2): it describes a symbolic link, never its target.
 	Stat(name string) (fs.FileInfo, error)
 	// Remove is unlink(2): it removes the name, never a directory. Open
 	// descriptors of the file stay valid.
@@ -79,6 +83,11 @@ type FS interface {
 	// the same name is a different lock.
 	Flock(fd FD, how int) error
 }
+
+// MaxReadFile bounds what [FS.ReadFile] reads: a lease record is tens of
+// bytes, so anything larger is not one, and nobody who can write the lease
+// directory can make a reader read megabytes.
+const MaxReadFile = 64 << 10
 
 // WriteFile does what os.WriteFile does, as the three system calls it makes:
 // open(O_WRONLY|O_CREATE|O_TRUNC), write, close. The file is empty between the

@@ -70,20 +70,70 @@ func (OSFS) Close(fd FD) error {
 	return nil
 }
 
-// ReadFile is os.ReadFile, with every error reported under Op "read" so that
-// a failed open and a failed read look the same, as they do in the
-// simulator, where reading a file is a single step.
+// ReadFile reads a regular file of at most MaxReadFile bytes, with every
+// error reported under Op "read" so that a failed open and a failed read
+// look the same, as they do in the simulator, where reading a file is a
+// single step. It opens with O_NOFOLLOW (a symbolic link is ELOOP: whoever
+// placed it chose what we would read) and O_NONBLOCK (a FIFO would block
+// the open until someone wrote to it), then checks with fstat that the file
+// is regular before reading.
 func (OSFS) ReadFile(name string) ([]byte, error) {
-	b, err := os.ReadFile(name)
+	b, err := readFile(name)
 	if err != nil {
-		return nil, normalise("read", name, err)
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
 	return b, nil
 }
 
-// Stat is os.Stat, which is a single stat(2) on Linux.
+func readFile(name string) ([]byte, error) {
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Mode&syscall.S_IFMT == syscall.S_IFDIR:
+		return nil, syscall.EISDIR
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return nil, syscall.EINVAL
+	case st.Size > MaxReadFile:
+		return nil, syscall.EFBIG
+	}
+	b := make([]byte, 0, st.Size+1)
+	for {
+		var n int
+		err := ignoringEINTR(func() (err error) {
+			n, err = syscall.Read(fd, b[len(b):cap(b)])
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return b, nil
+		}
+		b = b[:len(b)+n]
+		if len(b) > MaxReadFile {
+			return nil, syscall.EFBIG // it grew while we read
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// Stat is os.Lstat, a single lstat(2): a symbolic link is described, not
+// followed.
 func (OSFS) Stat(name string) (fs.FileInfo, error) {
-	fi, err := os.Stat(name)
+	fi, err := os.Lstat(name)
 	if err != nil {
 		return nil, normalise("stat", name, err)
 	}

@@ -324,11 +324,14 @@ func (f *FileSystem) ReadFile(name string) ([]byte, error) {
 	if ino.mode.IsDir() {
 		return nil, pathErr("read", name, syscall.EISDIR)
 	}
+	if len(ino.data) > lease.MaxReadFile {
+		return nil, pathErr("read", name, syscall.EFBIG)
+	}
 	// Never nil, like os.ReadFile, even for an empty file.
 	return append([]byte{}, ino.data...), nil
 }
 
-// Stat is stat(2). The result is a snapshot; it does not follow later
+// Stat is lstat(2) (there are no symbolic links here). The result is a snapshot; it does not follow later
 // writes.
 func (f *FileSystem) Stat(name string) (fs.FileInfo, error) {
 	p, ino, err := f.lookup("stat", name)

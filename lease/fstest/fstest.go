@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -49,6 +50,7 @@ var tests = []struct {
 	{"Stat", testStat},
 	{"WriteFile", testWriteFile},
 	{"Directory", testDirectory},
+	{"ReadBound", testReadBound},
 	{"FlockExclusive", testFlockExclusive},
 	{"FlockUnlock", testFlockUnlock},
 	{"FlockCloseReleases", testFlockCloseReleases},
@@ -441,6 +443,21 @@ func testDirectory(e env) {
 	e.wantErr("Link of a directory onto a file", e.fsys.Link(e.dir, file),
 		"link", e.dir+" -> "+file, syscall.EEXIST)
 	e.want(file, "x")
+}
+
+// A file larger than lease.MaxReadFile is not a lease: ReadFile refuses
+// it with EFBIG instead of reading it whole; one byte less is read.
+func testReadBound(e env) {
+	name := e.path("big")
+	e.writeFile(name, strings.Repeat("x", lease.MaxReadFile))
+	if b, err := e.fsys.ReadFile(name); err != nil || len(b) != lease.MaxReadFile {
+		e.Errorf("ReadFile of %d bytes: %d bytes, %v", lease.MaxReadFile, len(b), err)
+	}
+	fd := e.open(name, lease.O_WRONLY|os.O_APPEND)
+	e.write(fd, "y")
+	e.close(fd)
+	_, err := e.fsys.ReadFile(name)
+	e.wantErr("ReadFile of a file over the bound", err, "read", name, syscall.EFBIG)
 }
 
 func (e env) flock(fd lease.FD, how int) {
