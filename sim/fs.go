@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -35,6 +36,10 @@ const (
 type inode struct {
 	data []byte
 	mode fs.FileMode
+	// synced is the data as the disk has it, when dirty: written since
+	// its last fsync (tracked only when the file system models power loss).
+	synced []byte
+	dirty  bool
 	// locked reports whether an open file description holds the inode's
 	// flock(2) lock; the description knows it is the one (its own locked).
 	locked bool
@@ -65,6 +70,14 @@ type FileSystem struct {
 	// Every entry's parent is a directory entry, so a lookup that finds a
 	// name needs no walk of its ancestors.
 	names map[string]*inode
+	// Durability, tracked when the run can lose power (TrackDurability):
+	// durable is the namespace as the disk has it, at the last metadata
+	// commit (an fsync of a directory); journal holds the namespace
+	// changes since, in order. A power loss keeps the durable namespace
+	// and a prefix of the journal, as an ordered metadata journal does.
+	tracking bool
+	durable  map[string]*inode
+	journal  []nsChange
 	// unlocked, if set, is told of every release of a flock lock (by
 	// LOCK_UN, by the close of the locking descriptor, or by the death of
 	// its process), so that the world can wake the processes waiting for
@@ -201,6 +214,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 		}
 		ino = &inode{mode: perm.Perm()}
 		f.names[p] = ino
+		f.logSet(p, ino)
 	case flag&(lease.O_CREATE|lease.O_EXCL) == lease.O_CREATE|lease.O_EXCL:
 		return -1, pathErr("open", name, syscall.EEXIST)
 	case ino.mode.IsDir():
@@ -210,6 +224,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 	case flag&lease.O_TRUNC != 0:
 		// Linux truncates even with O_RDONLY. The capacity is kept so that
 		// rewriting a lease file does not allocate.
+		f.dirty(ino)
 		ino.data = ino.data[:0]
 	}
 	return t.alloc(description{ino: ino, write: write, append: flag&os.O_APPEND != 0}), nil
@@ -226,6 +241,7 @@ func (f *FileSystem) Write(t *FDTable, fd lease.FD, b []byte) (int, error) {
 		return 0, nil
 	}
 	ino := d.ino
+	f.dirty(ino)
 	if d.append {
 		d.off = len(ino.data)
 	}
@@ -244,11 +260,21 @@ func (f *FileSystem) Write(t *FDTable, fd lease.FD, b []byte) (int, error) {
 	return len(b), nil
 }
 
-// Fsync is fsync(2). Written data is durable at once in this model, so it
-// only checks the descriptor.
+// Fsync is fsync(2). Of a file, it makes the file's data durable; of a
+// directory, every namespace change so far (this model's disk commits its
+// metadata journal in order, as ext4 does). Only a power loss (PowerLoss)
+// can tell.
 func (f *FileSystem) Fsync(t *FDTable, fd lease.FD) error {
-	if t.get(fd) == nil {
+	d := t.get(fd)
+	if d == nil {
 		return fdErr("fsync", fd, syscall.EBADF)
+	}
+	if f.tracking {
+		if d.ino.mode.IsDir() {
+			f.commit()
+		} else {
+			d.ino.dirty, d.ino.synced = false, nil
+		}
 	}
 	return nil
 }
@@ -352,6 +378,7 @@ func (f *FileSystem) Remove(name string) error {
 		return pathErr("remove", name, syscall.EISDIR)
 	}
 	delete(f.names, p)
+	f.logDelete(p)
 	return nil
 }
 
@@ -399,9 +426,15 @@ func (f *FileSystem) Rename(oldname, newname string) error {
 	}
 	if src.mode.IsDir() {
 		f.moveChildren(op, np)
+		if f.tracking {
+			f.journal = append(f.journal, nsChange{set: np, del: op, ino: src, dir: true})
+		}
 	}
 	f.names[np] = src
 	delete(f.names, op)
+	if !src.mode.IsDir() && f.tracking {
+		f.journal = append(f.journal, nsChange{set: np, del: op, ino: src})
+	}
 	return nil
 }
 
@@ -429,7 +462,126 @@ func (f *FileSystem) Link(oldname, newname string) error {
 		return linkErr("link", oldname, newname, errno)
 	}
 	f.names[np] = src
+	f.logSet(np, src)
 	return nil
+}
+
+// nsChange is one namespace change in the metadata journal: set names
+// ino, del removes a name; a rename does both at once (and, for a
+// directory, moves its children).
+type nsChange struct {
+	set, del string
+	ino      *inode
+	dir      bool
+}
+
+func (f *FileSystem) logSet(name string, ino *inode) {
+	if f.tracking {
+		f.journal = append(f.journal, nsChange{set: name, ino: ino})
+	}
+}
+
+func (f *FileSystem) logDelete(name string) {
+	if f.tracking {
+		f.journal = append(f.journal, nsChange{del: name})
+	}
+}
+
+// dirty notes that ino's data is about to change, keeping what the disk
+// has until an fsync.
+func (f *FileSystem) dirty(ino *inode) {
+	if f.tracking && !ino.dirty {
+		ino.synced, ino.dirty = bytes.Clone(ino.data), true
+		if ino.synced == nil {
+			ino.synced = []byte{}
+		}
+	}
+}
+
+// commit makes every namespace change so far durable.
+func (f *FileSystem) commit() {
+	f.durable = maps.Clone(f.names)
+	f.journal = f.journal[:0]
+}
+
+// TrackDurability starts modelling what a power loss keeps: from now on,
+// data is durable once fsynced and names once their directory is fsynced.
+// Everything that exists when it is called is durable.
+func (f *FileSystem) TrackDurability() {
+	f.tracking = true
+	f.commit()
+	for _, ino := range f.names {
+		ino.dirty, ino.synced = false, nil
+	}
+}
+
+// Torn data outcomes of a power loss, for a file written since its last
+// fsync.
+const (
+	TornOld    = iota // the write never reached the disk: the synced data
+	TornNew           // it all did
+	TornPrefix        // the new data, cut short
+	TornZeros         // the new size, filled with zeros (metadata without its data blocks)
+	numTorn
+)
+
+// PowerLoss is the machine losing power: what survives is the durable
+// namespace plus a prefix of the metadata journal (its length chosen by
+// choose), and for each file written since its last fsync, one of the
+// Torn outcomes (chosen by choose). Descriptors are not touched: the
+// processes holding them are dead, and the caller closes their tables.
+// Afterwards everything is durable again. Without TrackDurability it does
+// nothing.
+func (f *FileSystem) PowerLoss(choose func(n int) int) {
+	if !f.tracking {
+		return
+	}
+	names := maps.Clone(f.durable)
+	for _, c := range f.journal[:choose(len(f.journal)+1)] {
+		if c.dir {
+			moveIn(names, c.del, c.set)
+		}
+		if c.del != "" {
+			delete(names, c.del)
+		}
+		if c.set != "" {
+			names[c.set] = c.ino
+		}
+	}
+	// Visit inodes in name order, so the choices are made in a fixed order.
+	keys := slices.Sorted(maps.Keys(names))
+	seen := map[*inode]bool{}
+	for _, k := range keys {
+		ino := names[k]
+		if seen[ino] || !ino.dirty {
+			continue
+		}
+		seen[ino] = true
+		switch choose(numTorn) {
+		case TornOld:
+			ino.data = ino.synced
+		case TornPrefix:
+			ino.data = ino.data[:choose(len(ino.data)+1)]
+		case TornZeros:
+			ino.data = make([]byte, len(ino.data))
+		}
+	}
+	for _, ino := range names {
+		ino.dirty, ino.synced, ino.locked = false, nil, false
+	}
+	f.names = names
+	f.commit()
+}
+
+// moveIn moves the children of directory from to under to, in a
+// namespace map.
+func moveIn(names map[string]*inode, from, to string) {
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		if isUnder(k, from) && k != from {
+			names[to+k[len(from):]] = names[k]
+			delete(names, k)
+		}
+	}
 }
 
 // FileState is a name in the file system and what it refers to.
