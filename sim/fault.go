@@ -22,6 +22,11 @@ import (
 //     (NTP or an operator); monotonic clocks do not move.
 //   - FSError makes the process's Nth system call of kind Call fail with
 //     Errno (EIO, ENOSPC) without effect.
+//   - Power is the whole machine losing power: every process dies at once,
+//     and the file system keeps only what was durable (see
+//     FileSystem.PowerLoss), unsynced data dropped, torn or kept as the
+//     run chooses. Processes configured to start later start on what is
+//     left: the machine's restart.
 //
 // A fault fires at true time At, or, when After is set, right after the
 // process's Nth system call of kind After: "crash after the O_EXCL create,
@@ -42,9 +47,10 @@ const (
 	Drift
 	Jump
 	FSError
+	Power
 )
 
-var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr"}
+var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power"}
 
 func (k FaultKind) String() string {
 	if k == Cont {
@@ -120,6 +126,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("drift %s %s to %d ppm", who, when, f.PPM)
 	case Jump:
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
+	case Power:
+		return fmt.Sprintf("power loss %s", when)
 	case FSError:
 		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), errnoName(f.Errno))
 	}
@@ -127,10 +135,10 @@ func (f Fault) String() string {
 }
 
 func (f Fault) validate(nprocs int) error {
-	if f.Kind < Kill || f.Kind > FSError {
+	if f.Kind < Kill || f.Kind > Power {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
-	if f.Kind != Jump && (f.Proc < Leader || f.Proc >= nprocs) {
+	if f.Kind != Jump && f.Kind != Power && (f.Proc < Leader || f.Proc >= nprocs) {
 		return fmt.Errorf("fault %v: no process %d (have %d)", f.Kind, f.Proc, nprocs)
 	}
 	if f.After != "" && !validCall(f.After) {

@@ -319,6 +319,12 @@ func New(cfg Config) (*World, error) {
 		w.faults = append(w.faults, f)
 	}
 	sort.SliceStable(w.faults, func(i, j int) bool { return w.faults[i].At < w.faults[j].At })
+	for _, f := range w.faults {
+		if f.Kind == Power {
+			w.fs.TrackDurability() // everything placed before the run is durable
+			break
+		}
+	}
 	for i, p := range w.procs {
 		p.spawn("main", int64(cfg.Procs[i].Start), p.main)
 	}
@@ -489,7 +495,7 @@ func (w *World) finish(a *activity) {
 func (w *World) fire(f Fault, by *proc) {
 	var p *proc
 	switch {
-	case f.Kind == Jump:
+	case f.Kind == Jump || f.Kind == Power:
 	case f.Proc == Leader:
 		for _, q := range w.procs {
 			if !q.dead && q.role == lease.RoleLeader {
@@ -529,6 +535,15 @@ func (w *World) fire(f Fault, by *proc) {
 		p.clock.setRate(w.now, f.PPM)
 	case Jump:
 		w.steps = append(w.steps, wallStep{t: w.now, delta: int64(f.Delta)})
+	case Power:
+		// Every process that has started dies; those configured to start
+		// later are the machine's restart.
+		for i, q := range w.procs {
+			if !q.dead && int64(w.cfg.Procs[i].Start) <= w.now {
+				w.kill(q, -9)
+			}
+		}
+		w.fs.PowerLoss(w.choose.Choose)
 	}
 }
 
