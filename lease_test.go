@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,13 +57,13 @@ func drawConfig(t *rapid.T) sim.Config {
 			f.PPM = int64(rapid.IntRange(-1000, 1000).Draw(t, "ppm"))
 		case sim.FSError:
 			f.Proc = rapid.IntRange(0, n-1).Draw(t, "fserr_proc")
-			f.Call = rapid.SampledFrom([]string{"open-excl", "open-trunc", "write", "close", "read", "remove"}).Draw(t, "call")
+			f.Call = rapid.SampledFrom([]string{"open-excl", "open-trunc", "write", "close", "read", "remove", "flock"}).Draw(t, "call")
 			f.Nth = rapid.IntRange(1, 5).Draw(t, "nth")
 			f.Errno = rapid.SampledFrom([]syscall.Errno{syscall.EIO, syscall.ENOSPC}).Draw(t, "errno")
 		}
 		if f.Kind == sim.Kill && rapid.Bool().Draw(t, "crash_point") {
 			f.Proc = rapid.IntRange(0, n-1).Draw(t, "crash_proc")
-			f.After = rapid.SampledFrom([]string{"open-excl", "open-trunc", "write", "close", "read", "remove", "log"}).Draw(t, "after")
+			f.After = rapid.SampledFrom([]string{"open-excl", "open-trunc", "write", "close", "read", "remove", "log", "flock"}).Draw(t, "after")
 			f.Nth = rapid.IntRange(1, 4).Draw(t, "crash_nth")
 		}
 		cfg.Faults = append(cfg.Faults, f)
@@ -208,6 +209,24 @@ var verdicts = []expectation{
 	{"reference", "all", spec.NoWedge, false},
 	{"reference", "all", spec.FailoverBound, false},
 	{"reference", "all", spec.LinearizableStore, false},
+}
+
+// flockBreaks is what the flock variant breaks, by fault: a process
+// paused while it holds the lock and before it leads (between its flock
+// and its record write) keeps everyone from leading for the whole pause.
+// (A paused leader keeps leading: nothing breaks.) Everything else holds
+// under every fault kind, and under all of them at once.
+var flockBreaks = map[string][]string{
+	"stop": {spec.NoWedge},
+	"all":  {spec.NoWedge},
+}
+
+func init() {
+	for _, faults := range []string{"none", "kill", "term", "stop", "skew", "drift", "jump", "fserr", "all"} {
+		for _, prop := range spec.Properties {
+			verdicts = append(verdicts, expectation{"flock", faults, prop, slices.Contains(flockBreaks[faults], prop)})
+		}
+	}
 }
 
 // defaultChecks is how many runs the checker gets to find a bug: rapid's

@@ -102,6 +102,12 @@ func TestMsgFormat(t *testing.T) {
 		{lease.MsgRefTakeover, 11, 0, "[WATCHER] Takeover successful, epoch 11", false},
 		{lease.MsgRefUnreadable, 5, 0, "[WATCHER] Lease version 5 unreadable, waiting it out", false},
 		{lease.MsgRefReleaseSkipped, 0, 0, "Lease no longer ours, nothing to release", false},
+		{lease.MsgFlockAcquired, 3, 0, "[LEADER] Acquired flock, epoch 3", false},
+		{lease.MsgFlockWaiting, 0, 0, "[WATCHER] Lock held by another process, waiting", false},
+		{lease.MsgFlockOpenFailed, 0, 0, "[WATCHER] Could not open lock file, will retry", false},
+		{lease.MsgFlockLockFailed, 0, 0, "[WATCHER] Could not lock lock file, will retry", false},
+		{lease.MsgFlockRecordFailed, 0, 0, "[WATCHER] Could not read or write lease record, unlocking, will retry", false},
+		{lease.MsgFlockUnreadable, 1760476478000000, 0, "[WATCHER] Lease record unreadable, taking epoch 1760476478000000 from the wall clock", false},
 	}
 	seen := map[lease.Msg]bool{}
 	for _, tc := range cases {
@@ -204,7 +210,7 @@ func flagNames(flag int) string {
 	for _, f := range []struct {
 		bit  int
 		name string
-	}{{lease.O_CREATE, "O_CREATE"}, {lease.O_EXCL, "O_EXCL"}, {lease.O_TRUNC, "O_TRUNC"}} {
+	}{{lease.O_CREATE, "O_CREATE"}, {lease.O_EXCL, "O_EXCL"}, {lease.O_TRUNC, "O_TRUNC"}, {lease.O_NOFOLLOW, "O_NOFOLLOW"}} {
 		if flag&f.bit != 0 {
 			parts = append(parts, f.name)
 			flag &^= f.bit

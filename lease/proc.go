@@ -122,6 +122,12 @@ const (
 	MsgRefTakeover                  // [WATCHER] Takeover successful, epoch a
 	MsgRefUnreadable                // [WATCHER] Lease version a unreadable, waiting it out
 	MsgRefReleaseSkipped            // Lease no longer ours, nothing to release
+	MsgFlockAcquired                // [LEADER] Acquired flock, epoch a
+	MsgFlockWaiting                 // [WATCHER] Lock held by another process, waiting
+	MsgFlockOpenFailed              // [WATCHER] Could not open lock file, will retry
+	MsgFlockLockFailed              // [WATCHER] Could not lock lock file, will retry
+	MsgFlockRecordFailed            // [WATCHER] Could not read or write lease record, unlocking, will retry
+	MsgFlockUnreadable              // [WATCHER] Lease record unreadable, taking epoch a from the wall clock
 	numMsgs
 )
 
@@ -163,6 +169,12 @@ var msgs = [numMsgs]struct {
 	MsgRefTakeover:       {text: "[WATCHER] Takeover successful, epoch %", a: argNum},
 	MsgRefUnreadable:     {text: "[WATCHER] Lease version % unreadable, waiting it out", a: argNum},
 	MsgRefReleaseSkipped: {text: "Lease no longer ours, nothing to release"},
+	MsgFlockAcquired:     {text: "[LEADER] Acquired flock, epoch %", a: argNum},
+	MsgFlockWaiting:      {text: "[WATCHER] Lock held by another process, waiting"},
+	MsgFlockOpenFailed:   {text: "[WATCHER] Could not open lock file, will retry"},
+	MsgFlockLockFailed:   {text: "[WATCHER] Could not lock lock file, will retry"},
+	MsgFlockRecordFailed: {text: "[WATCHER] Could not read or write lease record, unlocking, will retry"},
+	MsgFlockUnreadable:   {text: "[WATCHER] Lease record unreadable, taking epoch % from the wall clock", a: argNum},
 }
 
 // Stderr reports whether the line goes to standard error (the program's

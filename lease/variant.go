@@ -33,6 +33,12 @@ type Variant struct {
 	// LocalDeadline reports whether its leaders stop at a local deadline
 	// (and so whether the config must satisfy ValidateDeadline).
 	LocalDeadline bool
+	// KernelLock reports whether leadership is a lock the kernel holds
+	// (flock): it passes to a waiting process as soon as its holder
+	// releases it or dies, so failover waits for no lease and no watch
+	// interval, and the variant makes flock calls (which faults can
+	// follow or fail).
+	KernelLock bool
 }
 
 // CheckConfig validates cfg for this variant.
@@ -111,6 +117,23 @@ var variants = []Variant{
 		Epochs:         true,
 		Notify:         true,
 		LocalDeadline:  true,
+	},
+	{
+		Name:    "flock",
+		Summary: "flock(2) on the lock file, released by the kernel when its holder dies; an epoch record written under the lock",
+		NewStore: func(p Proc, path string) Store {
+			return &FlockFile{FS: p, Path: path}
+		},
+		Run: func(p Proc, s Store, path string, cfg Config) error {
+			f, err := NewFlock(p, s, path, cfg)
+			if err != nil {
+				return err
+			}
+			f.Run()
+			return nil
+		},
+		Epochs:     true,
+		KernelLock: true,
 	},
 }
 

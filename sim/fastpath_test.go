@@ -13,7 +13,7 @@ import (
 func TestFastPathChangesNothing(t *testing.T) {
 	for seed := uint64(0); seed < 40; seed++ {
 		cfg := Config{
-			Variant: []string{"seed", "seed-naive"}[seed%2],
+			Variant: []string{"seed", "seed-naive", "flock"}[seed%3],
 			Seed:    seed,
 			Horizon: 40 * time.Second,
 			Procs: []ProcSpec{

@@ -124,6 +124,14 @@ var crashCalls = []string{"open-excl", "open-create", "open-trunc", "write", "cl
 // errCalls are the call kinds an injected I/O error may hit.
 var errCalls = []string{"open-excl", "open-create", "open-trunc", "write", "close", "fsync", "read", "remove", "rename", "link"}
 
+// With flock: the same, and flock itself. (Separate lists, so that the
+// setups drawn for the other variants, and their replay lines, stay as
+// they were.)
+var (
+	crashCallsFlock = append(crashCalls[:len(crashCalls):len(crashCalls)], "flock")
+	errCallsFlock   = append(errCalls[:len(errCalls):len(errCalls)], "flock")
+)
+
 // RandomSetup returns the setup of the run with the given seed: a pure
 // function of (o, seed), so that a run found by a search is replayed from
 // its seed alone. o must be normalized.
@@ -170,6 +178,10 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 	}
 	if len(o.Faults) == 0 {
 		return cfg
+	}
+	crashCalls, errCalls := crashCalls, errCalls
+	if v, err := lease.LookupVariant(o.Variant); err == nil && v.KernelLock {
+		crashCalls, errCalls = crashCallsFlock, errCallsFlock
 	}
 	lease := lc.LeaseDuration
 	span := int64(cfg.Horizon * 3 / 4)

@@ -63,7 +63,15 @@ type Bounds struct {
 // variant that is notified of changes and wakes when the lease it saw can
 // expire owes no watch interval: a crash fails over in one lease (plus its
 // drift margin), a release at once.
+//
+// A variant whose leadership is a kernel lock (flock) owes no lease
+// either: a SIGKILL or SIGTERM of the leader hands the lock to a waiting
+// process at once (Slack: a few system calls). It may be leaderless only
+// while a process backs off after an I/O error, at most WatchInterval.
 func BoundsFor(v lease.Variant, c lease.Config) Bounds {
+	if v.KernelLock {
+		return Bounds{Wedge: c.WatchInterval + v.ClockTolerance + Slack, Kill: Slack, Term: Slack}
+	}
 	watch := c.WatchInterval
 	if v.Notify {
 		watch = 0

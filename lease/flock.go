@@ -1,0 +1,336 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// FlockRecordSize is the size of the flock store's record: the whole
+// record goes to the kernel in one write(2) at offset 0 of the lock file.
+const FlockRecordSize = 64
+
+// ErrUnreadable is wrapped by a Read of a record that exists but cannot be
+// parsed: something other than a leaselab process wrote the lock file.
+var ErrUnreadable = errors.New("lease record unreadable")
+
+// FlockFile is the store of the flock variant: one fixed-size record,
+// {"processId":H,"epoch":E} padded with spaces to [FlockRecordSize] bytes,
+// at offset 0 of the lock file, which holders lock with flock(2).
+//
+// It is a lease register only under the lock: its writes compare nothing,
+// because the caller holds the file's flock, which makes its read-then-write
+// a compare-and-set (the checker's linearizable-store property verifies
+// that it does). Each write is its own open(O_WRONLY|O_NOFOLLOW), one
+// write(2) of the whole record, fsync and close: the lock file is never
+// truncated, renamed or removed, since a newcomer that opened a different
+// inode at the same name would lock that one instead, and lead beside the
+// holder. Closing the store's own descriptor does not release the lock,
+// which belongs to the locking descriptor (flock, unlike fcntl locks). The
+// record stays after its holder stops leading: it is the history of epochs,
+// which the next holder continues.
+type FlockFile struct {
+	FS   FS
+	Path string
+
+	buf []byte // encoding scratch; FS.Write does not retain it
+}
+
+var _ Store = (*FlockFile)(nil)
+
+// Read returns the record. An absent or empty lock file has none: an error
+// for which errors.Is(err, fs.ErrNotExist). A record that cannot be parsed,
+// or a file too large to be one (EFBIG: someone grew it past MaxReadFile),
+// is an error wrapping [ErrUnreadable], with a record held by [Unknown].
+func (s *FlockFile) Read() (Record, error) {
+	b, err := s.FS.ReadFile(s.Path)
+	if errors.Is(err, syscall.EFBIG) {
+		// Larger than any record (FS.ReadFile's bound): not ours.
+		return Record{Holder: Unknown}, &fs.PathError{Op: "read", Path: s.Path, Err: ErrUnreadable}
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	if len(b) == 0 {
+		return Record{}, &fs.PathError{Op: "read", Path: s.Path, Err: syscall.ENOENT}
+	}
+	rec, err := ParseFlockRecord(b)
+	if err != nil {
+		return Record{Holder: Unknown}, &fs.PathError{Op: "read", Path: s.Path, Err: ErrUnreadable}
+	}
+	return rec, nil
+}
+
+// Create writes the first record, epoch 1, for holder. The caller holds the
+// lock and has read no record.
+func (s *FlockFile) Create(holder int64, ttl time.Duration) (Record, error) {
+	return s.write(Record{Holder: holder, Epoch: 1, Version: 1})
+}
+
+// Renew returns cur: there is nothing to renew, the kernel holds the lock
+// until its holder releases it or dies.
+func (s *FlockFile) Renew(cur Record, ttl time.Duration) (Record, error) { return cur, nil }
+
+// Takeover writes a record for holder with the epoch after stale's. The
+// caller holds the lock and has just read stale.
+func (s *FlockFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
+	e := stale.Epoch + 1
+	return s.write(Record{Holder: holder, Epoch: e, Version: e})
+}
+
+// Release does nothing: the flock variant releases the kernel's lock
+// (LOCK_UN), not the record, which keeps the last epoch for the next
+// holder. The flock variant never calls it.
+func (s *FlockFile) Release(cur Record) error { return nil }
+
+// write writes rec at offset 0 of the lock file, in one write(2), and
+// fsyncs it, so that the epoch outlives a power loss before the holder
+// acts with it. A failure at any step is a "write" StepError; the record
+// may or may not have been written.
+func (s *FlockFile) write(rec Record) (Record, error) {
+	s.buf = AppendFlockRecord(s.buf[:0], rec)
+	fd, err := s.FS.Open(s.Path, O_WRONLY|O_NOFOLLOW, perm)
+	if err != nil {
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	_, err = s.FS.Write(fd, s.buf)
+	if err == nil {
+		err = s.FS.Fsync(fd)
+	}
+	if err1 := s.FS.Close(fd); err == nil {
+		err = err1
+	}
+	if err != nil {
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	return rec, nil
+}
+
+// AppendFlockRecord appends the flock store's record for r: the versioned
+// store's JSON ({"processId":H,"epoch":E}), padded with spaces and ended
+// with a newline to FlockRecordSize bytes. Every int64 pair fits.
+func AppendFlockRecord(b []byte, r Record) []byte {
+	start := len(b)
+	b = appendVersioned(b, r)
+	for len(b)-start < FlockRecordSize-1 {
+		b = append(b, ' ')
+	}
+	return append(b, '\n')
+}
+
+// ParseFlockRecord decodes what AppendFlockRecord writes: the first
+// FlockRecordSize bytes of b, trailing spaces and newline removed, must be
+// a versioned record (holder and epoch of at most 18 digits). Bytes after
+// the record (left by a foreign longer file that the record overwrote) are
+// ignored. Version is set to the epoch.
+func ParseFlockRecord(b []byte) (Record, error) {
+	if len(b) > FlockRecordSize {
+		b = b[:FlockRecordSize]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	rec, err := parseVersioned(b)
+	if err != nil {
+		return Record{}, err
+	}
+	rec.Version = rec.Epoch
+	return rec, nil
+}
+
+// forever is a local deadline that never passes: a flock leader leads
+// until it releases the lock or dies.
+const forever = time.Duration(1 << 62)
+
+// flockBackoff is the first pause after a failed attempt; it doubles with
+// every consecutive failure, up to WatchInterval.
+const flockBackoff = time.Millisecond
+
+// Flock is the flock variant's algorithm: leadership is the kernel's
+// flock(2) lock on the lock file, which the kernel releases the moment its
+// holder dies, so failover waits for no lease and no clock: a waiter
+// blocked in flock wakes as soon as the holder's descriptors are closed.
+//
+//   - Open the lock file (O_RDWR|O_CREAT|O_NOFOLLOW) once, and lock it
+//     with LOCK_EX, waiting if another process holds it.
+//   - Under the lock, read the record and write the next epoch (1 for an
+//     absent or empty file): the lock makes the read and write a
+//     compare-and-set, so epochs strictly increase from leader to leader.
+//   - Lead until SIGTERM: nothing to renew, no deadline, nothing a clock
+//     can break. A paused leader still holds the lock, so nobody else can
+//     lead meanwhile, and nobody does anything for as long as it is paused.
+//   - On SIGTERM, stop leading, then unlock, so a waiter takes over at
+//     once; a process that is not leading just exits (the kernel releases
+//     its lock after any write it has in flight).
+//   - After an error (open, lock, read or write), unlock, then wait before
+//     the next attempt: 1 ms, doubling with each consecutive failure, up to
+//     WatchInterval, so that a transient error delays nobody's failover
+//     and a persistent one does not spin.
+type Flock struct {
+	p    Proc
+	s    Store
+	path string
+	cfg  Config
+	pid  int64
+
+	mu       sync.Mutex // guards the fields below (the signal handler reads them)
+	fd       FD         // the locking descriptor; -1 while none is open
+	leading  bool
+	cancel   context.CancelFunc
+	stopping bool // SIGTERM: lead no more
+}
+
+// NewFlock returns the flock variant's elector for process p over s, the
+// lock file at path.
+func NewFlock(p Proc, s Store, path string, cfg Config) (*Flock, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Flock{p: p, s: s, path: path, cfg: cfg, pid: int64(p.PID()), fd: -1}, nil
+}
+
+func (f *Flock) isStopping() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stopping
+}
+
+func (f *Flock) setFD(fd FD) {
+	f.mu.Lock()
+	f.fd = fd
+	f.mu.Unlock()
+}
+
+// Run runs the elector: it returns only through p.Exit.
+func (f *Flock) Run() {
+	f.p.Log(MsgStarted, f.pid, 0)
+	f.p.Go("signal", f.handleShutdown)
+	f.p.Role(RoleWatcher)
+	var backoff time.Duration
+	fail := func(m Msg) {
+		f.p.Log(m, 0, 0)
+		backoff = min(max(2*backoff, flockBackoff), f.cfg.WatchInterval)
+		f.p.Sleep(backoff)
+	}
+	fd := FD(-1)
+	for {
+		if f.isStopping() {
+			f.p.Sleep(f.cfg.WatchInterval) // the signal handler ends the process
+			continue
+		}
+		if fd < 0 {
+			var err error
+			if fd, err = f.p.Open(f.path, O_RDWR|O_CREATE|O_NOFOLLOW, perm); err != nil {
+				fd = -1
+				fail(MsgFlockOpenFailed)
+				continue
+			}
+			f.setFD(fd)
+		}
+		err := f.p.Flock(fd, LOCK_EX|LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			f.p.Log(MsgFlockWaiting, 0, 0)
+			err = f.p.Flock(fd, LOCK_EX)
+		}
+		if err != nil {
+			fail(MsgFlockLockFailed)
+			continue
+		}
+		rec, err := f.claim()
+		if err != nil {
+			// Do not lead: the record may or may not hold our epoch, and the
+			// next holder reads whichever it holds and writes the one after.
+			f.p.Flock(fd, LOCK_UN)
+			if errors.Is(err, fs.ErrNotExist) {
+				// The lock file is gone from its name (removed by someone):
+				// the lock we held is on a nameless inode. Open the name
+				// afresh, to contend with whoever opened it since.
+				f.setFD(-1)
+				f.p.Close(fd)
+				fd = -1
+			}
+			fail(MsgFlockRecordFailed)
+			continue
+		}
+		backoff = 0
+		f.lead(rec)
+	}
+}
+
+// claim writes the next record under the lock.
+func (f *Flock) claim() (Record, error) {
+	rec, err := f.s.Read()
+	switch {
+	case err == nil:
+		return f.s.Takeover(rec, f.pid, f.cfg.LeaseDuration)
+	case errors.Is(err, fs.ErrNotExist):
+		return f.s.Create(f.pid, f.cfg.LeaseDuration)
+	case errors.Is(err, ErrUnreadable):
+		// Someone who can write the lock file wrote something else over
+		// the record: the last epoch is lost. Continue from the wall clock
+		// in microseconds, far above any epoch counted from 1 (the limit:
+		// see the README's security notes).
+		floor := max(f.p.Now().UnixMicro(), 1)
+		f.p.Log(MsgFlockUnreadable, floor, 0)
+		return f.s.Takeover(Record{Holder: Unknown, Epoch: floor - 1, Version: floor - 1}, f.pid, f.cfg.LeaseDuration)
+	}
+	return Record{}, err // an I/O error says nothing about the record
+}
+
+// lead leads with rec until the process ends: it returns only if SIGTERM
+// came first.
+func (f *Flock) lead(rec Record) {
+	term := &Term{clock: f.p, epoch: rec.Epoch, deadline: forever}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
+	f.mu.Lock()
+	if f.stopping {
+		f.mu.Unlock()
+		cancel()
+		return // the signal handler is ending the process: never lead
+	}
+	f.leading, f.cancel = true, cancel
+	f.mu.Unlock()
+	f.p.Role(RoleLeader)
+	f.p.Lead(rec.Epoch, forever)
+	f.p.Log(MsgFlockAcquired, rec.Epoch, 0)
+	if cb := f.cfg.Callbacks.OnNewLeader; cb != nil {
+		cb(f.pid)
+	}
+	if cb := f.cfg.Callbacks.OnStartedLeading; cb != nil {
+		cb(ctx)
+	}
+	for {
+		f.p.Sleep(time.Hour) // nothing to renew: the kernel holds the lock
+	}
+}
+
+// handleShutdown steps down on SIGTERM and, if this process led, unlocks
+// so that a waiter takes over at once, then exits.
+func (f *Flock) handleShutdown() {
+	f.p.AwaitShutdown()
+	f.p.Log(MsgShutdown, 0, 0)
+	f.mu.Lock()
+	f.stopping = true
+	lead, cancel, fd := f.leading, f.cancel, f.fd
+	f.leading, f.cancel = false, nil
+	f.mu.Unlock()
+	if lead {
+		f.p.Role(RoleWatcher)
+		cancel()
+		if cb := f.cfg.Callbacks.OnStoppedLeading; cb != nil {
+			cb()
+		}
+		// The leader's main activity only sleeps: no record write is in
+		// flight, so the lock can go before the process does.
+		if f.p.Flock(fd, LOCK_UN) == nil {
+			f.p.Log(MsgReleased, 0, 0)
+		}
+	}
+	// A process that is not leading may be writing a record under the
+	// lock right now: unlocking would let another process write beside
+	// it. Its exit releases the lock, after that write.
+	f.p.Exit(0)
+}
