@@ -85,12 +85,31 @@ func (c *Config) Normalize() error {
 	if len(c.Procs) == 0 {
 		return errors.New("a run needs at least one process")
 	}
-	pids := map[int]bool{}
+	// PIDs are distinct among the processes that can run at once: after a
+	// power loss, the machine's restart may give a program its old PID.
+	var power []time.Duration
+	for _, f := range c.Faults {
+		if f.Kind == Power {
+			power = append(power, f.At)
+		}
+	}
+	boot := func(start time.Duration) int {
+		n := 0
+		for _, at := range power {
+			if at < start {
+				n++
+			}
+		}
+		return n
+	}
+	type bootPID struct{ boot, pid int }
+	pids := map[bootPID]bool{}
 	for _, p := range c.Procs {
-		if p.PID <= 0 || pids[p.PID] {
+		k := bootPID{boot(p.Start), p.PID}
+		if p.PID <= 0 || pids[k] {
 			return fmt.Errorf("process ids must be positive and distinct (got %d)", p.PID)
 		}
-		pids[p.PID] = true
+		pids[k] = true
 		if p.Start < 0 {
 			return fmt.Errorf("process %d starts at negative time %v", p.PID, p.Start)
 		}
