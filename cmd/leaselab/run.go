@@ -28,7 +28,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	variant := fs.String("variant", "reference", "variant to run (valid: "+lease.VariantNames()+")")
-	store := fs.String("store", "file", "lease store: file (flock, redis, etcd and sql are later issues)")
+	store := fs.String("store", "file", "lease store: file (the lock file of -variant) or flock (the kernel's flock(2) lock on the lock file, which its holder's death releases: the flock variant); redis, etcd and sql are later issues")
 	path := fs.String("path", "", "the lock file")
 	id := fs.Int("id", 0, "holder id written in the lease (0: the process id)")
 	startAt := fs.Int64("start-at", 0, "wait until CLOCK_MONOTONIC reads `NS` before contending (leaselab torture -trials starts every process at once)")
@@ -47,8 +47,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *path == "" {
 		return usagef("run needs -path LOCKFILE")
 	}
-	if *store != "file" {
-		return usagef("-store %q: only file is implemented (valid: file)", *store)
+	switch *store {
+	case "file":
+	case "flock":
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "variant" })
+		if explicit && *variant != "flock" {
+			return usagef("-store flock runs the flock variant, not -variant %s (use -store file for %s, or leave -variant out)", *variant, *variant)
+		}
+		*variant = "flock"
+	default:
+		return usagef("-store %q: valid: file, flock", *store)
 	}
 	if err := checkLockPath(*path); err != nil {
 		return err

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leaselab/leaselab/lease"
 )
 
 // leaselab run as real processes: the first leads and runs its command, a
@@ -69,4 +74,145 @@ func TestRunSingleton(t *testing.T) {
 	}
 	b.Process.Signal(syscall.SIGTERM)
 	b.Wait()
+}
+
+// leaselab run -store flock as real processes: one leads, the next waits
+// in flock(2); SIGKILL of the leader, and the kernel releases its lock as
+// it reaps the process, so the waiter leads, with the next epoch, within
+// milliseconds. Five leaders in a row are killed; each gap runs from the
+// kill(2) to the new leader's log line arriving on its pipe.
+func TestRunFlockFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	bin := leaselabBinary(t)
+	lock := filepath.Join(t.TempDir(), "leader.lock")
+	type line struct {
+		text string
+		at   time.Time
+	}
+	type proc struct {
+		cmd   *exec.Cmd
+		lines chan line
+		log   strings.Builder
+	}
+	start := func(id int) *proc {
+		p := &proc{cmd: exec.Command(bin, "run", "-store", "flock", "-path", lock, "-id", strconv.Itoa(id)), lines: make(chan line, 100)}
+		out, err := p.cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				p.lines <- line{sc.Text(), time.Now()}
+			}
+			close(p.lines)
+		}()
+		t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+		return p
+	}
+	waitFor := func(p *proc, want string) time.Time {
+		t.Helper()
+		timeout := time.After(5 * time.Second)
+		for {
+			select {
+			case l, ok := <-p.lines:
+				if !ok {
+					t.Fatalf("process %d ended before logging %q:\n%s", p.cmd.Process.Pid, want, p.log.String())
+				}
+				p.log.WriteString(l.text + "\n")
+				if strings.Contains(l.text, want) {
+					return l.at
+				}
+			case <-timeout:
+				t.Fatalf("process %d did not log %q within 5 s:\n%s", p.cmd.Process.Pid, want, p.log.String())
+			}
+		}
+	}
+	leader := start(1)
+	waitFor(leader, "[LEADER] Acquired flock, epoch 1")
+	var gaps []time.Duration
+	for epoch := 2; epoch <= 6; epoch++ {
+		waiter := start(epoch)
+		waitFor(waiter, "[WATCHER] Lock held by another process, waiting")
+		time.Sleep(20 * time.Millisecond) // into its blocking flock(2)
+		killed := time.Now()
+		if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		led := waitFor(waiter, "[LEADER] Acquired flock, epoch "+strconv.Itoa(epoch))
+		gaps = append(gaps, led.Sub(killed))
+		leader.cmd.Wait()
+		leader = waiter
+	}
+	slices.Sort(gaps)
+	t.Logf("SIGKILL of the leader to the next leader's log line, 5 failovers: min %v, median %v, max %v", gaps[0], gaps[2], gaps[4])
+	if gaps[4] > 200*time.Millisecond {
+		t.Errorf("failover took up to %v; the kernel releases a dead holder's flock at once", gaps[4])
+	}
+	// SIGTERM: the leader steps down, unlocks and exits 0.
+	leader.cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(leader, "Lease released")
+	if err := leader.cmd.Wait(); err != nil {
+		t.Errorf("leader after SIGTERM: %v", err)
+	}
+	b, err := os.ReadFile(lock)
+	if rec, perr := lease.ParseFlockRecord(b); perr != nil || rec.Holder != 6 || rec.Epoch != 6 || len(b) != lease.FlockRecordSize || err != nil {
+		t.Errorf("lock file %q: %+v, %v, %v; want holder 6's record, epoch 6, one record long", b, rec, perr, err)
+	}
+
+	// The kernel's part alone: this test process waits in flock(2) itself,
+	// and the gap runs from kill(2) to its flock returning.
+	var wakes []time.Duration
+	for id := 7; id <= 11; id++ {
+		leader := start(id)
+		waitFor(leader, "[LEADER] Acquired flock")
+		fd, err := lease.OSFS{}.Open(lock, lease.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan time.Time, 1)
+		go func() {
+			if err := (lease.OSFS{}).Flock(fd, lease.LOCK_EX); err != nil {
+				t.Error(err)
+			}
+			got <- time.Now()
+		}()
+		time.Sleep(20 * time.Millisecond)
+		killed := time.Now()
+		leader.cmd.Process.Signal(syscall.SIGKILL)
+		select {
+		case at := <-got:
+			wakes = append(wakes, at.Sub(killed))
+		case <-time.After(5 * time.Second):
+			t.Fatal("flock still waits 5 s after SIGKILL of the holder")
+		}
+		leader.cmd.Wait()
+		lease.OSFS{}.Close(fd)
+	}
+	slices.Sort(wakes)
+	t.Logf("SIGKILL of the holder to a waiting flock(2) returning, 5 times: min %v, median %v, max %v", wakes[0], wakes[2], wakes[4])
+}
+
+// -store flock selects the flock variant; with another -variant it is a
+// usage error, as is an unknown store.
+func TestRunStoreFlag(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "leader.lock")
+	for args, want := range map[string]string{
+		"-store flock -variant reference": "-store flock runs the flock variant, not -variant reference",
+		"-store flock -variant seed":      "not -variant seed",
+		"-store redis":                    `-store "redis": valid: file, flock`,
+	} {
+		code, _, errOut := runCLI(append([]string{"run", "-path", lock}, strings.Fields(args)...)...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("run %s: exit %d, stderr %q; want 2 and %q", args, code, errOut, want)
+		}
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Error("a refused run created the lock file")
+	}
 }
