@@ -16,17 +16,14 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/schollz/progressbar/v3 v3.19.1 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
-	go.etcd.io/etcd/client/v3 v3.7.3 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
@@ -40,10 +37,26 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
 )
 
 // golang.org/x/sys/unix: flock(2) for lease.OSFS.Flock (the flock store),
 // and the LOCK_* values lease exports; package syscall is frozen, and
 // x/sys/unix is the maintained home of these calls.
 require golang.org/x/sys v0.50.0
+
+// The distributed stores (issue 7), each a lease.Store in its own package
+// so that package lease itself depends on none of them:
+//   - github.com/redis/go-redis/v9: lease/redisstore's client (server-side
+//     Lua scripts for compare-and-set, SET NX PX for create).
+//   - go.etcd.io/etcd/client/v3: lease/etcdstore's client (leases for the
+//     TTL, transactions comparing a key's revision).
+//   - modernc.org/sqlite: lease/sqlstore's embedded default, SQLite in pure
+//     Go (no cgo).
+//   - github.com/jackc/pgx/v5: lease/sqlstore's PostgreSQL driver (its
+//     database/sql adapter, pgx/v5/stdlib).
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/redis/go-redis/v9 v9.23.0
+	go.etcd.io/etcd/client/v3 v3.7.3
+	modernc.org/sqlite v1.62.0
+)

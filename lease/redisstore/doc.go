@@ -1,0 +1,48 @@
+// Package redisstore is a lease.Store on Redis: one lease is one key,
+// written only by server-side scripts, so that every operation is atomic
+// on the server.
+//
+// Keys. A lease named NAME lives at "leaselab:{NAME}" (the record) and
+// "leaselab:{NAME}:version" (a counter). The braces are a hash tag: both
+// keys hash to the same slot, as a script's keys must on a Redis Cluster.
+//
+// Record. The value is "HOLDER EPOCH VERSION" in decimal. VERSION comes from
+// INCR of the counter at every write (create, renew, takeover), so it
+// strictly increases; the counter never expires and is never deleted, so a
+// version (and an epoch) is never reused, not after a release (which
+// deletes the record) and not after the record expired on the server. The
+// epoch is the version at which its holder acquired (create or takeover).
+// Until is 0: expiry belongs to the server (its TTL) and to the observers
+// (lease.Reference's own clocks), not to the record.
+//
+// Operations. Create is SET NX PX inside a script that first takes the next
+// version; Renew, Takeover and Release compare the whole value with the
+// expected record's and then SET (with PX) or DEL: a failed compare is
+// lease.ErrConflict. A Takeover or Renew of a record the server has already
+// expired finds no value and fails with lease.ErrConflict too: the caller
+// re-reads, sees no lease, and creates one. A missing record reads as
+// fs.ErrNotExist; Create over an existing one fails with fs.ErrExist. Any
+// other error (timeout, refused or reset connection, wrong password) is
+// returned as it is: the operation's outcome is unknown, and
+// lease.Reference retries, stepping down at its local deadline.
+//
+// TTL. Each write sets the key's TTL (PX) to the lease duration plus
+// Options.ExpiryMargin. That expiry is a safety net for abandoned leases,
+// not what elects: lease.Reference takes over a record only after it has
+// not changed for a lease on the observer's own monotonic clock, and its
+// leader stops at a local deadline shorter than the lease. Redis stamps an
+// expiry with its own wall clock, so a step of the server's clock moves it;
+// a margin absorbs such steps (a longer server TTL never delays a takeover
+// by lease.Reference, only the cleanup of a lease whose every contender has
+// gone).
+//
+// Durability. The counter is as durable as the server's data: with neither
+// RDB snapshots nor the AOF, a restarted Redis starts versions (and so
+// epochs) again from 1. Run Redis with appendonly yes (appendfsync always
+// for the strictest guarantee) where fencing epochs must survive a restart.
+//
+// Timeouts. Every call has its own deadline (Options.Timeout, default
+// 1 s; keep it well under the renew interval), the client never retries
+// (a retried write could report a conflict with its own success), and a
+// hung server costs a call at most its timeout.
+package redisstore

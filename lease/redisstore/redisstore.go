@@ -1,0 +1,276 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// DefaultTimeout bounds each call when Options.Timeout is zero.
+const DefaultTimeout = time.Second
+
+// Options configure a Store.
+type Options struct {
+	// Addr is the server's host:port.
+	Addr string
+	// Username and Password authenticate (AUTH); both may be empty.
+	Username, Password string
+	// DB is the database number (SELECT).
+	DB int
+	// Name names the lease: its keys are "leaselab:{Name}" and
+	// "leaselab:{Name}:version".
+	Name string
+	// Timeout bounds each call, connection included (0: DefaultTimeout).
+	// Keep it well under the elector's renew interval: a call under way
+	// when the leader's local deadline passes delays its step-down by up
+	// to this much.
+	Timeout time.Duration
+	// ExpiryMargin is added to the lease duration for the key's TTL (see
+	// the package comment). 0: the TTL is the lease duration.
+	ExpiryMargin time.Duration
+	// OnError, if set, is called with every error a call returns that is
+	// none of the contract's outcomes (no record, a record exists, a
+	// conflict): an unreachable or hung server, a refused password, a
+	// dropped connection. lease.Reference treats such an error as "try
+	// again" and steps down at its local deadline; this is where to see
+	// it. It must not block.
+	OnError func(op string, err error)
+}
+
+// Store is a lease.Store on one Redis key. Its methods may be called
+// concurrently.
+type Store struct {
+	c       *redis.Client
+	key     string
+	counter string
+	timeout time.Duration
+	margin  time.Duration
+	onError func(string, error)
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New connects to the server and checks that it answers (PING, after
+// AUTH when a password is given) within ctx and the call timeout: an
+// unreachable server or a refused password is an error here, not at the
+// first lease operation.
+func New(ctx context.Context, o Options) (*Store, error) {
+	if o.Addr == "" || o.Name == "" {
+		return nil, errors.New("redisstore: Options.Addr and Options.Name are required")
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	c := redis.NewClient(&redis.Options{
+		Addr:     o.Addr,
+		Username: o.Username,
+		Password: o.Password,
+		DB:       o.DB,
+		Protocol: 2,
+		// A retried script could report a conflict with its own first,
+		// successful, attempt: every call is made once, and an error is
+		// an unknown outcome for the caller to handle.
+		MaxRetries:               -1,
+		DialerRetries:            1,
+		DialTimeout:              timeout,
+		ReadTimeout:              timeout,
+		WriteTimeout:             timeout,
+		PoolTimeout:              timeout,
+		ContextTimeoutEnabled:    true,
+		PoolSize:                 4,
+		DisableIdentity:          true, // CLIENT SETINFO is Redis 7.2's
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	s := &Store{
+		c:       c,
+		key:     "leaselab:{" + o.Name + "}",
+		counter: "leaselab:{" + o.Name + "}:version",
+		timeout: timeout,
+		margin:  o.ExpiryMargin,
+		onError: o.OnError,
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redisstore: %s: %w", o.Addr, err)
+	}
+	return s, nil
+}
+
+// Close closes the client's connections.
+func (s *Store) Close() error { return s.c.Close() }
+
+// Key returns the record's key.
+func (s *Store) Key() string { return s.key }
+
+// The scripts. KEYS[1] is the record, KEYS[2] the version counter.
+// Versions are formatted with %d: Lua's own number formatting turns large
+// integers into exponents.
+var (
+	// ARGV[1] holder, ARGV[2] TTL in ms. Returns the new version, or 0 if
+	// a record exists.
+	createScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local v = redis.call('INCR', KEYS[2])
+local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
+if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return 0 end
+return v`)
+	// ARGV[1] the expected value, ARGV[2] the holder to write, ARGV[3] its
+	// epoch ("" for an acquisition: the new version), ARGV[4] TTL in ms.
+	// Returns the new version, or 0 if the value is not the expected one
+	// (or there is none).
+	writeScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local v = redis.call('INCR', KEYS[2])
+local e = ARGV[3]
+if e == '' then e = string.format('%d', v) end
+redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. e .. ' ' .. string.format('%d', v), 'PX', ARGV[4])
+return v`)
+	// ARGV[1] the expected value. Returns 1 if it was deleted, 0 if the
+	// value is not the expected one.
+	releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`)
+)
+
+// encode is the record's value.
+func encode(r lease.Record) string {
+	return strconv.FormatInt(r.Holder, 10) + " " + strconv.FormatInt(r.Epoch, 10) + " " + strconv.FormatInt(r.Version, 10)
+}
+
+// decode parses a value that encode wrote, and nothing else.
+func decode(v string) (lease.Record, bool) {
+	f := strings.Split(v, " ")
+	if len(f) != 3 {
+		return lease.Record{}, false
+	}
+	var n [3]int64
+	for i, s := range f {
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || x < 0 || strconv.FormatInt(x, 10) != s {
+			return lease.Record{}, false
+		}
+		n[i] = x
+	}
+	if n[1] <= 0 || n[2] < n[1] {
+		return lease.Record{}, false
+	}
+	return lease.Record{Holder: n[0], Epoch: n[1], Version: n[2]}, true
+}
+
+// ttlMS is the key's TTL for a lease of ttl, in whole milliseconds,
+// rounded up.
+func (s *Store) ttlMS(ttl time.Duration) int64 {
+	d := ttl + s.margin
+	return max(1, int64((d+time.Millisecond-1)/time.Millisecond))
+}
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// fail reports and wraps an error that is none of the contract's outcomes.
+func (s *Store) fail(op string, err error) error {
+	err = fmt.Errorf("redisstore: %s %s: %w", op, s.key, err)
+	if s.onError != nil {
+		s.onError(op, err)
+	}
+	return err
+}
+
+// Read returns the record; none is an error for which
+// errors.Is(err, fs.ErrNotExist).
+func (s *Store) Read() (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	v, err := s.c.Get(ctx, s.key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return lease.Record{}, fmt.Errorf("redisstore: read %s: %w", s.key, fs.ErrNotExist)
+	case err != nil:
+		return lease.Record{}, s.fail("read", err)
+	}
+	rec, ok := decode(v)
+	if !ok {
+		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record", v))
+	}
+	return rec, nil
+}
+
+// Create writes a record for holder, epoch and version the next version,
+// if there is none; if there is one it fails with an error for which
+// errors.Is(err, fs.ErrExist).
+func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl)).Int64()
+	switch {
+	case err != nil:
+		return lease.Record{}, s.fail("create", err)
+	case v == 0:
+		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
+	}
+	return lease.Record{Holder: holder, Epoch: v, Version: v}, nil
+}
+
+// write runs writeScript: rec replaces expected if expected is still the
+// value. An epoch of 0 is an acquisition's: the new version.
+func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl time.Duration) (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	e := ""
+	if epoch != 0 {
+		e = strconv.FormatInt(epoch, 10)
+	}
+	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl)).Int64()
+	switch {
+	case err != nil:
+		return lease.Record{}, s.fail(op, err)
+	case v == 0:
+		return lease.Record{}, fmt.Errorf("redisstore: %s %s: %w", op, s.key, lease.ErrConflict)
+	}
+	if epoch == 0 {
+		epoch = v
+	}
+	return lease.Record{Holder: holder, Epoch: epoch, Version: v}, nil
+}
+
+// Renew writes the next version of cur if cur is still the record, else
+// fails with lease.ErrConflict (also when the server has expired it).
+func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	return s.write("renew", cur, cur.Holder, cur.Epoch, ttl)
+}
+
+// Takeover writes a record for holder, with the next version as its epoch,
+// if stale is still the record, else fails with lease.ErrConflict (also
+// when the server has expired it: re-read, then Create).
+func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	return s.write("takeover", stale, holder, 0, ttl)
+}
+
+// Release deletes cur if it is still the record, else fails with
+// lease.ErrConflict. The version counter stays: the next record's version
+// and epoch are higher.
+func (s *Store) Release(cur lease.Record) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	n, err := releaseScript.Run(ctx, s.c, []string{s.key}, encode(cur)).Int64()
+	switch {
+	case err != nil:
+		return s.fail("release", err)
+	case n == 0:
+		return fmt.Errorf("redisstore: release %s: %w", s.key, lease.ErrConflict)
+	}
+	return nil
+}
