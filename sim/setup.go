@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -26,10 +27,16 @@ type SetupOptions struct {
 	Scheduler string
 }
 
-// FaultKinds are the injectable fault kinds, in the order names list them.
+// FaultKinds are the faults of a running machine, in the order names list
+// them: "all" means these.
 var FaultKinds = []FaultKind{Kill, Term, Stop, Skew, Drift, Jump, FSError}
 
-// ParseFaults parses "kill,term", "all" or "none".
+// MachineFaults are the faults of the whole machine, chosen by name only
+// ("all,power"): a power loss ends every process and needs a setup with
+// the machine's restart.
+var MachineFaults = []FaultKind{Power}
+
+// ParseFaults parses "kill,term", "all", "all,power" or "none".
 func ParseFaults(s string) ([]FaultKind, error) {
 	switch s {
 	case "all":
@@ -40,13 +47,20 @@ func ParseFaults(s string) ([]FaultKind, error) {
 	var out []FaultKind
 	seen := map[FaultKind]bool{}
 	for _, name := range strings.Split(s, ",") {
-		k, ok := faultByName(strings.TrimSpace(name))
-		if !ok {
-			return nil, fmt.Errorf("unknown fault %q (valid: kill, term, stop, skew, drift, jump, fserr, all, none)", name)
+		name = strings.TrimSpace(name)
+		kinds := FaultKinds
+		if name != "all" {
+			k, ok := faultByName(name)
+			if !ok {
+				return nil, fmt.Errorf("unknown fault %q (valid: kill, term, stop, skew, drift, jump, fserr, power, all, none)", name)
+			}
+			kinds = []FaultKind{k}
 		}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
+		for _, k := range kinds {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
@@ -58,18 +72,24 @@ func FaultNames(kinds []FaultKind) string {
 	if len(kinds) == 0 {
 		return "none"
 	}
-	if len(kinds) == len(FaultKinds) {
-		return "all"
+	all := true
+	for _, k := range FaultKinds {
+		all = all && slices.Contains(kinds, k)
 	}
 	var names []string
+	if all {
+		names = append(names, "all")
+	}
 	for _, k := range kinds {
-		names = append(names, k.String())
+		if !all || !slices.Contains(FaultKinds, k) {
+			names = append(names, k.String())
+		}
 	}
 	return strings.Join(names, ",")
 }
 
 func faultByName(name string) (FaultKind, bool) {
-	for _, k := range FaultKinds {
+	for _, k := range append(FaultKinds[:len(FaultKinds):len(FaultKinds)], MachineFaults...) {
 		if k.String() == name {
 			return k, true
 		}
@@ -185,6 +205,7 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 	}
 	lease := lc.LeaseDuration
 	span := int64(cfg.Horizon * 3 / 4)
+	power := false
 	for range 1 + rng.IntN(4) {
 		f := Fault{Kind: o.Faults[rng.IntN(len(o.Faults))], At: time.Duration(rng.Int64N(span))}
 		f.Proc = rng.IntN(n)
@@ -227,6 +248,20 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 			if f.Proc == Leader {
 				f.Proc = rng.IntN(n)
 			}
+		case Power:
+			// One power loss a run, after the first two seconds; the
+			// machine restarts 1 to 2 s later and every program starts
+			// again, with its old PID, on what the disk kept.
+			if power {
+				continue
+			}
+			power = true
+			f.Proc, f.At = 0, 2*time.Second+time.Duration(rng.Int64N(span))
+			reboot := f.At + time.Second + time.Duration(rng.Int64N(int64(time.Second)))
+			for i := range n {
+				cfg.Procs = append(cfg.Procs, ProcSpec{PID: cfg.Procs[i].PID, Start: reboot + time.Duration(rng.Int64N(int64(time.Second)))})
+			}
+			cfg.Horizon = max(cfg.Horizon, reboot+3*(lc.LeaseDuration+lc.WatchInterval))
 		case FSError:
 			f.Call = errCalls[rng.IntN(len(errCalls))]
 			f.Nth = 1 + rng.IntN(4)

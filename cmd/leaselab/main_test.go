@@ -57,7 +57,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"scenario", "steady", "-lease", "x"}, "invalid value"},
 		{[]string{"scenario"}, "kill-leader"},
 		{[]string{"scenario", "steady", "extra"}, "one NAME"},
-		{[]string{"frobnicate"}, "scenario, check, replay, explore, run"},
+		{[]string{"frobnicate"}, "scenario, check, replay, explore, viz, run, torture, failover"},
 		{[]string{"variants", "x"}, "no arguments"},
 		{[]string{"run"}, "needs -path"},
 		{[]string{"run", "-path", "/dev/stdin"}, "symbolic link"},
