@@ -26,7 +26,6 @@ require (
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.uber.org/zap v1.27.1 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -50,6 +49,8 @@ require golang.org/x/sys v0.50.0
 //     Lua scripts for compare-and-set, SET NX PX for create).
 //   - go.etcd.io/etcd/client/v3: lease/etcdstore's client (leases for the
 //     TTL, transactions comparing a key's revision).
+//   - go.uber.org/zap: the etcd client's logger type; etcdstore gives it a
+//     no-op logger (errors are returned, not logged).
 //   - modernc.org/sqlite: lease/sqlstore's embedded default, SQLite in pure
 //     Go (no cgo).
 //   - github.com/jackc/pgx/v5: lease/sqlstore's PostgreSQL driver (its
@@ -58,5 +59,6 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.etcd.io/etcd/client/v3 v3.7.3
+	go.uber.org/zap v1.27.1
 	modernc.org/sqlite v1.62.0
 )

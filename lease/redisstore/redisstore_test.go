@@ -45,12 +45,14 @@ func open(t *testing.T, srv *servertest.Server, name string, timeout time.Durati
 
 // The contract suite against a real redis-server.
 func TestContract(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Redis(t, "")
 	storetest.Run(t, newLease(srv, time.Second), storetest.Options{Expiry: 300 * time.Millisecond, ExpirySlack: 150 * time.Millisecond})
 }
 
 // The same with a password.
 func TestContractWithPassword(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Redis(t, "pa ss:word")
 	storetest.Run(t, newLease(srv, time.Second), storetest.Options{Expiry: 300 * time.Millisecond, Skip: map[string]string{
 		"Expiry": "covered by TestContract", "Linearizable": "covered by TestContract",
@@ -60,6 +62,7 @@ func TestContractWithPassword(t *testing.T) {
 // The record's keys, value and TTL on the server, as the package comment
 // describes them.
 func TestKeysAndTTL(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Redis(t, "")
 	s := open(t, srv, "jobs", time.Second, nil)
 	rec, err := s.Create(7, 9*time.Second)
@@ -133,6 +136,7 @@ func TestUnreachable(t *testing.T) {
 
 // A wrong password (or none, where one is required) fails New.
 func TestWrongPassword(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Redis(t, "right")
 	for _, pw := range []string{"wrong", ""} {
 		s, err := New(context.Background(), Options{Addr: srv.Addr, Password: pw, Name: "x", Timeout: time.Second})

@@ -1,0 +1,45 @@
+// Package etcdstore is a lease.Store on etcd: one lease is one key,
+// written only by transactions that compare its revision, and attached to
+// an etcd lease that expires it if nobody renews it.
+//
+// Key and record. A lease named NAME lives at Options.Prefix + NAME
+// ("leaselab/NAME" by default). Its value is "HOLDER EPOCH" in decimal,
+// where EPOCH 0 means "the revision of this write": an acquisition (create
+// or takeover) cannot know its own revision before it commits, so it writes
+// 0, and a renewal writes its epoch out. A record's Version is the key's
+// ModRevision, its Epoch the revision of the write that acquired it. etcd
+// revisions are global to the cluster and only ever increase (compaction
+// discards old revisions, never renumbers them), so versions increase at
+// every write and epochs from leader to leader, and neither is reused: not
+// after a release (which deletes the key), not after the key expired, not
+// across a restart (revisions are in etcd's write-ahead log). Until is 0.
+//
+// Operations. Create is a transaction If(CreateRevision(key) = 0)
+// Then(Put(key, "HOLDER 0", lease)); Renew and Takeover are
+// If(ModRevision(key) = cur.Version, Value(key) = cur's value)
+// Then(Put(key, value, new lease)); Release is the same compare, then
+// Delete. A failed compare is lease.ErrConflict; a key that has expired
+// compares unequal too, so a Renew or Takeover of an expired record fails
+// with lease.ErrConflict and the caller re-reads, sees no lease, and
+// creates one. Reads are linearizable (etcd's default quorum read). Any
+// other error (timeout, unavailable server, refused credentials) is
+// returned as it is: the outcome is unknown, and lease.Reference retries,
+// stepping down at its local deadline.
+//
+// TTL. Each write grants a new etcd lease of the lease duration plus
+// Options.ExpiryMargin, rounded up to whole seconds (etcd's TTLs are whole
+// seconds, and a server never grants less than 1.5 election timeouts:
+// with the default 1 s election timeout, 2 s), puts the key with it, and
+// revokes the lease of the value it replaced. A lease whose write failed
+// is revoked, or expires on its own. That expiry is a safety net for
+// abandoned leases, not what elects: lease.Reference takes over only after
+// the record has not changed for a lease on the observer's own clock, and
+// its leader stops at a local deadline shorter than the lease. etcd times
+// its leases on the leader's monotonic clock and extends them on a change
+// of leader, so the key never vanishes before its TTL.
+//
+// Timeouts. Every call has its own deadline (Options.Timeout, default
+// 1 s; keep it well under the renew interval). The etcd client waits for a
+// connection until then rather than failing at once, so a call to a dead
+// server takes its whole timeout.
+package etcdstore

@@ -1,0 +1,287 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// DefaultTimeout bounds each call when Options.Timeout is zero.
+const DefaultTimeout = time.Second
+
+// DefaultPrefix is the key prefix when Options.Prefix is empty.
+const DefaultPrefix = "leaselab/"
+
+// Options configure a Store.
+type Options struct {
+	// Endpoints are the cluster's client URLs, as http://host:port.
+	Endpoints []string
+	// Username and Password authenticate, when the cluster has auth
+	// enabled.
+	Username, Password string
+	// TLS configures the connection (nil: plain).
+	TLS *tls.Config
+	// Prefix is the key's prefix (DefaultPrefix if empty); the key is
+	// Prefix + Name.
+	Prefix string
+	// Name names the lease.
+	Name string
+	// Timeout bounds each call, connection included (0: DefaultTimeout).
+	// Keep it well under the elector's renew interval: a call under way
+	// when the leader's local deadline passes delays its step-down by up
+	// to this much.
+	Timeout time.Duration
+	// ExpiryMargin is added to the lease duration for the etcd lease's
+	// TTL. 0: the TTL is the lease duration, rounded up to whole seconds.
+	ExpiryMargin time.Duration
+	// OnError, if set, is called with every error a call returns that is
+	// none of the contract's outcomes (no record, a record exists, a
+	// conflict): an unreachable or hung server, refused credentials. It
+	// must not block.
+	OnError func(op string, err error)
+}
+
+// Store is a lease.Store on one etcd key. Its methods may be called
+// concurrently.
+type Store struct {
+	c       *clientv3.Client
+	key     string
+	timeout time.Duration
+	margin  time.Duration
+	onError func(string, error)
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New connects to the cluster and reads the lease's key within ctx and
+// the call timeout: an unreachable cluster, refused credentials or a key
+// the user may not read are errors here, not at the first lease operation.
+func New(ctx context.Context, o Options) (*Store, error) {
+	if len(o.Endpoints) == 0 || o.Name == "" {
+		return nil, errors.New("etcdstore: Options.Endpoints and Options.Name are required")
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	prefix := o.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   o.Endpoints,
+		Username:    o.Username,
+		Password:    o.Password,
+		TLS:         o.TLS,
+		DialTimeout: timeout,
+		Context:     context.Background(), // the client outlives New's ctx
+		Logger:      zap.NewNop(),         // errors are returned (and OnError), not logged
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcdstore: %s: %w", strings.Join(o.Endpoints, ","), err)
+	}
+	s := &Store{c: c, key: prefix + o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError}
+	if _, err := c.Get(ctx, s.key); err != nil {
+		c.Close()
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The client waits for a connection rather than failing: say
+			// what it was waiting for.
+			return nil, fmt.Errorf("etcdstore: %s: no answer within %v: %w", strings.Join(o.Endpoints, ","), timeout, err)
+		}
+		return nil, fmt.Errorf("etcdstore: %s: %w", strings.Join(o.Endpoints, ","), err)
+	}
+	return s, nil
+}
+
+// Close closes the client.
+func (s *Store) Close() error { return s.c.Close() }
+
+// Key returns the record's key.
+func (s *Store) Key() string { return s.key }
+
+// value is the key's value for r: "HOLDER 0" for the write that acquired
+// (its epoch is its revision), "HOLDER EPOCH" for a renewal.
+func value(r lease.Record) string {
+	e := r.Epoch
+	if e == r.Version {
+		e = 0
+	}
+	return strconv.FormatInt(r.Holder, 10) + " " + strconv.FormatInt(e, 10)
+}
+
+// decode parses a value with the key's ModRevision, and accepts nothing
+// but what value writes.
+func decode(v []byte, modRev int64) (lease.Record, bool) {
+	f := strings.Split(string(v), " ")
+	if len(f) != 2 {
+		return lease.Record{}, false
+	}
+	var n [2]int64
+	for i, s := range f {
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || x < 0 || strconv.FormatInt(x, 10) != s {
+			return lease.Record{}, false
+		}
+		n[i] = x
+	}
+	e := n[1]
+	if e == 0 {
+		e = modRev
+	}
+	if e > modRev || modRev <= 0 {
+		return lease.Record{}, false
+	}
+	return lease.Record{Holder: n[0], Epoch: e, Version: modRev}, true
+}
+
+// ttlSeconds is the etcd lease's TTL for a lease of ttl: whole seconds,
+// rounded up.
+func (s *Store) ttlSeconds(ttl time.Duration) int64 {
+	d := ttl + s.margin
+	return max(1, int64((d+time.Second-1)/time.Second))
+}
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// fail reports and wraps an error that is none of the contract's outcomes.
+func (s *Store) fail(op string, err error) error {
+	err = fmt.Errorf("etcdstore: %s %s: %w", op, s.key, err)
+	if s.onError != nil {
+		s.onError(op, err)
+	}
+	return err
+}
+
+// revoke revokes an etcd lease, best effort: one that is not revoked
+// expires on its own.
+func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
+	if id != clientv3.NoLease {
+		s.c.Revoke(ctx, id)
+	}
+}
+
+// Read returns the record; none is an error for which
+// errors.Is(err, fs.ErrNotExist).
+func (s *Store) Read() (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	resp, err := s.c.Get(ctx, s.key)
+	switch {
+	case err != nil:
+		return lease.Record{}, s.fail("read", err)
+	case len(resp.Kvs) == 0:
+		return lease.Record{}, fmt.Errorf("etcdstore: read %s: %w", s.key, fs.ErrNotExist)
+	}
+	kv := resp.Kvs[0]
+	rec, ok := decode(kv.Value, kv.ModRevision)
+	if !ok {
+		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record", kv.Value))
+	}
+	return rec, nil
+}
+
+// Create puts a record for holder if the key does not exist; its epoch
+// and version are the revision of that write. If the key exists it fails
+// with an error for which errors.Is(err, fs.ErrExist).
+func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	l, err := s.c.Grant(ctx, s.ttlSeconds(ttl))
+	if err != nil {
+		return lease.Record{}, s.fail("create", err)
+	}
+	resp, err := s.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
+		Then(clientv3.OpPut(s.key, value(lease.Record{Holder: holder}), clientv3.WithLease(l.ID))).
+		Commit()
+	switch {
+	case err != nil:
+		return lease.Record{}, s.fail("create", err)
+	case !resp.Succeeded:
+		s.revoke(ctx, l.ID)
+		return lease.Record{}, fmt.Errorf("etcdstore: create %s: %w", s.key, fs.ErrExist)
+	}
+	rev := resp.Header.Revision
+	return lease.Record{Holder: holder, Epoch: rev, Version: rev}, nil
+}
+
+// replace is Renew's and Takeover's transaction: if the key still holds
+// expected, put next (epoch 0: an acquisition, whose epoch is its
+// revision) with a new etcd lease.
+func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, ttl time.Duration) (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	l, err := s.c.Grant(ctx, s.ttlSeconds(ttl))
+	if err != nil {
+		return lease.Record{}, s.fail(op, err)
+	}
+	val := strconv.FormatInt(holder, 10) + " " + strconv.FormatInt(epoch, 10)
+	resp, err := s.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", expected.Version),
+			clientv3.Compare(clientv3.Value(s.key), "=", value(expected))).
+		Then(clientv3.OpPut(s.key, val, clientv3.WithLease(l.ID), clientv3.WithPrevKV())).
+		Commit()
+	switch {
+	case err != nil:
+		return lease.Record{}, s.fail(op, err)
+	case !resp.Succeeded:
+		s.revoke(ctx, l.ID)
+		return lease.Record{}, fmt.Errorf("etcdstore: %s %s: %w", op, s.key, lease.ErrConflict)
+	}
+	if prev := resp.Responses[0].GetResponsePut().GetPrevKv(); prev != nil {
+		s.revoke(ctx, clientv3.LeaseID(prev.Lease))
+	}
+	rev := resp.Header.Revision
+	if epoch == 0 {
+		epoch = rev
+	}
+	return lease.Record{Holder: holder, Epoch: epoch, Version: rev}, nil
+}
+
+// Renew puts the next version of cur if cur is still the record, else
+// fails with lease.ErrConflict (also when the key has expired).
+func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	return s.replace("renew", cur, cur.Holder, cur.Epoch, ttl)
+}
+
+// Takeover puts a record for holder, whose epoch is the revision of this
+// write, if stale is still the record, else fails with lease.ErrConflict
+// (also when the key has expired: re-read, then Create).
+func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	return s.replace("takeover", stale, holder, 0, ttl)
+}
+
+// Release deletes the key if cur is still the record, else fails with
+// lease.ErrConflict.
+func (s *Store) Release(cur lease.Record) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	resp, err := s.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", cur.Version),
+			clientv3.Compare(clientv3.Value(s.key), "=", value(cur))).
+		Then(clientv3.OpDelete(s.key, clientv3.WithPrevKV())).
+		Commit()
+	switch {
+	case err != nil:
+		return s.fail("release", err)
+	case !resp.Succeeded:
+		return fmt.Errorf("etcdstore: release %s: %w", s.key, lease.ErrConflict)
+	}
+	if prevs := resp.Responses[0].GetResponseDeleteRange().GetPrevKvs(); len(prevs) == 1 {
+		s.revoke(ctx, clientv3.LeaseID(prevs[0].Lease))
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package etcdstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/servertest"
+	"github.com/leaselab/leaselab/lease/storetest"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+var leaseSeq atomic.Int64
+
+func open(t *testing.T, srv *servertest.Server, name string, timeout time.Duration, onError func(string, error)) *Store {
+	t.Helper()
+	s, err := New(context.Background(), Options{Endpoints: []string{srv.Endpoint()}, Name: name, Timeout: timeout, OnError: onError})
+	if err != nil {
+		t.Fatalf("New: %v\nserver log:\n%s", err, srv.Log())
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// The contract suite against a real etcd. Its leases are whole seconds and
+// expire within the lessor's check interval (500 ms) after their TTL.
+func TestContract(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	storetest.Run(t, func(t *testing.T) storetest.Open {
+		name := strings.ReplaceAll(t.Name(), "/", "-") + "-" + string(rune('a'+leaseSeq.Add(1)%26))
+		return func(int64) lease.Store { return open(t, srv, name, time.Second, nil) }
+	}, storetest.Options{Expiry: time.Second, ExpirySlack: 900 * time.Millisecond})
+}
+
+// The key, its value and its etcd lease on the server, as the package
+// comment describes them.
+func TestKeyValueAndLease(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	s := open(t, srv, "jobs", time.Second, nil)
+	ctx := context.Background()
+	get := func() (string, int64, int64) {
+		resp, err := s.c.Get(ctx, "leaselab/jobs")
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("Get: %v, %v", resp, err)
+		}
+		kv := resp.Kvs[0]
+		ttl, err := s.c.TimeToLive(ctx, clientv3.LeaseID(kv.Lease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(kv.Value), kv.ModRevision, ttl.GrantedTTL
+	}
+	rec, err := s.Create(7, 2500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, rev, ttl := get()
+	if v != "7 0" || rev != rec.Version || rec.Epoch != rec.Version || ttl != 3 {
+		t.Errorf("after Create %+v: value %q, revision %d, TTL %d s; want \"7 0\", the record's version, 3 s (rounded up)", rec, v, rev, ttl)
+	}
+	old := rec
+	oldLease, _ := s.c.Get(ctx, "leaselab/jobs")
+	if rec, err = s.Renew(rec, 2500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	v, rev, _ = get()
+	if v != "7 "+strconv.FormatInt(old.Epoch, 10) || rev != rec.Version || rec.Epoch != old.Epoch {
+		t.Errorf("after Renew %+v: value %q, revision %d", rec, v, rev)
+	}
+	// The replaced value's etcd lease is revoked.
+	l, err := s.c.TimeToLive(ctx, clientv3.LeaseID(oldLease.Kvs[0].Lease))
+	if err != nil || l.TTL != -1 {
+		t.Errorf("the first write's lease: %+v, %v; want revoked (TTL -1)", l, err)
+	}
+	if err := s.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	// A value that is not a record is an error, not a record.
+	s.c.Put(ctx, "leaselab/jobs", "garbage")
+	if rec, err := s.Read(); err == nil || !strings.Contains(err.Error(), "not a lease record") {
+		t.Errorf("Read of garbage = %+v, %v", rec, err)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		rev  int64
+		want lease.Record
+		ok   bool
+	}{
+		{"7 0", 5, lease.Record{Holder: 7, Epoch: 5, Version: 5}, true},
+		{"7 3", 5, lease.Record{Holder: 7, Epoch: 3, Version: 5}, true},
+		{"7 6", 5, lease.Record{}, false}, // an epoch after its own write
+		{"7", 5, lease.Record{}, false},
+		{"7 0 1", 5, lease.Record{}, false},
+		{"-7 0", 5, lease.Record{}, false},
+		{"07 0", 5, lease.Record{}, false},
+		{"7  0", 5, lease.Record{}, false},
+		{"", 5, lease.Record{}, false},
+	} {
+		got, ok := decode([]byte(c.v), c.rev)
+		if ok != c.ok || got != c.want {
+			t.Errorf("decode(%q, %d) = %+v, %v; want %+v, %v", c.v, c.rev, got, ok, c.want, c.ok)
+		}
+	}
+	for _, r := range []lease.Record{{Holder: 7, Epoch: 5, Version: 5}, {Holder: 7, Epoch: 3, Version: 9}} {
+		if got, ok := decode([]byte(value(r)), r.Version); !ok || got != r {
+			t.Errorf("decode(value(%+v)) = %+v, %v", r, got, ok)
+		}
+	}
+}
+
+// Nothing listens: New fails within its timeout.
+func TestUnreachable(t *testing.T) {
+	addr := servertest.Unreachable(t)
+	start := time.Now()
+	s, err := New(context.Background(), Options{Endpoints: []string{"http://" + addr}, Name: "x", Timeout: 300 * time.Millisecond})
+	if err == nil {
+		s.Close()
+		t.Fatal("New succeeded with nothing listening")
+	}
+	if !strings.Contains(err.Error(), addr) {
+		t.Errorf("error %q does not name the endpoint", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("New took %v to fail", d)
+	}
+	t.Logf("unreachable: %v", err)
+}
+
+// With auth enabled, a wrong password fails New.
+func TestWrongPassword(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	admin, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, step := range []func() error{
+		func() error { _, err := admin.UserAdd(ctx, "root", "right"); return err },
+		func() error { _, err := admin.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := admin.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatalf("enabling auth: %v", err)
+		}
+	}
+	s, err := New(ctx, Options{Endpoints: []string{srv.Endpoint()}, Username: "root", Password: "right", Name: "x"})
+	if err != nil {
+		t.Fatalf("the right password: %v", err)
+	}
+	s.Close()
+	s, err = New(ctx, Options{Endpoints: []string{srv.Endpoint()}, Username: "root", Password: "wrong", Name: "x"})
+	if err == nil {
+		s.Close()
+		t.Fatal("New with a wrong password succeeded")
+	}
+	if !strings.Contains(err.Error(), "authentication failed") {
+		t.Errorf("error %q does not say so", err)
+	}
+	t.Logf("wrong password: %v", err)
+}
+
+type errLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errLog) add(_ string, err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+}
+
+func (l *errLog) get() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
+}
+
+// The leader's etcd is SIGKILLed while it holds the lease: it stops
+// acting at its local deadline and steps down by then plus one call's
+// timeout, and the store reports the failed calls.
+func TestLeaderLosesServer(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	var log errLog
+	const timeout = 100 * time.Millisecond
+	storetest.ServerLoss{
+		Store:     open(t, srv, "leader", timeout, log.add),
+		Kill:      srv.Kill,
+		OpTimeout: timeout,
+		Errors:    log.get,
+	}.Run(t)
+}
