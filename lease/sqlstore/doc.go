@@ -1,0 +1,49 @@
+// Package sqlstore is a lease.Store on a SQL database: one row per lease,
+// written only by single statements that compare the row's version, so
+// that each operation is atomic in the database. Two dialects share the
+// statements: SQLite (modernc.org/sqlite, pure Go, no cgo), the embedded
+// default, and PostgreSQL (github.com/jackc/pgx/v5) for real deployments.
+//
+// Table. Options.Table (default leaselab_leases), created if missing:
+//
+//	name       TEXT PRIMARY KEY  -- the lease's name
+//	holder     BIGINT NOT NULL   -- 0: released
+//	epoch      BIGINT NOT NULL   -- the version at which holder acquired
+//	version    BIGINT NOT NULL   -- +1 at every write
+//	expires_ms BIGINT NOT NULL   -- the server's clock, ms since 1970
+//
+// Versions and epochs. The row is never deleted: a release sets holder 0
+// and bumps the version, so versions strictly increase for the life of the
+// table, and an acquisition's epoch (the new version) is never one used
+// before, not after a release and not after an expiry. (Deleting the row
+// would start versions again at 1 and reuse epochs.) Until is 0.
+//
+// Operations. Create is one statement, INSERT ... ON CONFLICT (name) DO
+// UPDATE ... WHERE the row is released or expired, RETURNING the new epoch
+// and version: it inserts the first row, or takes over a dead one, or
+// (no row returned) fails with fs.ErrExist. Renew, Takeover and Release are
+// UPDATEs whose WHERE names the expected holder, epoch and version and
+// requires a live row; no row updated is lease.ErrConflict. Read returns
+// fs.ErrNotExist for a missing, released or expired row. Concurrent
+// statements on the row are serialized by the database (PostgreSQL's row
+// lock, which re-checks the WHERE after waiting; SQLite's database lock).
+//
+// Expiry. Every write stamps expires_ms with the database server's clock
+// (PostgreSQL clock_timestamp(), SQLite julianday('now')) plus the lease
+// duration and Options.ExpiryMargin, and an expired row counts as absent:
+// Read does not return it, Renew, Takeover and Release of it fail with
+// lease.ErrConflict (the caller re-reads and creates), Create takes it
+// over. That expiry is a safety net for abandoned leases, not what elects:
+// lease.Reference takes over only after the record has not changed for a
+// lease on the observer's own monotonic clock, and its leader stops at a
+// local deadline shorter than the lease. The stamp is the server's wall
+// clock, so a step of that clock moves it; a margin absorbs such steps.
+//
+// Timeouts. Every statement has its own deadline (Options.Timeout, default
+// 1 s; keep it well under the renew interval); SQLite also waits at most
+// that long for a lock held by another connection (busy_timeout). Errors
+// other than the contract's outcomes (timeouts, a dead server, refused
+// credentials, SQLITE_BUSY) are returned as they are: the outcome is
+// unknown, and lease.Reference retries, stepping down at its local
+// deadline.
+package sqlstore

@@ -1,0 +1,324 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
+)
+
+// Dialect is a SQL database the store speaks to.
+type Dialect int
+
+// The dialects.
+const (
+	// SQLite is the embedded default (driver "sqlite", modernc.org/sqlite).
+	SQLite Dialect = iota + 1
+	// Postgres is PostgreSQL (driver "pgx", github.com/jackc/pgx/v5/stdlib).
+	Postgres
+)
+
+func (d Dialect) String() string {
+	switch d {
+	case SQLite:
+		return "sqlite"
+	case Postgres:
+		return "postgres"
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
+}
+
+// driver is the database/sql driver name.
+func (d Dialect) driver() string {
+	if d == Postgres {
+		return "pgx"
+	}
+	return "sqlite"
+}
+
+// now is the database server's clock in ms since 1970.
+func (d Dialect) now() string {
+	if d == Postgres {
+		return "CAST(floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
+	}
+	return "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+}
+
+// DefaultTimeout bounds each statement when Options.Timeout is zero.
+const DefaultTimeout = time.Second
+
+// DefaultTable is the table when Options.Table is empty.
+const DefaultTable = "leaselab_leases"
+
+// Options configure a Store.
+type Options struct {
+	// Name names the lease: the row's key.
+	Name string
+	// Table is the table's name (DefaultTable if empty): letters, digits
+	// and underscores, not starting with a digit.
+	Table string
+	// Timeout bounds each statement, connection included (0:
+	// DefaultTimeout). Keep it well under the elector's renew interval: a
+	// statement under way when the leader's local deadline passes delays
+	// its step-down by up to this much.
+	Timeout time.Duration
+	// ExpiryMargin is added to the lease duration for the row's expiry
+	// stamp. 0: the stamp is the write's time plus the lease duration.
+	ExpiryMargin time.Duration
+	// OnError, if set, is called with every error a call returns that is
+	// none of the contract's outcomes (no record, a record exists, a
+	// conflict): an unreachable or hung server, refused credentials, a
+	// lock not granted in time. It must not block.
+	OnError func(op string, err error)
+}
+
+// Store is a lease.Store on one row of a SQL table. Its methods may be
+// called concurrently.
+type Store struct {
+	db      *sql.DB
+	ownDB   bool
+	dialect Dialect
+	name    string
+	timeout time.Duration
+	margin  time.Duration
+	onError func(string, error)
+
+	qRead, qCreate, qRenew, qTakeover, qRelease string
+}
+
+var _ lease.Store = (*Store)(nil)
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Open opens the database and the lease's table (creating it if missing),
+// checking within ctx and the statement timeout that the database answers:
+// an unreachable server or refused credentials are errors here, not at the
+// first lease operation. For SQLite, dsn is a file path (or a modernc
+// "file:" URI) to which Open adds a busy timeout and WAL mode; for
+// PostgreSQL a postgres:// URL or key=value string, as pgx takes.
+func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error) {
+	if d != SQLite && d != Postgres {
+		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if d == SQLite && !strings.Contains(dsn, "_pragma=busy_timeout") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + "_pragma=busy_timeout(" + strconv.FormatInt(timeout.Milliseconds(), 10) + ")&_pragma=journal_mode(wal)"
+	}
+	db, err := sql.Open(d.driver(), dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
+	}
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
+	s, err := New(ctx, db, d, o)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.ownDB = true
+	return s, nil
+}
+
+// New is Open on a database the caller opened with the dialect's driver
+// ("sqlite" or "pgx"); Close leaves it open.
+func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) {
+	if d != SQLite && d != Postgres {
+		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
+	}
+	if o.Name == "" {
+		return nil, errors.New("sqlstore: Options.Name is required")
+	}
+	table := o.Table
+	if table == "" {
+		table = DefaultTable
+	}
+	if !identifier.MatchString(table) {
+		return nil, fmt.Errorf("sqlstore: table name %q is not a plain identifier", table)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	s := &Store{db: db, dialect: d, name: o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError}
+	s.prepare(table)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, cerr := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
+	name TEXT PRIMARY KEY,
+	holder BIGINT NOT NULL,
+	epoch BIGINT NOT NULL,
+	version BIGINT NOT NULL,
+	expires_ms BIGINT NOT NULL)`)
+	// Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a
+	// unique violation in its catalog) when another client made the
+	// table meanwhile: what matters is that the table can be read.
+	if _, err := s.read(ctx); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if cerr != nil {
+			err = cerr
+		}
+		return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
+	}
+	return s, nil
+}
+
+// prepare writes the statements for table. $N are positional parameters
+// in both dialects (modernc's SQLite binds $N by position).
+func (s *Store) prepare(table string) {
+	now := s.dialect.now()
+	live := `holder <> 0 AND expires_ms > ` + now
+	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END FROM ` + table + ` WHERE name = $1`
+	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms) VALUES ($1, $2, 1, 1, ` + now + ` + $3)
+ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + table + `.version + 1,
+	version = ` + table + `.version + 1, expires_ms = excluded.expires_ms
+WHERE ` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `
+RETURNING epoch, version`
+	where := ` WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND ` + live
+	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5` + where + ` RETURNING epoch, version`
+	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5` +
+		where + ` RETURNING epoch, version`
+	s.qRelease = `UPDATE ` + table + ` SET holder = 0, version = version + 1` + where
+}
+
+// Close closes the database if Open opened it.
+func (s *Store) Close() error {
+	if s.ownDB {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// DB returns the store's database.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// ttlMS is the expiry stamp's offset for a lease of ttl, in whole
+// milliseconds, rounded up.
+func (s *Store) ttlMS(ttl time.Duration) int64 {
+	d := ttl + s.margin
+	return max(1, int64((d+time.Millisecond-1)/time.Millisecond))
+}
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout)
+}
+
+// fail reports and wraps an error that is none of the contract's outcomes.
+func (s *Store) fail(op string, err error) error {
+	err = fmt.Errorf("sqlstore: %s %q: %w", op, s.name, err)
+	if s.onError != nil {
+		s.onError(op, err)
+	}
+	return err
+}
+
+func (s *Store) outcome(op string, err error) error {
+	return fmt.Errorf("sqlstore: %s %q: %w", op, s.name, err)
+}
+
+// Read returns the record; a missing, released or expired row is an error
+// for which errors.Is(err, fs.ErrNotExist).
+func (s *Store) Read() (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rec, err := s.read(ctx)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return lease.Record{}, s.fail("read", err)
+	}
+	return rec, err
+}
+
+func (s *Store) read(ctx context.Context) (lease.Record, error) {
+	var rec lease.Record
+	var live int
+	err := s.db.QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
+	case err != nil:
+		return lease.Record{}, err
+	case rec.Holder == 0 || live == 0:
+		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
+	}
+	return rec, nil
+}
+
+// Create inserts the row for holder, or takes over a released or expired
+// one (epoch and version: the row's version plus one); if the row is live
+// it fails with an error for which errors.Is(err, fs.ErrExist).
+func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rec := lease.Record{Holder: holder}
+	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl)).Scan(&rec.Epoch, &rec.Version)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return lease.Record{}, s.outcome("create", fs.ErrExist)
+	case err != nil:
+		return lease.Record{}, s.fail("create", err)
+	}
+	return rec, nil
+}
+
+// update runs a compare-and-set UPDATE ... RETURNING epoch, version.
+func (s *Store) update(op, q string, holder int64, args ...any) (lease.Record, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	rec := lease.Record{Holder: holder}
+	err := s.db.QueryRowContext(ctx, q, args...).Scan(&rec.Epoch, &rec.Version)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return lease.Record{}, s.outcome(op, lease.ErrConflict)
+	case err != nil:
+		return lease.Record{}, s.fail(op, err)
+	}
+	return rec, nil
+}
+
+// Renew bumps the version and the expiry of cur's row if cur is still the
+// live record, else fails with lease.ErrConflict.
+func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	return s.update("renew", s.qRenew, cur.Holder, s.name, cur.Holder, cur.Epoch, cur.Version, s.ttlMS(ttl))
+}
+
+// Takeover writes holder, with the next version as its epoch, if stale is
+// still the live record, else fails with lease.ErrConflict (also when the
+// row has expired: re-read, then Create).
+func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	return s.update("takeover", s.qTakeover, holder, s.name, stale.Holder, stale.Epoch, stale.Version, s.ttlMS(ttl), holder)
+}
+
+// Release sets the holder to 0 and bumps the version if cur is still the
+// live record, else fails with lease.ErrConflict. The row stays, and with
+// it the version the next epoch follows.
+func (s *Store) Release(cur lease.Record) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	res, err := s.db.ExecContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version)
+	if err != nil {
+		return s.fail("release", err)
+	}
+	n, err := res.RowsAffected()
+	switch {
+	case err != nil:
+		return s.fail("release", err)
+	case n == 0:
+		return s.outcome("release", lease.ErrConflict)
+	}
+	return nil
+}

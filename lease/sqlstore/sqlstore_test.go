@@ -1,0 +1,178 @@
+package sqlstore
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/servertest"
+	"github.com/leaselab/leaselab/lease/storetest"
+)
+
+var leaseSeq atomic.Int64
+
+func open(t *testing.T, d Dialect, dsn, name string, timeout time.Duration, onError func(string, error)) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), d, dsn, Options{Name: name, Timeout: timeout, OnError: onError})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func leaseName(t *testing.T) string {
+	return strings.ReplaceAll(t.Name(), "/", "-") + "-" + string(rune('a'+leaseSeq.Add(1)%26))
+}
+
+// The contract suite on SQLite, a file in a temporary directory; each
+// client is its own *sql.DB, as each process would have.
+func TestContractSQLite(t *testing.T) {
+	t.Parallel()
+	dsn := filepath.Join(t.TempDir(), "leases.db")
+	storetest.Run(t, func(t *testing.T) storetest.Open {
+		name := leaseName(t)
+		return func(int64) lease.Store { return open(t, SQLite, dsn, name, time.Second, nil) }
+	}, storetest.Options{Expiry: 300 * time.Millisecond})
+}
+
+// The contract suite on a real PostgreSQL server.
+func TestContractPostgres(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Postgres(t)
+	storetest.Run(t, func(t *testing.T) storetest.Open {
+		name := leaseName(t)
+		return func(int64) lease.Store { return open(t, Postgres, srv.DSN(), name, 2*time.Second, nil) }
+	}, storetest.Options{Expiry: 300 * time.Millisecond})
+}
+
+// The row as the package comment describes it: released, never deleted;
+// versions and epochs continue after a release and after an expiry.
+func TestRow(t *testing.T) {
+	t.Parallel()
+	s := open(t, SQLite, filepath.Join(t.TempDir(), "leases.db"), "jobs", time.Second, nil)
+	row := func() (holder, epoch, version, expires int64) {
+		t.Helper()
+		if err := s.db.QueryRow(`SELECT holder, epoch, version, expires_ms FROM leaselab_leases WHERE name = 'jobs'`).
+			Scan(&holder, &epoch, &version, &expires); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	r1, err := s.Create(7, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, e, v, exp := row()
+	if h != 7 || e != 1 || v != 1 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1}) {
+		t.Errorf("after Create %+v: row holder %d epoch %d version %d", r1, h, e, v)
+	}
+	if d := time.Until(time.UnixMilli(exp)); d < 8900*time.Millisecond || d > 9*time.Second {
+		t.Errorf("expiry %v from now; want about 9 s", d)
+	}
+	if err := s.Release(r1); err != nil {
+		t.Fatal(err)
+	}
+	if h, e, v, _ := row(); h != 0 || e != 1 || v != 2 {
+		t.Errorf("after Release: row holder %d epoch %d version %d; want 0 1 2 (kept, version bumped)", h, e, v)
+	}
+	r2, err := s.Create(8, time.Millisecond)
+	if err != nil || r2 != (lease.Record{Holder: 8, Epoch: 3, Version: 3}) {
+		t.Fatalf("Create after Release = %+v, %v; want {8 0 3 3}", r2, err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	r3, err := s.Create(9, time.Minute)
+	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4}) {
+		t.Fatalf("Create over an expired row = %+v, %v; want {9 0 4 4}", r3, err)
+	}
+}
+
+// Table names are identifiers, never SQL.
+func TestTableName(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "leases.db")
+	for _, bad := range []string{"x; DROP TABLE y", "1x", "a-b", `"q"`} {
+		if s, err := Open(context.Background(), SQLite, dsn, Options{Name: "n", Table: bad}); err == nil {
+			s.Close()
+			t.Errorf("table %q accepted", bad)
+		}
+	}
+	s := open(t, SQLite, dsn, "n", time.Second, nil)
+	s2, err := Open(context.Background(), SQLite, dsn, Options{Name: "n", Table: "other_leases"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s.Create(1, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Create(2, time.Minute); err != nil {
+		t.Errorf("a lease of the same name in another table: %v", err)
+	}
+}
+
+// Nothing listens, or the password is wrong: Open fails, saying why.
+func TestPostgresBadInput(t *testing.T) {
+	t.Parallel()
+	t.Run("unreachable", func(t *testing.T) {
+		dsn := "postgres://postgres:x@" + servertest.Unreachable(t) + "/postgres?sslmode=disable"
+		s, err := Open(context.Background(), Postgres, dsn, Options{Name: "x", Timeout: 500 * time.Millisecond})
+		if err == nil {
+			s.Close()
+			t.Fatal("Open succeeded with nothing listening")
+		}
+		if !strings.Contains(err.Error(), "refused") {
+			t.Errorf("error %q does not say the connection was refused", err)
+		}
+		t.Logf("unreachable: %v", err)
+	})
+	t.Run("wrong-password", func(t *testing.T) {
+		srv := servertest.Postgres(t)
+		s, err := Open(context.Background(), Postgres, srv.DSNWithPassword("wrong"), Options{Name: "x"})
+		if err == nil {
+			s.Close()
+			t.Fatal("Open with a wrong password succeeded")
+		}
+		if !strings.Contains(err.Error(), "password authentication failed") {
+			t.Errorf("error %q does not say so", err)
+		}
+		t.Logf("wrong password: %v", err)
+	})
+}
+
+type errLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errLog) add(_ string, err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+}
+
+func (l *errLog) get() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
+}
+
+// The leader's PostgreSQL is SIGKILLed while it holds the lease: it stops
+// acting at its local deadline and steps down then, and the store reports
+// the failed statements.
+func TestLeaderLosesServer(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Postgres(t)
+	var log errLog
+	const timeout = 100 * time.Millisecond
+	storetest.ServerLoss{
+		Store:     open(t, Postgres, srv.DSN(), "leader", timeout, log.add),
+		Kill:      srv.Kill,
+		OpTimeout: timeout,
+		Errors:    log.get,
+	}.Run(t)
+}
