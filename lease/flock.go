@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -25,7 +26,8 @@ var ErrUnreadable = errors.New("lease record unreadable")
 // because the caller holds the file's flock, which makes its read-then-write
 // a compare-and-set (the checker's linearizable-store property verifies
 // that it does). Each write is its own open(O_WRONLY|O_NOFOLLOW), one
-// write(2) of the whole record, fsync and close: the lock file is never
+// write(2) of the whole record, fsync and close, then an fsync of the
+// directory (see write): the lock file is never
 // truncated, renamed or removed, since a newcomer that opened a different
 // inode at the same name would lock that one instead, and lead beside the
 // holder. Closing the store's own descriptor does not release the lock,
@@ -87,9 +89,13 @@ func (s *FlockFile) Takeover(stale Record, holder int64, ttl time.Duration) (Rec
 func (s *FlockFile) Release(cur Record) error { return nil }
 
 // write writes rec at offset 0 of the lock file, in one write(2), and
-// fsyncs it, so that the epoch outlives a power loss before the holder
-// acts with it. A failure at any step is a "write" StepError; the record
-// may or may not have been written.
+// fsyncs it and then the directory, so that the epoch outlives a power
+// loss before the holder acts with it: the data fsync keeps the record,
+// the directory's keeps the lock file's name (created by some process's
+// O_CREAT, which no one may have synced yet; were the name lost, the next
+// holder after the restart would find no file and start again at epoch
+// 1). A failure at any step is a "write" (or "sync") StepError; the record
+// may or may not have been written, and the caller must not lead with it.
 func (s *FlockFile) write(rec Record) (Record, error) {
 	s.buf = AppendFlockRecord(s.buf[:0], rec)
 	fd, err := s.FS.Open(s.Path, O_WRONLY|O_NOFOLLOW, perm)
@@ -106,7 +112,23 @@ func (s *FlockFile) write(rec Record) (Record, error) {
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
+	if err := s.syncDir(); err != nil {
+		return Record{}, &StepError{Step: "sync", Err: err}
+	}
 	return rec, nil
+}
+
+// syncDir fsyncs the lock file's directory, which commits its names.
+func (s *FlockFile) syncDir() error {
+	fd, err := s.FS.Open(filepath.Dir(s.Path), O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = s.FS.Fsync(fd)
+	if err1 := s.FS.Close(fd); err == nil {
+		err = err1
+	}
+	return err
 }
 
 // AppendFlockRecord appends the flock store's record for r: the versioned

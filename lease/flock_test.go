@@ -50,8 +50,8 @@ func newFlockStore() (*lease.FlockFile, *recFS, *sim.FileSystem) {
 }
 
 // The store's system calls: a read of the whole file; a write is open
-// without O_CREAT or O_TRUNC, one write of the whole record, fsync, close.
-// Renew and Release make none.
+// without O_CREAT or O_TRUNC, one write of the whole record, fsync, close,
+// then an fsync of the directory. Renew and Release make none.
 func TestFlockFileCalls(t *testing.T) {
 	s, r, f := newFlockStore()
 	if _, err := s.Read(); !errors.Is(err, fs.ErrNotExist) {
@@ -68,7 +68,8 @@ func TestFlockFileCalls(t *testing.T) {
 	}
 	data := string(lease.AppendFlockRecord(nil, rec))
 	open := "open " + lockPath + " O_WRONLY|O_NOFOLLOW 0644"
-	r.want(t, "Create", []string{open, "write " + data, "fsync", "close"})
+	syncDir := []string{"open /d O_RDONLY 0", "fsync", "close"}
+	r.want(t, "Create", append([]string{open, "write " + data, "fsync", "close"}, syncDir...))
 	wantContent(t, r, data)
 
 	r.reset()
@@ -80,7 +81,7 @@ func TestFlockFileCalls(t *testing.T) {
 		t.Fatalf("Takeover = %+v, %v; want %+v", rec2, err, want)
 	}
 	data = string(lease.AppendFlockRecord(nil, rec2))
-	r.want(t, "Read, Takeover", []string{"read " + lockPath, open, "write " + data, "fsync", "close"})
+	r.want(t, "Read, Takeover", append([]string{"read " + lockPath, open, "write " + data, "fsync", "close"}, syncDir...))
 
 	r.reset()
 	if got, err := s.Renew(rec2, 9*time.Second); got != rec2 || err != nil {
