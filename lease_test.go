@@ -209,6 +209,25 @@ var verdicts = []expectation{
 	{"reference", "all", spec.NoWedge, false},
 	{"reference", "all", spec.FailoverBound, false},
 	{"reference", "all", spec.LinearizableStore, false},
+	// Power loss and the machine's restart: the seed's lock file comes back
+	// empty and wedges everyone; the reference loses no epoch (its one
+	// fsync, the directory's after an acquisition) and never wedges.
+	{"seed", "power", spec.NoWedge, true},
+	{"reference", "power", spec.ExclusiveLeadership, false},
+	{"reference", "power", spec.Fencing, false},
+	{"reference", "power", spec.NoWedge, false},
+	{"reference", "power", spec.FailoverBound, false},
+}
+
+func init() {
+	// The reference over the simulator's models of Redis, etcd and SQL:
+	// everything holds under every fault, a power loss of the clients'
+	// machine included (the server keeps its state).
+	for _, v := range lease.ServerKinds {
+		for _, prop := range spec.Properties {
+			verdicts = append(verdicts, expectation{v, "all,power", prop, false})
+		}
+	}
 }
 
 // flockBreaks is what the flock variant breaks, by fault: a process

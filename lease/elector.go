@@ -29,6 +29,11 @@ type Config struct {
 	// disagree on the length of an interval. 0 means the reference's
 	// default of 1% (10000 ppm).
 	MaxDriftPPM int64
+	// Poll makes the reference's watchers poll the store every
+	// WatchInterval even when the process can be told of changes to the
+	// lock's directory: for stores that are not files there (Redis, etcd,
+	// SQL), whose changes no directory notification reports.
+	Poll bool
 	// Callbacks are told of leadership changes.
 	Callbacks Callbacks
 }

@@ -92,14 +92,21 @@ func (p *osProc) Exit(code int) {
 	runtime.Goexit()
 }
 
-func (p *osProc) AwaitShutdown() {
+// NotifyShutdown implements ShutdownNotifier.
+func (p *osProc) NotifyShutdown() { p.notifyShutdown() }
+
+func (p *osProc) notifyShutdown() chan os.Signal {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.shutdownCh == nil {
 		p.shutdownCh = make(chan os.Signal, 1)
 		signal.Notify(p.shutdownCh, syscall.SIGTERM, syscall.SIGINT)
 	}
-	ch := p.shutdownCh
-	p.mu.Unlock()
+	return p.shutdownCh
+}
+
+func (p *osProc) AwaitShutdown() {
+	ch := p.notifyShutdown()
 	select {
 	case <-ch:
 	case <-p.done:

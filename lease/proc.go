@@ -64,6 +64,17 @@ type Notifier interface {
 	WaitChange(dir string, token uint64, until time.Duration) bool
 }
 
+// ShutdownNotifier is an optional ability of a Proc: installing the
+// SIGTERM/SIGINT handler at once, as signal.Notify does, so that a
+// signal arriving before the handling activity first waits is held for it
+// rather than killing the process. AwaitShutdown then only waits. An
+// algorithm that starts its handler as a concurrent activity calls it
+// before it first writes a lease: otherwise an early SIGTERM kills the
+// process with a lease that must then expire.
+type ShutdownNotifier interface {
+	NotifyShutdown()
+}
+
 // Handoff is an unbuffered channel of struct{}: Send blocks until Recv takes.
 type Handoff interface {
 	Send()

@@ -91,13 +91,18 @@ func NewReference(p Proc, s Store, path string, cfg Config) (*Reference, error) 
 		return nil, err
 	}
 	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: filepath.Dir(path)}
-	r.note, _ = p.(Notifier)
+	if !cfg.Poll {
+		r.note, _ = p.(Notifier)
+	}
 	return r, nil
 }
 
 // Run runs the elector: it returns only through p.Exit.
 func (r *Reference) Run() {
 	r.p.Log(MsgStarted, r.pid, 0)
+	if n, ok := r.p.(ShutdownNotifier); ok {
+		n.NotifyShutdown() // before any lease is ours: see ShutdownNotifier
+	}
 	r.p.Go("signal", r.handleShutdown)
 	r.p.Role(RoleWatcher)
 	var seen Record

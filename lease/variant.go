@@ -39,6 +39,9 @@ type Variant struct {
 	// interval, and the variant makes flock calls (which faults can
 	// follow or fail).
 	KernelLock bool
+	// ServerTTL reports whether the store expires records itself (a
+	// server's TTL), so that a record may vanish between two operations.
+	ServerTTL bool
 }
 
 // CheckConfig validates cfg for this variant.
@@ -135,6 +138,9 @@ var variants = []Variant{
 		Epochs:     true,
 		KernelLock: true,
 	},
+	serverVariant("redis", "the reference over Redis (the simulator's model: SET NX PX, compare-and-set scripts, a counter for epochs, exact TTL)"),
+	serverVariant("etcd", "the reference over etcd (the simulator's model: transactions on the key's revision, a lease TTL in whole seconds)"),
+	serverVariant("sql", "the reference over a SQL row (the simulator's model: insert-if-absent, UPDATE/DELETE on a version column, an expiry column)"),
 }
 
 // ErrUnknownVariant is returned by LookupVariant.

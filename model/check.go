@@ -24,10 +24,15 @@ type Result struct {
 	// End is the true time at which the run stopped, in ns: an operation
 	// returning after it never returned.
 	End int64
+
+	model porcupine.Model
 }
 
 // Check checks the Store operations of tr for linearizability against
 // Register. A timeout of 0 means none.
+// A server that expires records itself (Redis, etcd and SQL stores)
+// records each expiry in the trace, and the history has it as the
+// server's own operation (StoreExpire).
 func Check(tr *sim.Trace, timeout time.Duration) Result {
 	return CheckOps(FromTrace(tr), int64(tr.End), timeout)
 }
@@ -35,14 +40,19 @@ func Check(tr *sim.Trace, timeout time.Duration) Result {
 // CheckOps checks a history (FromTrace's, or hand-written with Input and
 // Output values) against Register; end is as Result.End.
 func CheckOps(ops []porcupine.Operation, end int64, timeout time.Duration) Result {
-	res, info := porcupine.CheckOperationsVerbose(Register, ops, timeout)
-	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, Ops: ops, Info: info, End: end}
+	return CheckOpsWith(Register, ops, end, timeout)
+}
+
+// CheckOpsWith checks a history against m.
+func CheckOpsWith(m porcupine.Model, ops []porcupine.Operation, end int64, timeout time.Duration) Result {
+	res, info := porcupine.CheckOperationsVerbose(m, ops, timeout)
+	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, Ops: ops, Info: info, End: end, model: m}
 }
 
 // WriteHTML writes porcupine's visualization of the history and its
 // (partial) linearizations to path.
 func (r Result) WriteHTML(path string) error {
-	return porcupine.VisualizePath(Register, r.Info, path)
+	return porcupine.VisualizePath(r.model, r.Info, path)
 }
 
 // Culprit returns the first operation that could not be linearized: of

@@ -31,6 +31,7 @@ func FromTrace(tr *sim.Trace) []porcupine.Operation {
 	clients := map[key]int{}
 	pending := map[key]int{} // index in ops of the pair's outstanding call
 	var ops []porcupine.Operation
+	var expiries []int // indices in ops of the server's expiries
 	var last int64
 	for i := range tr.Events {
 		e := &tr.Events[i]
@@ -53,6 +54,19 @@ func FromTrace(tr *sim.Trace) []porcupine.Operation {
 				Metadata: Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act]},
 			})
 		case sim.EvStore:
+			if e.Store == sim.StoreExpire {
+				// The server's own step, at the instant the record expired:
+				// a client of its own, so it orders with nothing but time.
+				expiries = append(expiries, len(ops))
+				ops = append(ops, porcupine.Operation{
+					Input:    Input{Op: sim.StoreExpire, Rec: lease.Record{Holder: e.A, Until: e.B}},
+					Call:     e.N,
+					Output:   Output{Res: sim.ResOK},
+					Return:   e.N,
+					Metadata: Who{PID: 0, Act: "server"},
+				})
+				continue
+			}
 			j, ok := pending[k]
 			if !ok {
 				continue // a return without a call: not from recStore
@@ -61,6 +75,9 @@ func FromTrace(tr *sim.Trace) []porcupine.Operation {
 			ops[j].Output = Output{Res: e.Res, Rec: lease.Record{Holder: e.A, Until: e.B}}
 			ops[j].Return = e.T
 		}
+	}
+	for k, j := range expiries {
+		ops[j].ClientId = len(clients) + k
 	}
 	never := max(last, int64(tr.End)) + 1
 	for _, j := range pending {

@@ -89,6 +89,11 @@ func step(s State, in Input, out Output) []State {
 		return []State{s}
 	}
 	switch in.Op {
+	case sim.StoreExpire:
+		// Only the current record can expire.
+		if s.is(in.Rec) {
+			return []State{empty}
+		}
 	case sim.StoreRead:
 		switch out.Res {
 		case sim.ResOK:

@@ -502,3 +502,31 @@ func Example() {
 	// true
 	// store not linearizable: 300/watch takeover({100 1760476487}) by 300 → ok {300 1760476499} at 12.100341s
 }
+
+// A server's expiry is a step of the register: with it, a second create
+// is legal; without it (a server whose create-if-absent is broken), the
+// history is not linearizable; and only the current record can expire.
+func TestExpire(t *testing.T) {
+	a := lease.Record{Holder: 1, Until: 1}
+	b := lease.Record{Holder: 2, Until: 2}
+	create := func(id int, h int64, call, ret int64, rec lease.Record) porcupine.Operation {
+		return porcupine.Operation{ClientId: id, Input: Input{Op: sim.StoreCreate, Holder: h}, Call: call,
+			Output: Output{Res: sim.ResOK, Rec: rec}, Return: ret}
+	}
+	expire := func(id int, at int64, rec lease.Record) porcupine.Operation {
+		return porcupine.Operation{ClientId: id, Input: Input{Op: sim.StoreExpire, Rec: rec}, Call: at,
+			Output: Output{Res: sim.ResOK}, Return: at}
+	}
+	if r := CheckOps([]porcupine.Operation{create(0, 1, 0, 10, a), create(1, 2, 20, 30, b)}, 100, 0); r.Linearizable {
+		t.Error("two creates without an expiry between them linearized")
+	}
+	if r := CheckOps([]porcupine.Operation{create(0, 1, 0, 10, a), expire(2, 15, a), create(1, 2, 20, 30, b)}, 100, 0); !r.Linearizable {
+		t.Error("create, expiry, create did not linearize")
+	}
+	if r := CheckOps([]porcupine.Operation{create(0, 1, 0, 10, a), expire(2, 15, b), create(1, 2, 20, 30, b)}, 100, 0); r.Linearizable {
+		t.Error("the expiry of a record that was not current linearized")
+	}
+	if r := CheckOps([]porcupine.Operation{create(0, 1, 0, 10, a), create(1, 2, 20, 30, b), expire(2, 35, a)}, 100, 0); r.Linearizable {
+		t.Error("an expiry after the second create explained it")
+	}
+}

@@ -327,7 +327,7 @@ func (p *proc) cont() {
 // calling activity and the error a fault injects into this call, if any.
 func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
 	a := p.w.cur
-	a.pendingSyscall = op <= OpLink || op == OpFlock // a file system call: one an error can be injected into
+	a.pendingSyscall = op <= OpLink || op == OpFlock || op == OpRPC // a call an error can be injected into
 	a.point(a.t + p.w.latency())
 	a.pendingSyscall = false
 	inj := a.inject
@@ -635,9 +635,8 @@ func (p *proc) Exit(code int) {
 
 // AwaitShutdown implements lease.Proc.
 func (p *proc) AwaitShutdown() {
-	a, _ := p.enter(OpSigaction, 0)
-	p.sigInstalled = true
-	p.done(a, Event{Kind: EvSignal, Op: OpSigaction})
+	p.NotifyShutdown()
+	a := p.w.cur
 	if p.sigPending {
 		p.sigPending = false
 	} else {
@@ -645,6 +644,16 @@ func (p *proc) AwaitShutdown() {
 		a.block()
 	}
 	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSignal})
+}
+
+// NotifyShutdown implements lease.ShutdownNotifier: the sigaction, once.
+func (p *proc) NotifyShutdown() {
+	if p.sigInstalled {
+		return
+	}
+	a, _ := p.enter(OpSigaction, 0)
+	p.sigInstalled = true
+	p.done(a, Event{Kind: EvSignal, Op: OpSigaction})
 }
 
 // NewHandoff implements lease.Proc.

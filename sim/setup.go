@@ -150,6 +150,11 @@ var errCalls = []string{"open-excl", "open-create", "open-trunc", "write", "clos
 var (
 	crashCallsFlock = append(crashCalls[:len(crashCalls):len(crashCalls)], "flock")
 	errCallsFlock   = append(errCalls[:len(errCalls):len(errCalls)], "flock")
+	// A server variant's requests: a crash right after one (the request
+	// took effect, its caller never learned) and a connection that breaks
+	// during one.
+	crashCallsServer = []string{"rpc", "log"}
+	errCallsServer   = []string{"rpc"}
 )
 
 // RandomSetup returns the setup of the run with the given seed: a pure
@@ -202,6 +207,8 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 	crashCalls, errCalls := crashCalls, errCalls
 	if v, err := lease.LookupVariant(o.Variant); err == nil && v.KernelLock {
 		crashCalls, errCalls = crashCallsFlock, errCallsFlock
+	} else if err == nil && v.ServerTTL {
+		crashCalls, errCalls = crashCallsServer, errCallsServer
 	}
 	lease := lc.LeaseDuration
 	span := int64(cfg.Horizon * 3 / 4)

@@ -20,9 +20,14 @@ const (
 	StoreRenew
 	StoreTakeover
 	StoreRelease
+	// StoreExpire is a server dropping a record whose TTL ran out: not a
+	// call of any process, but a step of the register all the same. Its
+	// EvStore event has the record in A and B and the instant it expired
+	// in N.
+	StoreExpire
 )
 
-var storeOpNames = [...]string{StoreRead: "read", StoreCreate: "create", StoreRenew: "renew", StoreTakeover: "takeover", StoreRelease: "release"}
+var storeOpNames = [...]string{StoreRead: "read", StoreCreate: "create", StoreRenew: "renew", StoreTakeover: "takeover", StoreRelease: "release", StoreExpire: "expire"}
 
 func (o StoreOp) String() string {
 	if int(o) < len(storeOpNames) && storeOpNames[o] != "" {

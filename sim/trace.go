@@ -55,11 +55,12 @@ const (
 	OpClockWall // EvClock: a wall-clock read
 	OpClockMono // EvClock: a monotonic read
 	OpFlock     // flock(2): FD, Flag is the operation
+	OpRPC       // a request to a lease server (Path: server, lease and operation; Data: the reply)
 )
 
 var opNames = [...]string{OpOpen: "open", OpWrite: "write", OpFsync: "fsync", OpClose: "close", OpRead: "read",
 	OpStat: "stat", OpRemove: "remove", OpRename: "rename", OpLink: "link", OpSigaction: "sigaction",
-	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono", OpFlock: "flock"}
+	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono", OpFlock: "flock", OpRPC: "rpc"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -223,6 +224,8 @@ func (tr *Trace) describe(e *Event) string {
 			return fmt.Sprintf("%s %s %s = %s", e.Op, path, path2, res("ok"))
 		case OpExit:
 			return fmt.Sprintf("exit %d", e.N)
+		case OpRPC:
+			return fmt.Sprintf("rpc %s = %s", path, data)
 		case OpFlock:
 			return fmt.Sprintf("flock fd %d %s = %s", e.FD, flockString(int(e.Flag)), res("ok"))
 		}

@@ -142,6 +142,7 @@ func (c *Config) Normalize() error {
 
 // World is one simulated run in progress.
 type World struct {
+	servers  []namedServer // lease servers (Dialer), in order of first use
 	cfg      Config
 	variant  lease.Variant
 	choose   Chooser

@@ -120,6 +120,7 @@ func dumpOnFailure(t *testing.T, tr *sim.Trace) {
 // drop the watch interval and its tolerance is its drift margin. flock's
 // lock passes at once when its holder dies or unlocks; only a back-off
 // after an I/O error, at most a watch interval, leaves nobody leading.
+// The reference over a server store polls it: a watch interval more.
 func TestBoundsForPostIntervals(t *testing.T) {
 	for _, v := range lease.Variants() {
 		b := BoundsFor(v, lease.DefaultConfig())
@@ -129,6 +130,10 @@ func TestBoundsForPostIntervals(t *testing.T) {
 			want = Bounds{Wedge: 3*time.Second + Slack, Kill: Slack, Term: Slack}
 		case v.Notify:
 			want = Bounds{Wedge: 9*time.Second + v.ClockTolerance + Slack, Kill: 9*time.Second + v.ClockTolerance + Slack, Term: Slack}
+		case v.ServerTTL:
+			// The reference over a server: it polls (a watch interval) and its
+			// tolerance is its drift margin.
+			want = Bounds{Wedge: 12*time.Second + v.ClockTolerance + Slack, Kill: 12*time.Second + v.ClockTolerance + Slack, Term: 3*time.Second + Slack}
 		}
 		if b != want {
 			t.Errorf("%s: BoundsFor = %+v, want %+v", v.Name, b, want)

@@ -100,6 +100,12 @@ func (p histProc) Lead(epoch int64, deadline time.Duration) {
 	p.Proc.Lead(epoch, deadline)
 }
 
+func (p histProc) NotifyShutdown() {
+	if n, ok := p.Proc.(lease.ShutdownNotifier); ok {
+		n.NotifyShutdown()
+	}
+}
+
 func (p histProc) Exit(code int) {
 	p.h.emit("exit %d", code)
 	p.Proc.Exit(code)
