@@ -407,6 +407,9 @@ func writeVerdicts(w io.Writer, reports []map[string]any) {
 			if p == spec.Fencing && !v.Epochs {
 				cell = " n/a (no epochs) |"
 			}
+			if p == spec.LinearizableStore && strings.Contains(r["faults"].(string), "power") && !v.ServerTTL {
+				cell = " n/a (across a power loss) |"
+			}
 			for _, x := range r["violations"].([]map[string]any) {
 				if x["property"] == p {
 					cell = fmt.Sprintf(" broken: `%s` |", x["replay"])
