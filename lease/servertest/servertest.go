@@ -47,7 +47,12 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 // connections reset and new connections refused. Killing a dead server
 // does nothing.
 func (s *Server) Kill() {
-	s.signal(syscall.SIGKILL)
+	if !s.Exited() {
+		// Freeze the server first, so that it forks nothing while its
+		// processes are collected, then kill every one of them.
+		s.signal(syscall.SIGSTOP)
+		s.signal(syscall.SIGKILL)
+	}
 	select {
 	case <-s.exited:
 	case <-time.After(10 * time.Second):
@@ -56,8 +61,47 @@ func (s *Server) Kill() {
 }
 
 // Pause stops the server with SIGSTOP: connections stay open and nothing
-// answers, as with a hung server or a network partition.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+// answers, as with a hung server or a network partition. It returns once
+// every process of the server has stopped.
+func (s *Server) Pause() {
+	s.signal(syscall.SIGSTOP)
+	procs := append(descendants(s.cmd.Process.Pid), s.cmd.Process.Pid)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		stopped := 0
+		for _, p := range procs {
+			if st := procState(p); st == "T" || st == "Z" || st == "" {
+				stopped++
+			}
+		}
+		if stopped == len(procs) {
+			return
+		}
+	}
+}
+
+// procState is a process's state letter from /proc/PID/stat ("" if it is
+// gone).
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	f := statFields(b)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// statFields returns the fields of /proc/PID/stat after "pid (comm)":
+// comm may hold spaces and parentheses.
+func statFields(b []byte) []string {
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
 
 // Resume continues a paused server (SIGCONT).
 func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
@@ -72,13 +116,55 @@ func (s *Server) Exited() bool {
 	}
 }
 
+// signal sends sig to the server's process group (Setpgid) and to every
+// descendant of the server, wherever it is: PostgreSQL's children call
+// setsid(2), leaving the group, and would otherwise go on serving (after
+// SIGSTOP) or outlive the test (after SIGKILL).
 func (s *Server) signal(sig syscall.Signal) {
 	if s.Exited() {
 		return
 	}
-	// The server runs in its own process group (Setpgid): postgres's
-	// backends and anything else it forks get the signal too.
-	_ = syscall.Kill(-s.cmd.Process.Pid, sig)
+	// List the descendants first: once the server itself is dead, they
+	// are no longer its children. (Kill stops everything first, so the
+	// list cannot grow before SIGKILL.)
+	pid := s.cmd.Process.Pid
+	ds := descendants(pid)
+	_ = syscall.Kill(-pid, sig)
+	for _, d := range ds {
+		_ = syscall.Kill(d, sig)
+	}
+}
+
+// descendants lists the processes below pid, from /proc.
+func descendants(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		f := statFields(b) // state ppid ...
+		if len(f) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(f[1]); err == nil {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
 }
 
 // Log returns the server's log (its standard output and error), for a

@@ -108,9 +108,28 @@ func TestServers(t *testing.T) {
 		if !strings.HasPrefix(s.DSN(), "postgres://postgres:leaselab@127.0.0.1:") {
 			t.Errorf("DSN %q", s.DSN())
 		}
+		// Its children leave the process group (setsid); Pause and Kill
+		// reach them all the same.
+		kids := descendants(s.PID())
+		if len(kids) == 0 {
+			t.Fatalf("postgres has no child processes")
+		}
+		s.Pause()
+		for _, k := range kids {
+			if st := procState(k); st != "T" {
+				t.Errorf("child %d in state %q after Pause; want T (stopped)", k, st)
+			}
+		}
+		s.Resume()
 		s.Kill()
 		if dialable(s.Addr) {
 			t.Fatalf("postgres still there after Kill")
+		}
+		time.Sleep(100 * time.Millisecond)
+		for _, k := range kids {
+			if st := procState(k); st != "" && st != "Z" {
+				t.Errorf("child %d in state %q after Kill", k, st)
+			}
 		}
 	})
 }
