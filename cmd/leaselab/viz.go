@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"html/template"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -114,7 +113,6 @@ func buildTimeline(tr *sim.Trace, verdicts []spec.Verdict, title string, hrefs m
 		pauseLn string
 		dead    bool
 		from    int64
-		started bool
 		line    string
 		lead    int64 // start of the believed lease, -1 if none
 		leadTo  int64
@@ -308,11 +306,6 @@ func writeTimelineFile(path string, tr *sim.Trace, verdicts []spec.Verdict, titl
 		return err
 	}
 	return f.Close()
-}
-
-// writeTimeline writes the timeline of tr to w.
-func writeTimeline(out io.Writer, tr *sim.Trace, verdicts []spec.Verdict, title string) error {
-	return timelineTmpl.Execute(out, buildTimeline(tr, verdicts, title, nil))
 }
 
 var timelineTmpl = template.Must(template.New("timeline").Funcs(template.FuncMap{
