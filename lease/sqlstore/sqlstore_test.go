@@ -168,7 +168,9 @@ func TestLeaderLosesServer(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Postgres(t)
 	var log errLog
-	const timeout = 100 * time.Millisecond
+	// A new connection authenticates with SCRAM (thousands of PBKDF2
+	// rounds on both ends): 100 ms is too tight on a loaded machine.
+	const timeout = 300 * time.Millisecond
 	storetest.ServerLoss{
 		Store:     open(t, Postgres, srv.DSN(), "leader", timeout, log.add),
 		Kill:      srv.Kill,
