@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,8 @@ type Options struct {
 	Username, Password string
 	// DB is the database number (SELECT).
 	DB int
+	// TLS configures the connection (nil: plain TCP).
+	TLS *tls.Config
 	// Name names the lease: its keys are "leaselab:{Name}" and
 	// "leaselab:{Name}:version".
 	Name string
@@ -71,11 +74,12 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		timeout = DefaultTimeout
 	}
 	c := redis.NewClient(&redis.Options{
-		Addr:     o.Addr,
-		Username: o.Username,
-		Password: o.Password,
-		DB:       o.DB,
-		Protocol: 2,
+		Addr:      o.Addr,
+		Username:  o.Username,
+		Password:  o.Password,
+		DB:        o.DB,
+		TLSConfig: o.TLS,
+		Protocol:  2,
 		// A retried script could report a conflict with its own first,
 		// successful, attempt: every call is made once, and an error is
 		// an unknown outcome for the caller to handle.
