@@ -26,6 +26,10 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	markdown := fs.Bool("markdown", false, "print the README's failover table")
 	bin := fs.String("bin", "", "the leaselab binary the processes run (default: this one)")
+	redisAddr := fs.String("redis", "", "also measure the reference over this Redis (host:port)")
+	etcdEPs := fs.String("etcd", "", "also measure the reference over this etcd (endpoints)")
+	pgDSN := fs.String("postgres", "", "also measure the reference over this PostgreSQL (a postgres:// URL)")
+	sqlite := fs.Bool("sqlite", false, "also measure the reference over SQLite (a database file in a temporary directory)")
 	var cfg lease.Config
 	fs.DurationVar(&cfg.LeaseDuration, "lease", 900*time.Millisecond, "lease duration")
 	fs.DurationVar(&cfg.RenewInterval, "renew", 300*time.Millisecond, "renew interval")
@@ -56,12 +60,31 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	var rows []failoverRow
+	var subjects []failoverSubject
 	for _, v := range vs {
-		if !*asJSON && !*markdown {
-			fmt.Fprintf(stderr, "# %s: %d SIGKILLs and %d SIGTERMs of the leader...\n", v.Name, *n, *n)
+		subjects = append(subjects, failoverSubject{label: v.Name, variant: v})
+	}
+	for _, st := range []struct {
+		store, dsn string
+	}{{"redis", *redisAddr}, {"etcd", *etcdEPs}, {"postgres", *pgDSN}} {
+		if st.dsn != "" {
+			subjects = append(subjects, serverSubject(st.store, st.dsn))
 		}
-		r, err := measureFailover(*bin, v, cfg, *procs, *n, *seed)
+	}
+	if *sqlite {
+		dir, err := os.MkdirTemp("", "leaselab-sqlite-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		subjects = append(subjects, serverSubject("sqlite", dir+"/lease.db"))
+	}
+	var rows []failoverRow
+	for _, sub := range subjects {
+		if !*asJSON && !*markdown {
+			fmt.Fprintf(stderr, "# %s: %d SIGKILLs and %d SIGTERMs of the leader...\n", sub.label, *n, *n)
+		}
+		r, err := measureFailover(*bin, sub, cfg, *procs, *n, *seed)
 		if err != nil {
 			return err
 		}
@@ -157,6 +180,9 @@ func failoverBound(v lease.Variant, cfg lease.Config, signal sim.FaultKind) (tim
 		return cfg.LeaseDuration + margin + kernel, fmt.Sprintf("lease %v + drift margin %v + 5 ms", cfg.LeaseDuration, margin)
 	case v.Notify:
 		return kernel, "release 5 ms"
+	case v.ServerTTL && signal == sim.Kill:
+		ttl := lease.ServerTTL(v.Name, cfg.LeaseDuration)
+		return ttl + cfg.WatchInterval + kernel, fmt.Sprintf("server TTL %v + poll %v + 5 ms", ttl, cfg.WatchInterval)
 	case signal == sim.Kill:
 		return cfg.LeaseDuration + cfg.WatchInterval + v.ClockTolerance + kernel,
 			fmt.Sprintf("lease %v + watch %v + whole-second expiry %v + 5 ms", cfg.LeaseDuration, cfg.WatchInterval, v.ClockTolerance)
@@ -175,13 +201,35 @@ func driftPPM(cfg lease.Config) int64 {
 // SIGKILLs and then SIGTERMs the leader at a random instant of its renewal
 // cycle, measuring from the signal to the next process's first step as
 // leader, then replaces the victim.
-func measureFailover(bin string, v lease.Variant, cfg lease.Config, procs, n int, seed uint64) ([]failoverRow, error) {
+// A failoverSubject is what the failover benchmark measures: a variant on
+// the lock file, or the reference over a server store.
+type failoverSubject struct {
+	label   string
+	variant lease.Variant
+	extra   []string // leaselab run's flags for a server store
+}
+
+// serverSubject is the reference over a server store at dsn.
+func serverSubject(store, dsn string) failoverSubject {
+	v, _ := lease.LookupVariant(serverStores[store])
+	return failoverSubject{label: store, variant: v, extra: []string{"-store", store, "-dsn", dsn}}
+}
+
+func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n int, seed uint64) (rows []failoverRow, err error) {
+	v := sub.variant
 	dir, err := os.MkdirTemp("", "leaselab-failover-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err == nil {
+			os.RemoveAll(dir) // kept, with the processes' logs, when something failed
+		}
+	}()
 	c := newCluster(bin, "", v.Name, cfg, dir)
+	if sub.extra != nil {
+		c.extra = append(sub.extra, "-name", fmt.Sprintf("failover-%d-%d", os.Getpid(), monoNow()))
+	}
 	type roleEvent struct {
 		k *child
 		r lease.Role
@@ -197,9 +245,8 @@ func measureFailover(bin string, v lease.Variant, cfg lease.Config, procs, n int
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6661696c6f766572))
 	timeout := 3*cfg.LeaseDuration + 2*time.Second + cfg.WatchInterval
-	var rows []failoverRow
 	for _, sig := range []sim.FaultKind{sim.Kill, sim.Term} {
-		row := failoverRow{variant: v.Name, signal: sig}
+		row := failoverRow{variant: sub.label, signal: sig}
 		row.bound, row.why = failoverBound(v, cfg, sig)
 		for range n {
 			// A leader, and a full set of processes that have had time to

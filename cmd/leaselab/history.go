@@ -269,9 +269,3 @@ func parseHistory(r io.Reader, origin int64, proc int, onEvent func(sim.Event)) 
 	}
 	return ph
 }
-
-// newHistoryStore wraps variant v's store for process p so that its
-// operations are reported to h.
-func newHistoryStore(v lease.Variant, p lease.Proc, h *history, path string) lease.Store {
-	return histStore{inner: v.NewStore(p, path), h: h}
-}

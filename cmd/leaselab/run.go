@@ -28,8 +28,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	variant := fs.String("variant", "reference", "variant to run (valid: "+lease.VariantNames()+")")
-	store := fs.String("store", "file", "lease store: file (the lock file of -variant) or flock (the kernel's flock(2) lock on the lock file, which its holder's death releases: the flock variant); redis, etcd and sql are later issues")
-	path := fs.String("path", "", "the lock file")
+	store := fs.String("store", "file", "lease store: file (the lock file of -variant), flock (the kernel's flock(2) lock on the lock file, which its holder's death releases: the flock variant), or a server: redis, etcd, sqlite, postgres (the reference over it; see -dsn)")
+	path := fs.String("path", "", "the lock file (file and flock stores)")
+	dsn := fs.String("dsn", "", "the server store's address: redis host:port or redis://[user:password@]host:port[/db]; etcd endpoints host:port[,...] (or http://...); sqlite a database file; postgres a URL postgres://user:password@host:port/db")
+	name := fs.String("name", "leader", "the lease's name on a server store (its key or row)")
+	timeout := fs.Duration("timeout", 0, "each server request's timeout (0: a third of -renew, at most 1s)")
 	id := fs.Int("id", 0, "holder id written in the lease (0: the process id)")
 	startAt := fs.Int64("start-at", 0, "wait until CLOCK_MONOTONIC reads `NS` before contending (leaselab torture -trials starts every process at once)")
 	events := fs.String("events", "", "append this process's history (CLOCK_MONOTONIC events) to `FILE`, for leaselab torture")
@@ -44,6 +47,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 0 {
 		return usagef("run takes flags, then -- and a command (got %v)", pos)
 	}
+	explicitVariant := false
+	fs.Visit(func(f *flag.Flag) { explicitVariant = explicitVariant || f.Name == "variant" })
+	if kind, ok := serverStores[*store]; ok {
+		return runServer(*store, kind, *variant, explicitVariant, *dsn, *name, *timeout, *id, *startAt, *events, cfg, command, stdout, stderr)
+	}
 	if *path == "" {
 		return usagef("run needs -path LOCKFILE")
 	}
@@ -57,7 +65,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		*variant = "flock"
 	default:
-		return usagef("-store %q: valid: file, flock", *store)
+		return usagef("-store %q: valid: file, flock, redis, etcd, sqlite, postgres", *store)
 	}
 	if err := checkLockPath(*path); err != nil {
 		return err
@@ -69,23 +77,59 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := v.CheckConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
+	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, cfg, command, stdout, stderr)
+}
+
+// runServer is leaselab run over a server store: the reference algorithm,
+// polling the server, with a real client.
+func runServer(store, kind, variant string, explicit bool, dsn, name string, timeout time.Duration, id int, startAt int64, events string,
+	cfg lease.Config, command []string, stdout, stderr io.Writer) error {
+	if explicit && variant != "reference" && variant != kind {
+		return usagef("-store %s runs the reference over %s, not -variant %s", store, store, variant)
+	}
+	if dsn == "" {
+		return usagef("-store %s needs -dsn (the server's address)", store)
+	}
+	v, err := lease.LookupVariant(kind)
+	if err != nil {
+		return err
+	}
+	if err := v.CheckConfig(cfg); err != nil {
+		return usagef("%v", err)
+	}
+	if timeout == 0 {
+		timeout = min(cfg.RenewInterval/3, time.Second)
+	}
+	s, err := openServerStore(store, dsn, name, timeout, stderr)
+	if err != nil {
+		// An unreachable server, refused credentials, a bad address:
+		// nothing was written anywhere.
+		return usagef("-store %s: %v", store, err)
+	}
+	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, cfg, command, stdout, stderr)
+}
+
+// start runs variant v as this process over the store mk makes, running
+// command while it leads and, with events, reporting its history.
+func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int, startAt int64, events string,
+	cfg lease.Config, command []string, stdout, stderr io.Writer) error {
 	r := &runner{command: command, stderr: stderr}
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop}
-	if *startAt != 0 {
-		time.Sleep(time.Duration(*startAt - monoNow()))
+	if startAt != 0 {
+		time.Sleep(time.Duration(startAt - monoNow()))
 	}
-	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: *id, BeforeExit: r.stop})
-	if *events == "" {
-		return lease.Main(p, v, *path, cfg)
+	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.stop})
+	if events == "" {
+		return v.Start(p, mk(p), path, cfg)
 	}
-	f, err := os.OpenFile(*events, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(events, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return usagef("-events: %v", err)
 	}
 	h := &history{w: f}
 	h.emit("start %d", p.PID())
 	hp := withHistory(p, h)
-	return v.Start(hp, newHistoryStore(v, hp, h, *path), *path, cfg)
+	return v.Start(hp, histStore{inner: mk(hp), h: h}, path, cfg)
 }
 
 // runner runs the command while this process leads.

@@ -26,6 +26,8 @@ var tortureFaults = map[string]sim.FaultKind{"kill": sim.Kill, "stop": sim.Stop,
 func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("torture", flag.ContinueOnError)
 	variant := fs.String("variant", "reference", "variant the processes run, and that the run is judged as (valid: "+lease.VariantNames()+")")
+	store := fs.String("store", "file", "the processes' store: file or flock (the lock file), or a server: redis, etcd, sqlite, postgres (with -dsn; -variant is then the reference over it)")
+	dsn := fs.String("dsn", "", "the server store's address, as leaselab run takes it")
 	procs := fs.Int("procs", 5, "processes contending at any time (killed ones are replaced)")
 	trials := fs.Int("trials", 0, "instead of a torture run: this many trials in which -procs processes start at once on a fresh lock file, counting how many became leader (the post's experiment)")
 	duration := fs.Duration("duration", 30*time.Second, "how long the torture run lasts")
@@ -68,6 +70,20 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	var extra []string
+	switch kind, ok := serverStores[*store]; {
+	case ok:
+		if *dsn == "" {
+			return usagef("-store %s needs -dsn", *store)
+		}
+		*variant = kind
+		// A fresh lease name, so that runs against one server never meet.
+		extra = []string{"-store", *store, "-dsn", *dsn, "-name", fmt.Sprintf("torture-%d-%d", os.Getpid(), *seed)}
+	case *store == "flock":
+		*variant = "flock"
+	case *store != "file":
+		return usagef("-store %q: valid: file, flock, redis, etcd, sqlite, postgres", *store)
+	}
 	v, err := lease.LookupVariant(*variant)
 	if err != nil {
 		return usagef("%v", err)
@@ -95,7 +111,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath}
+	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra}
 	if *trials > 0 {
 		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
 	} else {
@@ -137,7 +153,8 @@ type torture struct {
 	kinds     []sim.FaultKind
 	seed      uint64
 	dir       string
-	out       string // -o: the timeline's path
+	out       string   // -o: the timeline's path
+	extra     []string // more flags for leaselab run (a server store)
 	bar       *progress
 }
 
@@ -145,6 +162,7 @@ type torture struct {
 // plan, every property checked on the merged history.
 func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, bool, error) {
 	c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, t.dir)
+	c.extra = t.extra
 	rng := rand.New(rand.NewPCG(t.seed, 0x746f727475726521))
 	lease := float64(t.cfg.LeaseDuration)
 	// between draws a time of lo to hi leases.
@@ -401,6 +419,10 @@ func (t torture) trials(n int, w io.Writer, text bool) (map[string]any, bool, er
 			return nil, false, err
 		}
 		c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, dir)
+		c.extra = t.extra
+		if len(t.extra) > 0 {
+			c.extra = append(append([]string(nil), t.extra[:len(t.extra)-1]...), fmt.Sprintf("%s-trial-%d", t.extra[len(t.extra)-1], i+1))
+		}
 		startAt := monoNow() + int64(100*time.Millisecond) + int64(t.procs)*int64(5*time.Millisecond)
 		for range t.procs {
 			if _, err := c.spawn(startAt); err != nil {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/etcdstore"
+	"github.com/leaselab/leaselab/lease/redisstore"
+	"github.com/leaselab/leaselab/lease/sqlstore"
+)
+
+// serverStores maps leaselab run's -store values for servers to the
+// variant (the reference over that kind of store) that judges them.
+var serverStores = map[string]string{"redis": "redis", "etcd": "etcd", "sqlite": "sql", "postgres": "sql"}
+
+// openServerStore connects to the server store kind at dsn for the lease
+// called name. Each call is bounded by timeout; errors that are none of
+// the store contract's outcomes go to errw as they happen.
+func openServerStore(kind, dsn, name string, timeout time.Duration, errw io.Writer) (lease.Store, error) {
+	onError := func(op string, err error) { fmt.Fprintf(errw, "leaselab run: %s %s: %v\n", kind, op, err) }
+	ctx := context.Background()
+	switch kind {
+	case "redis":
+		o := redisstore.Options{Addr: dsn, Name: name, Timeout: timeout, OnError: onError}
+		if strings.Contains(dsn, "://") {
+			u, err := url.Parse(dsn)
+			if err != nil || u.Scheme != "redis" || u.Host == "" {
+				return nil, fmt.Errorf("-dsn %q: want host:port or redis://[user:password@]host:port[/db]", dsn)
+			}
+			o.Addr = u.Host
+			o.Username = u.User.Username()
+			o.Password, _ = u.User.Password()
+			if db := strings.Trim(u.Path, "/"); db != "" {
+				if o.DB, err = strconv.Atoi(db); err != nil {
+					return nil, fmt.Errorf("-dsn %q: the database must be a number", dsn)
+				}
+			}
+		}
+		return redisstore.New(ctx, o)
+	case "etcd":
+		eps := strings.Split(dsn, ",")
+		for i, e := range eps {
+			if !strings.Contains(e, "://") {
+				eps[i] = "http://" + e
+			}
+		}
+		return etcdstore.New(ctx, etcdstore.Options{Endpoints: eps, Name: name, Timeout: timeout, OnError: onError})
+	case "sqlite":
+		return sqlstore.Open(ctx, sqlstore.SQLite, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
+	case "postgres":
+		return sqlstore.Open(ctx, sqlstore.Postgres, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
+	}
+	return nil, fmt.Errorf("no server store %q", kind)
+}
