@@ -1,7 +1,7 @@
 // Package servertest starts real database servers for tests: a
 // redis-server, an etcd and a PostgreSQL cluster, each in a temporary
-// directory, listening on a free loopback port, and stopped (SIGKILL of its
-// process group) when the test ends.
+// directory, listening on a free loopback port, and stopped (SIGKILL of
+// every one of its processes) when the test ends.
 //
 // A test never passes silently without its server. When a server's binary
 // is missing, the test is skipped with a message that says which Debian
@@ -26,5 +26,8 @@
 //
 // [Server.Kill], [Server.Pause] and [Server.Resume] send SIGKILL, SIGSTOP
 // and SIGCONT to a running server, for the tests of what a client does
-// when its server dies or hangs mid-lease.
+// when its server dies or hangs mid-lease. They reach the server's process
+// group and every descendant found in /proc (PostgreSQL's children leave
+// the group with setsid), and Kill and Pause return only once every
+// process has exited or stopped.
 package servertest

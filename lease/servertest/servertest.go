@@ -42,16 +42,26 @@ const startTimeout = 20 * time.Second
 // PID is the server's process id (its process group's id too).
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
-// Kill sends SIGKILL to the server's process group, as a crash or the OOM
-// killer would, and waits until the server has exited. Clients see their
+// Kill sends SIGKILL to every process of the server, as a crash or the
+// OOM killer would, and waits until they have exited. Clients see their
 // connections reset and new connections refused. Killing a dead server
 // does nothing.
 func (s *Server) Kill() {
 	if !s.Exited() {
 		// Freeze the server first, so that it forks nothing while its
 		// processes are collected, then kill every one of them.
-		s.signal(syscall.SIGSTOP)
-		s.signal(syscall.SIGKILL)
+		s.Pause()
+		pid := s.cmd.Process.Pid
+		ds := descendants(pid)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		for _, d := range ds {
+			_ = syscall.Kill(d, syscall.SIGKILL)
+		}
+		// A child that has not yet closed its copy of the listening
+		// socket keeps the port open until it is gone.
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !allGone(ds); {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	select {
 	case <-s.exited:
@@ -60,20 +70,35 @@ func (s *Server) Kill() {
 	}
 }
 
+// allGone reports whether every process of pids has exited (a zombie has).
+func allGone(pids []int) bool {
+	for _, p := range pids {
+		if st := procState(p); st != "" && st != "Z" {
+			return false
+		}
+	}
+	return true
+}
+
 // Pause stops the server with SIGSTOP: connections stay open and nothing
 // answers, as with a hung server or a network partition. It returns once
-// every process of the server has stopped.
+// every process of the server has stopped (children forked meanwhile
+// included).
 func (s *Server) Pause() {
-	s.signal(syscall.SIGSTOP)
-	procs := append(descendants(s.cmd.Process.Pid), s.cmd.Process.Pid)
+	if s.Exited() {
+		return
+	}
+	pid := s.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGSTOP)
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		stopped := 0
-		for _, p := range procs {
-			if st := procState(p); st == "T" || st == "Z" || st == "" {
-				stopped++
+		running := false
+		for _, p := range append(descendants(pid), pid) {
+			if st := procState(p); st != "T" && st != "Z" && st != "" {
+				_ = syscall.Kill(p, syscall.SIGSTOP)
+				running = true
 			}
 		}
-		if stopped == len(procs) {
+		if !running {
 			return
 		}
 	}
