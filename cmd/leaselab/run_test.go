@@ -199,13 +199,17 @@ func TestRunFlockFailover(t *testing.T) {
 }
 
 // -store flock selects the flock variant; with another -variant it is a
-// usage error, as is an unknown store.
+// usage error, as is an unknown store, a server store without -dsn, or
+// an unreachable server.
 func TestRunStoreFlag(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "leader.lock")
 	for args, want := range map[string]string{
-		"-store flock -variant reference": "-store flock runs the flock variant, not -variant reference",
-		"-store flock -variant seed":      "not -variant seed",
-		"-store redis":                    `-store "redis": valid: file, flock`,
+		"-store flock -variant reference":  "-store flock runs the flock variant, not -variant reference",
+		"-store flock -variant seed":       "not -variant seed",
+		"-store redis":                     "-store redis needs -dsn",
+		"-store nosuch":                    `-store "nosuch": valid: file, flock, redis, etcd, sqlite, postgres`,
+		"-store redis -dsn 127.0.0.1:1":    "connection refused",
+		"-store etcd -variant seed -dsn x": "-store etcd runs the reference over etcd, not -variant seed",
 	} {
 		code, _, errOut := runCLI(append([]string{"run", "-path", lock}, strings.Fields(args)...)...)
 		if code != 2 || !strings.Contains(errOut, want) {
