@@ -30,7 +30,7 @@ func open(t *testing.T, srv *servertest.Server, name string, timeout time.Durati
 
 // The contract suite against a real etcd. Its leases are whole seconds and
 // expire within the lessor's check interval (500 ms) after their TTL.
-func TestContract(t *testing.T) {
+func TestEtcdContract(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Etcd(t)
 	storetest.Run(t, func(t *testing.T) storetest.Open {

@@ -44,14 +44,14 @@ func open(t *testing.T, srv *servertest.Server, name string, timeout time.Durati
 }
 
 // The contract suite against a real redis-server.
-func TestContract(t *testing.T) {
+func TestRedisContract(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Redis(t, "")
 	storetest.Run(t, newLease(srv, time.Second), storetest.Options{Expiry: 300 * time.Millisecond, ExpirySlack: 150 * time.Millisecond})
 }
 
 // The same with a password.
-func TestContractWithPassword(t *testing.T) {
+func TestRedisContractWithPassword(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Redis(t, "pa ss:word")
 	storetest.Run(t, newLease(srv, time.Second), storetest.Options{Expiry: 300 * time.Millisecond, Skip: map[string]string{

@@ -34,13 +34,9 @@
 // at its local deadline and step down by it (plus at most one operation
 // timeout), reporting the store's errors on the way.
 //
-// Flock (a hook left for lease.FlockFile): that store is a register only
-// while its caller holds the lock file's flock(2), and its Renew and
-// Release do nothing to the record (the kernel's lock is the lease). To run
-// the suite on it, give Run an Open whose stores take LOCK_EX around each
-// operation and compare the record read under the lock with the expected
-// one before writing (the flock variant's own read-then-write), and name in
-// Options.Skip the subtests whose store semantics differ (Basics' "Renew
-// writes a new version", Expiry), with the reason. TestFlockFileContract
-// marks the place.
+// Flock: lease.FlockFile, the flock variant's store, is a register only
+// while its caller holds the lock file's flock(2) (the variant holds it
+// for as long as it leads). lease.FlockStore is the flock store as a whole
+// register: every operation locks, reads, compares and writes; the suite
+// runs on it in TestFlockContract (no Expiry: it has no server of its own).
 package storetest

@@ -44,8 +44,7 @@ type Options struct {
 	// HistoryOps is how many calls each client makes in Linearizable (0:
 	// 60).
 	HistoryOps int
-	// Skip names subtests to skip, with the reason (see the package
-	// comment on flock).
+	// Skip names subtests to skip, with the reason.
 	Skip map[string]string
 }
 

@@ -189,12 +189,18 @@ func TestVersionedFileContract(t *testing.T) {
 	Run(t, newLease, Options{VersionOnlyCompare: true})
 }
 
-// FLOCK HOOK: lease.FlockFile (the flock variant's store) is a register
-// only under its lock file's flock(2); see the package comment for how to
-// run the suite on it. Left to that store's author, whose file is still
-// being written.
-func TestFlockFileContract(t *testing.T) {
-	t.Skip("FLOCK HOOK: lease.FlockFile's contract test is not written yet: wrap it in an Open whose stores lock (LOCK_EX), read, compare and write, and pass Options.Skip for Basics and Expiry; see the storetest package comment")
+// The flock store: lease.FlockStore on the real file system, every
+// operation a compare-and-write under the lock file's flock(2). Each
+// client is its own store (its own descriptors, as each process has), so
+// the kernel's lock is what orders them. No expiry of its own.
+func TestFlockContract(t *testing.T) {
+	newLease := func(t *testing.T) Open {
+		path := filepath.Join(t.TempDir(), "leader.lock")
+		return func(holder int64) lease.Store {
+			return lease.FlockStore{FS: lease.OSFS{}, Path: path}
+		}
+	}
+	Run(t, newLease, Options{})
 }
 
 func Example() {
