@@ -1,8 +1,11 @@
 package main
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/leaselab/leaselab/lease/servertest"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
@@ -18,7 +21,7 @@ func TestFailoverMeasures(t *testing.T) {
 		t.Skip("real processes for about 6 s")
 	}
 	v, _ := lease.LookupVariant("reference")
-	rows, err := measureFailover(leaselabBinary(t), v, scaled, 3, 2, 1)
+	rows, err := measureFailover(leaselabBinary(t), failoverSubject{label: v.Name, variant: v}, scaled, 3, 2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +42,8 @@ func TestFailoverMeasures(t *testing.T) {
 	}
 }
 
-// BenchmarkFailover is the README's failover table: for each variant, real
+// BenchmarkFailover is the README's failover table: for each variant (and
+// the reference over a real Redis, etcd, PostgreSQL and SQLite), real
 // processes, 30 SIGKILLs and 30 SIGTERMs of the leader at random instants
 // (3 of each with -short), the leaderless gap's median, p99 and max, each
 // also as a ratio to the variant's bound (see failoverBound). The targets
@@ -50,16 +54,25 @@ func BenchmarkFailover(b *testing.B) {
 		n = 3
 	}
 	bin := leaselabBinary(b)
+	var subjects []failoverSubject
 	for _, name := range []string{"seed", "reference", "flock"} {
 		v, err := lease.LookupVariant(name)
 		if err != nil {
-			b.Logf("%s: %v", name, err)
-			continue
+			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
+		subjects = append(subjects, failoverSubject{label: name, variant: v})
+	}
+	subjects = append(subjects,
+		serverSubject("redis", servertest.Redis(b, "").Addr),
+		serverSubject("etcd", servertest.Etcd(b).Endpoint()),
+		serverSubject("postgres", servertest.Postgres(b).DSN()),
+		serverSubject("sqlite", filepath.Join(b.TempDir(), "lease.db")))
+	for _, sub := range subjects {
+		b.Run(sub.label, func(b *testing.B) {
 			var rows []failoverRow
+			var err error
 			for range b.N {
-				if rows, err = measureFailover(bin, v, scaled, 3, n, 1); err != nil {
+				if rows, err = measureFailover(bin, sub, scaled, 3, n, 1); err != nil {
 					b.Fatal(err)
 				}
 			}

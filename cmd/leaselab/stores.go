@@ -24,7 +24,10 @@ var serverStores = map[string]string{"redis": "redis", "etcd": "etcd", "sqlite":
 // the store contract's outcomes go to errw as they happen.
 func openServerStore(kind, dsn, name string, timeout time.Duration, errw io.Writer) (lease.Store, error) {
 	onError := func(op string, err error) { fmt.Fprintf(errw, "leaselab run: %s %s: %v\n", kind, op, err) }
-	ctx := context.Background()
+	// Connecting (a TLS or SCRAM handshake, creating the table) gets more
+	// than one call's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), max(5*time.Second, timeout))
+	defer cancel()
 	switch kind {
 	case "redis":
 		o := redisstore.Options{Addr: dsn, Name: name, Timeout: timeout, OnError: onError}

@@ -77,7 +77,12 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// Connecting and setting up may take longer than one call: a deadline
+	// the caller set on ctx bounds them instead of the call timeout.
+	cancel := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   o.Endpoints,

@@ -102,7 +102,12 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		margin:  o.ExpiryMargin,
 		onError: o.OnError,
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// Connecting and setting up may take longer than one call: a deadline
+	// the caller set on ctx bounds them instead of the call timeout.
+	cancel := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()

@@ -158,7 +158,12 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	}
 	s := &Store{db: db, dialect: d, name: o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError}
 	s.prepare(table)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// Connecting and setting up may take longer than one call: a deadline
+	// the caller set on ctx bounds them instead of the call timeout.
+	cancel := context.CancelFunc(func() {})
+	if _, ok := ctx.Deadline(); !ok {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
 	defer cancel()
 	_, cerr := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
 	name TEXT PRIMARY KEY,
