@@ -110,6 +110,13 @@ type Callbacks struct {
 	// OnNewLeader is called when the observed holder changes, this process
 	// included.
 	OnNewLeader func(holder int64)
+	// OnError is called (by the reference algorithm) with every store error
+	// that is none of the contract's outcomes (no record, a record exists,
+	// a conflict): an I/O error, an unreachable, hung or refusing server.
+	// op is the Store method. The algorithm goes on: it retries, and a
+	// leader that cannot renew steps down at its local deadline. It must
+	// not block.
+	OnError func(op string, err error)
 }
 
 // DefaultConfig returns the post's intervals: a 9 s lease renewed every 3 s,

@@ -123,14 +123,17 @@ func (r *Reference) Run() {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
 			// No lease, or a released one: acquire at once.
 			start := r.p.Mono()
-			if nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration); err == nil {
+			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
+			if err == nil {
 				r.leadFrom(nrec, start, MsgRefAcquired)
 				continue
 			}
+			r.report("create", err)
 			r.p.Log(MsgLostRace, 0, 0)
 			continue
 		case err != nil:
 			// An I/O error says nothing about the lease: try again soon.
+			r.report("read", err)
 			r.wait(token, now+r.cfg.WatchInterval)
 			continue
 		}
@@ -151,11 +154,22 @@ func (r *Reference) Run() {
 		start := r.p.Mono()
 		nrec, err := r.s.Takeover(rec, r.pid, r.cfg.LeaseDuration)
 		if err != nil {
+			r.report("takeover", err)
 			r.p.Log(MsgLostRace, 0, 0)
 			continue
 		}
 		r.leadFrom(nrec, start, MsgRefTakeover)
 	}
+}
+
+// report tells Callbacks.OnError of a store error that is none of the
+// contract's outcomes.
+func (r *Reference) report(op string, err error) {
+	f := r.cfg.Callbacks.OnError
+	if f == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
+		return
+	}
+	f(op, err)
 }
 
 // wait blocks until the record may have changed or until the monotonic
@@ -242,6 +256,7 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			r.stepDown(MsgRefLost, rec.Version+1, 0)
 			return
 		default:
+			r.report("renew", err)
 			last = start // I/O error: retry after the renew interval, deadline unchanged
 		}
 	}
@@ -291,10 +306,12 @@ func (r *Reference) handleShutdown() {
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
 			break
 		}
-		if err := r.s.Release(cur); err == nil {
+		err := r.s.Release(cur)
+		if err == nil {
 			r.p.Log(MsgReleased, 0, 0)
 			break
 		}
+		r.report("release", err)
 		// Someone wrote the next version first: our own renewal (then
 		// release that), or a takeover (then there is nothing of ours).
 		rec, err := r.s.Read()

@@ -1,10 +1,12 @@
 package spec
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -75,4 +77,24 @@ func injected(tr *sim.Trace) bool {
 		}
 	}
 	return false
+}
+
+// The reference reports the store's errors through Callbacks.OnError, and
+// only those that are none of the contract's outcomes.
+func TestReferenceReportsStoreErrors(t *testing.T) {
+	var got []string
+	cfg := sim.Config{
+		Variant: "reference",
+		Procs:   []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second}},
+		Horizon: 30 * time.Second,
+		Faults:  []sim.Fault{{Kind: sim.FSError, Proc: 0, Call: "link", Nth: 3, Errno: syscall.EIO}},
+	}
+	cfg.Lease = lease.DefaultConfig()
+	cfg.Lease.Callbacks.OnError = func(op string, err error) { got = append(got, op+": "+err.Error()) }
+	if _, err := sim.Run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "renew: ") || !strings.Contains(got[0], "input/output error") {
+		t.Errorf("OnError calls: %q; want the one failed renewal (the watcher's lost races are outcomes, not errors)", got)
+	}
 }

@@ -100,7 +100,7 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if timeout == 0 {
 		timeout = min(cfg.RenewInterval/3, time.Second)
 	}
-	s, err := openServerStore(store, dsn, name, timeout, stderr)
+	s, err := openServerStore(store, dsn, name, timeout)
 	if err != nil {
 		// An unreachable server, refused credentials, a bad address:
 		// nothing was written anywhere.
@@ -114,7 +114,8 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int, startAt int64, events string,
 	cfg lease.Config, command []string, stdout, stderr io.Writer) error {
 	r := &runner{command: command, stderr: stderr}
-	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop}
+	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
+		OnError: func(op string, err error) { fmt.Fprintf(stderr, "leaselab run: %s: %v\n", op, err) }}
 	if startAt != 0 {
 		time.Sleep(time.Duration(startAt - monoNow()))
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -20,10 +19,10 @@ import (
 var serverStores = map[string]string{"redis": "redis", "etcd": "etcd", "sqlite": "sql", "postgres": "sql"}
 
 // openServerStore connects to the server store kind at dsn for the lease
-// called name. Each call is bounded by timeout; errors that are none of
-// the store contract's outcomes go to errw as they happen.
-func openServerStore(kind, dsn, name string, timeout time.Duration, errw io.Writer) (lease.Store, error) {
-	onError := func(op string, err error) { fmt.Fprintf(errw, "leaselab run: %s %s: %v\n", kind, op, err) }
+// called name. Each call is bounded by timeout. (Errors that are none of
+// the contract's outcomes reach the algorithm's Callbacks.OnError.)
+func openServerStore(kind, dsn, name string, timeout time.Duration) (lease.Store, error) {
+	var onError func(string, error)
 	// Connecting (a TLS or SCRAM handshake, creating the table) gets more
 	// than one call's timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), max(5*time.Second, timeout))
