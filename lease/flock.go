@@ -112,9 +112,8 @@ func (s *FlockFile) write(rec Record) (Record, error) {
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
-	if err := s.syncDir(); err != nil {
-		return Record{}, &StepError{Step: "sync", Err: err}
-	}
+	// The lock file's name is durable already: the algorithm fsyncs the
+	// directory after it opens the file, before it can hold the lock.
 	return rec, nil
 }
 
@@ -246,6 +245,16 @@ func (f *Flock) Run() {
 		if fd < 0 {
 			var err error
 			if fd, err = f.p.Open(f.path, O_RDWR|O_CREATE|O_NOFOLLOW, perm); err != nil {
+				fd = -1
+				fail(MsgFlockOpenFailed)
+				continue
+			}
+			// Whoever created the lock file, its name must survive a power
+			// loss before any epoch is written in it (or the file, and the
+			// epochs, could start again from nothing): fsync the directory
+			// once, here, not on every acquisition.
+			if err := (&FlockFile{FS: f.p, Path: f.path}).syncDir(); err != nil {
+				f.p.Close(fd)
 				fd = -1
 				fail(MsgFlockOpenFailed)
 				continue

@@ -187,10 +187,11 @@ func TestFlockSignalsWhileWaiting(t *testing.T) {
 // A crash point right after the flock that took the lock: the lock goes
 // with the process, the waiter leads, and no epoch is written twice.
 func TestFlockCrashAfterLock(t *testing.T) {
-	// Process 200's calls once 100 dies: flock #2 (after its LOCK_NB)
-	// takes the lock, then read, the store's open (#2), write, fsync,
-	// close, and the directory's open (#3), fsync (#2) and close (#2).
-	for after, nth := range map[string]int{"flock": 2, "read": 1, "open": 2, "write": 1, "fsync": 1, "close": 1} {
+	// Process 200's calls: at start, the lock file's open (#1) and the
+	// directory's open (#2), fsync (#1) and close (#1); once 100 dies,
+	// flock #2 (after its LOCK_NB) takes the lock, then read, the store's
+	// open (#3), write, fsync (#2), close (#2).
+	for after, nth := range map[string]int{"flock": 2, "read": 1, "open": 3, "write": 1, "fsync": 2, "close": 2} {
 		cfg := flockCfg(6)
 		cfg.Faults = []Fault{{Kind: Kill, Proc: 1, After: after, Nth: nth}, {Kind: Kill, Proc: 0, At: 2 * time.Second}}
 		cfg.Procs = append(cfg.Procs, ProcSpec{PID: 300, Start: time.Second})
@@ -288,8 +289,8 @@ func TestFlockFileRemovedUnderHolder(t *testing.T) {
 	if n := len(logsOf(tr, 0, lease.MsgFlockRecordFailed)); n != 1 {
 		t.Errorf("%d failed record writes, want 1", n)
 	}
-	if opens := syscallsOf(tr, 0, OpOpen); len(opens) != 5 { // lock file, store (fails), lock file again, store, directory
-		t.Errorf("%d opens, want 5", len(opens))
+	if opens := syscallsOf(tr, 0, OpOpen); len(opens) != 6 { // lock file, directory, store (fails), lock file again, directory, store
+		t.Errorf("%d opens, want 6", len(opens))
 	}
 	if ls := logsOf(tr, 0, lease.MsgFlockAcquired); len(ls) != 1 || ls[0].A != 1 || ls[0].T > int64(10*time.Millisecond) {
 		t.Errorf("acquisitions %v, want one, epoch 1, within 10 ms", ls)

@@ -368,7 +368,8 @@ func failovers(tr *sim.Trace) []failover {
 		}
 		leading := false
 		for _, x := range iv {
-			if x.Proc == int(e.Proc) && x.From <= e.T && e.T < x.To {
+			// (A SIGKILL ends the interval at the signal's own instant.)
+			if x.Proc == int(e.Proc) && x.From <= e.T && e.T <= x.To && x.From < x.To {
 				leading = true
 			}
 		}
