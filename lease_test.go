@@ -237,12 +237,17 @@ func init() {
 // under every fault kind, and under all of them at once.
 var flockBreaks = map[string][]string{
 	"stop": {spec.NoWedge},
-	"all":  {spec.NoWedge},
 }
 
 func init() {
 	for _, faults := range []string{"none", "kill", "term", "stop", "skew", "drift", "jump", "fserr", "all"} {
 		for _, prop := range spec.Properties {
+			if faults == "all" && prop == spec.NoWedge {
+				// The stop row's break, diluted among every other fault kind:
+				// about 1 run in 330 (15 of 5,000), too rare for either a
+				// 100-run search or a 100-run proof. The stop row covers it.
+				continue
+			}
 			verdicts = append(verdicts, expectation{"flock", faults, prop, slices.Contains(flockBreaks[faults], prop)})
 		}
 	}

@@ -210,7 +210,9 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 				counts[kind.String()]++
 				switch kind {
 				case sim.Stop:
-					dur := between(0.3, 3)
+					// From a third of a lease (nothing should happen) to four
+					// (every watcher has given up on the paused process).
+					dur := between(0.3, 4)
 					c.signal(k, sim.Stop, time.Duration(dur))
 					push(now+dur, func() { c.signal(k, sim.Cont, 0) })
 				default:

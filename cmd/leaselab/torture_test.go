@@ -99,9 +99,9 @@ func TestTortureReference(t *testing.T) {
 // (linearizable-store).
 func TestTortureSeedBreaks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("15 s of real processes")
+		t.Skip("20 s of real processes")
 	}
-	j, code := runTorture(t, "-variant", "seed", "-procs", "5", "-duration", "15s", "-seed", "2")
+	j, code := runTorture(t, "-variant", "seed", "-procs", "5", "-duration", "20s", "-seed", "2")
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (violations)", code)
 	}
@@ -110,7 +110,7 @@ func TestTortureSeedBreaks(t *testing.T) {
 		found[v.(map[string]any)["property"].(string)] = true
 	}
 	if !found["exclusive-leadership"] {
-		t.Errorf("the seed's double leaders not found in 15 s; found %v", found)
+		t.Errorf("the seed's double leaders not found in 20 s; found %v", found)
 	}
 	t.Logf("seed violates %v", found)
 }
