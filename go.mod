@@ -4,7 +4,16 @@ go 1.26.0
 
 require pgregory.net/rapid v1.3.0
 
+// porcupine: the linearizability checker and its HTML view (model).
 require github.com/anishathalye/porcupine v1.3.1
+
+// progressbar draws leaselab's progress bars (check, explore, torture) and
+// x/term tells whether standard error is a terminal; both well kept, and
+// neither hand-rolled terminal code.
+require (
+	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/term v0.47.0
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -22,14 +31,12 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/schollz/progressbar/v3 v3.19.1 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
@@ -41,8 +48,9 @@ require (
 )
 
 // golang.org/x/sys/unix: flock(2) for lease.OSFS.Flock (the flock store),
-// and the LOCK_* values lease exports; package syscall is frozen, and
-// x/sys/unix is the maintained home of these calls.
+// the LOCK_* values lease exports, CLOCK_MONOTONIC for the torture
+// harness's histories and access(2) for leaselab run's checks; package
+// syscall is frozen, and x/sys/unix is the maintained home of these calls.
 require golang.org/x/sys v0.50.0
 
 // The distributed stores (issue 7), each a lease.Store in its own package
