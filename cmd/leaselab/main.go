@@ -1,13 +1,3 @@
-// Command leaselab runs the post's experiments in the deterministic
-// simulator, and (as later issues land) checks, replays and explores the
-// lease algorithm's variants.
-//
-// Usage:
-//
-//	leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]
-//	leaselab variants [-json]
-//
-// Exit status: 0 on success, 1 when a run fails, 2 on bad input.
 package main
 
 import (
