@@ -96,23 +96,28 @@ func TestTortureReference(t *testing.T) {
 // The seed variant breaks on the real kernel within a bounded run: a
 // paused leader that resumes still believes it leads (exclusive
 // leadership), and its renewal overwrites its successor's lease
-// (linearizable-store).
+// (linearizable-store). Real timing decides which signal lands where, so
+// the bound is up to three 20 s runs (seeds 2, 3, 4); the first usually
+// suffices.
 func TestTortureSeedBreaks(t *testing.T) {
 	if testing.Short() {
-		t.Skip("20 s of real processes")
-	}
-	j, code := runTorture(t, "-variant", "seed", "-procs", "5", "-duration", "20s", "-seed", "2")
-	if code != 1 {
-		t.Errorf("exit %d, want 1 (violations)", code)
+		t.Skip("20 to 60 s of real processes")
 	}
 	found := map[string]bool{}
-	for _, v := range j["violations"].([]any) {
-		found[v.(map[string]any)["property"].(string)] = true
+	for _, seed := range []string{"2", "3", "4"} {
+		j, code := runTorture(t, "-variant", "seed", "-procs", "5", "-duration", "20s", "-seed", seed)
+		if vs := j["violations"].([]any); len(vs) > 0 && code != 1 {
+			t.Errorf("seed %s: %d violations but exit %d, want 1", seed, len(vs), code)
+		}
+		for _, v := range j["violations"].([]any) {
+			found[v.(map[string]any)["property"].(string)] = true
+		}
+		t.Logf("seed %s: signals %v, violations so far %v", seed, j["signals"], found)
+		if found["exclusive-leadership"] {
+			return
+		}
 	}
-	if !found["exclusive-leadership"] {
-		t.Errorf("the seed's double leaders not found in 20 s; found %v", found)
-	}
-	t.Logf("seed violates %v", found)
+	t.Errorf("the seed's double leaders not found in three 20 s runs; found %v", found)
 }
 
 // The post's experiment on the real kernel: with O_EXCL every trial elects
