@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -33,8 +34,15 @@ type Result struct {
 // A server that expires records itself (Redis, etcd and SQL stores)
 // records each expiry in the trace, and the history has it as the
 // server's own operation (StoreExpire).
+//
+// A recorded trace of real processes over a server that expires records
+// itself has no such steps, and is checked against ExpiringRegister.
 func Check(tr *sim.Trace, timeout time.Duration) Result {
-	return CheckOps(FromTrace(tr), int64(tr.End), timeout)
+	m := Register
+	if v, err := lease.LookupVariant(tr.Config.Variant); err == nil && v.ServerTTL && tr.Recorded {
+		m = ExpiringRegister
+	}
+	return CheckOpsWith(m, FromTrace(tr), int64(tr.End), timeout)
 }
 
 // CheckOps checks a history (FromTrace's, or hand-written with Input and

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -177,6 +178,33 @@ var nondeterministic = porcupine.NondeterministicModel{
 // compare-and-set; Release, which compares-and-deletes. Operations are
 // Input and Output values; states are State sets.
 var Register = nondeterministic.ToModel()
+
+// ExpiringRegister is Register for a history in which a server may have
+// expired the record without the history saying when (real processes over
+// Redis, etcd or SQL): before any operation, the record may be gone. It
+// is weaker than Register (a second create can always be explained by an
+// expiry); the simulator records its servers' expiries (StoreExpire) and
+// is checked against Register.
+var ExpiringRegister = func() porcupine.Model {
+	m := nondeterministic
+	m.Step = func(state, input, output any) []any {
+		s, in, out := state.(State), input.(Input), output.(Output)
+		next := step(s, in, out)
+		if s.Present {
+			for _, t := range step(empty, in, out) {
+				if !slices.Contains(next, t) {
+					next = append(next, t)
+				}
+			}
+		}
+		r := make([]any, len(next))
+		for i, t := range next {
+			r[i] = t
+		}
+		return r
+	}
+	return m.ToModel()
+}()
 
 func recString(r lease.Record) string { return fmt.Sprintf("{%d %d}", r.Holder, r.Until) }
 

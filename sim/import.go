@@ -11,7 +11,7 @@ import (
 // caller adds processes, activities and events, in any order, then calls
 // Finish.
 func NewRecordedTrace(cfg Config) *Trace {
-	return &Trace{Config: cfg}
+	return &Trace{Config: cfg, Recorded: true}
 }
 
 // AddProc adds a process with holder id pid started at true time start,

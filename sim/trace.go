@@ -119,6 +119,9 @@ type Trace struct {
 	lastRef Str
 	// Config is the normalized configuration that produced the run.
 	Config Config
+	// Recorded marks a trace of real processes (NewRecordedTrace): what a
+	// server did on its own, such as expiring a record, is not in it.
+	Recorded bool
 }
 
 // S returns the string s refers to.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/servertest"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -187,4 +188,23 @@ func TestParseHistory(t *testing.T) {
 	if e[4].Kind != sim.EvExit || e[4].T < e[3].T {
 		t.Errorf("exit event %+v", e[4])
 	}
+}
+
+// The reference over a real Redis under real signals: torture -store
+// passes the server to every process, and the merged history, judged as
+// the redis variant (polling, the server's TTL as a step of the register),
+// breaks nothing.
+func TestTortureRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 s of real processes and a redis-server")
+	}
+	srv := servertest.Redis(t, "")
+	j, code := runTorture(t, "-store", "redis", "-dsn", srv.Addr, "-procs", "4", "-duration", "10s", "-seed", "3")
+	if vs := j["violations"].([]any); code != 0 || len(vs) != 0 || j["variant"] != "redis" {
+		t.Fatalf("exit %d, variant %v, violations: %v", code, j["variant"], vs)
+	}
+	if n := len(j["failovers"].([]any)); n < 1 {
+		t.Errorf("no failover of a signalled leader in 10 s: the run tested too little (signals %v)", j["signals"])
+	}
+	t.Logf("signals %v, %d terms, %d failovers", j["signals"], int(j["terms"].(float64)), len(j["failovers"].([]any)))
 }
