@@ -37,8 +37,33 @@ var ErrUnreadable = errors.New("lease record unreadable")
 type FlockFile struct {
 	FS   FS
 	Path string
+	// Boot and PID, if Boot is set, make epochs unique across power
+	// losses by boot records (see BootStride) instead of an fsync of the
+	// record before every lead: epochs are then at least (K-1)*BootStride+1
+	// for the current boot's record K.
+	Boot func() (string, error)
+	PID  int64
 
-	buf []byte // encoding scratch; FS.Write does not retain it
+	buf     []byte // encoding scratch; FS.Write does not retain it
+	base    int64
+	hasBase bool
+}
+
+// epochBase is the current boot's epoch base (0 without Boot).
+func (s *FlockFile) epochBase() (int64, error) {
+	if s.Boot == nil || s.hasBase {
+		return s.base, nil
+	}
+	id, err := s.Boot()
+	if err != nil {
+		return 0, err
+	}
+	base, err := (&VersionedFile{FS: s.FS, Path: s.Path, PID: s.PID}).bootBase(id)
+	if err != nil {
+		return 0, err
+	}
+	s.base, s.hasBase = base, true
+	return base, nil
 }
 
 var _ Store = (*FlockFile)(nil)
@@ -69,7 +94,11 @@ func (s *FlockFile) Read() (Record, error) {
 // Create writes the first record, epoch 1, for holder. The caller holds the
 // lock and has read no record.
 func (s *FlockFile) Create(holder int64, ttl time.Duration) (Record, error) {
-	return s.write(Record{Holder: holder, Epoch: 1, Version: 1})
+	base, err := s.epochBase()
+	if err != nil {
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	return s.write(Record{Holder: holder, Epoch: base + 1, Version: base + 1})
 }
 
 // Renew returns cur: there is nothing to renew, the kernel holds the lock
@@ -79,7 +108,11 @@ func (s *FlockFile) Renew(cur Record, ttl time.Duration) (Record, error) { retur
 // Takeover writes a record for holder with the epoch after stale's. The
 // caller holds the lock and has just read stale.
 func (s *FlockFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
-	e := stale.Epoch + 1
+	base, err := s.epochBase()
+	if err != nil {
+		return Record{}, &StepError{Step: "write", Err: err}
+	}
+	e := max(stale.Epoch, base) + 1
 	return s.write(Record{Holder: holder, Epoch: e, Version: e})
 }
 
@@ -103,7 +136,10 @@ func (s *FlockFile) write(rec Record) (Record, error) {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
 	_, err = s.FS.Write(fd, s.buf)
-	if err == nil {
+	if err == nil && s.Boot == nil {
+		// Without boot records the epoch must be durable before its
+		// holder acts; with them, a lost record costs nothing (the next
+		// boot's epochs are above every epoch of this one).
 		err = s.FS.Fsync(fd)
 	}
 	if err1 := s.FS.Close(fd); err == nil {

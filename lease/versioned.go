@@ -36,9 +36,15 @@ type VersionedFile struct {
 	FS   FS
 	Path string
 	PID  int64
-	// NoDirSync leaves out the directory fsync that makes an acquired
-	// epoch durable (see syncDir). It exists for the test that shows the
-	// power-loss check catches its absence; never set it.
+	// Boot, if set, names the machine's current boot (BootIDer): epochs
+	// are then (K-1)*BootStride + version for the boot record K, made
+	// durable once per boot, and no acquisition needs an fsync. Without
+	// it, every acquisition fsyncs the directory (syncDir).
+	Boot func() (string, error)
+	// NoDirSync leaves out the fsyncs that make epochs durable (the boot
+	// record's, or the directory's after an acquisition). It exists for the
+	// tests that show the power-loss check catches their absence; never
+	// set it.
 	NoDirSync bool
 
 	// mu guards the cache below. It is never held across a system call:
@@ -46,6 +52,8 @@ type VersionedFile struct {
 	// handler's release), and a simulated activity must not block another
 	// while it waits to be scheduled.
 	mu      sync.Mutex
+	base    int64 // this boot's epoch base, once known (hasBase)
+	hasBase bool
 	known   int64  // highest version known to exist
 	cached  Record // the record of version known, once read
 	hasRec  bool
@@ -126,6 +134,11 @@ func (s *VersionedFile) latest() (int64, error) {
 // content cannot be parsed (a foreign or damaged file) is a record held by
 // Unknown: it expires on the observer's clock like any other.
 func (s *VersionedFile) Read() (Record, error) {
+	if s.Boot != nil {
+		// Learn (or make) this boot's record now, while watching, so that
+		// no acquisition waits for it; an error is met again when needed.
+		s.epochBase()
+	}
 	rec, err := s.readLatest()
 	if err == nil && rec.Holder == 0 {
 		return Record{}, &fs.PathError{Op: "read", Path: s.name(rec.Version), Err: syscall.ENOENT}
@@ -182,7 +195,11 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 		return Record{}, &fs.PathError{Op: "create", Path: s.name(cur.Version), Err: syscall.EEXIST}
 	}
 	v := cur.Version + 1
-	rec, err := s.publish(Record{Holder: holder, Epoch: v, Version: v})
+	base, err := s.epochBase()
+	if err != nil {
+		return Record{}, err
+	}
+	rec, err := s.publish(Record{Holder: holder, Epoch: base + v, Version: v}, true)
 	if errors.Is(err, ErrConflict) {
 		err = &fs.PathError{Op: "create", Path: s.name(v), Err: syscall.EEXIST}
 	}
@@ -191,26 +208,30 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 
 // Renew writes the next version for cur's holder if cur is still the latest.
 func (s *VersionedFile) Renew(cur Record, ttl time.Duration) (Record, error) {
-	return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 1})
+	return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 1}, false)
 }
 
 // Takeover writes the next version for holder, with a new epoch, if stale
 // is still the latest.
 func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
 	v := stale.Version + 1
-	return s.publish(Record{Holder: holder, Epoch: v, Version: v})
+	base, err := s.epochBase()
+	if err != nil {
+		return Record{}, err
+	}
+	return s.publish(Record{Holder: holder, Epoch: base + v, Version: v}, true)
 }
 
 // Release writes a released record (holder 0) if cur is still the latest.
 func (s *VersionedFile) Release(cur Record) error {
-	_, err := s.publish(Record{Holder: 0, Epoch: cur.Epoch, Version: cur.Version + 1})
+	_, err := s.publish(Record{Holder: 0, Epoch: cur.Epoch, Version: cur.Version + 1}, false)
 	return err
 }
 
 // publish writes rec to a temporary file and links it to its version's
 // name, then, for a version that starts a term, fsyncs the directory.
 // EEXIST at the link is a lost compare-and-set: ErrConflict.
-func (s *VersionedFile) publish(rec Record) (Record, error) {
+func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 	s.mu.Lock()
 	s.tempSeq++
 	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
@@ -242,7 +263,7 @@ func (s *VersionedFile) publish(rec Record) (Record, error) {
 		// link(2) failing otherwise (EIO): the version may or may not exist.
 		return Record{}, &StepError{Step: "create", Err: err}
 	}
-	if rec.Holder != 0 && rec.Epoch == rec.Version && !s.NoDirSync {
+	if startsTerm && s.Boot == nil && !s.NoDirSync {
 		if err := s.syncDir(); err != nil {
 			// The version exists but may not survive a power loss: its
 			// epoch must not be used. The caller sees a failed write and
@@ -256,6 +277,33 @@ func (s *VersionedFile) publish(rec Record) (Record, error) {
 	}
 	s.mu.Unlock()
 	return rec, nil
+}
+
+// epochBase is the base of this boot's epochs: 0 without Boot, else that
+// of the current boot's record, created durably by the first process of
+// the boot to need it.
+func (s *VersionedFile) epochBase() (int64, error) {
+	if s.Boot == nil {
+		return 0, nil
+	}
+	s.mu.Lock()
+	base, ok := s.base, s.hasBase
+	s.mu.Unlock()
+	if ok {
+		return base, nil
+	}
+	id, err := s.Boot()
+	if err != nil {
+		return 0, err
+	}
+	base, err = s.bootBase(id)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	s.base, s.hasBase = base, true
+	s.mu.Unlock()
+	return base, nil
 }
 
 // syncDir makes the lock's directory durable: an fsync of the directory,

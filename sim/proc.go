@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"iter"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -645,6 +646,10 @@ func (p *proc) AwaitShutdown() {
 	}
 	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSignal})
 }
+
+// BootID implements lease.BootIDer: the machine's boot, counted in power
+// losses. It makes no system call (the real one reads a /proc file once).
+func (p *proc) BootID() (string, error) { return "boot-" + strconv.Itoa(p.w.boots), nil }
 
 // NotifyShutdown implements lease.ShutdownNotifier: the sigaction, once.
 func (p *proc) NotifyShutdown() {

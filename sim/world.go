@@ -142,6 +142,7 @@ func (c *Config) Normalize() error {
 
 // World is one simulated run in progress.
 type World struct {
+	boots    int           // power losses so far: the machine's boot number (BootID)
 	servers  []namedServer // lease servers (Dialer), in order of first use
 	cfg      Config
 	variant  lease.Variant
@@ -564,6 +565,7 @@ func (w *World) fire(f Fault, by *proc) {
 			}
 		}
 		w.fs.PowerLoss(w.choose.Choose)
+		w.boots++
 	}
 }
 

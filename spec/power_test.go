@@ -78,34 +78,46 @@ func TestReferencePowerLoss(t *testing.T) {
 	t.Logf("%d runs with a power loss and restart: no violation", runs)
 }
 
-// The one fsync the reference needs: the directory's, after the link that
-// starts a term. Without it, a power loss can take back the name of the
-// version a leader acquired and acted on, and after the restart another
-// process links the same version and leads with the same epoch.
+// The fsyncs the reference needs: those of its boot record (data and
+// directory, once per boot), or, on a runtime that cannot tell its boot,
+// the directory's after every link that starts a term. Without them a
+// power loss can take back the boot record (then the next boot reuses its
+// epoch base) or the version a leader acquired and acted on, and after the
+// restart another process leads with the same epoch.
 func TestPowerLossNeedsDirSync(t *testing.T) {
 	ref, _ := lease.LookupVariant("reference")
-	v := ref
-	v.Name = "reference-nodirsync"
-	v.Summary = "the reference without its directory fsync (a test of the power-loss check)"
-	v.NewStore = func(p lease.Proc, path string) lease.Store {
-		return &lease.VersionedFile{FS: p, Path: path, PID: int64(p.PID()), NoDirSync: true}
-	}
-	if _, err := lease.LookupVariant(v.Name); err != nil {
-		if err := lease.Register(v); err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		name string
+		boot bool
+	}{{"reference-nobootsync", true}, {"reference-nodirsync", false}} {
+		v := ref
+		v.Name = c.name
+		v.Summary = "the reference without the fsyncs that make its epochs durable (a test of the power-loss check)"
+		boot := c.boot
+		v.NewStore = func(p lease.Proc, path string) lease.Store {
+			s := &lease.VersionedFile{FS: p, Path: path, PID: int64(p.PID()), NoDirSync: true}
+			if b, ok := p.(lease.BootIDer); ok && boot {
+				s.Boot = b.BootID
+			}
+			return s
 		}
-	}
-	counts, tr := powerRuns(t, v.Name, 3000, true)
-	if counts[Fencing] == 0 {
-		t.Fatalf("without the directory fsync no run reused an epoch (violations %v)", counts)
-	}
-	reused := false
-	for _, e := range tr.Events {
-		if e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Power {
-			reused = true
+		if _, err := lease.LookupVariant(v.Name); err != nil {
+			if err := lease.Register(v); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if !reused {
-		t.Error("the violating run had no power loss")
+		counts, tr := powerRuns(t, v.Name, 3000, true)
+		if counts[Fencing] == 0 {
+			t.Fatalf("%s: no run reused an epoch (violations %v)", c.name, counts)
+		}
+		power := false
+		for _, e := range tr.Events {
+			if e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Power {
+				power = true
+			}
+		}
+		if !power {
+			t.Errorf("%s: the violating run had no power loss", c.name)
+		}
 	}
 }

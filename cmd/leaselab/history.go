@@ -100,6 +100,13 @@ func (p histProc) Lead(epoch int64, deadline time.Duration) {
 	p.Proc.Lead(epoch, deadline)
 }
 
+func (p histProc) BootID() (string, error) {
+	if b, ok := p.Proc.(lease.BootIDer); ok {
+		return b.BootID()
+	}
+	return "", errors.New("this runtime cannot tell its boot")
+}
+
 func (p histProc) NotifyShutdown() {
 	if n, ok := p.Proc.(lease.ShutdownNotifier); ok {
 		n.NotifyShutdown()

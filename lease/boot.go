@@ -1,0 +1,111 @@
+package lease
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// BootIDer is an optional ability of a Proc: the identity of the machine's
+// current boot (Linux: /proc/sys/kernel/random/boot_id; the simulator:
+// the number of power losses so far). With it, the reference store makes
+// its epochs unique across power losses with one durable record per boot
+// instead of an fsync on every acquisition (see BootStride).
+type BootIDer interface {
+	BootID() (string, error)
+}
+
+// BootStride separates the epochs of successive boots: the reference
+// store's epoch is (K-1)*BootStride + version, where K numbers the boot
+// record PATH.boot.K of the machine's current boot. A power loss can take
+// back version names that were never fsynced, so versions may repeat after
+// one; K cannot (its record is fsynced, data and name, before any epoch of
+// that boot is used), so epochs never do. Versions stay far below the
+// stride (a renewal a second for thirty years).
+const BootStride = 1_000_000_000
+
+// BootID implements BootIDer for the real runtime.
+func (p *osProc) BootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// bootBase returns (K-1)*BootStride for the boot record of the current
+// boot, id, creating it durably if the latest record is another boot's.
+func (s *VersionedFile) bootBase(id string) (int64, error) {
+	name := func(k int64) string { return s.Path + ".boot." + strconv.FormatInt(k, 10) }
+	for {
+		// Boot records are contiguous from 1 and few: count them.
+		k := int64(0)
+		for {
+			_, err := s.FS.Stat(name(k + 1))
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return 0, err
+			}
+			k++
+		}
+		if k > 0 {
+			b, err := s.FS.ReadFile(name(k))
+			switch {
+			case err == nil && string(b) == id:
+				// Ours, or linked by another process of this boot, which may
+				// have died (or failed) before it fsynced the directory: make
+				// the name durable before any epoch depends on it.
+				if !s.NoDirSync {
+					if err := s.syncDir(); err != nil {
+						return 0, err
+					}
+				}
+				return (k - 1) * BootStride, nil
+			case errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.ENOMEM):
+				// The disk failed this read: that says nothing about the
+				// record, and a new one would give this process a base the
+				// others of this boot do not share. Try again later.
+				return 0, err
+			}
+			// Another boot's record (or one that is not a record at all).
+		}
+		err := s.publishDurably(name(k+1), []byte(id))
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return 0, err
+		}
+		// Ours, or another process of this boot linked it first: read it.
+	}
+}
+
+// publishDurably links a file holding data at name (EEXIST if it exists),
+// with the data and the name fsynced before it returns.
+func (s *VersionedFile) publishDurably(name string, data []byte) error {
+	s.mu.Lock()
+	s.tempSeq++
+	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
+	s.mu.Unlock()
+	fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = s.FS.Write(fd, data)
+	if err == nil && !s.NoDirSync {
+		err = s.FS.Fsync(fd)
+	}
+	if err1 := s.FS.Close(fd); err == nil {
+		err = err1
+	}
+	if err == nil {
+		err = s.FS.Link(tmp, name)
+	}
+	s.FS.Remove(tmp)
+	if err != nil || s.NoDirSync {
+		return err
+	}
+	return s.syncDir()
+}
