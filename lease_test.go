@@ -253,9 +253,13 @@ func init() {
 	}
 }
 
-// defaultChecks is how many runs the checker gets to find a bug: rapid's
-// default number of checks.
-const defaultChecks = 100
+// defaultChecks is rapid's default number of checks, for the properties
+// that must hold; searchRuns is how many runs the checker gets to find a
+// bug (it stops at the first).
+const (
+	defaultChecks = 100
+	searchRuns    = 1000
+)
 
 // TestVerdicts checks the expected verdict of every (variant, faults,
 // property) in the table. A bug the checker must find is searched for with
@@ -272,12 +276,12 @@ func TestVerdicts(t *testing.T) {
 			}
 			o := sim.SetupOptions{Variant: e.variant, Faults: kinds}
 			if e.broken {
-				rep, err := spec.Search{Setup: o, Runs: defaultChecks, Seed: 1, Properties: []string{e.property}}.Run(nil)
+				rep, err := spec.Search{Setup: o, Runs: searchRuns, Seed: 1, Properties: []string{e.property}}.Run(nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if len(rep.Found) == 0 {
-					t.Fatalf("the checker no longer finds %s on %s with faults %s in %d runs", e.property, e.variant, e.faults, defaultChecks)
+					t.Fatalf("the checker no longer finds %s on %s with faults %s in %d runs", e.property, e.variant, e.faults, searchRuns)
 				}
 				t.Logf("found after %d runs: %s\n  replay: %s", rep.Runs, rep.Found[0].Violation.String(), rep.Found[0].Replay)
 				return

@@ -73,6 +73,11 @@ var _ Store = (*FlockFile)(nil)
 // or a file too large to be one (EFBIG: someone grew it past MaxReadFile),
 // is an error wrapping [ErrUnreadable], with a record held by [Unknown].
 func (s *FlockFile) Read() (Record, error) {
+	if s.Boot != nil {
+		// Learn (or make) this boot's record now, before contending, so
+		// that no acquisition waits for it; an error is met again when needed.
+		s.epochBase()
+	}
 	b, err := s.FS.ReadFile(s.Path)
 	if errors.Is(err, syscall.EFBIG) {
 		// Larger than any record (FS.ReadFile's bound): not ours.
@@ -296,6 +301,9 @@ func (f *Flock) Run() {
 				continue
 			}
 			f.setFD(fd)
+			// Read the record once before contending: the store learns the
+			// boot's epoch base here, off the hand-over's path.
+			f.s.Read()
 		}
 		err := f.p.Flock(fd, LOCK_EX|LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {

@@ -188,11 +188,12 @@ func TestFlockSignalsWhileWaiting(t *testing.T) {
 // with the process, the waiter leads, and no epoch is written twice.
 func TestFlockCrashAfterLock(t *testing.T) {
 	// Process 200's calls: at start, the lock file's open (#1) and the
-	// directory's open (#2), fsync (#1) and close (#1); once 100 dies,
-	// flock #2 (after its LOCK_NB) takes the lock, then read, the boot
-	// record's stats and read, the store's open (#3), write and close (#2)
-	// (no fsync: the boot record, which 100 made, keeps epochs unique).
-	for after, nth := range map[string]int{"flock": 2, "read": 1, "open": 3, "write": 1, "close": 2} {
+	// directory's open (#2), fsync (#1) and close (#1), then a read of the
+	// record (#1) with the boot record's stats, read (#2) and adoption
+	// (the directory's open #3, fsync #2, close #2); once 100 dies, flock
+	// #2 (after its LOCK_NB) takes the lock, then read (#3), the store's
+	// open (#4), write and close (#3): no fsync on the hand-over.
+	for after, nth := range map[string]int{"flock": 2, "read": 3, "open": 4, "write": 1, "close": 3} {
 		cfg := flockCfg(6)
 		cfg.Faults = []Fault{{Kind: Kill, Proc: 1, After: after, Nth: nth}, {Kind: Kill, Proc: 0, At: 2 * time.Second}}
 		cfg.Procs = append(cfg.Procs, ProcSpec{PID: 300, Start: time.Second})
