@@ -27,6 +27,14 @@ type BootIDer interface {
 // stride (a renewal a second for thirty years).
 const BootStride = 1_000_000_000
 
+// bootOf returns p's BootID, or nil if p cannot tell its boot.
+func bootOf(p Proc) func() (string, error) {
+	if b, ok := p.(BootIDer); ok {
+		return b.BootID
+	}
+	return nil
+}
+
 // BootID implements BootIDer for the real runtime.
 func (p *osProc) BootID() (string, error) {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")

@@ -106,11 +106,7 @@ var variants = []Variant{
 		Name:    "reference",
 		Summary: "the corrected algorithm: link(2) compare-and-set versions, observer-clock expiry, local deadline, fencing epochs, notification",
 		NewStore: func(p Proc, path string) Store {
-			s := &VersionedFile{FS: p, Path: path, PID: int64(p.PID())}
-			if b, ok := p.(BootIDer); ok {
-				s.Boot = b.BootID
-			}
-			return s
+			return &VersionedFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
 		},
 		Run: func(p Proc, s Store, path string, cfg Config) error {
 			r, err := NewReference(p, s, path, cfg)
@@ -129,11 +125,7 @@ var variants = []Variant{
 		Name:    "flock",
 		Summary: "flock(2) on the lock file, released by the kernel when its holder dies; an epoch record written under the lock",
 		NewStore: func(p Proc, path string) Store {
-			s := &FlockFile{FS: p, Path: path, PID: int64(p.PID())}
-			if b, ok := p.(BootIDer); ok {
-				s.Boot = b.BootID
-			}
-			return s
+			return &FlockFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
 		},
 		Run: func(p Proc, s Store, path string, cfg Config) error {
 			f, err := NewFlock(p, s, path, cfg)
