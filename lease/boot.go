@@ -69,7 +69,7 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 				// have died (or failed) before it fsynced the directory: make
 				// the name durable before any epoch depends on it.
 				if !s.NoDirSync {
-					if err := s.syncDir(); err != nil {
+					if err := syncDir(s.FS, s.Path); err != nil {
 						return 0, err
 					}
 				}
@@ -115,5 +115,5 @@ func (s *VersionedFile) publishDurably(name string, data []byte) error {
 	if err != nil || s.NoDirSync {
 		return err
 	}
-	return s.syncDir()
+	return syncDir(s.FS, s.Path)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -158,19 +157,6 @@ func (s *FlockFile) write(rec Record) (Record, error) {
 	return rec, nil
 }
 
-// syncDir fsyncs the lock file's directory, which commits its names.
-func (s *FlockFile) syncDir() error {
-	fd, err := s.FS.Open(filepath.Dir(s.Path), O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = s.FS.Fsync(fd)
-	if err1 := s.FS.Close(fd); err == nil {
-		err = err1
-	}
-	return err
-}
-
 // AppendFlockRecord appends the flock store's record for r: the versioned
 // store's JSON ({"processId":H,"epoch":E}), padded with spaces and ended
 // with a newline to FlockRecordSize bytes. Every int64 pair fits.
@@ -294,7 +280,7 @@ func (f *Flock) Run() {
 			// loss before any epoch is written in it (or the file, and the
 			// epochs, could start again from nothing): fsync the directory
 			// once, here, not on every acquisition.
-			if err := (&FlockFile{FS: f.p, Path: f.path}).syncDir(); err != nil {
+			if err := syncDir(f.p, f.path); err != nil {
 				f.p.Close(fd)
 				fd = -1
 				fail(MsgFlockOpenFailed)

@@ -82,7 +82,7 @@ func (s FlockStore) write(rec Record) (Record, error) {
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
-	if err := (&FlockFile{FS: s.FS, Path: s.Path}).syncDir(); err != nil {
+	if err := syncDir(s.FS, s.Path); err != nil {
 		return Record{}, &StepError{Step: "sync", Err: err}
 	}
 	return rec, nil

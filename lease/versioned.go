@@ -264,7 +264,7 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 		return Record{}, &StepError{Step: "create", Err: err}
 	}
 	if startsTerm && s.Boot == nil && !s.NoDirSync {
-		if err := s.syncDir(); err != nil {
+		if err := syncDir(s.FS, s.Path); err != nil {
 			// The version exists but may not survive a power loss: its
 			// epoch must not be used. The caller sees a failed write and
 			// does not lead; the version expires like any other.
@@ -306,22 +306,23 @@ func (s *VersionedFile) epochBase() (int64, error) {
 	return base, nil
 }
 
-// syncDir makes the lock's directory durable: an fsync of the directory,
-// which commits the names linked into it. It runs after every link that
-// starts a term (an acquisition or a takeover), before the caller acts on
-// the new epoch: were that name lost to a power loss, the next process to
-// acquire after the restart would link the same version and lead with the
-// same epoch, which a fenced resource has already accepted from the dead
-// leader. Renewals and releases need no fsync: losing one costs a lease,
-// never an epoch (the spec's power-loss tests show both, and that leaving
-// this one out is caught).
-func (s *VersionedFile) syncDir() error {
-	fd, err := s.FS.Open(filepath.Dir(s.Path), O_RDONLY, 0)
+// syncDir makes the directory of path durable: an fsync of the directory,
+// which commits the names linked into it. The reference runs it once per
+// boot, for its boot record (see BootStride), or, on a runtime that cannot
+// tell its boot, after every link that starts a term, before the caller
+// acts on the new epoch: were that name lost to a power loss, the next
+// process to acquire after the restart would link the same version and
+// lead with the same epoch, which a fenced resource has already accepted
+// from the dead leader. Renewals and releases need none: losing one costs
+// a lease, never an epoch (the spec's power-loss tests show both, and that
+// leaving the needed ones out is caught).
+func syncDir(fsys FS, path string) error {
+	fd, err := fsys.Open(filepath.Dir(path), O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
-	err = s.FS.Fsync(fd)
-	if err1 := s.FS.Close(fd); err == nil {
+	err = fsys.Fsync(fd)
+	if err1 := fsys.Close(fd); err == nil {
 		err = err1
 	}
 	return err
