@@ -32,9 +32,7 @@ func (f *setupFlags) register(fs *flag.FlagSet, faultsDefault string) {
 	fs.StringVar(&f.faults, "faults", faultsDefault, "fault kinds: comma list of kill,term,stop,skew,drift,jump,fserr, or all, or none")
 	fs.StringVar(&f.scheduler, "scheduler", "random", "order of same-instant steps: random or pct")
 	fs.Float64Var(&f.maxDrift, "max-drift", 0.001, "largest clock rate error, as a fraction")
-	fs.DurationVar(&f.lease.LeaseDuration, "lease", 9*time.Second, "lease duration")
-	fs.DurationVar(&f.lease.RenewInterval, "renew", 3*time.Second, "renew interval")
-	fs.DurationVar(&f.lease.WatchInterval, "watch", 3*time.Second, "watch interval")
+	intervalFlags(fs, &f.lease, lease.DefaultConfig())
 	fs.DurationVar(&f.lease.RenewDeadline, "renew-deadline", 0, "the reference's local deadline (0: derived from the lease and -drift-bound)")
 	fs.Float64Var(&f.driftBound, "drift-bound", 0, "the drift bound the reference is configured for, as a fraction (0: 0.01)")
 }

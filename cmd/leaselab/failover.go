@@ -31,9 +31,7 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 	pgDSN := fs.String("postgres", "", "also measure the reference over this PostgreSQL (a postgres:// URL)")
 	sqlite := fs.Bool("sqlite", false, "also measure the reference over SQLite (a database file in a temporary directory)")
 	var cfg lease.Config
-	fs.DurationVar(&cfg.LeaseDuration, "lease", 900*time.Millisecond, "lease duration")
-	fs.DurationVar(&cfg.RenewInterval, "renew", 300*time.Millisecond, "renew interval")
-	fs.DurationVar(&cfg.WatchInterval, "watch", 300*time.Millisecond, "watch interval")
+	intervalFlags(fs, &cfg, scaledConfig)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 	"github.com/leaselab/leaselab/sim"
 )
 
-var scaled = lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+var scaled = scaledConfig
 
 // The failover measurement measures what it says: after a SIGKILL the
 // reference's watchers wait out the lease (at least a lease less the time

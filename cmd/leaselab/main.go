@@ -181,3 +181,16 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	return enc.Encode(v)
 }
+
+// scaledConfig is the post's intervals divided by ten, the default of the
+// commands that run real processes through many failovers (torture,
+// failover): many hand-overs fit in a short run.
+var scaledConfig = lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+
+// intervalFlags registers -lease, -renew and -watch on fs, into cfg, with
+// def's values as defaults.
+func intervalFlags(fs *flag.FlagSet, cfg *lease.Config, def lease.Config) {
+	fs.DurationVar(&cfg.LeaseDuration, "lease", def.LeaseDuration, "lease duration")
+	fs.DurationVar(&cfg.RenewInterval, "renew", def.RenewInterval, "renew interval")
+	fs.DurationVar(&cfg.WatchInterval, "watch", def.WatchInterval, "watch interval")
+}

@@ -37,9 +37,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	startAt := fs.Int64("start-at", 0, "wait until CLOCK_MONOTONIC reads `NS` before contending (leaselab torture -trials starts every process at once)")
 	events := fs.String("events", "", "append this process's history (CLOCK_MONOTONIC events) to `FILE`, for leaselab torture")
 	var cfg lease.Config
-	fs.DurationVar(&cfg.LeaseDuration, "lease", 9*time.Second, "lease duration")
-	fs.DurationVar(&cfg.RenewInterval, "renew", 3*time.Second, "renew interval")
-	fs.DurationVar(&cfg.WatchInterval, "watch", 3*time.Second, "watch interval")
+	intervalFlags(fs, &cfg, lease.DefaultConfig())
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -39,9 +39,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	bin := fs.String("bin", "", "the leaselab binary the processes run (default: this one)")
 	outPath := fs.String("o", "", "also write the run as an HTML timeline to `FILE` (one is always written beside the logs)")
 	var cfg lease.Config
-	fs.DurationVar(&cfg.LeaseDuration, "lease", 900*time.Millisecond, "lease duration")
-	fs.DurationVar(&cfg.RenewInterval, "renew", 300*time.Millisecond, "renew interval")
-	fs.DurationVar(&cfg.WatchInterval, "watch", 300*time.Millisecond, "watch interval")
+	intervalFlags(fs, &cfg, scaledConfig)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
