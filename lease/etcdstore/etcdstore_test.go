@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,35 +172,18 @@ func TestWrongPassword(t *testing.T) {
 	t.Logf("wrong password: %v", err)
 }
 
-type errLog struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *errLog) add(_ string, err error) {
-	l.mu.Lock()
-	l.errs = append(l.errs, err)
-	l.mu.Unlock()
-}
-
-func (l *errLog) get() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]error(nil), l.errs...)
-}
-
 // The leader's etcd is SIGKILLed while it holds the lease: it stops
 // acting at its local deadline and steps down by then plus one call's
 // timeout, and the store reports the failed calls.
 func TestLeaderLosesServer(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Etcd(t)
-	var log errLog
+	var log storetest.ErrorLog
 	const timeout = 100 * time.Millisecond
 	storetest.ServerLoss{
-		Store:     open(t, srv, "leader", timeout, log.add),
+		Store:     open(t, srv, "leader", timeout, log.Add),
 		Kill:      srv.Kill,
 		OpTimeout: timeout,
-		Errors:    log.get,
+		Errors:    log.Errors,
 	}.Run(t)
 }

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -149,36 +148,19 @@ func TestWrongPassword(t *testing.T) {
 	}
 }
 
-type errLog struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *errLog) add(_ string, err error) {
-	l.mu.Lock()
-	l.errs = append(l.errs, err)
-	l.mu.Unlock()
-}
-
-func (l *errLog) get() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]error(nil), l.errs...)
-}
-
 // The leader's redis-server is SIGKILLed while it holds the lease: it
 // stops acting at its local deadline and steps down then, and the store
 // reports the refused connections.
 func TestLeaderLosesServer(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Redis(t, "")
-	var log errLog
+	var log storetest.ErrorLog
 	const timeout = 100 * time.Millisecond
 	storetest.ServerLoss{
-		Store:     open(t, srv, "leader", timeout, log.add),
+		Store:     open(t, srv, "leader", timeout, log.Add),
 		Kill:      srv.Kill,
 		OpTimeout: timeout,
-		Errors:    log.get,
+		Errors:    log.Errors,
 	}.Run(t)
 }
 
@@ -187,13 +169,13 @@ func TestLeaderLosesServer(t *testing.T) {
 func TestLeaderServerHangs(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Redis(t, "")
-	var log errLog
+	var log storetest.ErrorLog
 	const timeout = 100 * time.Millisecond
 	m := storetest.ServerLoss{
-		Store:     open(t, srv, "leader", timeout, log.add),
+		Store:     open(t, srv, "leader", timeout, log.Add),
 		Kill:      srv.Pause,
 		OpTimeout: timeout,
-		Errors:    log.get,
+		Errors:    log.Errors,
 	}.Run(t)
 	srv.Resume()
 	if !strings.Contains(m.FirstError, "timeout") && !strings.Contains(m.FirstError, "deadline") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -144,37 +143,20 @@ func TestPostgresBadInput(t *testing.T) {
 	})
 }
 
-type errLog struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *errLog) add(_ string, err error) {
-	l.mu.Lock()
-	l.errs = append(l.errs, err)
-	l.mu.Unlock()
-}
-
-func (l *errLog) get() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]error(nil), l.errs...)
-}
-
 // The leader's PostgreSQL is SIGKILLed while it holds the lease: it stops
 // acting at its local deadline and steps down then, and the store reports
 // the failed statements.
 func TestLeaderLosesServer(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Postgres(t)
-	var log errLog
+	var log storetest.ErrorLog
 	// A new connection authenticates with SCRAM (thousands of PBKDF2
 	// rounds on both ends): 100 ms is too tight on a loaded machine.
 	const timeout = 300 * time.Millisecond
 	storetest.ServerLoss{
-		Store:     open(t, Postgres, srv.DSN(), "leader", timeout, log.add),
+		Store:     open(t, Postgres, srv.DSN(), "leader", timeout, log.Add),
 		Kill:      srv.Kill,
 		OpTimeout: timeout,
-		Errors:    log.get,
+		Errors:    log.Errors,
 	}.Run(t)
 }

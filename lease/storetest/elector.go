@@ -336,3 +336,25 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// ErrorLog collects the errors a store reports through its OnError hook,
+// for ServerLoss.Errors: pass Add as the store's OnError and Errors as
+// ServerLoss.Errors. Safe for concurrent use.
+type ErrorLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+// Add records err (op is the store method; unused).
+func (l *ErrorLog) Add(_ string, err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, err)
+	l.mu.Unlock()
+}
+
+// Errors returns the errors recorded so far.
+func (l *ErrorLog) Errors() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.errs...)
+}
