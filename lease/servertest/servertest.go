@@ -215,16 +215,80 @@ func Unreachable(t testing.TB) string {
 }
 
 // FreePort returns a loopback TCP port that was free when it was asked
-// for. Another process may take it before the server binds it; the
-// starters retry with another port when the server cannot bind.
+// for and that this test binary has not handed out before: the kernel
+// gives a just-closed port to the next caller as readily as any other, so
+// two tests starting servers side by side could otherwise be given the
+// same one. Another process may still take it before the server binds it;
+// the starters retry with another port when the server cannot bind, and
+// accept a server only once the process they started holds the port.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("servertest: no free loopback port: %v", err)
+	ports.Lock()
+	defer ports.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("servertest: no free loopback port: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !ports.given[port] {
+			ports.given[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatalf("servertest: the kernel offered only ports already handed out")
+	return 0
+}
+
+// ports are the ports FreePort has handed out in this test binary.
+var ports = struct {
+	sync.Mutex
+	given map[int]bool
+}{given: map[int]bool{}}
+
+// listener returns the inode of the socket listening on 127.0.0.1:port
+// (0 if none), from /proc/net/tcp.
+func listener(port int) uint64 {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return 0
+	}
+	local := fmt.Sprintf("0100007F:%04X", port)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		// sl local rem st queues timer retransmits uid timeout inode
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == local && f[3] == "0A" { // 0A: LISTEN
+			if ino, err := strconv.ParseUint(f[9], 10, 64); err == nil {
+				return ino
+			}
+		}
+	}
+	return 0
+}
+
+// holds reports whether process pid or one of its descendants has the
+// socket listening on 127.0.0.1:port open: whether the server that
+// answers there is the one this test started.
+func holds(pid, port int) bool {
+	ino := listener(port)
+	if ino == 0 {
+		return false
+	}
+	want := "socket:[" + strconv.FormatUint(ino, 10) + "]"
+	for _, p := range append([]int{pid}, descendants(pid)...) {
+		dir := "/proc/" + strconv.Itoa(p) + "/fd"
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == want {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // InCI reports whether the tests run in CI (the environment variable CI is
@@ -288,6 +352,12 @@ func launch(t testing.TB, s *Server, bin string, args []string, cred *syscall.Cr
 	start := time.Now()
 	for {
 		rerr := ready()
+		if rerr == nil && !holds(s.PID(), s.Port) {
+			// Something answered, but not our server: another
+			// process's (or another test's) server has this port, and
+			// ours is about to fail to bind it.
+			rerr = fmt.Errorf("port %d is held by another process", s.Port)
+		}
 		if rerr == nil {
 			t.Logf("servertest: %s (pid %d) ready at %s in %v", s.Name, s.PID(), s.Addr, time.Since(start).Round(time.Millisecond))
 			return nil
