@@ -140,6 +140,15 @@ func TestRunFlockFailover(t *testing.T) {
 		waiter := start(epoch)
 		waitFor(waiter, "[WATCHER] Lock held by another process, waiting")
 		time.Sleep(20 * time.Millisecond) // into its blocking flock(2)
+		if epoch == 2 {
+			// The leader has shed its executable's pages (shedImage), so
+			// that its death takes less time; the waiter has not.
+			l, w := imageRSS(t, strconv.Itoa(leader.cmd.Process.Pid)), imageRSS(t, strconv.Itoa(waiter.cmd.Process.Pid))
+			t.Logf("executable resident: leader %d kB, waiter %d kB", l, w)
+			if l > w/2 {
+				t.Errorf("the leader has %d kB of its executable resident, the waiter %d kB: the leader did not shed its image", l, w)
+			}
+		}
 		killed := time.Now()
 		if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// shedImage does nothing outside Linux.
+func shedImage() {}
