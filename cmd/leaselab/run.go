@@ -35,6 +35,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", 0, "each server request's timeout (0: a third of -renew, at most 1s)")
 	id := fs.Int("id", 0, "holder id written in the lease (0: the process id)")
 	startAt := fs.Int64("start-at", 0, "wait until CLOCK_MONOTONIC reads `NS` before contending (leaselab torture -trials starts every process at once)")
+	shed := fs.Bool("shed", true, "once leading with a lock the kernel releases at death (flock), drop this process's resident pages of its executable, so that its death, and the hand-over, take less time")
 	events := fs.String("events", "", "append this process's history (CLOCK_MONOTONIC events) to `FILE`, for leaselab torture")
 	var cfg lease.Config
 	intervalFlags(fs, &cfg, lease.DefaultConfig())
@@ -75,7 +76,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := v.CheckConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
-	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, cfg, command, stdout, stderr)
+	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, *shed, cfg, command, stdout, stderr)
 }
 
 // runServer is leaselab run over a server store: the reference algorithm,
@@ -104,16 +105,16 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		// nothing was written anywhere.
 		return usagef("-store %s: %v", store, err)
 	}
-	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, cfg, command, stdout, stderr)
+	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, cfg, command, stdout, stderr)
 }
 
 // start runs variant v as this process over the store mk makes, running
 // command while it leads and, with events, reporting its history.
-func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int, startAt int64, events string,
+func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int, startAt int64, events string, shed bool,
 	cfg lease.Config, command []string, stdout, stderr io.Writer) error {
 	// A leader whose lock the kernel releases at its death sheds its
 	// image's pages, so that it dies, and hands over, sooner.
-	r := &runner{command: command, stderr: stderr, shed: v.KernelLock}
+	r := &runner{command: command, stderr: stderr, shed: shed && v.KernelLock}
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
 		OnError: func(op string, err error) { fmt.Fprintf(stderr, "leaselab run: %s: %v\n", op, err) }}
 	if startAt != 0 {

@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
 )
 
 func TestImageMappings(t *testing.T) {
@@ -91,4 +99,107 @@ func TestShedImage(t *testing.T) {
 	if again := replay(); again != first {
 		t.Fatalf("a replay after shedding differs from the one before:\n%s\nvs\n%s", again, first)
 	}
+}
+
+// BenchmarkFlockHandover measures the kernel's part of the flock variant's
+// crash failover, without leaselab's: this process waits in flock(2) on a
+// lock file while its holder is SIGKILLed, and each sample runs from
+// kill(2) to flock returning. Holders, 30 samples each (3 with -short), in
+// one run: the smallest Go program that holds a flock
+// (testdata/flockholder), a `leaselab run -store flock` leader, and one
+// with -shed=false. A holder releases its flock only once the kernel has
+// torn its address space down, so the gap grows with what it has mapped.
+func BenchmarkFlockHandover(b *testing.B) {
+	n := 30
+	if testing.Short() {
+		n = 3
+	}
+	holder := filepath.Join(b.TempDir(), "flockholder")
+	build := exec.Command("go", "build", "-o", holder, "./testdata/flockholder")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building flockholder: %v\n%s", err, out)
+	}
+	bin := leaselabBinary(b)
+	holders := []struct {
+		name  string
+		args  []string // {lock} is the lock file
+		ready string   // the holder's line once it holds the lock
+	}{
+		{"minimal-go", []string{holder, "{lock}"}, "locked"},
+		{"leaselab", []string{bin, "run", "-store", "flock", "-path", "{lock}"}, "[LEADER] Acquired flock"},
+		{"leaselab-noshed", []string{bin, "run", "-store", "flock", "-shed=false", "-path", "{lock}"}, "[LEADER] Acquired flock"},
+	}
+	for _, h := range holders {
+		b.Run(h.name, func(b *testing.B) {
+			var gaps []time.Duration
+			for range b.N {
+				gaps = gaps[:0]
+				for range n {
+					gaps = append(gaps, handover(b, h.args, h.ready))
+				}
+			}
+			slices.Sort(gaps)
+			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+			b.ReportMetric(ms(gaps[len(gaps)/2]), "median-ms")
+			b.ReportMetric(ms(gaps[len(gaps)-1]), "max-ms")
+			b.ReportMetric(0, "ns/op")
+			b.Logf("%s: %d hand-overs, median %.2f ms, max %.2f ms", h.name, len(gaps), ms(gaps[len(gaps)/2]), ms(gaps[len(gaps)-1]))
+		})
+	}
+}
+
+// handover starts a holder of a fresh lock file, waits in flock(2) for the
+// lock, SIGKILLs the holder and returns how long flock took to return.
+func handover(b *testing.B, args []string, ready string) time.Duration {
+	b.Helper()
+	lock := filepath.Join(b.TempDir(), "lock")
+	argv := slices.Clone(args)
+	for i, a := range argv {
+		if a == "{lock}" {
+			argv[i] = lock
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	for !strings.Contains(sc.Text(), ready) {
+		if !sc.Scan() {
+			b.Fatalf("%s ended before saying %q", argv[0], ready)
+		}
+	}
+	go io.Copy(io.Discard, out)
+	time.Sleep(50 * time.Millisecond) // a leader sheds its image right after its log line
+	fd, err := lease.OSFS{}.Open(lock, lease.O_RDWR, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lease.OSFS{}.Close(fd)
+	got := make(chan time.Time, 1)
+	go func() {
+		if err := (lease.OSFS{}).Flock(fd, lease.LOCK_EX); err != nil {
+			b.Error(err)
+		}
+		got <- time.Now()
+	}()
+	time.Sleep(20 * time.Millisecond) // into its blocking flock(2)
+	killed := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case at := <-got:
+		return at.Sub(killed)
+	case <-time.After(5 * time.Second):
+		b.Fatalf("flock still waits 5 s after SIGKILL of its holder")
+	}
+	return 0
 }

@@ -32,7 +32,11 @@ func leaselabBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "leaselab")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+		// Static (CGO_ENABLED=0), as the README recommends for the flock
+		// store: no C library mapped, so a killed leader dies sooner.
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
 			binErr = err
 			binPath = string(out)
 		}
