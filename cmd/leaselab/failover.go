@@ -111,7 +111,7 @@ type failoverRow struct {
 	variant string
 	signal  sim.FaultKind
 	gaps    []time.Duration // sorted
-	missed  int             // no new leader within the timeout
+	missed  int             // no new leader within the timeout: wedged
 	bound   time.Duration
 	why     string // how the bound is made up
 }
@@ -213,6 +213,10 @@ func serverSubject(store, dsn string) failoverSubject {
 	return failoverSubject{label: store, variant: v, extra: []string{"-store", store, "-dsn", dsn}}
 }
 
+// afterFailoverSignal, if set (by tests), is called after each signal the
+// failover measurement sends, with the lock file's path.
+var afterFailoverSignal func(sig sim.FaultKind, lock string)
+
 func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n int, seed uint64) (rows []failoverRow, err error) {
 	v := sub.variant
 	dir, err := os.MkdirTemp("", "leaselab-failover-")
@@ -270,6 +274,9 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 			if !ok {
 				continue
 			}
+			if afterFailoverSignal != nil {
+				afterFailoverSignal(sig, c.lock)
+			}
 			// The gap runs from the end of the victim's leadership (its
 			// death, or its step-down at SIGTERM) to the next leader's
 			// first step as leader.
@@ -286,8 +293,15 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 						got = true
 					}
 				case <-wait:
+					// No new leader: the variant wedged (the seed's empty
+					// file, when the SIGKILL fell between the truncation
+					// and the write of a renewal). Recover as an operator
+					// would, by removing the lock file, and go on.
 					row.missed++
 					got = true
+					if sub.extra == nil {
+						os.Remove(c.lock)
+					}
 				}
 			}
 			<-l.done

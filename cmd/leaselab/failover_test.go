@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -85,5 +86,36 @@ func BenchmarkFailover(b *testing.B) {
 				b.ReportMetric(float64(r.missed), s+"-missed")
 			}
 		})
+	}
+}
+
+// A wedge is counted as a missed failover, and the measurement goes on: a
+// seed leader killed between the truncation and the write of a renewal
+// leaves an empty lock file, which no seed process ever takes over (the
+// post's empty-file bug; BenchmarkFailover met it on the real kernel). The
+// test empties the file right after each SIGKILL, as that death does.
+func TestFailoverCountsWedges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 10 s")
+	}
+	afterFailoverSignal = func(sig sim.FaultKind, lock string) {
+		if sig == sim.Kill {
+			os.Truncate(lock, 0)
+		}
+	}
+	defer func() { afterFailoverSignal = nil }()
+	v, _ := lease.LookupVariant("seed")
+	rows, err := measureFailover(leaselabBinary(t), failoverSubject{label: v.Name, variant: v}, scaled, 3, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		want := 0
+		if r.signal == sim.Kill {
+			want = 1
+		}
+		if r.missed != want || len(r.gaps) != 1-want {
+			t.Errorf("%s: missed %d, gaps %v; want %d missed", r.signal, r.missed, r.gaps, want)
+		}
 	}
 }
