@@ -106,8 +106,9 @@ func TestShedImage(t *testing.T) {
 // lock file while its holder is SIGKILLed, and each sample runs from
 // kill(2) to flock returning. Holders, 30 samples each (3 with -short), in
 // one run: the smallest Go program that holds a flock
-// (testdata/flockholder), a `leaselab run -store flock` leader, and one
-// with -shed=false. A holder releases its flock only once the kernel has
+// (testdata/flockholder), a `leaselab run -store flock` leader (built
+// static), one with -shed=false, and one built with cgo (dynamically linked
+// with the C library). A holder releases its flock only once the kernel has
 // torn its address space down, so the gap grows with what it has mapped.
 func BenchmarkFlockHandover(b *testing.B) {
 	n := 30
@@ -120,15 +121,25 @@ func BenchmarkFlockHandover(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building flockholder: %v\n%s", err, out)
 	}
-	bin := leaselabBinary(b)
-	holders := []struct {
+	bin := leaselabBinary(b) // static
+	type holderCmd struct {
 		name  string
 		args  []string // {lock} is the lock file
 		ready string   // the holder's line once it holds the lock
-	}{
+	}
+	holders := []holderCmd{
 		{"minimal-go", []string{holder, "{lock}"}, "locked"},
 		{"leaselab", []string{bin, "run", "-store", "flock", "-path", "{lock}"}, "[LEADER] Acquired flock"},
 		{"leaselab-noshed", []string{bin, "run", "-store", "flock", "-shed=false", "-path", "{lock}"}, "[LEADER] Acquired flock"},
+	}
+	// And linked with the C library (cgo), when there is a C compiler.
+	dynamic := filepath.Join(b.TempDir(), "leaselab-cgo")
+	build = exec.Command("go", "build", "-o", dynamic, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Logf("no cgo build of leaselab (%v): %s", err, out)
+	} else {
+		holders = append(holders, holderCmd{"leaselab-cgo", []string{dynamic, "run", "-store", "flock", "-path", "{lock}"}, "[LEADER] Acquired flock"})
 	}
 	for _, h := range holders {
 		b.Run(h.name, func(b *testing.B) {
