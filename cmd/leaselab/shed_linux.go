@@ -33,18 +33,31 @@ func shedImage() {
 	if err != nil {
 		return
 	}
-	for _, m := range imageMappings(string(smaps), exe) {
-		unix.Syscall(unix.SYS_MADVISE, m[0], m[1]-m[0], unix.MADV_DONTNEED)
+	for _, m := range exeMappings(string(smaps), exe) {
+		if m.sheddable() {
+			unix.Syscall(unix.SYS_MADVISE, m.lo, m.hi-m.lo, unix.MADV_DONTNEED)
+		}
 	}
 }
 
-// imageMappings returns the [start, end) of each mapping of exe in smaps
-// (the text of /proc/PID/smaps) that is private, not writable, and has no
-// anonymous pages.
-func imageMappings(smaps, exe string) [][2]uintptr {
-	var out [][2]uintptr
-	var cur [2]uintptr
-	ok := false
+// A mapping is one memory mapping of /proc/PID/smaps.
+type mapping struct {
+	lo, hi        uintptr // [lo, hi)
+	perms         string  // "r-xp": read, write, execute, private or shared
+	rssKB, anonKB int     // resident, and of that anonymous (written), in kB
+}
+
+// sheddable reports whether m's pages can be dropped and read back from
+// the file: a private, read-only mapping none of whose pages was written.
+func (m mapping) sheddable() bool {
+	return m.perms[1] == '-' && m.perms[3] == 'p' && m.anonKB == 0
+}
+
+// exeMappings returns the mappings of the file exe in smaps, the text of
+// /proc/PID/smaps.
+func exeMappings(smaps, exe string) []mapping {
+	var out []mapping
+	in := false
 	for _, line := range strings.Split(smaps, "\n") {
 		f := strings.Fields(line)
 		switch {
@@ -53,17 +66,18 @@ func imageMappings(smaps, exe string) [][2]uintptr {
 			lo, hi, _ := strings.Cut(f[0], "-")
 			a, err1 := strconv.ParseUint(lo, 16, 64)
 			b, err2 := strconv.ParseUint(hi, 16, 64)
-			path := ""
-			if len(f) >= 6 {
-				path = strings.Join(f[5:], " ")
+			in = err1 == nil && err2 == nil && len(f) >= 6 && strings.Join(f[5:], " ") == exe
+			if in {
+				out = append(out, mapping{lo: uintptr(a), hi: uintptr(b), perms: f[1]})
 			}
-			ok = err1 == nil && err2 == nil && path == exe && f[1][1] == '-' && f[1][3] == 'p'
-			cur = [2]uintptr{uintptr(a), uintptr(b)}
-		case ok && len(f) == 3 && f[0] == "Anonymous:":
-			if f[1] == "0" {
-				out = append(out, cur)
+		case in && len(f) == 3 && f[2] == "kB":
+			n, _ := strconv.Atoi(f[1])
+			switch f[0] {
+			case "Rss:":
+				out[len(out)-1].rssKB = n
+			case "Anonymous:":
+				out[len(out)-1].anonKB = n
 			}
-			ok = false
 		}
 	}
 	return out

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +15,7 @@ import (
 	"github.com/leaselab/leaselab/lease"
 )
 
-func TestImageMappings(t *testing.T) {
+func TestExeMappings(t *testing.T) {
 	const exe = "/opt/lease lab/leaselab" // a path with a space
 	smaps := `00400000-01272000 r-xp 00000000 fe:00 123 /opt/lease lab/leaselab
 Size:              14792 kB
@@ -24,28 +23,44 @@ Rss:                7552 kB
 Anonymous:             0 kB
 01272000-02184000 r--p 00e72000 fe:00 123 /opt/lease lab/leaselab
 Size:              15432 kB
+Rss:                6600 kB
 Anonymous:             0 kB
 02184000-0225a000 rw-p 01d84000 fe:00 123 /opt/lease lab/leaselab
+Rss:                 548 kB
 Anonymous:           548 kB
-0225a000-0235a000 r--p 01e5a000 fe:00 123 /opt/lease lab/leaselab
-Anonymous:             4 kB
-0235a000-0245a000 r--s 01f5a000 fe:00 123 /opt/lease lab/leaselab
-Anonymous:             0 kB
 7f09b2595000-7f09b26eb000 r-xp 00026000 fe:00 456 /usr/lib/x86_64-linux-gnu/libc.so.6
+Rss:                 876 kB
 Anonymous:             0 kB
 7f09b2700000-7f09b2800000 rw-p 00000000 00:00 0
+Rss:                1024 kB
 Anonymous:          1024 kB
 `
-	got := imageMappings(smaps, exe)
-	// The text and the read-only data; not the data (writable), not a
-	// read-only segment someone wrote (relocated RELRO), not a shared
-	// mapping, not libc, not anonymous memory.
-	want := [][2]uintptr{{0x400000, 0x1272000}, {0x1272000, 0x2184000}}
-	if !slices.Equal(got, want) {
-		t.Fatalf("imageMappings = %#x, want %#x", got, want)
+	want := []mapping{
+		{0x400000, 0x1272000, "r-xp", 7552, 0},
+		{0x1272000, 0x2184000, "r--p", 6600, 0},
+		{0x2184000, 0x225a000, "rw-p", 548, 548},
 	}
-	if got := imageMappings(smaps, "/other"); len(got) != 0 {
-		t.Fatalf("imageMappings of another executable = %#x, want none", got)
+	if got := exeMappings(smaps, exe); !slices.Equal(got, want) {
+		t.Fatalf("exeMappings = %+v, want %+v", got, want)
+	}
+	if got := exeMappings(smaps, "/other"); len(got) != 0 {
+		t.Fatalf("exeMappings of another executable = %+v, want none", got)
+	}
+	// Only private read-only mappings none of whose pages was written:
+	// not the data, not a relocated RELRO segment, not a shared mapping.
+	for _, c := range []struct {
+		m    mapping
+		want bool
+	}{
+		{mapping{perms: "r-xp"}, true},
+		{mapping{perms: "r--p", rssKB: 100}, true},
+		{mapping{perms: "rw-p"}, false},
+		{mapping{perms: "r--p", rssKB: 100, anonKB: 4}, false},
+		{mapping{perms: "r--s"}, false},
+	} {
+		if got := c.m.sheddable(); got != c.want {
+			t.Errorf("%+v.sheddable() = %v, want %v", c.m, got, c.want)
+		}
 	}
 }
 
@@ -61,15 +76,9 @@ func imageRSS(t *testing.T, pid string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, in := 0, false
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4 {
-			in = len(f) >= 6 && strings.Join(f[5:], " ") == exe
-		} else if in && len(f) == 3 && f[0] == "Rss:" {
-			n, _ := strconv.Atoi(f[1])
-			total += n
-		}
+	total := 0
+	for _, m := range exeMappings(string(b), exe) {
+		total += m.rssKB
 	}
 	return total
 }
