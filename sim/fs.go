@@ -35,6 +35,9 @@ const (
 // name, and open descriptions keep the inode, and so its data, alive.
 type inode struct {
 	data []byte
+	// lent reports whether ReadFile returned data itself: the next change
+	// must copy it first (see own).
+	lent bool
 	mode fs.FileMode
 	// synced is the data as the disk has it, when dirty: written since
 	// its last fsync (tracked only when the file system models power loss).
@@ -225,7 +228,11 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 		// Linux truncates even with O_RDONLY. The capacity is kept so that
 		// rewriting a lease file does not allocate.
 		f.dirty(ino)
-		ino.data = ino.data[:0]
+		if ino.lent {
+			ino.data, ino.lent = nil, false // the reader keeps the old bytes
+		} else {
+			ino.data = ino.data[:0]
+		}
 	}
 	return t.alloc(description{ino: ino, write: write, append: flag&os.O_APPEND != 0}), nil
 }
@@ -242,6 +249,9 @@ func (f *FileSystem) Write(t *FDTable, fd lease.FD, b []byte) (int, error) {
 	}
 	ino := d.ino
 	f.dirty(ino)
+	if ino.lent {
+		ino.data, ino.lent = bytes.Clone(ino.data), false
+	}
 	if d.append {
 		d.off = len(ino.data)
 	}
@@ -341,7 +351,8 @@ func (f *FileSystem) flock(t *FDTable, fd lease.FD, how int) (*inode, error) {
 	return ino, nil
 }
 
-// ReadFile returns a copy of the content of the named file, as one step.
+// ReadFile returns the content of the named file, as one step: a snapshot
+// that later writes do not change, and that the caller must not modify.
 func (f *FileSystem) ReadFile(name string) ([]byte, error) {
 	_, ino, err := f.lookup("read", name)
 	if err != nil {
@@ -353,8 +364,15 @@ func (f *FileSystem) ReadFile(name string) ([]byte, error) {
 	if len(ino.data) > lease.MaxReadFile {
 		return nil, pathErr("read", name, syscall.EFBIG)
 	}
-	// Never nil, like os.ReadFile, even for an empty file.
-	return append([]byte{}, ino.data...), nil
+	if ino.data == nil {
+		return []byte{}, nil // never nil, like os.ReadFile
+	}
+	// The file's own bytes, not a copy: a run reads lease files far more
+	// often than it writes them, and the next write copies them first
+	// (lent), so what the caller holds never changes. The caller must not
+	// modify it (the lease code only parses it).
+	ino.lent = true
+	return ino.data[:len(ino.data):len(ino.data)], nil
 }
 
 // Stat is lstat(2) (there are no symbolic links here). The result is a snapshot; it does not follow later

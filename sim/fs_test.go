@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"syscall"
 	"testing"
@@ -261,4 +262,51 @@ func BenchmarkFSOpenWriteClose(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(3*b.N), "ns/syscall")
+}
+
+// What ReadFile returned does not change when the file does: not by an
+// overwrite in place, an O_TRUNC rewrite or an append (ReadFile lends the
+// file's bytes, and the next change copies them first).
+func TestReadFileSnapshot(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	p := f.NewFDTable()
+	write := func(flag int, s string) {
+		t.Helper()
+		fd, err := f.Open(p, "/d/lease", lease.O_WRONLY|lease.O_CREATE|flag, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(p, fd, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close(p, fd)
+	}
+	write(0, "first record")
+	var reads [][]byte
+	var want []string
+	for _, c := range []struct {
+		flag int
+		s    string
+	}{
+		{0, "FIRST"},                    // in place, from offset 0
+		{lease.O_TRUNC, "second"},       // truncated, then rewritten
+		{os.O_APPEND, " and a tail"},    // appended
+		{lease.O_TRUNC, "third record"}, // truncated again
+	} {
+		b, err := f.ReadFile("/d/lease")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads, want = append(reads, b), append(want, string(b))
+		write(c.flag, c.s)
+	}
+	for i, b := range reads {
+		if string(b) != want[i] {
+			t.Errorf("read %d changed from %q to %q after later writes", i, want[i], b)
+		}
+	}
+	if b, _ := f.ReadFile("/d/lease"); string(b) != "third record" {
+		t.Errorf("file = %q, want %q", b, "third record")
+	}
 }
