@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,5 +228,22 @@ func TestRunStoreFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(lock); err == nil {
 		t.Error("a refused run created the lock file")
+	}
+}
+
+// An unreachable Redis is said once, by leaselab, not also by go-redis's
+// own logger on standard error.
+func TestRunUnreachableRedisSaidOnce(t *testing.T) {
+	cmd := exec.Command(leaselabBinary(t), "run", "-store", "redis", "-dsn", "127.0.0.1:1", "--", "true")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("run against an unreachable redis: %v, want exit status 2", err)
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "leaselab: -store redis:") || !strings.Contains(lines[0], "connection refused") {
+		t.Errorf("stderr %q: want one line, leaselab's, saying the connection was refused", errb.String())
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/etcdstore"
 	"github.com/leaselab/leaselab/lease/redisstore"
@@ -44,6 +46,10 @@ func openServerStore(kind, dsn, name string, timeout time.Duration) (lease.Store
 				}
 			}
 		}
+		// go-redis logs its pool's dial failures itself, to standard
+		// error; leaselab reports every store error (OnError, the exit
+		// status), so each would be said twice.
+		redis.SetLogger(quietRedis{})
 		return redisstore.New(ctx, o)
 	case "etcd":
 		eps := strings.Split(dsn, ",")
@@ -60,3 +66,8 @@ func openServerStore(kind, dsn, name string, timeout time.Duration) (lease.Store
 	}
 	return nil, fmt.Errorf("no server store %q", kind)
 }
+
+// quietRedis is a go-redis logger that says nothing.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
