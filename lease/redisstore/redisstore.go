@@ -179,10 +179,10 @@ func decode(v string) (lease.Record, bool) {
 }
 
 // ttlMS is the key's TTL for a lease of ttl, in whole milliseconds,
-// rounded up.
+// rounded up: lease.ServerTTL's rule for Redis, which the simulator's
+// model of the server follows too.
 func (s *Store) ttlMS(ttl time.Duration) int64 {
-	d := ttl + s.margin
-	return max(1, int64((d+time.Millisecond-1)/time.Millisecond))
+	return max(1, lease.ServerTTL("redis", ttl+s.margin).Milliseconds())
 }
 
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
