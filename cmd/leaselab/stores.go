@@ -24,14 +24,13 @@ var serverStores = map[string]string{"redis": "redis", "etcd": "etcd", "sqlite":
 // called name. Each call is bounded by timeout. (Errors that are none of
 // the contract's outcomes reach the algorithm's Callbacks.OnError.)
 func openServerStore(kind, dsn, name string, timeout time.Duration) (lease.Store, error) {
-	var onError func(string, error)
 	// Connecting (a TLS or SCRAM handshake, creating the table) gets more
 	// than one call's timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), max(5*time.Second, timeout))
 	defer cancel()
 	switch kind {
 	case "redis":
-		o := redisstore.Options{Addr: dsn, Name: name, Timeout: timeout, OnError: onError}
+		o := redisstore.Options{Addr: dsn, Name: name, Timeout: timeout}
 		if strings.Contains(dsn, "://") {
 			u, err := url.Parse(dsn)
 			if err != nil || u.Scheme != "redis" || u.Host == "" {
@@ -58,11 +57,11 @@ func openServerStore(kind, dsn, name string, timeout time.Duration) (lease.Store
 				eps[i] = "http://" + e
 			}
 		}
-		return etcdstore.New(ctx, etcdstore.Options{Endpoints: eps, Name: name, Timeout: timeout, OnError: onError})
+		return etcdstore.New(ctx, etcdstore.Options{Endpoints: eps, Name: name, Timeout: timeout})
 	case "sqlite":
-		return sqlstore.Open(ctx, sqlstore.SQLite, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
+		return sqlstore.Open(ctx, sqlstore.SQLite, dsn, sqlstore.Options{Name: name, Timeout: timeout})
 	case "postgres":
-		return sqlstore.Open(ctx, sqlstore.Postgres, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
+		return sqlstore.Open(ctx, sqlstore.Postgres, dsn, sqlstore.Options{Name: name, Timeout: timeout})
 	}
 	return nil, fmt.Errorf("no server store %q", kind)
 }
