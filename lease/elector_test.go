@@ -102,6 +102,7 @@ func TestMsgFormat(t *testing.T) {
 		{lease.MsgRefTakeover, 11, 0, "[WATCHER] Takeover successful, epoch 11", false},
 		{lease.MsgRefUnreadable, 5, 0, "[WATCHER] Lease version 5 unreadable, waiting it out", false},
 		{lease.MsgRefReleaseSkipped, 0, 0, "Lease no longer ours, nothing to release", false},
+		{lease.MsgRefNotLeading, 0, 0, "Not leading, nothing to release", false},
 		{lease.MsgFlockAcquired, 3, 0, "[LEADER] Acquired flock, epoch 3", false},
 		{lease.MsgFlockWaiting, 0, 0, "[WATCHER] Lock held by another process, waiting", false},
 		{lease.MsgFlockOpenFailed, 0, 0, "[WATCHER] Could not open lock file, will retry", false},

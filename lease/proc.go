@@ -139,6 +139,7 @@ const (
 	MsgFlockLockFailed              // [WATCHER] Could not lock lock file, will retry
 	MsgFlockRecordFailed            // [WATCHER] Could not read or write lease record, unlocking, will retry
 	MsgFlockUnreadable              // [WATCHER] Lease record unreadable, taking epoch a from the wall clock
+	MsgRefNotLeading                // Not leading, nothing to release
 	numMsgs
 )
 
@@ -186,6 +187,7 @@ var msgs = [numMsgs]struct {
 	MsgFlockLockFailed:   {text: "[WATCHER] Could not lock lock file, will retry"},
 	MsgFlockRecordFailed: {text: "[WATCHER] Could not read or write lease record, unlocking, will retry"},
 	MsgFlockUnreadable:   {text: "[WATCHER] Lease record unreadable, taking epoch % from the wall clock", a: argNum},
+	MsgRefNotLeading:     {text: "Not leading, nothing to release"},
 }
 
 // Stderr reports whether the line goes to standard error (the program's

@@ -301,8 +301,14 @@ func (r *Reference) handleShutdown() {
 			f()
 		}
 	}
+	if !lead {
+		r.p.Log(MsgRefNotLeading, 0, 0)
+	}
 	for range 3 {
-		if !lead || !term.Valid() {
+		if !lead {
+			break
+		}
+		if !term.Valid() {
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
 			break
 		}

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -191,4 +193,47 @@ func (tr *Trace) anyAlive() bool {
 		}
 	}
 	return false
+}
+
+// Setup is the run's configuration as Config.String prints it, with each
+// fault that never fired marked "never fired" (its process had died, or the
+// call it waited for was never made) and each that found no leader to hit
+// marked so: what a reader of the setup can take as really exercised.
+func (tr *Trace) Setup() string {
+	c := tr.Config
+	if len(c.Faults) == 0 {
+		return c.String()
+	}
+	fired := map[string]int{}
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == EvFault {
+			d := tr.S(e.Path)
+			if s, ok := strings.CutSuffix(d, ": no leader, no effect"); ok {
+				fired[s+"\x00noleader"]++
+				continue
+			}
+			if j := strings.LastIndex(d, " (pid "); j >= 0 {
+				d = d[:j]
+			}
+			fired[d]++
+		}
+	}
+	faults := c.Faults
+	c.Faults = nil
+	var b strings.Builder
+	b.WriteString(c.String())
+	for _, f := range faults {
+		s := f.String()
+		switch {
+		case fired[s] > 0:
+			fired[s]--
+			fmt.Fprintf(&b, " fault=[%s]", s)
+		case fired[s+"\x00noleader"] > 0:
+			fired[s+"\x00noleader"]--
+			fmt.Fprintf(&b, " fault=[%s, no leader to hit]", s)
+		default:
+			fmt.Fprintf(&b, " fault=[%s, never fired]", s)
+		}
+	}
+	return b.String()
 }

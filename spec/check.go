@@ -26,6 +26,9 @@ type Search struct {
 	// found: fewest processes, then fewest faults, then earliest violation.
 	// With KeepGoing it searches all Runs for it.
 	Smallest bool
+	// Keep is how many violating runs to keep per property, the first
+	// found (0: DefaultKeep). Report.Counts counts them all.
+	Keep int
 }
 
 // Found is a violation found by a search, with what replays it.
@@ -55,8 +58,9 @@ func RunSeed(seed uint64, i int) uint64 {
 	return z ^ z>>31
 }
 
-// keepTraces bounds how many violating traces a search keeps per property.
-const keepTraces = 3
+// DefaultKeep is how many violating runs a search keeps per property
+// unless told otherwise.
+const DefaultKeep = 3
 
 // Run runs the search. progress, if set, is called after each run.
 func (s Search) Run(progress func(done, found int)) (Report, error) {
@@ -69,6 +73,10 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 	want := map[string]bool{}
 	for _, p := range s.Properties {
 		want[p] = true
+	}
+	keep := s.Keep
+	if keep <= 0 {
+		keep = DefaultKeep
 	}
 	rep := Report{Variant: s.Setup.Variant, Counts: map[string]int{}}
 	start := time.Now()
@@ -93,7 +101,7 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 					rep.Found[k] = f
 					kept = true
 				}
-			case s.Smallest || rep.Counts[v.Property] <= keepTraces:
+			case s.Smallest || rep.Counts[v.Property] <= keep:
 				rep.Found = append(rep.Found, f)
 				kept = true
 			}

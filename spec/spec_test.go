@@ -619,8 +619,8 @@ func TestSearchDeterministic(t *testing.T) {
 		}
 	}
 	for p, n := range perProp {
-		if n > keepTraces || n > a.Counts[p] {
-			t.Errorf("%s: %d kept of %d counted (keep at most %d)", p, n, a.Counts[p], keepTraces)
+		if n > DefaultKeep || n > a.Counts[p] {
+			t.Errorf("%s: %d kept of %d counted (keep at most %d)", p, n, a.Counts[p], DefaultKeep)
 		}
 	}
 }

@@ -68,13 +68,15 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	runs := fs.Int("runs", 1000, "runs per variant")
 	seed := fs.Uint64("seed", 1, "search seed: run i's seed is derived from it")
 	keep := fs.Bool("keep-going", false, "run all -runs instead of stopping at the first violation")
-	props := fs.String("props", "all", "properties to check (comma list)")
+	props := fs.String("props", "all", "properties to check: comma list of "+strings.Join(spec.Properties, ",")+", or all")
 	smallest := fs.Bool("smallest", false, "report, per property, only the smallest violating run (with -keep-going: of all -runs)")
+	show := fs.Int("show", spec.DefaultKeep, "violating runs to print per property, the first found (the others are counted)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	markdown := fs.Bool("markdown", false, "print the verdict table (variants by properties) that the README keeps")
 	byFault := fs.Bool("by-fault", false, "search each fault kind of -faults (and none) separately")
-	htmlDir := fs.String("html-dir", os.TempDir(), "where to write porcupine's visualisation of a linearizable-store violation")
-	outPath := fs.String("o", "", "write the first violating run as an HTML timeline to `FILE`")
+	var out outDir
+	out.register(fs, "porcupine's page of each linearizable-store violation")
+	outPath := fs.String("o", "", "write the first violating run as an HTML timeline to `FILE` (and porcupine's page, if any, beside it)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -84,6 +86,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	if *runs <= 0 {
 		return usagef("-runs %d: want at least 1", *runs)
+	}
+	if *show <= 0 {
+		return usagef("-show %d: want at least 1", *show)
 	}
 	want, err := spec.ParseProperties(*props)
 	if err != nil {
@@ -107,24 +112,27 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 			faultSets = append(faultSets, k.String())
 		}
 	}
-	type job struct{ variant, faults string }
+	type job struct {
+		variant, faults string
+		o               sim.SetupOptions
+	}
 	var jobs []job
 	for _, v := range variants {
 		for _, f := range faultSets {
-			jobs = append(jobs, job{v, f})
+			sf.variant, sf.faults = v, f
+			o, err := sf.options()
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, job{v, f, o})
 		}
 	}
-	var reports []map[string]any
+	var reports []searchReport
 	found := false
 	bar := newProgress(stderr, int64(*runs*len(jobs)), "runs", *asJSON || *markdown)
 	doneBefore, foundBefore := 0, 0
 	for _, jb := range jobs {
-		sf.variant, sf.faults = jb.variant, jb.faults
-		o, err := sf.options()
-		if err != nil {
-			return err
-		}
-		rep, err := spec.Search{Setup: o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest}.Run(func(done, n int) {
+		rep, err := spec.Search{Setup: jb.o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest, Keep: *show}.Run(func(done, n int) {
 			bar.set(int64(doneBefore+done), fmt.Sprintf("%d violations", foundBefore+n))
 		})
 		if err != nil {
@@ -134,37 +142,36 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		foundBefore += len(rep.Found)
 		if *outPath != "" && !found && len(rep.Found) > 0 {
 			f := rep.Found[0]
-			verdicts := spec.Check(f.Trace)
-			hrefs := map[string]string{}
-			for _, v := range verdicts {
-				if v.Violation != nil && v.Violation.HTML != nil {
-					p := strings.TrimSuffix(*outPath, ".html") + "-porcupine.html"
-					if err := v.Violation.HTML(p); err == nil {
-						hrefs[v.Property] = filepath.Base(p)
-					}
-				}
-			}
-			if err := writeTimelineFile(*outPath, f.Trace, verdicts, fmt.Sprintf("leaselab: %s, seed %d", rep.Variant, f.RunSeed), hrefs); err != nil {
+			if _, err := writeTimelinePage(*outPath, f.Trace, fmt.Sprintf("leaselab: %s, seed %d", rep.Variant, f.RunSeed)); err != nil {
 				return usagef("-o %s: %v", *outPath, err)
 			}
 		}
 		found = found || len(rep.Found) > 0
-		j := reportJSON(rep, o, *htmlDir)
-		reports = append(reports, j)
+		r := newSearchReport(rep, jb.o, *runs, &out)
+		reports = append(reports, r)
 		if !*asJSON && !*markdown {
-			printReport(stdout, rep, o, j)
+			printReport(stdout, rep, jb.o, r, *smallest)
 		}
 	}
 	bar.done()
+	if *outPath != "" && found && !*asJSON && !*markdown {
+		fmt.Fprintf(stdout, "# timeline of the first violating run: %s\n", *outPath)
+	}
 	if *markdown {
 		writeVerdicts(stdout, reports)
 		return nil
 	}
 	if *asJSON {
+		var err error
 		if len(reports) == 1 {
-			writeJSON(stdout, reports[0])
+			err = writeJSON(stdout, reports[0])
 		} else {
-			writeJSON(stdout, map[string]any{"variants": reports})
+			err = writeJSON(stdout, struct {
+				Variants []searchReport `json:"variants"`
+			}{reports})
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if found {
@@ -180,75 +187,126 @@ type silentError struct{}
 
 func (silentError) Error() string { return "" }
 
-func reportJSON(rep spec.Report, o sim.SetupOptions, htmlDir string) map[string]any {
-	vs := []map[string]any{}
-	for i, f := range rep.Found {
-		v := map[string]any{"property": f.Property, "seed": f.RunSeed, "run": f.Run,
-			"at_s": f.At.Seconds(), "pids": f.PIDs, "detail": f.Detail, "replay": f.Replay}
-		if f.HTML != nil && i == firstOf(rep.Found, f.Property) {
-			path := filepath.Join(htmlDir, fmt.Sprintf("leaselab-%s-%d.html", rep.Variant, f.RunSeed))
-			if err := f.HTML(path); err == nil {
-				v["html"] = path
+// searchReport is check's report on one variant and fault set, as -json
+// prints it.
+type searchReport struct {
+	Variant   string `json:"variant"`
+	Runs      int    `json:"runs"`       // runs done
+	RunsAsked int    `json:"runs_asked"` // -runs
+	Faults    string `json:"faults"`
+	Scheduler string `json:"scheduler"`
+	// Violations are the violating runs kept: per property the first
+	// -show found (or, with -smallest, the smallest).
+	Violations []searchViolation `json:"violations"`
+	// Counts is how many runs violated each property; NotShown how many
+	// of those are not in Violations.
+	Counts   map[string]int `json:"counts"`
+	NotShown map[string]int `json:"not_shown"`
+	RunsPerS float64        `json:"runs_per_s"`
+	WallS    float64        `json:"wall_s"`
+}
+
+type searchViolation struct {
+	Property  string  `json:"property"`
+	Seed      uint64  `json:"seed"`
+	Run       int     `json:"run"`
+	AtS       float64 `json:"at_s"`
+	PIDs      []int   `json:"pids"`
+	Detail    string  `json:"detail"`
+	Replay    string  `json:"replay"`
+	HTML      string  `json:"html,omitempty"`       // porcupine's page, written into -out-dir
+	HTMLError string  `json:"html_error,omitempty"` // why it could not be written
+}
+
+// newSearchReport reports rep, writing porcupine's page of the first
+// linearizable-store violation of the report into out.
+func newSearchReport(rep spec.Report, o sim.SetupOptions, asked int, out *outDir) searchReport {
+	r := searchReport{Variant: rep.Variant, Runs: rep.Runs, RunsAsked: asked, Faults: sim.FaultNames(o.Faults), Scheduler: o.Scheduler,
+		Violations: []searchViolation{}, Counts: rep.Counts, NotShown: map[string]int{}, WallS: rep.Elapsed.Seconds()}
+	if rep.Elapsed > 0 {
+		r.RunsPerS = float64(rep.Runs) / rep.Elapsed.Seconds()
+	}
+	kept := map[string]int{}
+	for _, f := range rep.Found {
+		kept[f.Property]++
+		v := searchViolation{Property: f.Property, Seed: f.RunSeed, Run: f.Run, AtS: f.At.Seconds(), PIDs: f.PIDs, Detail: f.Detail, Replay: f.Replay}
+		if f.HTML != nil && kept[f.Property] == 1 {
+			path, err := out.path(fmt.Sprintf("porcupine-%s-%d.html", rep.Variant, f.RunSeed))
+			if err == nil {
+				err = f.HTML(path)
+			}
+			if err == nil {
+				v.HTML = path
 			} else {
-				v["html_error"] = err.Error()
+				v.HTMLError = err.Error()
 			}
 		}
-		vs = append(vs, v)
+		r.Violations = append(r.Violations, v)
 	}
-	rps := 0.0
-	if rep.Elapsed > 0 {
-		rps = float64(rep.Runs) / rep.Elapsed.Seconds()
-	}
-	return map[string]any{"variant": rep.Variant, "runs": rep.Runs, "faults": sim.FaultNames(o.Faults),
-		"scheduler": o.Scheduler, "violations": vs, "counts": rep.Counts, "runs_per_s": rps,
-		"wall_s": rep.Elapsed.Seconds()}
-}
-
-func firstOf(fs []spec.Found, prop string) int {
-	for i, f := range fs {
-		if f.Property == prop {
-			return i
+	for p, n := range rep.Counts {
+		if n > kept[p] {
+			r.NotShown[p] = n - kept[p]
 		}
 	}
-	return -1
+	return r
 }
 
-func printReport(w io.Writer, rep spec.Report, o sim.SetupOptions, j map[string]any) {
-	fmt.Fprintf(w, "# check %s: %d runs, faults %s, scheduler %s\n", rep.Variant, rep.Runs, sim.FaultNames(o.Faults), o.Scheduler)
-	vs := j["violations"].([]map[string]any)
+func printReport(w io.Writer, rep spec.Report, o sim.SetupOptions, r searchReport, smallest bool) {
+	runs := fmt.Sprintf("%d runs", rep.Runs)
+	if rep.Runs < r.RunsAsked {
+		runs = fmt.Sprintf("%d of %d runs (stopped at the first violating run; -keep-going runs them all)", rep.Runs, r.RunsAsked)
+	}
+	fmt.Fprintf(w, "# check %s: %s, faults %s, scheduler %s\n", rep.Variant, runs, sim.FaultNames(o.Faults), o.Scheduler)
 	for i, f := range rep.Found {
 		fmt.Fprintf(w, "VIOLATION %s in run %d (seed %d) at %s\n  %s\n", f.Property, f.Run, f.RunSeed, fmtSecs(f.At), f.Detail)
-		fmt.Fprintf(w, "  setup: %s\n", f.Trace.Config)
+		fmt.Fprintf(w, "  setup: %s\n", f.Trace.Setup())
 		for _, l := range f.Trace.Excerpt(f.At-2*o.Lease.WatchInterval-o.Lease.RenewInterval, f.At+time.Millisecond) {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
-		if p, ok := vs[i]["html"]; ok {
+		if p := r.Violations[i].HTML; p != "" {
 			fmt.Fprintf(w, "  porcupine: %s\n", p)
+		} else if e := r.Violations[i].HTMLError; e != "" {
+			fmt.Fprintf(w, "  porcupine: not written: %s\n", e)
 		}
 		fmt.Fprintf(w, "  replay: %s\n", f.Replay)
 	}
-	var counts []string
+	var counts, hidden []string
+	most := 0
 	for _, p := range spec.Properties {
 		if n := rep.Counts[p]; n > 0 {
 			counts = append(counts, fmt.Sprintf("%s %d", p, n))
 		}
+		if n := r.NotShown[p]; n > 0 {
+			hidden = append(hidden, fmt.Sprintf("%s %d", p, n))
+			most = max(most, rep.Counts[p])
+		}
+	}
+	if len(hidden) > 0 {
+		how := fmt.Sprintf("-show %d prints them all", most)
+		if smallest {
+			how = fmt.Sprintf("-smallest prints the smallest of each; without it -show %d prints them all", most)
+		}
+		fmt.Fprintf(w, "# violating runs not printed: %s (%s)\n", strings.Join(hidden, ", "), how)
 	}
 	summary := "no violation"
 	if len(counts) > 0 {
 		summary = "runs with violations: " + strings.Join(counts, ", ")
 	}
-	fmt.Fprintf(w, "# %d runs in %.2f s (%.0f runs/s): %s\n", rep.Runs, rep.Elapsed.Seconds(), j["runs_per_s"], summary)
+	fmt.Fprintf(w, "# %d runs in %.2f s (%.0f runs/s): %s\n", rep.Runs, rep.Elapsed.Seconds(), r.RunsPerS, summary)
 }
 
 func fmtSecs(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
 }
 
-func cmdReplay(args []string, stdout io.Writer) error { return replayOrViz("replay", args, stdout) }
+// cmdReplay replays one simulated run; it exits 1 when the run breaks a
+// property, as check does.
+func cmdReplay(args []string, stdout, _ io.Writer) error { return replayOrViz("replay", args, stdout) }
 
-// cmdViz draws one simulated run as an HTML timeline: replay's flags,
-// with -o required.
-func cmdViz(args []string, stdout io.Writer) error { return replayOrViz("viz", args, stdout) }
+// cmdViz draws one simulated run as an HTML timeline: replay's setup
+// flags, with -o required. It exits 0 once the page is written, whatever
+// the run broke.
+func cmdViz(args []string, stdout, _ io.Writer) error { return replayOrViz("viz", args, stdout) }
 
 func replayOrViz(name string, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -256,11 +314,13 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 	sf.register(fs, "all")
 	seed := fs.Uint64("seed", 0, "the run's seed, as check printed it")
 	expect := fs.String("expect", "", "the setup fingerprint check printed; replay refuses a setup that differs")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	trace := fs.Bool("trace", false, "print every event, not only the log and faults")
-	htmlPath := fs.String("html", "", "write porcupine's visualisation here if the store history is not linearizable")
 	decisions := fs.String("decisions", "", "replay a recorded decision list (a property test prints one) instead of -seed")
-	outPath := fs.String("o", "", "write the run as an HTML timeline to `FILE`")
+	var asJSON, trace *bool
+	if name == "replay" {
+		asJSON = fs.Bool("json", false, "print one JSON object")
+		trace = fs.Bool("trace", false, "print every event, not only the log and faults")
+	}
+	outPath := fs.String("o", "", "write the run as an HTML timeline to `FILE` (with a linearizable-store violation, porcupine's page beside it, linked)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -274,7 +334,7 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["seed"] == (*decisions != "") {
-		return usagef("replay needs -seed (from the replay line check printed) or -decisions FILE, not both")
+		return usagef("%s needs -seed (from the replay line check printed) or -decisions FILE, not both", name)
 	}
 	o, err := sf.options()
 	if err != nil {
@@ -310,67 +370,67 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 			return usagef("setup mismatch: %s does not replay with these flags: %v", *decisions, err)
 		}
 	}
-	var full strings.Builder
-	tr.WriteTrace(&full)
-	sum := sha256.Sum256([]byte(full.String()))
-	var vs []map[string]any
+	verdicts := spec.Check(tr)
 	var found []*spec.Violation
-	for _, v := range spec.Check(tr) {
+	for _, v := range verdicts {
 		if v.Violation != nil {
 			found = append(found, v.Violation)
-			m := map[string]any{"property": v.Property, "at_s": v.Violation.At.Seconds(), "pids": v.Violation.PIDs, "detail": v.Violation.Detail}
-			if v.Violation.HTML != nil && *htmlPath != "" {
-				if err := v.Violation.HTML(*htmlPath); err != nil {
-					return fmt.Errorf("writing %s: %w", *htmlPath, err)
-				}
-				m["html"] = *htmlPath
-			}
-			vs = append(vs, m)
 		}
 	}
+	var written []string
 	if *outPath != "" {
-		verdicts := spec.Check(tr)
-		hrefs := map[string]string{}
-		for _, v := range verdicts {
-			if v.Violation != nil && v.Violation.HTML != nil {
-				p := strings.TrimSuffix(*outPath, ".html") + "-porcupine.html"
-				if err := v.Violation.HTML(p); err == nil {
-					hrefs[v.Property] = filepath.Base(p)
-				}
-			}
-		}
 		title := fmt.Sprintf("leaselab: %s, seed %d", o.Variant, *seed)
 		if dec != nil {
 			title = fmt.Sprintf("leaselab: %s, decisions %s", o.Variant, filepath.Base(*decisions))
 		}
-		if err := writeTimelineFile(*outPath, tr, verdicts, title, hrefs); err != nil {
+		if written, err = writeTimelinePage(*outPath, tr, title); err != nil {
 			return usagef("-o %s: %v", *outPath, err)
 		}
-		if name == "viz" {
-			what := "no violation"
-			if len(found) > 0 {
-				var ps []string
-				for _, v := range found {
-					ps = append(ps, v.Property)
-				}
-				what = "violations: " + strings.Join(ps, ", ")
-			}
-			fmt.Fprintf(stdout, "wrote %s (%s)\n", *outPath, what)
-			return nil
-		}
 	}
-	if *asJSON {
-		if vs == nil {
-			vs = []map[string]any{}
+	if name == "viz" {
+		what := "no violation"
+		if len(found) > 0 {
+			var ps []string
+			for _, v := range found {
+				ps = append(ps, v.Property)
+			}
+			what = "violations: " + strings.Join(ps, ", ")
 		}
-		writeJSON(stdout, map[string]any{"variant": o.Variant, "seed": *seed, "setup": tr.Config.String(),
-			"violations": vs, "trace_sha256": hex.EncodeToString(sum[:]), "events": len(tr.Events)})
+		fmt.Fprintf(stdout, "wrote %s (%s)\n", strings.Join(written, ", "), what)
 		return nil
+	}
+	var full strings.Builder
+	tr.WriteTrace(&full)
+	sum := sha256.Sum256([]byte(full.String()))
+	if *asJSON {
+		type violation struct {
+			Property string  `json:"property"`
+			AtS      float64 `json:"at_s"`
+			PIDs     []int   `json:"pids"`
+			Detail   string  `json:"detail"`
+		}
+		vs := []violation{}
+		for _, v := range found {
+			vs = append(vs, violation{v.Property, v.At.Seconds(), v.PIDs, v.Detail})
+		}
+		err := writeJSON(stdout, struct {
+			Variant     string      `json:"variant"`
+			Seed        uint64      `json:"seed"`
+			Setup       string      `json:"setup"`
+			Violations  []violation `json:"violations"`
+			TraceSHA256 string      `json:"trace_sha256"`
+			Events      int         `json:"events"`
+			Written     []string    `json:"written,omitempty"`
+		}{o.Variant, *seed, tr.Config.String(), vs, hex.EncodeToString(sum[:]), len(tr.Events), written})
+		if err == nil && len(found) > 0 {
+			err = errViolation
+		}
+		return err
 	}
 	if dec == nil {
 		fmt.Fprintf(stdout, "# replay %s\n", spec.ReplayCommand(o, *seed))
 	}
-	fmt.Fprintf(stdout, "# setup: %s\n", tr.Config)
+	fmt.Fprintf(stdout, "# setup: %s\n", tr.Setup())
 	if *trace {
 		io.WriteString(stdout, full.String())
 	} else {
@@ -384,33 +444,63 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 	if len(found) == 0 {
 		fmt.Fprintln(stdout, "# no violation")
 	}
+	for _, p := range written {
+		fmt.Fprintf(stdout, "# wrote %s\n", p)
+	}
 	fmt.Fprintf(stdout, "# trace sha256 %s\n", hex.EncodeToString(sum[:]))
+	if len(found) > 0 {
+		return errViolation
+	}
 	return nil
 }
 
-// writeVerdicts renders check's JSON reports as the README's verdict
-// table: a row per variant, a column per property, each cell "holds in N
-// runs", "n/a" or "broken" with the smallest replay found.
-func writeVerdicts(w io.Writer, reports []map[string]any) {
+// writeTimelinePage writes tr's timeline to path and, when the run breaks
+// linearizable-store, porcupine's page of its store history beside it
+// (PATH-porcupine.html), linked from the timeline. It returns the paths
+// written.
+func writeTimelinePage(path string, tr *sim.Trace, title string) ([]string, error) {
+	verdicts := spec.Check(tr)
+	hrefs := map[string]string{}
+	var written []string
+	for _, v := range verdicts {
+		if v.Violation != nil && v.Violation.HTML != nil {
+			p := strings.TrimSuffix(path, ".html") + "-porcupine.html"
+			if err := v.Violation.HTML(p); err != nil {
+				return nil, err
+			}
+			hrefs[v.Property] = filepath.Base(p)
+			written = append(written, p)
+		}
+	}
+	if err := writeTimelineFile(path, tr, verdicts, title, hrefs); err != nil {
+		return nil, err
+	}
+	return append([]string{path}, written...), nil
+}
+
+// writeVerdicts renders check's reports as the README's verdict table: a
+// row per variant, a column per property, each cell "holds in N runs",
+// "n/a" or "broken" with the first replay found.
+func writeVerdicts(w io.Writer, reports []searchReport) {
 	fmt.Fprintf(w, "| variant (faults) | %s |\n|---|%s\n", strings.Join(spec.Properties, " | "), strings.Repeat("---|", len(spec.Properties)))
 	for _, r := range reports {
-		v, _ := lease.LookupVariant(r["variant"].(string))
+		v, _ := lease.LookupVariant(r.Variant)
 		label := "`" + v.Name + "`"
-		if f := r["faults"].(string); f != "all" {
-			label += " " + f
+		if r.Faults != "all" {
+			label += " " + r.Faults
 		}
 		fmt.Fprintf(w, "| %s |", label)
 		for _, p := range spec.Properties {
-			cell := fmt.Sprintf(" holds in %d runs |", r["runs"])
+			cell := fmt.Sprintf(" holds in %d runs |", r.Runs)
 			if p == spec.Fencing && !v.Epochs {
 				cell = " n/a (no epochs) |"
 			}
-			if p == spec.LinearizableStore && strings.Contains(r["faults"].(string), "power") && !v.ServerTTL {
+			if p == spec.LinearizableStore && strings.Contains(r.Faults, "power") && !v.ServerTTL {
 				cell = " n/a (across a power loss) |"
 			}
-			for _, x := range r["violations"].([]map[string]any) {
-				if x["property"] == p {
-					cell = fmt.Sprintf(" broken: `%s` |", x["replay"])
+			for _, x := range r.Violations {
+				if x.Property == p {
+					cell = fmt.Sprintf(" broken: `%s` |", x.Replay)
 					break
 				}
 			}

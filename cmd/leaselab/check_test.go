@@ -92,7 +92,7 @@ func find(vs []checkViolation, prop string) *checkViolation {
 func naiveRace(t *testing.T) checkViolation {
 	t.Helper()
 	code, out, errOut := cli(t, "check", "-variant", "seed-naive", "-faults", "none", "-runs", "300", "-seed", "1",
-		"-props", spec.ExclusiveLeadership, "-json", "-html-dir", t.TempDir())
+		"-props", spec.ExclusiveLeadership, "-json", "-out-dir", t.TempDir())
 	if code != 1 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q: want 1 (a violation) and nothing on stderr", code, errOut)
 	}
@@ -116,7 +116,7 @@ func naiveRace(t *testing.T) checkViolation {
 // linearizable-store; naiveRace asks for exclusive-leadership.)
 func TestCheckNaiveExitsOne(t *testing.T) {
 	code, out, errOut := cli(t, "check", "-variant", "seed-naive", "-faults", "none", "-runs", "300", "-seed", "1",
-		"-json", "-html-dir", t.TempDir())
+		"-json", "-out-dir", t.TempDir())
 	if code != 1 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q: want 1 and nothing on stderr", code, errOut)
 	}
@@ -132,7 +132,7 @@ func TestCheckNaiveExitsOne(t *testing.T) {
 	}
 	// With every run searched, the naive race is among them.
 	code, out, _ = cli(t, "check", "-variant", "seed-naive", "-faults", "none", "-runs", "300", "-seed", "1",
-		"-keep-going", "-json", "-html-dir", t.TempDir())
+		"-keep-going", "-json", "-out-dir", t.TempDir())
 	decodeOne(t, out, &rep)
 	if code != 1 || find(rep.Violations, spec.ExclusiveLeadership) == nil || rep.Runs != 300 {
 		t.Errorf("-keep-going: exit %d, %d runs, violations %+v: want exclusive-leadership among 300 runs", code, rep.Runs, rep.Violations)
@@ -147,8 +147,8 @@ func TestReplayReproduces(t *testing.T) {
 	var reps [2]replayReport
 	for i := range reps {
 		code, out, errOut := cli(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		if code != 1 {
+			t.Fatalf("%v: exit %d, want 1 (the run breaks a property): %s", args, code, errOut)
 		}
 		decodeOne(t, out, &reps[i])
 	}
@@ -170,7 +170,7 @@ func TestReplayReproduces(t *testing.T) {
 	}
 	// The text form prints the same trace digest and the violation.
 	code, out, _ := cli(t, replayArgs(t, v.Replay)...)
-	if code != 0 || !strings.Contains(out, "# trace sha256 "+a.TraceSHA256+"\n") || !strings.Contains(out, "VIOLATION exclusive-leadership at ") ||
+	if code != 1 || !strings.Contains(out, "# trace sha256 "+a.TraceSHA256+"\n") || !strings.Contains(out, "VIOLATION exclusive-leadership at ") ||
 		!strings.Contains(out, "# replay "+v.Replay+"\n") {
 		t.Errorf("text replay (exit %d) lacks the digest, the violation or its own replay line:\n%s", code, out)
 	}
@@ -248,8 +248,8 @@ func TestReplayLineRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(o, o2) {
 			t.Errorf("%v: printed as %q, parsed back as\n%+v\nwant\n%+v", flags, line, o2, o)
 		}
-		if code, _, errOut := cli(t, append(args, "-json")...); code != 0 {
-			t.Errorf("%q: exit %d: %s", line, code, errOut)
+		if code, _, errOut := cli(t, append(args, "-json")...); code != 0 && code != 1 {
+			t.Errorf("%q: exit %d, want 0 or 1 (no setup mismatch): %s", line, code, errOut)
 		}
 	}
 }
@@ -295,7 +295,7 @@ func TestCheckBadInput(t *testing.T) {
 // that property is left out here.)
 func TestCheckSeedWithoutFaultsHolds(t *testing.T) {
 	code, out, errOut := cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "5",
-		"-props", "exclusive-leadership,no-wedge,failover-bound", "-json", "-html-dir", t.TempDir())
+		"-props", "exclusive-leadership,no-wedge,failover-bound", "-json", "-out-dir", t.TempDir())
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q: want 0\n%s", code, errOut, out)
 	}
@@ -311,7 +311,7 @@ func TestCheckSeedWithoutFaultsHolds(t *testing.T) {
 	}
 	// The property left out does fail on the same runs.
 	code, out, _ = cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "5", "-props", "linearizable-store",
-		"-json", "-html-dir", t.TempDir())
+		"-json", "-out-dir", t.TempDir())
 	decodeOne(t, out, &rep)
 	if code != 1 || find(rep.Violations, spec.LinearizableStore) == nil {
 		t.Errorf("linearizable-store on the same runs: exit %d, %+v; want a violation", code, rep.Violations)
@@ -322,7 +322,7 @@ func TestCheckSeedWithoutFaultsHolds(t *testing.T) {
 // visualisation went, and the replay line.
 func TestCheckText(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "300", "-seed", "1", "-html-dir", dir)
+	code, out, errOut := cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "300", "-seed", "1", "-out-dir", dir)
 	if code != 1 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q: want 1", code, errOut)
 	}
@@ -347,7 +347,7 @@ func TestCheckText(t *testing.T) {
 		}
 	}
 	if filepath.Dir(htmls[0]) != dir {
-		t.Errorf("porcupine file %s is not in -html-dir %s", htmls[0], dir)
+		t.Errorf("porcupine file %s is not in -out-dir %s", htmls[0], dir)
 	}
 	b, err := os.ReadFile(htmls[0])
 	if err != nil || !bytes.Contains(bytes.ToLower(b), []byte("<html")) {
@@ -360,7 +360,7 @@ func TestCheckText(t *testing.T) {
 
 // -all checks every variant and prints one object listing them.
 func TestCheckAllJSON(t *testing.T) {
-	code, out, errOut := cli(t, "check", "-all", "-runs", "50", "-faults", "none", "-json", "-html-dir", t.TempDir())
+	code, out, errOut := cli(t, "check", "-all", "-runs", "50", "-faults", "none", "-json", "-out-dir", t.TempDir())
 	if code != 1 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q: want 1 (the seed variants break linearizable-store without faults)", code, errOut)
 	}

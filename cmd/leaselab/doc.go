@@ -6,18 +6,66 @@
 // runner, tortures real processes with real signals, and measures
 // failover.
 //
-// Usage:
+// Each command, with every flag it takes (TestSynopsesNameEveryFlag and
+// TestDocsShowTheSynopses keep this list equal to the binary's):
 //
-//	leaselab scenario NAME [-variant V] [-json] [-trace]
-//	leaselab check [-variant V | -all] [-faults LIST] [-runs N] [-json] [-o run.html]
-//	leaselab replay -variant V -seed S [setup flags] [-trace] [-o run.html]
-//	leaselab viz -variant V -seed S [setup flags] -o run.html
-//	leaselab explore [-variant V] [-procs N] [-crashes K] [-pauses K] ...
-//	leaselab run -path LOCKFILE [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn ADDR] [-- CMD ARGS]
-//	leaselab torture [-variant V] [-procs N] [-duration D] [-faults kill,stop,term] [-trials N] [-json]
-//	leaselab failover [-variants LIST] [-n N] [-redis ADDR -etcd URL -postgres DSN -sqlite]
+//	leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]
+//
+// Run one of the post's experiments in the simulator and print its log.
+//
+//	leaselab check [-variant V | -all] [-runs N] [-seed S] [-procs P] [-faults LIST] [-scheduler random|pct]
+//	               [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D]
+//	               [-props LIST] [-keep-going] [-smallest] [-show N] [-by-fault] [-json | -markdown] [-o FILE] [-out-dir DIR]
+//
+// Search random setups, schedules and faults for runs that break a property.
+//
+//	leaselab replay -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct]
+//	                [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-json] [-trace] [-o FILE]
+//
+// Replay one simulated run exactly, from the replay line check printed.
+//
+//	leaselab viz -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct]
+//	             [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] -o FILE
+//
+// Draw one simulated run as a self-contained HTML timeline.
+//
+//	leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K]
+//	                 [-preemptions K] [-horizon D] [-skews LIST] [-max-schedules N] [-force] [-json]
+//	                 [-replay FILE] [-out-dir DIR]
+//
+// Search every schedule within the bounds, depth first.
+//
+//	leaselab run (-path LOCKFILE [-variant V] [-store file|flock] | -store redis|etcd|sqlite|postgres -dsn DSN [-name N] [-timeout D])
+//	             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-- CMD ARGS]
+//
+// A real leader-election process; with a command, a singleton runner.
+//
+//	leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
+//	                 [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
+//	                 [-exec 'CMD {lock}'] [-bin FILE] [-json] [-o FILE] [-keep]
+//
+// Real processes, real signals, the simulator's checks on what happened.
+//
+//	leaselab failover [-variants LIST] [-n N] [-procs N] [-seed S] [-lease D -renew D -watch D]
+//	                  [-redis ADDR] [-etcd ENDPOINTS] [-postgres URL] [-sqlite] [-bin FILE] [-json | -markdown]
+//
+// Measure the leaderless gap after SIGKILL and SIGTERM of the leader, real processes.
+//
 //	leaselab variants [-json]
 //
-// leaselab help prints every flag. Exit status: 0 on success, 1 when a
-// run breaks a property (or fails), 2 on bad input.
+// List the algorithm's variants.
+//
+// leaselab help lists the commands; leaselab help COMMAND, or
+// leaselab COMMAND -h, prints the command's flags with their descriptions
+// and defaults. leaselab with no arguments prints a short usage and exits 2.
+//
+// Exit status: 0 on success; 1 when a run breaks a property (check,
+// replay, explore and explore -replay, torture) or a measurement fails
+// (failover); 2 on bad input (an unknown flag, command or name, a
+// malformed value, an unreachable server at start). viz exits 0 once it
+// has drawn the run, whatever the run broke.
+//
+// Files written on the side (porcupine's pages, explore's decision
+// files) go into -out-dir, or a new directory of their own under $TMPDIR,
+// and every path written is printed.
 package main

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,7 +33,8 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, "start even if the estimated space is larger than 5,000,000 schedules")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	replay := fs.String("replay", "", "replay one schedule from the decision file a violation printed")
-	outDir := fs.String("out-dir", os.TempDir(), "where to write the decision files of violations")
+	var out outDir
+	out.register(fs, "the decision file of each violation")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -83,7 +83,10 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	flags := exploreFlags(o, *skews)
 	var vs []map[string]any
 	for _, v := range res.Violations {
-		path := filepath.Join(*outDir, fmt.Sprintf("leaselab-explore-%s-%s.decisions", o.Variant, v.Property))
+		path, err := out.path(fmt.Sprintf("%s-%s.decisions", o.Variant, v.Property))
+		if err != nil {
+			return err
+		}
 		f, err := os.Create(path)
 		if err != nil {
 			return err
@@ -161,7 +164,7 @@ func exploreReplay(o spec.ExploreOptions, path string, stdout io.Writer) error {
 	if err := d.Err(); err != nil {
 		return usagef("setup mismatch: %s does not replay with these flags: %v", path, err)
 	}
-	fmt.Fprintf(stdout, "# setup: %s\n", tr.Config)
+	fmt.Fprintf(stdout, "# setup: %s\n", tr.Setup())
 	for _, l := range tr.Excerpt(0, tr.End) {
 		fmt.Fprintln(stdout, l)
 	}
@@ -174,6 +177,7 @@ func exploreReplay(o spec.ExploreOptions, path string, stdout io.Writer) error {
 	}
 	if !found {
 		fmt.Fprintln(stdout, "# no violation")
+		return nil
 	}
-	return nil
+	return errViolation
 }

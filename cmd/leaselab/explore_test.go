@@ -27,7 +27,7 @@ func TestExploreSeedFindsAndReplays(t *testing.T) {
 	}
 	v := j.Violations[0]
 	code, out, errOut = runCLI(strings.Fields(strings.TrimPrefix(v.Replay, "leaselab "))...)
-	if code != 0 || !strings.Contains(out, "VIOLATION "+v.Property) {
+	if code != 1 || !strings.Contains(out, "VIOLATION "+v.Property) {
 		t.Fatalf("replay %q: exit %d %s\n%s", v.Replay, code, errOut, out)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // every variant in one run, so the figures compare.
 func cmdFailover(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("failover", flag.ContinueOnError)
-	variants := fs.String("variants", "seed,reference,flock", "variants to measure, comma-separated")
+	variants := fs.String("variants", "seed,reference,flock", "variants to measure on the lock file, comma-separated (none: only the servers named)")
 	n := fs.Int("n", 30, "failovers per variant and signal")
 	procs := fs.Int("procs", 3, "processes contending")
 	seed := fs.Uint64("seed", 1, "seed of the instants at which leaders are signalled")
@@ -44,6 +44,9 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 	}
 	var vs []lease.Variant
 	for _, name := range strings.Split(*variants, ",") {
+		if *variants == "none" || *variants == "" {
+			break
+		}
 		v, err := lease.LookupVariant(strings.TrimSpace(name))
 		if err != nil {
 			return usagef("%v", err)
@@ -78,28 +81,62 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 		subjects = append(subjects, serverSubject("sqlite", dir+"/lease.db"))
 	}
 	var rows []failoverRow
+	measured := false
 	for _, sub := range subjects {
+		if sub.extra != nil {
+			// An unreachable server is this row's error, found in a
+			// second, not after a timeout; the other rows go on.
+			if err := probeServer(sub.extra[1], sub.extra[3]); err != nil {
+				rows = append(rows, failoverRow{variant: sub.label, err: oneLine(err.Error())})
+				continue
+			}
+		}
 		if !*asJSON && !*markdown {
 			fmt.Fprintf(stderr, "# %s: %d SIGKILLs and %d SIGTERMs of the leader...\n", sub.label, *n, *n)
 		}
+		measured = true
 		r, err := measureFailover(*bin, sub, cfg, *procs, *n, *seed)
-		if err != nil {
-			return err
-		}
 		rows = append(rows, r...)
+		if err != nil {
+			rows = append(rows, failoverRow{variant: sub.label, err: oneLine(err.Error())})
+			fmt.Fprintf(stderr, "leaselab: failover %s: %s\n", sub.label, oneLine(err.Error()))
+		}
 	}
-	switch {
-	case *asJSON:
+	if !measured {
+		var errs []string
+		for _, r := range rows {
+			errs = append(errs, r.variant+": "+r.err)
+		}
+		return usagef("failover: nothing to measure: %s", strings.Join(errs, "; "))
+	}
+	if *asJSON {
 		var out []map[string]any
 		for _, r := range rows {
 			out = append(out, r.json())
 		}
-		return writeJSON(stdout, map[string]any{"lease_ms": ms(cfg.LeaseDuration), "renew_ms": ms(cfg.RenewInterval),
-			"watch_ms": ms(cfg.WatchInterval), "procs": *procs, "rows": out})
-	case *markdown:
+		if err := writeJSON(stdout, map[string]any{"lease_ms": ms(cfg.LeaseDuration), "renew_ms": ms(cfg.RenewInterval),
+			"watch_ms": ms(cfg.WatchInterval), "procs": *procs, "rows": out}); err != nil {
+			return err
+		}
+	} else {
 		writeFailoverTable(stdout, rows)
-	default:
-		writeFailoverTable(stdout, rows)
+	}
+	for _, r := range rows {
+		if r.err != "" {
+			return errViolation // said on standard error and in its row
+		}
+	}
+	return nil
+}
+
+// probeServer connects to the server store at dsn and disconnects.
+func probeServer(store, dsn string) error {
+	s, err := openServerStore(store, dsn, "leaselab-failover-probe", time.Second)
+	if err != nil {
+		return err
+	}
+	if c, ok := s.(interface{ Close() error }); ok {
+		c.Close()
 	}
 	return nil
 }
@@ -114,6 +151,7 @@ type failoverRow struct {
 	missed  int             // no new leader within the timeout: wedged
 	bound   time.Duration
 	why     string // how the bound is made up
+	err     string // why the row could not be measured (or finished)
 }
 
 func (r failoverRow) quantile(q float64) time.Duration {
@@ -126,6 +164,9 @@ func (r failoverRow) quantile(q float64) time.Duration {
 }
 
 func (r failoverRow) json() map[string]any {
+	if r.err != "" {
+		return map[string]any{"variant": r.variant, "error": r.err}
+	}
 	return map[string]any{"variant": r.variant, "signal": r.signal.String(), "n": len(r.gaps), "missed": r.missed,
 		"median_ms": ms(r.quantile(0.5)), "p99_ms": ms(r.quantile(0.99)), "max_ms": ms(r.quantile(1)),
 		"bound_ms": ms(r.bound), "bound": r.why,
@@ -143,6 +184,10 @@ func writeFailoverTable(w io.Writer, rows []failoverRow) {
 	fmt.Fprintln(w, "| variant | signal | failovers | median | p99 | max | bound | median/bound | p99/bound | max/bound |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
+		if r.err != "" {
+			fmt.Fprintf(w, "| %s | - | error: %s | | | | | | | |\n", r.variant, r.err)
+			continue
+		}
 		n := fmt.Sprint(len(r.gaps))
 		if r.missed > 0 {
 			n += fmt.Sprintf(" (+%d missed)", r.missed)
@@ -247,8 +292,17 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6661696c6f766572))
 	timeout := 3*cfg.LeaseDuration + 2*time.Second + cfg.WatchInterval
+	var row failoverRow
+	// fail keeps the failovers measured so far.
+	fail := func(err error) ([]failoverRow, error) {
+		if len(row.gaps) > 0 {
+			slices.Sort(row.gaps)
+			rows = append(rows, row)
+		}
+		return rows, err
+	}
 	for _, sig := range []sim.FaultKind{sim.Kill, sim.Term} {
-		row := failoverRow{variant: sub.label, signal: sig}
+		row = failoverRow{variant: sub.label, signal: sig}
 		row.bound, row.why = failoverBound(v, cfg, sig)
 		for range n {
 			// A leader, and a full set of processes that have had time to
@@ -259,7 +313,7 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 					break
 				}
 				if time.Now().After(deadline) {
-					return nil, fmt.Errorf("failover %s: no leader among %d processes for %v (logs in %s)", v.Name, procs, timeout, dir)
+					return fail(fmt.Errorf("no leader among %d processes for %v (logs in %s)", procs, timeout, dir))
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
@@ -306,7 +360,7 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 			}
 			<-l.done
 			if _, err := c.spawn(0); err != nil {
-				return nil, err
+				return fail(err)
 			}
 		}
 		slices.Sort(row.gaps)

@@ -21,30 +21,93 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-const usage = `usage:
-  leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]
-                                                         run one of the post's experiments
-  leaselab check [-variant V | -all] [-runs N] [-seed S] [-procs P] [-faults LIST] [-scheduler random|pct]
-                 [-max-drift F] [-keep-going] [-smallest] [-props LIST] [-json]
-                                                         search random setups, schedules and faults for violations
-  leaselab replay -variant V -seed S [setup flags as check printed] [-json] [-trace] [-html FILE]
-                                                         replay one run exactly
-  leaselab viz -variant V -seed S [setup flags as check printed] -o run.html
-                                                         draw one run as a self-contained HTML timeline
-  leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K] [-preemptions K]
-                   [-horizon D] [-skews LIST] [-max-schedules N] [-json] [-replay FILE]
-                                                         every schedule within the bounds, depth first
-  leaselab run -path LOCKFILE [-variant V | -store flock] [-id N] [-lease D -renew D -watch D] [-- CMD ARGS]
-                                                         a real leader-election process (runs CMD while it leads)
-  leaselab torture [-variant V] [-procs N] [-duration D] [-faults kill,stop,term] [-seed S] [-trials N]
-                   [-lease D -renew D -watch D] [-exec 'CMD {lock}'] [-json] [-keep]
-                                                         real processes, real signals, the same checks
-  leaselab failover [-variants LIST] [-n N] [-procs N] [-lease D -renew D -watch D] [-json | -markdown]
-                                                         leaderless gap after SIGKILL and SIGTERM of the leader, real processes
-  leaselab variants [-json]                              list the algorithm's variants
-scenarios: %s
-variants:  %s
+// command is one of leaselab's commands: its synopsis names every flag it
+// takes (TestSynopsesNameEveryFlag holds it to that, and the package doc
+// and the README to the synopses).
+type command struct {
+	name, synopsis, summary string
+	run                     func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"scenario", `leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]`,
+		"run one of the post's experiments in the simulator and print its log", cmdScenario},
+	{"check", `leaselab check [-variant V | -all] [-runs N] [-seed S] [-procs P] [-faults LIST] [-scheduler random|pct]
+               [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D]
+               [-props LIST] [-keep-going] [-smallest] [-show N] [-by-fault] [-json | -markdown] [-o FILE] [-out-dir DIR]`,
+		"search random setups, schedules and faults for runs that break a property", cmdCheck},
+	{"replay", `leaselab replay -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct]
+                [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-json] [-trace] [-o FILE]`,
+		"replay one simulated run exactly, from the replay line check printed", cmdReplay},
+	{"viz", `leaselab viz -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct]
+             [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] -o FILE`,
+		"draw one simulated run as a self-contained HTML timeline", cmdViz},
+	{"explore", `leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K]
+                 [-preemptions K] [-horizon D] [-skews LIST] [-max-schedules N] [-force] [-json]
+                 [-replay FILE] [-out-dir DIR]`,
+		"search every schedule within the bounds, depth first", cmdExplore},
+	{"run", `leaselab run (-path LOCKFILE [-variant V] [-store file|flock] | -store redis|etcd|sqlite|postgres -dsn DSN [-name N] [-timeout D])
+             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-- CMD ARGS]`,
+		"a real leader-election process; with a command, a singleton runner", cmdRun},
+	{"torture", `leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
+                 [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
+                 [-exec 'CMD {lock}'] [-bin FILE] [-json] [-o FILE] [-keep]`,
+		"real processes, real signals, the simulator's checks on what happened", cmdTorture},
+	{"failover", `leaselab failover [-variants LIST] [-n N] [-procs N] [-seed S] [-lease D -renew D -watch D]
+                  [-redis ADDR] [-etcd ENDPOINTS] [-postgres URL] [-sqlite] [-bin FILE] [-json | -markdown]`,
+		"measure the leaderless gap after SIGKILL and SIGTERM of the leader, real processes", cmdFailover},
+	{"variants", `leaselab variants [-json]`, "list the algorithm's variants", cmdVariants},
+}
+
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func commandNames() string {
+	var ns []string
+	for _, c := range commands {
+		ns = append(ns, c.name)
+	}
+	return strings.Join(append(ns, "help"), ", ")
+}
+
+// shortUsage is what leaselab alone prints.
+const shortUsage = `usage: leaselab COMMAND [flags]
+commands: %s
+'leaselab help' describes each command; 'leaselab help COMMAND' or 'leaselab COMMAND -h' lists its flags.
 `
+
+// writeHelp prints every command's synopsis and summary.
+func writeHelp(w io.Writer) {
+	fmt.Fprintf(w, "usage: leaselab COMMAND [flags]\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "%s\n    %s\n\n", c.synopsis, c.summary)
+	}
+	fmt.Fprintf(w, "leaselab help COMMAND (or leaselab COMMAND -h) lists the command's flags with their defaults.\n")
+	fmt.Fprintf(w, "scenarios: %s\nvariants:  %s\n", sim.ScenarioNames(), lease.VariantNames())
+	fmt.Fprintf(w, "exit status: 0 success, 1 a property broken (or a run failed), 2 bad input\n")
+}
+
+// helpShown is parse's answer to -h: the command's help went to standard
+// output and the exit status is 0.
+type helpShown struct{ fs *flag.FlagSet }
+
+func (helpShown) Error() string { return "help requested" }
+
+// writeFlags prints a command's synopsis, summary and every flag with its
+// description and default.
+func writeFlags(w io.Writer, fs *flag.FlagSet) {
+	c, _ := lookupCommand(fs.Name())
+	fmt.Fprintf(w, "usage: %s\n\n%s.\n\nflags:\n", c.synopsis, c.summary)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -58,43 +121,62 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, errViolation) {
 		return 1
 	}
-	fmt.Fprintln(stderr, "leaselab:", err)
+	if err == errUsageShown {
+		return 2
+	}
+	// One line, whatever the error: a client's multi-line message (pgx
+	// lists each address it tried) is joined.
+	fmt.Fprintln(stderr, "leaselab:", oneLine(err.Error()))
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, lease.ErrUnknownVariant) || errors.Is(err, sim.ErrUnknownScenario) || errors.Is(err, flag.ErrHelp) {
+	if errors.As(err, &ue) || errors.Is(err, lease.ErrUnknownVariant) || errors.Is(err, sim.ErrUnknownScenario) {
 		return 2
 	}
 	return 1
 }
 
+// oneLine joins a multi-line message's lines with "; ".
+func oneLine(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(strings.TrimSpace(l), ":")
+	}
+	return strings.Join(lines, "; ")
+}
+
 func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("no command\n"+usage, sim.ScenarioNames(), lease.VariantNames())
+		fmt.Fprintf(stderr, shortUsage, commandNames())
+		return errUsageShown
 	}
 	switch args[0] {
-	case "scenario":
-		return cmdScenario(args[1:], stdout)
-	case "variants":
-		return cmdVariants(args[1:], stdout)
-	case "check":
-		return cmdCheck(args[1:], stdout, stderr)
-	case "replay":
-		return cmdReplay(args[1:], stdout)
-	case "explore":
-		return cmdExplore(args[1:], stdout, stderr)
-	case "run":
-		return cmdRun(args[1:], stdout, stderr)
-	case "viz":
-		return cmdViz(args[1:], stdout)
-	case "torture":
-		return cmdTorture(args[1:], stdout, stderr)
-	case "failover":
-		return cmdFailover(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprintf(stdout, usage, sim.ScenarioNames(), lease.VariantNames())
+		if len(args) == 1 {
+			writeHelp(stdout)
+			return nil
+		}
+		if len(args) > 2 {
+			return usagef("help takes one COMMAND (got %s)", strings.Join(args[1:], " "))
+		}
+		if _, ok := lookupCommand(args[1]); !ok {
+			return usagef("help: unknown command %q (valid: %s)", args[1], commandNames())
+		}
+		return dispatch([]string{args[1], "-h"}, stdout, stderr)
+	}
+	c, ok := lookupCommand(args[0])
+	if !ok {
+		return usagef("unknown command %q (valid: %s)", args[0], commandNames())
+	}
+	err := c.run(args[1:], stdout, stderr)
+	var h helpShown
+	if errors.As(err, &h) {
+		writeFlags(stdout, h.fs)
 		return nil
 	}
-	return usagef("unknown command %q (valid: scenario, check, replay, explore, viz, run, torture, failover, variants, help)", args[0])
+	return err
 }
+
+// errUsageShown is exit status 2 after the usage was printed.
+var errUsageShown = usageError{}
 
 // parse parses flags that may come before or after positional arguments.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
@@ -102,6 +184,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, helpShown{fs}
+			}
 			var names []string
 			fs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
 			return nil, usagef("%s: %v (valid: %s)", fs.Name(), err, strings.Join(names, ", "))
@@ -115,7 +200,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func cmdScenario(args []string, stdout io.Writer) error {
+func cmdScenario(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("scenario", flag.ContinueOnError)
 	variant := fs.String("variant", "", "run the experiment on this variant (valid: "+lease.VariantNames()+")")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -154,7 +239,7 @@ func cmdScenario(args []string, stdout io.Writer) error {
 	return nil
 }
 
-func cmdVariants(args []string, stdout io.Writer) error {
+func cmdVariants(args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("variants", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	pos, err := parse(fs, args)

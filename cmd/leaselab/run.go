@@ -46,6 +46,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 0 {
 		return usagef("run takes flags, then -- and a command (got %v)", pos)
 	}
+	if *id < 0 {
+		return usagef("-id %d: a holder id is a positive number (0: the process id)", *id)
+	}
 	explicitVariant := false
 	fs.Visit(func(f *flag.Flag) { explicitVariant = explicitVariant || f.Name == "variant" })
 	if kind, ok := serverStores[*store]; ok {

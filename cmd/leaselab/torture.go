@@ -129,10 +129,13 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if *keep || found {
 		rep["dir"] = dir
 		if !*asJSON {
-			fmt.Fprintf(stdout, "# logs and histories: %s\n", dir)
+			fmt.Fprintf(stdout, "# logs, histories and timeline kept in %s\n", dir)
 		}
 	} else {
 		os.RemoveAll(dir)
+		if !*asJSON {
+			fmt.Fprintf(stdout, "# logs, histories and timeline removed with %s (-keep keeps them; a violation always does)\n", dir)
+		}
 	}
 	if *asJSON {
 		writeJSON(stdout, rep)

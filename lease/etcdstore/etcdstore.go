@@ -79,6 +79,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	}
 	// Connecting and setting up may take longer than one call: a deadline
 	// the caller set on ctx bounds them instead of the call timeout.
+	start := time.Now()
 	cancel := context.CancelFunc(func() {})
 	if _, ok := ctx.Deadline(); !ok {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -102,7 +103,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			// The client waits for a connection rather than failing: say
 			// what it was waiting for.
-			return nil, fmt.Errorf("etcdstore: %s: no answer within %v: %w", strings.Join(o.Endpoints, ","), timeout, err)
+			return nil, fmt.Errorf("etcdstore: %s: no answer within %v: %w", strings.Join(o.Endpoints, ","), time.Since(start).Round(100*time.Millisecond), err)
 		}
 		return nil, fmt.Errorf("etcdstore: %s: %w", strings.Join(o.Endpoints, ","), err)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -114,6 +116,11 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	if d == SQLite {
+		if err := sqliteDir(dsn); err != nil {
+			return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
+		}
+	}
 	wal := false
 	if d == SQLite && !strings.Contains(dsn, "_pragma=busy_timeout") {
 		sep := "?"
@@ -142,6 +149,26 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	}
 	s.ownDB = true
 	return s, nil
+}
+
+// sqliteDir checks that the directory of an SQLite database file exists,
+// which SQLite reports only as "unable to open database file (14)".
+func sqliteDir(dsn string) error {
+	path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	if path == "" || path == ":memory:" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: the directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("%s: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	return nil
 }
 
 // setWAL switches the database to write-ahead logging, which lasts in the
