@@ -19,7 +19,12 @@ var leaseSeq atomic.Int64
 
 func open(t *testing.T, srv *servertest.Server, name string, timeout time.Duration, onError func(string, error)) *Store {
 	t.Helper()
-	s, err := New(context.Background(), Options{Endpoints: []string{srv.Endpoint()}, Name: name, Timeout: timeout, OnError: onError})
+	// Connecting (a SCRAM handshake, creating the table) is bounded by
+	// this setup deadline, not by one operation's timeout: on a loaded
+	// machine a handshake alone can take longer than that.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := New(ctx, Options{Endpoints: []string{srv.Endpoint()}, Name: name, Timeout: timeout, OnError: onError})
 	if err != nil {
 		t.Fatalf("New: %v\nserver log:\n%s", err, srv.Log())
 	}

@@ -34,7 +34,12 @@ func newLease(srv *servertest.Server, timeout time.Duration) storetest.NewLease 
 
 func open(t *testing.T, srv *servertest.Server, name string, timeout time.Duration, onError func(string, error)) *Store {
 	t.Helper()
-	s, err := New(context.Background(), Options{Addr: srv.Addr, Password: srv.Password, Name: name, Timeout: timeout, OnError: onError})
+	// Connecting (a SCRAM handshake, creating the table) is bounded by
+	// this setup deadline, not by one operation's timeout: on a loaded
+	// machine a handshake alone can take longer than that.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := New(ctx, Options{Addr: srv.Addr, Password: srv.Password, Name: name, Timeout: timeout, OnError: onError})
 	if err != nil {
 		t.Fatalf("New: %v\nserver log:\n%s", err, srv.Log())
 	}

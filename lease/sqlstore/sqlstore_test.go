@@ -17,7 +17,12 @@ var leaseSeq atomic.Int64
 
 func open(t *testing.T, d Dialect, dsn, name string, timeout time.Duration, onError func(string, error)) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), d, dsn, Options{Name: name, Timeout: timeout, OnError: onError})
+	// Connecting (a SCRAM handshake, creating the table) is bounded by
+	// this setup deadline, not by one operation's timeout: on a loaded
+	// machine a handshake alone can take longer than that.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, d, dsn, Options{Name: name, Timeout: timeout, OnError: onError})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
