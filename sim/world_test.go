@@ -596,3 +596,56 @@ func TestNoGoroutineLeak(t *testing.T) {
 		t.Errorf("goroutines: %d before 200 runs, %d after", before, after)
 	}
 }
+
+// The reference, SIGTERMed while a watcher, says it held nothing (not that
+// the lease is "no longer ours") and exits without touching the store.
+func TestReferenceTermOfWatcher(t *testing.T) {
+	cfg := worldCfg(5)
+	cfg.Variant = "reference"
+	cfg.Faults = []Fault{{Kind: Term, Proc: 1, At: 5 * time.Second}}
+	tr := mustRun(t, cfg)
+	var got []lease.Msg
+	for _, e := range tr.Events {
+		if e.Kind == EvLog && e.Proc == 1 && e.T >= int64(5*time.Second) {
+			got = append(got, e.Msg)
+		}
+	}
+	if want := []lease.Msg{lease.MsgShutdown, lease.MsgRefNotLeading}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the watcher's messages after SIGTERM = %v, want %v", got, want)
+	}
+	if ex := exitsOf(tr, 1); len(ex) != 1 || ex[0].N != 0 {
+		t.Errorf("exits = %+v, want one with code 0", ex)
+	}
+}
+
+// Trace.Setup marks the faults that never fired, and the ones that found
+// no leader: a kill after a call the process never makes, a kill of a
+// process already dead, and a stop of the leader when none leads.
+func TestSetupMarksFaultsThatNeverFired(t *testing.T) {
+	cfg := worldCfg(3, ProcSpec{PID: 100, Start: time.Second}, ProcSpec{PID: 200, Start: 1100 * time.Millisecond})
+	cfg.Faults = []Fault{
+		{Kind: Stop, Proc: Leader, At: 50 * time.Millisecond, Dur: time.Second}, // before anyone leads
+		{Kind: Kill, Proc: 0, At: 5 * time.Second},
+		{Kind: Kill, Proc: 0, At: 6 * time.Second},                    // already dead
+		{Kind: Kill, Proc: 1, After: "fsync", Nth: 2},                 // the seed never fsyncs
+		{Kind: Term, Proc: 1, At: 30 * time.Second},                   // fires
+		{Kind: Skew, Proc: 1, At: 35 * time.Second, Delta: time.Hour}, // after its exit: never
+	}
+	tr := mustRun(t, cfg)
+	got := tr.Setup()
+	for _, want := range []string{
+		" fault=[stop leader at 0.050000s for 1s, no leader to hit]",
+		" fault=[kill proc 0 at 5.000000s]",
+		" fault=[kill proc 0 at 6.000000s, never fired]",
+		" fault=[kill proc 1 after fsync #2, never fired]",
+		" fault=[term proc 1 at 30.000000s]",
+		" fault=[skew proc 1 at 35.000000s by 1h0m0s, never fired]",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Setup() lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.HasPrefix(got, strings.Split(tr.Config.String(), " fault=")[0]+" fault=") {
+		t.Errorf("Setup() does not start with the configuration:\n%s\n%s", got, tr.Config)
+	}
+}

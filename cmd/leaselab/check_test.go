@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,6 +51,8 @@ type checkViolation struct {
 type checkReport struct {
 	Variant    string           `json:"variant"`
 	Runs       int              `json:"runs"`
+	RunsAsked  int              `json:"runs_asked"`
+	NotShown   map[string]int   `json:"not_shown"`
 	Faults     string           `json:"faults"`
 	Scheduler  string           `json:"scheduler"`
 	Violations []checkViolation `json:"violations"`
@@ -383,5 +386,77 @@ func TestCheckAllJSON(t *testing.T) {
 	// was written: seed-naive and seed; the list grows with the fixes).
 	if len(all.Variants) < 2 || !reflect.DeepEqual(got, names) {
 		t.Errorf("variants %v, want one report per variant: %v", got, names)
+	}
+}
+
+// The header says how many runs were done of how many asked; violating
+// runs beyond -show are counted, and a line says how many were not printed
+// and how to print them; -show prints them.
+func TestCheckSaysWhatItDidNotPrint(t *testing.T) {
+	code, out, _ := cli(t, "check", "-variant", "seed", "-faults", "kill", "-runs", "2000", "-smallest", "-out-dir", t.TempDir())
+	if code != 1 || !regexp.MustCompile(`(?m)^# check seed: \d+ of 2000 runs \(stopped at the first violating run`).MatchString(out) {
+		t.Errorf("exit %d; want 1 and a header with runs done of 2000:\n%s", code, out)
+	}
+	args := []string{"check", "-variant", "seed", "-faults", "kill", "-runs", "300", "-keep-going", "-out-dir", t.TempDir()}
+	code, out, _ = cli(t, args...)
+	m := regexp.MustCompile(`(?m)^# violating runs not printed: (.*) \(-show (\d+) prints them all\)$`).FindStringSubmatch(out)
+	if code != 1 || m == nil || !strings.Contains(out, "# check seed: 300 runs, ") {
+		t.Fatalf("exit %d; want 1, 300 runs and a line counting the violating runs not printed:\n%s", code, out)
+	}
+	code, all, _ := cli(t, append(args, "-show", m[2])...)
+	if code != 1 || strings.Contains(all, "not printed") || strings.Count(all, "\nVIOLATION ") <= strings.Count(out, "\nVIOLATION ") {
+		t.Errorf("-show %s: exit %d; want every violating run printed:\n%s", m[2], code, all)
+	}
+	var rep checkReport
+	code, js, _ := cli(t, append(args, "-json")...)
+	decodeOne(t, js, &rep)
+	notShown := 0
+	for _, n := range rep.NotShown {
+		notShown += n
+	}
+	counted := 0
+	for _, n := range rep.Counts {
+		counted += n
+	}
+	if code != 1 || rep.RunsAsked != 300 || notShown == 0 || notShown+len(rep.Violations) != counted {
+		t.Errorf("-json: exit %d, runs_asked %d, not_shown %v, %d violations, counts %v: want the kept and the unprinted to add up to the counts",
+			code, rep.RunsAsked, rep.NotShown, len(rep.Violations), rep.Counts)
+	}
+}
+
+// Without -out-dir, each invocation writes its side files into a new
+// directory of its own, and prints their paths.
+func TestSideFilesInFreshDirectories(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var paths []string
+	for range 2 {
+		code, out, _ := cli(t, "check", "-variant", "seed", "-faults", "none", "-runs", "300", "-seed", "1")
+		m := regexp.MustCompile(`(?m)^  porcupine: (.*)$`).FindStringSubmatch(out)
+		if code != 1 || m == nil {
+			t.Fatalf("exit %d; want 1 and the path of porcupine's page:\n%s", code, out)
+		}
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("printed %s, which does not exist: %v", m[1], err)
+		}
+		paths = append(paths, m[1])
+		code, out, _ = cli(t, "explore", "-variant", "seed", "-procs", "2", "-crashes", "1")
+		m = regexp.MustCompile(`(?m)^  replay: leaselab explore .* -replay (.*)$`).FindStringSubmatch(out)
+		if code != 1 || m == nil {
+			t.Fatalf("explore: exit %d; want 1 and a replay line:\n%s", code, out)
+		}
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("printed %s, which does not exist: %v", m[1], err)
+		}
+		paths = append(paths, m[1])
+	}
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		if !strings.HasPrefix(p, os.Getenv("TMPDIR")) {
+			t.Errorf("%s is not under $TMPDIR", p)
+		}
+		dirs[filepath.Dir(p)] = true
+	}
+	if len(dirs) != len(paths) {
+		t.Errorf("four invocations wrote into %d directories, want four: %v", len(dirs), paths)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +117,25 @@ func TestFailoverCountsWedges(t *testing.T) {
 		}
 		if r.missed != want || len(r.gaps) != 1-want {
 			t.Errorf("%s: missed %d, gaps %v; want %d missed", r.signal, r.missed, r.gaps, want)
+		}
+	}
+}
+
+// An unreachable server is one row's error: the rows measured are kept,
+// and the exit status is 1. (With nothing else to measure it is bad input:
+// TestBadInput.)
+func TestFailoverKeepsRowsPastAnUnreachableServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 3 s")
+	}
+	addr := servertest.Unreachable(t)
+	code, out, errOut := runCLI("failover", "-variants", "reference", "-n", "1", "-procs", "2", "-redis", addr, "-bin", leaselabBinary(t))
+	if code != 1 {
+		t.Errorf("exit %d, want 1; stderr %q", code, errOut)
+	}
+	for _, want := range []string{"| reference | SIGKILL | 1 |", "| reference | SIGTERM | 1 |", "| redis | - | error: redisstore: " + addr} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -211,4 +212,35 @@ func TestTortureRedis(t *testing.T) {
 		t.Errorf("no failover of a signalled leader in 10 s: the run tested too little (signals %v)", j["signals"])
 	}
 	t.Logf("signals %v, %d terms, %d failovers", j["signals"], int(j["terms"].(float64)), len(j["failovers"].([]any)))
+}
+
+// Without -keep, torture says where its logs were and that they are gone;
+// with -keep, where they are.
+func TestTortureSaysWhereItsLogsWent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	for _, keep := range []bool{false, true} {
+		args := []string{"torture", "-variant", "reference", "-procs", "2", "-trials", "1"}
+		if keep {
+			args = append(args, "-keep")
+		}
+		out, err := exec.Command(leaselabBinary(t), args...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		re := regexp.MustCompile(`(?m)^# logs, histories and timeline removed with (\S+) \(-keep keeps them`)
+		if keep {
+			re = regexp.MustCompile(`(?m)^# logs, histories and timeline kept in (\S+)$`)
+		}
+		m := re.FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("%v: no line saying where the logs went:\n%s", args, out)
+		}
+		_, err = os.Stat(string(m[1]))
+		if keep != (err == nil) {
+			t.Errorf("%v: %s exists: %v, want %v", args, m[1], err == nil, keep)
+		}
+		os.RemoveAll(string(m[1]))
+	}
 }

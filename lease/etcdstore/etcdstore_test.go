@@ -139,6 +139,17 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("New took %v to fail", d)
 	}
 	t.Logf("unreachable: %v", err)
+	// The error says how long New really waited: a setup deadline on ctx
+	// (here 1 s), not the 300 ms call timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if s, err = New(ctx, Options{Endpoints: []string{"http://" + addr}, Name: "x", Timeout: 300 * time.Millisecond}); err == nil {
+		s.Close()
+		t.Fatal("New succeeded with nothing listening")
+	}
+	if !strings.Contains(err.Error(), "no answer within 1s") {
+		t.Errorf("error %q: want it to say the 1 s it waited", err)
+	}
 }
 
 // With auth enabled, a wrong password fails New.
