@@ -304,7 +304,11 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 	for _, sig := range []sim.FaultKind{sim.Kill, sim.Term} {
 		row = failoverRow{variant: sub.label, signal: sig}
 		row.bound, row.why = failoverBound(v, cfg, sig)
-		for range n {
+		for attempts := 0; len(row.gaps)+row.missed < n; attempts++ {
+			if attempts == 3*n {
+				return fail(fmt.Errorf("%s: %d of %d failovers measured in %d attempts: the leader kept changing or exiting before its signal (logs in %s)",
+					sig, len(row.gaps)+row.missed, n, attempts, dir))
+			}
 			// A leader, and a full set of processes that have had time to
 			// see its lease; then a random instant of its renewal cycle.
 			var l *child

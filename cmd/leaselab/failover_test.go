@@ -29,11 +29,15 @@ func TestFailoverMeasures(t *testing.T) {
 	}
 	for _, r := range rows {
 		if len(r.gaps) != 2 || r.missed != 0 {
-			t.Fatalf("%s: gaps %v, missed %d", r.signal, r.gaps, r.missed)
+			t.Fatalf("%s: gaps %v, %d missed: want 2 gaps and none missed (no wedge)", r.signal, r.gaps, r.missed)
 		}
-		lo, hi := time.Duration(0), 100*time.Millisecond
+		// A SIGTERM is a hand-over, far less than a lease; a SIGKILL is
+		// waited out, about a lease (the last renewal came up to a renew
+		// interval before the kill). The bounds tell the two apart and
+		// allow what a loaded machine adds.
+		lo, hi := time.Duration(0), scaled.LeaseDuration/2
 		if r.signal == sim.Kill {
-			lo, hi = scaled.LeaseDuration-scaled.RenewInterval-50*time.Millisecond, scaled.LeaseDuration+200*time.Millisecond
+			lo, hi = scaled.LeaseDuration/2, scaled.LeaseDuration+time.Second
 		}
 		for _, g := range r.gaps {
 			if g <= lo || g > hi {
@@ -74,8 +78,13 @@ func BenchmarkFailover(b *testing.B) {
 			var rows []failoverRow
 			var err error
 			for range b.N {
+				// A measurement cut short (no leader for a while on a
+				// loaded machine, a server that stalled) keeps the rows it
+				// has and says why, as leaselab failover does: a benchmark
+				// measures, the tests judge.
 				if rows, err = measureFailover(bin, sub, scaled, 3, n, 1); err != nil {
-					b.Fatal(err)
+					b.Logf("%s: cut short: %v", sub.label, err)
+					b.ReportMetric(1, "cut-short")
 				}
 			}
 			for _, r := range rows {

@@ -24,15 +24,14 @@ func TestRunSingleton(t *testing.T) {
 		t.Skip("builds leaselab and runs real processes for about 3 s")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "leaselab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := leaselabBinary(t)
 	lock := filepath.Join(dir, "leader.lock")
 	start := func(name string) (*exec.Cmd, *strings.Builder) {
 		var out strings.Builder
 		marker := filepath.Join(dir, name+".running")
-		cmd := exec.Command(bin, "run", "-path", lock, "-lease", "1s", "-renew", "200ms", "-watch", "200ms", "--",
+		// A 30 s lease: within this test's waits, b can lead only by a's
+		// release, never by its expiry, however slow the machine.
+		cmd := exec.Command(bin, "run", "-path", lock, "-lease", "30s", "-renew", "10s", "-watch", "10s", "--",
 			"sh", "-c", "touch "+marker+"; trap 'rm "+marker+"; exit 0' TERM; while :; do sleep 0.05; done")
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -45,9 +44,9 @@ func TestRunSingleton(t *testing.T) {
 		return err == nil
 	}
 	waitFor := func(what string, cond func() bool) {
-		for deadline := time.Now().Add(3 * time.Second); !cond(); {
+		for deadline := time.Now().Add(10 * time.Second); !cond(); {
 			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
+				t.Fatalf("waited 10 s for %s", what)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -66,16 +65,21 @@ func TestRunSingleton(t *testing.T) {
 		t.Errorf("a's command still runs after a's SIGTERM")
 	}
 	released := time.Now()
-	waitFor("b to take over", func() bool { return exists("b") })
-	if gap := time.Since(released); gap > 500*time.Millisecond {
-		t.Errorf("b took over %v after the release; a release hands over at once", gap)
-	}
-	if !strings.Contains(aout.String(), "Lease released") || !strings.Contains(bout.String(), "[LEADER] Acquired lease") {
-		t.Errorf("logs:\n%s\n%s", aout.String(), bout.String())
+	waitFor("b to take over after a's release (its expiry would take 30 s)", func() bool { return exists("b") })
+	t.Logf("b took over %v after a's release", time.Since(released).Round(time.Millisecond))
+	if !strings.Contains(aout.String(), "Lease released") {
+		t.Errorf("a did not log its release:\n%s", aout.String())
 	}
 	b.Process.Signal(syscall.SIGTERM)
 	b.Wait()
+	if !strings.Contains(bout.String(), "[LEADER] Acquired lease") {
+		t.Errorf("b did not log its acquisition:\n%s", bout.String())
+	}
 }
+
+// flockHandoverBound bounds a flock hand-over in the tests: far below a
+// lease, far above the kernel's milliseconds.
+const flockHandoverBound = 3 * time.Second
 
 // leaselab run -store flock as real processes: one leads, the next waits
 // in flock(2); SIGKILL of the leader, and the kernel releases its lock as
@@ -118,7 +122,7 @@ func TestRunFlockFailover(t *testing.T) {
 	}
 	waitFor := func(p *proc, want string) time.Time {
 		t.Helper()
-		timeout := time.After(5 * time.Second)
+		timeout := time.After(10 * time.Second)
 		for {
 			select {
 			case l, ok := <-p.lines:
@@ -130,7 +134,7 @@ func TestRunFlockFailover(t *testing.T) {
 					return l.at
 				}
 			case <-timeout:
-				t.Fatalf("process %d did not log %q within 5 s:\n%s", p.cmd.Process.Pid, want, p.log.String())
+				t.Fatalf("process %d did not log %q within 10 s:\n%s", p.cmd.Process.Pid, want, p.log.String())
 			}
 		}
 	}
@@ -161,8 +165,11 @@ func TestRunFlockFailover(t *testing.T) {
 	}
 	slices.Sort(gaps)
 	t.Logf("SIGKILL of the leader to the next leader's log line, 5 failovers: min %v, median %v, max %v", gaps[0], gaps[2], gaps[4])
-	if gaps[4] > 200*time.Millisecond {
-		t.Errorf("failover took up to %v; the kernel releases a dead holder's flock at once", gaps[4])
+	// The kernel hands the lock over within milliseconds (BenchmarkFailover
+	// measures it); the bound says "not a lease", with what a loaded
+	// machine adds.
+	if gaps[4] > flockHandoverBound {
+		t.Errorf("failover took up to %v, want at most %v: the kernel releases a dead holder's flock at once", gaps[4], flockHandoverBound)
 	}
 	// SIGTERM: the leader steps down, unlocks and exits 0.
 	leader.cmd.Process.Signal(syscall.SIGTERM)

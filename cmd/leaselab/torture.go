@@ -427,7 +427,9 @@ func (t torture) trials(n int, w io.Writer, text bool) (map[string]any, bool, er
 		if len(t.extra) > 0 {
 			c.extra = append(append([]string(nil), t.extra[:len(t.extra)-1]...), fmt.Sprintf("%s-trial-%d", t.extra[len(t.extra)-1], i+1))
 		}
-		startAt := monoNow() + int64(100*time.Millisecond) + int64(t.procs)*int64(5*time.Millisecond)
+		// Every process is started, and waits for this instant to contend:
+		// leave time for a slow machine to start them all.
+		startAt := monoNow() + int64(250*time.Millisecond) + int64(t.procs)*int64(10*time.Millisecond)
 		for range t.procs {
 			if _, err := c.spawn(startAt); err != nil {
 				c.shutdown()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"image/png"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The seed's double leaders under a pause: a replay line check printed.
@@ -95,9 +97,16 @@ func TestVizInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "run.html")
 	viz(t, page, vizSeedArgs...)
-	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir=" + filepath.Join(dir, "profile")}
-	dom, err := exec.Command(bin, append(flags, "--dump-dom", "file://"+page)...).Output()
+	// Each run has a profile of its own (a browser still exiting may hold
+	// the last one's lock) and two minutes.
+	chromium := func(profile string, args ...string) *exec.Cmd {
+		flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir=" + filepath.Join(dir, profile)}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		t.Cleanup(cancel)
+		return exec.CommandContext(ctx, bin, append(flags, args...)...)
+	}
+	dom, err := chromium("profile-dom", "--dump-dom", "file://"+page).Output()
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
@@ -105,7 +114,7 @@ func TestVizInBrowser(t *testing.T) {
 		t.Errorf("rendered DOM: %d process rows, violation marker present: %v", n, strings.Contains(string(dom), `class="violation"`))
 	}
 	shot := filepath.Join(dir, "run.png")
-	if out, err := exec.Command(bin, append(flags, "--window-size=1300,450", "--screenshot="+shot, "file://"+page)...).CombinedOutput(); err != nil {
+	if out, err := chromium("profile-shot", "--window-size=1300,450", "--screenshot="+shot, "file://"+page).CombinedOutput(); err != nil {
 		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
 	}
 	f, err := os.Open(shot)

@@ -90,7 +90,7 @@ func (s *Server) Pause() {
 	}
 	pid := s.cmd.Process.Pid
 	_ = syscall.Kill(-pid, syscall.SIGSTOP)
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
 		running := false
 		for _, p := range append(descendants(pid), pid) {
 			if st := procState(p); st != "T" && st != "Z" && st != "" {

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease/storetest"
 )
 
 // Processes that open a fresh SQLite database at the same instant all
@@ -13,6 +16,10 @@ import (
 // connection failed with SQLITE_BUSY in about one trial in 20: one of
 // three `leaselab run -store sqlite` processes started together exited.)
 func TestConcurrentOpenSQLite(t *testing.T) {
+	// A setup deadline, not one call's timeout: the bug this catches is
+	// SQLITE_BUSY at once, not slowness.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	for trial := range 50 {
 		path := filepath.Join(t.TempDir(), "lease.db")
 		var wg sync.WaitGroup
@@ -21,7 +28,7 @@ func TestConcurrentOpenSQLite(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s, err := Open(context.Background(), SQLite, path, Options{Name: fmt.Sprint("n", i)})
+				s, err := Open(ctx, SQLite, path, Options{Name: fmt.Sprint("n", i), Timeout: storetest.ContractTimeout})
 				if err != nil {
 					errs <- err
 					return

@@ -136,7 +136,7 @@ func memLease(t *testing.T) Open {
 
 // The suite passes a correct register.
 func TestSuiteOnMemory(t *testing.T) {
-	Run(t, memLease, Options{Expiry: 200 * time.Millisecond})
+	Run(t, memLease, Options{Expiry: time.Second, ExpirySlack: 500 * time.Millisecond})
 }
 
 // The porcupine check finds a takeover that does not compare: two
