@@ -201,38 +201,21 @@ func (tr *Trace) anyAlive() bool {
 // marked so: what a reader of the setup can take as really exercised.
 func (tr *Trace) Setup() string {
 	c := tr.Config
-	if len(c.Faults) == 0 {
-		return c.String()
-	}
-	fired := map[string]int{}
-	for i := range tr.Events {
-		if e := &tr.Events[i]; e.Kind == EvFault {
-			d := tr.S(e.Path)
-			if s, ok := strings.CutSuffix(d, ": no leader, no effect"); ok {
-				fired[s+"\x00noleader"]++
-				continue
-			}
-			if j := strings.LastIndex(d, " (pid "); j >= 0 {
-				d = d[:j]
-			}
-			fired[d]++
-		}
+	if len(c.Faults) == 0 || len(tr.fates) != len(c.Faults) {
+		return c.String() // a recorded trace: its faults are what happened
 	}
 	faults := c.Faults
 	c.Faults = nil
 	var b strings.Builder
 	b.WriteString(c.String())
-	for _, f := range faults {
-		s := f.String()
-		switch {
-		case fired[s] > 0:
-			fired[s]--
-			fmt.Fprintf(&b, " fault=[%s]", s)
-		case fired[s+"\x00noleader"] > 0:
-			fired[s+"\x00noleader"]--
-			fmt.Fprintf(&b, " fault=[%s, no leader to hit]", s)
+	for i, f := range faults {
+		switch tr.fates[i] {
+		case fired:
+			fmt.Fprintf(&b, " fault=[%s]", f)
+		case noLeader:
+			fmt.Fprintf(&b, " fault=[%s, no leader to hit]", f)
 		default:
-			fmt.Fprintf(&b, " fault=[%s, never fired]", s)
+			fmt.Fprintf(&b, " fault=[%s, never fired]", f)
 		}
 	}
 	return b.String()

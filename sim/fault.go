@@ -78,7 +78,16 @@ type Fault struct {
 	PPM   int64         // Drift: the new rate error
 	Call  string        // FSError: the kind of call that fails
 	Errno syscall.Errno // FSError: the error it fails with
+
+	idx int // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
 }
+
+// Fates of a configured fault, as Trace.Setup reports them.
+const (
+	neverFired uint8 = iota
+	fired
+	noLeader // it fired while no process led: no effect
+)
 
 // Call kinds, as After and Call name them. An open matches "open" and, by
 // its flags, "open-excl", "open-trunc" or "open-create".

@@ -342,6 +342,7 @@ func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
 				inj = tr.f.Errno
+				p.w.trace.fate(tr.f, fired)
 				p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvFault, N: int64(FSError), Errno: inj, Path: p.w.trace.str(tr.f.String())})
 			}
 		}

@@ -122,6 +122,15 @@ type Trace struct {
 	// Recorded marks a trace of real processes (NewRecordedTrace): what a
 	// server did on its own, such as expiring a record, is not in it.
 	Recorded bool
+
+	fates []uint8 // per Config.Faults: neverFired, fired or noLeader
+}
+
+// fate records what became of the configured fault f.
+func (tr *Trace) fate(f Fault, what uint8) {
+	if f.idx > 0 && f.idx <= len(tr.fates) {
+		tr.fates[f.idx-1] = what
+	}
 }
 
 // S returns the string s refers to.

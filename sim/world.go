@@ -331,7 +331,11 @@ func New(cfg Config) (*World, error) {
 		w.trace.Procs = append(w.trace.Procs, ProcInfo{PID: ps.PID, Start: ps.Start})
 		w.trace.Acts = append(w.trace.Acts, nil)
 	}
-	for _, f := range cfg.Faults {
+	if len(cfg.Faults) > 0 {
+		w.trace.fates = make([]uint8, len(cfg.Faults))
+	}
+	for i, f := range cfg.Faults {
+		f.idx = i + 1
 		if f.After != "" || f.Kind == FSError {
 			p := w.procs[f.Proc]
 			p.triggers = append(p.triggers, trigger{f: f})
@@ -526,6 +530,7 @@ func (w *World) fire(f Fault, by *proc) {
 		}
 		if p == nil {
 			w.record(Event{Proc: -1, Kind: EvFault, N: int64(f.Kind), A: -1, Path: w.trace.str(f.String() + ": no leader, no effect")})
+			w.trace.fate(f, noLeader)
 			return
 		}
 	default:
@@ -534,6 +539,7 @@ func (w *World) fire(f Fault, by *proc) {
 	if p != nil && p.dead {
 		return
 	}
+	w.trace.fate(f, fired)
 	ev := Event{Proc: -1, Kind: EvFault, N: int64(f.Kind), A: int64(f.Dur), B: int64(f.Delta), Path: w.trace.str(f.String())}
 	if p != nil {
 		ev.Proc = int16(p.idx)

@@ -626,10 +626,11 @@ func TestSetupMarksFaultsThatNeverFired(t *testing.T) {
 	cfg.Faults = []Fault{
 		{Kind: Stop, Proc: Leader, At: 50 * time.Millisecond, Dur: time.Second}, // before anyone leads
 		{Kind: Kill, Proc: 0, At: 5 * time.Second},
-		{Kind: Kill, Proc: 0, At: 6 * time.Second},                    // already dead
-		{Kind: Kill, Proc: 1, After: "fsync", Nth: 2},                 // the seed never fsyncs
-		{Kind: Term, Proc: 1, At: 30 * time.Second},                   // fires
-		{Kind: Skew, Proc: 1, At: 35 * time.Second, Delta: time.Hour}, // after its exit: never
+		{Kind: Kill, Proc: 0, At: 6 * time.Second},                     // already dead
+		{Kind: Kill, Proc: 1, After: "fsync", Nth: 2},                  // the seed never fsyncs
+		{Kind: Stop, Proc: 1, After: "read", Nth: 1, Dur: time.Second}, // fires, at the time of its read
+		{Kind: Term, Proc: 1, At: 30 * time.Second},                    // fires
+		{Kind: Skew, Proc: 1, At: 35 * time.Second, Delta: time.Hour},  // after its exit: never
 	}
 	tr := mustRun(t, cfg)
 	got := tr.Setup()
@@ -638,6 +639,7 @@ func TestSetupMarksFaultsThatNeverFired(t *testing.T) {
 		" fault=[kill proc 0 at 5.000000s]",
 		" fault=[kill proc 0 at 6.000000s, never fired]",
 		" fault=[kill proc 1 after fsync #2, never fired]",
+		" fault=[stop proc 1 after read #1 for 1s]",
 		" fault=[term proc 1 at 30.000000s]",
 		" fault=[skew proc 1 at 35.000000s by 1h0m0s, never fired]",
 	} {
