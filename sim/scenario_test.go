@@ -214,3 +214,25 @@ func TestLookupScenario(t *testing.T) {
 		t.Errorf("error %v should name the valid variants", err)
 	}
 }
+
+// The naive race's rate over 1,000 trials of the scenario's launch model,
+// the README's "60 / 1000": its first 30 trials are the scenario's 2 / 30.
+func TestNaiveRaceRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 trials of 30 processes")
+	}
+	multi := 0
+	for k := range 1000 {
+		cfg := RaceTrial(Options{Variant: "seed-naive"}, 1, k)
+		tr, err := prepare(&cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.MaxConcurrentLeaders() > 1 {
+			multi++
+		}
+	}
+	if multi != 60 {
+		t.Errorf("%d / 1000 trials with more than one leader; the README says 60 / 1000", multi)
+	}
+}

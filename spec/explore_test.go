@@ -2,6 +2,10 @@ package spec
 
 import (
 	"bytes"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,9 +17,29 @@ import (
 var slowToExplore = map[string]bool{"term-before-handler": true, "term-resurrects": true, "term-wedges": true,
 	"paused-leader": true, "paused-creator": true}
 
+// readmeSteps reads the README's bug table: the fewest steps it states
+// for each bug (its last column).
+func readmeSteps(t *testing.T) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| `([a-z-]+)`: .* \\| (\\d+)[^|]*\\|$")
+	steps := map[string]int{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := row.FindStringSubmatch(l); m != nil {
+			steps[m[1]], _ = strconv.Atoi(m[2])
+		}
+	}
+	return steps
+}
+
 // Exhaustive exploration finds every catalogued bug it can inject the
-// fault of, and its shortest counterexample replays.
+// fault of, with as few steps as the README's bug table says, and its
+// shortest counterexample replays.
 func TestExploreFindsCatalogue(t *testing.T) {
+	want := readmeSteps(t)
 	for _, b := range Bugs {
 		o, ok := b.ExploreOptions()
 		if !ok {
@@ -34,6 +58,9 @@ func TestExploreFindsCatalogue(t *testing.T) {
 			}
 			v := r.Violations[0]
 			t.Logf("%d steps, %d schedules (complete: %v) in %v", v.Steps, r.Schedules, r.Complete, r.Wall.Round(time.Millisecond))
+			if n, ok := want[b.ID]; !ok || n != v.Steps {
+				t.Errorf("%d steps; the README's bug table says %d (%v)", v.Steps, n, ok)
+			}
 			d := &sim.Decisions{List: v.Decisions}
 			cfg, err := ExploreConfig(o, d)
 			if err != nil {
