@@ -128,6 +128,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var reports []searchReport
+	var timeline []string // written by -o
 	found := false
 	bar := newProgress(stderr, int64(*runs*len(jobs)), "runs", *asJSON || *markdown)
 	doneBefore, foundBefore := 0, 0
@@ -142,7 +143,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		foundBefore += len(rep.Found)
 		if *outPath != "" && !found && len(rep.Found) > 0 {
 			f := rep.Found[0]
-			if _, err := writeTimelinePage(*outPath, f.Trace, fmt.Sprintf("leaselab: %s, seed %d", rep.Variant, f.RunSeed)); err != nil {
+			if timeline, err = writeTimelinePage(*outPath, f.Trace, spec.Check(f.Trace), fmt.Sprintf("leaselab: %s, seed %d", rep.Variant, f.RunSeed)); err != nil {
 				return usagef("-o %s: %v", *outPath, err)
 			}
 		}
@@ -154,8 +155,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	bar.done()
-	if *outPath != "" && found && !*asJSON && !*markdown {
-		fmt.Fprintf(stdout, "# timeline of the first violating run: %s\n", *outPath)
+	if len(timeline) > 0 && !*asJSON && !*markdown {
+		fmt.Fprintf(stdout, "# the first violating run drawn: %s\n", strings.Join(timeline, ", "))
 	}
 	if *markdown {
 		writeVerdicts(stdout, reports)
@@ -383,7 +384,7 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 		if dec != nil {
 			title = fmt.Sprintf("leaselab: %s, decisions %s", o.Variant, filepath.Base(*decisions))
 		}
-		if written, err = writeTimelinePage(*outPath, tr, title); err != nil {
+		if written, err = writeTimelinePage(*outPath, tr, verdicts, title); err != nil {
 			return usagef("-o %s: %v", *outPath, err)
 		}
 	}
@@ -454,12 +455,11 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// writeTimelinePage writes tr's timeline to path and, when the run breaks
-// linearizable-store, porcupine's page of its store history beside it
+// writeTimelinePage writes tr's timeline, with its verdicts, to path and,
+// when the run breaks linearizable-store, porcupine's page of its store history beside it
 // (PATH-porcupine.html), linked from the timeline. It returns the paths
 // written.
-func writeTimelinePage(path string, tr *sim.Trace, title string) ([]string, error) {
-	verdicts := spec.Check(tr)
+func writeTimelinePage(path string, tr *sim.Trace, verdicts []spec.Verdict, title string) ([]string, error) {
 	hrefs := map[string]string{}
 	var written []string
 	for _, v := range verdicts {

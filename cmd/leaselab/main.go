@@ -121,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, errViolation) {
 		return 1
 	}
-	if err == errUsageShown {
+	if errors.Is(err, errUsageShown) {
 		return 2
 	}
 	// One line, whatever the error: a client's multi-line message (pgx
@@ -175,8 +175,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// errUsageShown is exit status 2 after the usage was printed.
-var errUsageShown = usageError{}
+// errUsageShown is exit status 2 once the usage has been printed.
+var errUsageShown = errors.New("usage shown")
 
 // parse parses flags that may come before or after positional arguments.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
