@@ -43,10 +43,11 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 		return usagef("-n %d -procs %d: want at least 1 failover and 2 processes", *n, *procs)
 	}
 	var vs []lease.Variant
-	for _, name := range strings.Split(*variants, ",") {
-		if *variants == "none" || *variants == "" {
-			break
-		}
+	var names []string
+	if *variants != "none" && *variants != "" {
+		names = strings.Split(*variants, ",")
+	}
+	for _, name := range names {
 		v, err := lease.LookupVariant(strings.TrimSpace(name))
 		if err != nil {
 			return usagef("%v", err)
@@ -83,10 +84,10 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 	var rows []failoverRow
 	measured := false
 	for _, sub := range subjects {
-		if sub.extra != nil {
-			// An unreachable server is this row's error, found in a
-			// second, not after a timeout; the other rows go on.
-			if err := probeServer(sub.extra[1], sub.extra[3]); err != nil {
+		if sub.store != "" {
+			// An unreachable server is this row's error, found at once,
+			// not after a measurement's timeout; the other rows go on.
+			if err := probeServer(sub.store, sub.dsn); err != nil {
 				rows = append(rows, failoverRow{variant: sub.label, err: oneLine(err.Error())})
 				continue
 			}
@@ -247,15 +248,16 @@ func driftPPM(cfg lease.Config) int64 {
 // A failoverSubject is what the failover benchmark measures: a variant on
 // the lock file, or the reference over a server store.
 type failoverSubject struct {
-	label   string
-	variant lease.Variant
-	extra   []string // leaselab run's flags for a server store
+	label      string
+	variant    lease.Variant
+	store, dsn string   // a server store, or ""
+	extra      []string // leaselab run's flags for a server store
 }
 
 // serverSubject is the reference over a server store at dsn.
 func serverSubject(store, dsn string) failoverSubject {
 	v, _ := lease.LookupVariant(serverStores[store])
-	return failoverSubject{label: store, variant: v, extra: []string{"-store", store, "-dsn", dsn}}
+	return failoverSubject{label: store, variant: v, store: store, dsn: dsn, extra: []string{"-store", store, "-dsn", dsn}}
 }
 
 // afterFailoverSignal, if set (by tests), is called after each signal the
