@@ -9,6 +9,7 @@ import (
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // This file shows how to check your own fix before you trust it, without
@@ -52,7 +53,7 @@ func init() {
 // then act, and the search still finds two leaders.
 func TestExampleFix(t *testing.T) {
 	s := spec.Search{
-		Setup:      sim.SetupOptions{Variant: "example-recheck", Faults: []sim.FaultKind{sim.Kill}},
+		Setup:      sim.SetupOptions{Variant: "example-recheck", Faults: []trace.FaultKind{trace.Kill}},
 		Runs:       20000,
 		Seed:       1,
 		Properties: []string{spec.ExclusiveLeadership},
@@ -74,7 +75,7 @@ func TestExampleFix(t *testing.T) {
 // Example_checkAFix prints the verdict the checker gives the fix.
 func Example_checkAFix() {
 	rep, _ := spec.Search{
-		Setup:      sim.SetupOptions{Variant: "example-recheck", Faults: []sim.FaultKind{sim.Kill}},
+		Setup:      sim.SetupOptions{Variant: "example-recheck", Faults: []trace.FaultKind{trace.Kill}},
 		Runs:       20000,
 		Seed:       1,
 		Properties: []string{spec.ExclusiveLeadership},

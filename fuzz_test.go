@@ -46,7 +46,7 @@ func FuzzReference(f *testing.F) {
 		}
 		for _, v := range spec.Check(tr) {
 			if v.Violation != nil {
-				t.Fatalf("%s\n  setup: %s", v.Violation, tr.Config)
+				t.Fatalf("%s\n  setup: %s", v.Violation, tr.Setup())
 			}
 		}
 	})

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/scenario"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 	"pgregory.net/rapid"
 )
 
@@ -41,7 +43,7 @@ func drawConfig(t *rapid.T) sim.Config {
 			DriftPPM: int64(rapid.IntRange(-1000, 1000).Draw(t, "drift_ppm")),
 		})
 	}
-	kinds := []sim.FaultKind{sim.Kill, sim.Term, sim.Stop, sim.Skew, sim.Drift, sim.Jump, sim.FSError}
+	kinds := []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Skew, trace.Drift, trace.Jump, trace.FSError}
 	for range rapid.IntRange(0, 4).Draw(t, "faults") {
 		f := sim.Fault{
 			Kind: rapid.SampledFrom(kinds).Draw(t, "kind"),
@@ -49,19 +51,19 @@ func drawConfig(t *rapid.T) sim.Config {
 			Proc: rapid.IntRange(-1, n-1).Draw(t, "proc"),
 		}
 		switch f.Kind {
-		case sim.Stop:
+		case trace.Stop:
 			f.Dur = time.Duration(rapid.IntRange(1, 20000).Draw(t, "pause_ms")) * time.Millisecond
-		case sim.Skew, sim.Jump:
+		case trace.Skew, trace.Jump:
 			f.Delta = time.Duration(rapid.IntRange(-9000, 9000).Draw(t, "delta_ms")) * time.Millisecond
-		case sim.Drift:
+		case trace.Drift:
 			f.PPM = int64(rapid.IntRange(-1000, 1000).Draw(t, "ppm"))
-		case sim.FSError:
+		case trace.FSError:
 			f.Proc = rapid.IntRange(0, n-1).Draw(t, "fserr_proc")
 			f.Call = rapid.SampledFrom([]string{"open-excl", "open-trunc", "write", "close", "read", "remove", "flock"}).Draw(t, "call")
 			f.Nth = rapid.IntRange(1, 5).Draw(t, "nth")
 			f.Errno = rapid.SampledFrom([]syscall.Errno{syscall.EIO, syscall.ENOSPC}).Draw(t, "errno")
 		}
-		if f.Kind == sim.Kill && rapid.Bool().Draw(t, "crash_point") {
+		if f.Kind == trace.Kill && rapid.Bool().Draw(t, "crash_point") {
 			f.Proc = rapid.IntRange(0, n-1).Draw(t, "crash_proc")
 			f.After = rapid.SampledFrom([]string{"open-excl", "open-trunc", "write", "close", "read", "remove", "log", "flock"}).Draw(t, "after")
 			f.Nth = rapid.IntRange(1, 4).Draw(t, "crash_nth")
@@ -71,7 +73,7 @@ func drawConfig(t *rapid.T) sim.Config {
 	return cfg
 }
 
-func traceBytes(t *rapid.T, cfg sim.Config) ([]byte, *sim.Trace) {
+func traceBytes(t *rapid.T, cfg sim.Config) ([]byte, *trace.Trace) {
 	tr, err := sim.Run(cfg)
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -91,7 +93,7 @@ func TestRunIsDeterministic(t *testing.T) {
 		a, tr := traceBytes(t, cfg)
 		b, _ := traceBytes(t, cfg)
 		if !bytes.Equal(a, b) {
-			t.Fatalf("two runs of %s differ", tr.Config)
+			t.Fatalf("two runs of %s differ", tr.Setup())
 		}
 	})
 }
@@ -113,12 +115,12 @@ func TestTraceInvariants(t *testing.T) {
 			if e.Proc >= 0 && dead[e.Proc] {
 				t.Fatalf("event %d of a dead process: %s", i, tr.Format(i))
 			}
-			if e.Kind == sim.EvExit {
+			if e.Kind == trace.EvExit {
 				dead[e.Proc] = true
 			}
 		}
-		if time.Duration(last) > tr.Config.Horizon {
-			t.Fatalf("an event at %v, after the horizon %v", time.Duration(last), tr.Config.Horizon)
+		if time.Duration(last) > cfg.Horizon {
+			t.Fatalf("an event at %v, after the horizon %v", time.Duration(last), cfg.Horizon)
 		}
 	})
 }
@@ -126,8 +128,8 @@ func TestTraceInvariants(t *testing.T) {
 // Example_scenario runs the post's kill-leader experiment and prints the
 // lines where the leader dies and a watcher takes over.
 func Example_scenario() {
-	s, _ := sim.LookupScenario("kill-leader")
-	r, _ := s.Run(sim.Options{})
+	s, _ := scenario.Lookup("kill-leader")
+	r, _ := s.Run(scenario.Options{})
 	for _, l := range r.Trace.LogLines() {
 		if strings.HasPrefix(l, "18.") || strings.HasPrefix(l, "21.53s") {
 			fmt.Println(l)
@@ -303,7 +305,7 @@ func TestVerdicts(t *testing.T) {
 					}
 					path := saveDecisions(rt, t.Name(), o, rec.Log)
 					rt.Fatalf("%s\n  setup: %s\n  replay: leaselab replay %s -decisions %s",
-						v.Violation, tr.Config, spec.SetupFlags(o), path)
+						v.Violation, tr.Setup(), spec.SetupFlags(o), path)
 				}
 			})
 		})

@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Result is the outcome of checking a trace's Store history against
@@ -37,9 +36,9 @@ type Result struct {
 //
 // A recorded trace of real processes over a server that expires records
 // itself has no such steps, and is checked against ExpiringRegister.
-func Check(tr *sim.Trace, timeout time.Duration) Result {
+func Check(tr *trace.Trace, timeout time.Duration) Result {
 	m := Register
-	if v, err := lease.LookupVariant(tr.Config.Variant); err == nil && v.ServerTTL && tr.Recorded {
+	if tr.Run.Server && tr.Recorded {
 		m = ExpiringRegister
 	}
 	return CheckOpsWith(m, FromTrace(tr), int64(tr.End), timeout)

@@ -15,7 +15,7 @@
 //
 //   - Register: the porcupine Model (a NondeterministicModel's ToModel);
 //     its operations are Input and Output values, its states State values.
-//   - FromTrace (history.go): a sim.Trace's EvStoreCall/EvStore pairs as a
+//   - FromTrace (history.go): a trace.Trace's EvStoreCall/EvStore pairs as a
 //     porcupine history, one client per (process, activity), metadata Who.
 //   - Check, CheckOps (check.go): run porcupine and return a Result, which
 //     names the first operation that could not be linearized (Culprit,

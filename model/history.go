@@ -4,8 +4,7 @@ import (
 	"strconv"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Who is an operation's metadata: the process and activity that called it.
@@ -26,7 +25,7 @@ func (w Who) String() string { return strconv.Itoa(w.PID) + "/" + w.Act }
 // first) has Output ResUnknown and returns after every event of the trace:
 // it may or may not have taken effect, at any point after its call.
 // Metadata is a Who.
-func FromTrace(tr *sim.Trace) []porcupine.Operation {
+func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
 	pending := map[key]int{} // index in ops of the pair's outstanding call
@@ -38,7 +37,7 @@ func FromTrace(tr *sim.Trace) []porcupine.Operation {
 		last = max(last, e.T)
 		k := key{e.Proc, e.Act}
 		switch e.Kind {
-		case sim.EvStoreCall:
+		case trace.EvStoreCall:
 			id, ok := clients[k]
 			if !ok {
 				id = len(clients)
@@ -47,22 +46,22 @@ func FromTrace(tr *sim.Trace) []porcupine.Operation {
 			pending[k] = len(ops)
 			ops = append(ops, porcupine.Operation{
 				ClientId: id,
-				Input:    Input{Op: e.Store, Rec: lease.Record{Holder: e.A, Until: e.B}, Holder: e.N},
+				Input:    Input{Op: e.Store, Rec: e.Record(), Holder: e.Writer()},
 				Call:     e.T,
-				Output:   Output{Res: sim.ResUnknown},
+				Output:   Output{Res: trace.ResUnknown},
 				Return:   -1,
 				Metadata: Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act]},
 			})
-		case sim.EvStore:
-			if e.Store == sim.StoreExpire {
+		case trace.EvStore:
+			if e.Store == trace.StoreExpire {
 				// The server's own step, at the instant the record expired:
 				// a client of its own, so it orders with nothing but time.
 				expiries = append(expiries, len(ops))
 				ops = append(ops, porcupine.Operation{
-					Input:    Input{Op: sim.StoreExpire, Rec: lease.Record{Holder: e.A, Until: e.B}},
-					Call:     e.N,
-					Output:   Output{Res: sim.ResOK},
-					Return:   e.N,
+					Input:    Input{Op: trace.StoreExpire, Rec: e.Record()},
+					Call:     e.ExpiredAt(),
+					Output:   Output{Res: trace.ResOK},
+					Return:   e.ExpiredAt(),
 					Metadata: Who{PID: 0, Act: "server"},
 				})
 				continue
@@ -72,7 +71,7 @@ func FromTrace(tr *sim.Trace) []porcupine.Operation {
 				continue // a return without a call: not from recStore
 			}
 			delete(pending, k)
-			ops[j].Output = Output{Res: e.Res, Rec: lease.Record{Holder: e.A, Until: e.B}}
+			ops[j].Output = Output{Res: e.Res, Rec: e.Record()}
 			ops[j].Return = e.T
 		}
 	}

@@ -7,12 +7,12 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Input is the call of a Store operation.
 type Input struct {
-	Op sim.StoreOp
+	Op trace.StoreOp
 	// Rec is the record the caller expects to be current: cur for Renew
 	// and Release, stale for Takeover; zero for Read and Create.
 	Rec lease.Record
@@ -23,7 +23,7 @@ type Input struct {
 
 // Output is how a Store operation returned.
 type Output struct {
-	Res sim.StoreRes
+	Res trace.StoreRes
 	// Rec is the record returned: Read's, or the one Create, Renew or
 	// Takeover wrote. Zero otherwise.
 	Rec lease.Record
@@ -66,7 +66,7 @@ func (s State) isNot(r lease.Record) bool { return !s.Present || s.Wild || s.Rec
 // writer is the holder of the record a write operation publishes: Renew
 // keeps cur's holder, Create and Takeover write their holder's.
 func writer(in Input) int64 {
-	if in.Op == sim.StoreRenew {
+	if in.Op == trace.StoreRenew {
 		return in.Rec.Holder
 	}
 	return in.Holder
@@ -75,63 +75,63 @@ func writer(in Input) int64 {
 // step is the register's transition relation: the states that can follow
 // s when the operation in returns out. None means out is impossible.
 func step(s State, in Input, out Output) []State {
-	if out.Res == sim.ResUnknown {
+	if out.Res == trace.ResUnknown {
 		// An I/O error, or no return at all: the operation may or may not
 		// have taken effect, and it said nothing about what it saw. For a
 		// write we also do not know the expiry it stamped.
 		switch {
-		case in.Op == sim.StoreCreate && !s.Present:
+		case in.Op == trace.StoreCreate && !s.Present:
 			return []State{s, wild(in.Holder)}
-		case (in.Op == sim.StoreRenew || in.Op == sim.StoreTakeover) && s.is(in.Rec):
+		case (in.Op == trace.StoreRenew || in.Op == trace.StoreTakeover) && s.is(in.Rec):
 			return []State{s, wild(writer(in))}
-		case in.Op == sim.StoreRelease && s.is(in.Rec):
+		case in.Op == trace.StoreRelease && s.is(in.Rec):
 			return []State{s, empty}
 		}
 		return []State{s}
 	}
 	switch in.Op {
-	case sim.StoreExpire:
+	case trace.StoreExpire:
 		// Only the current record can expire.
 		if s.is(in.Rec) {
 			return []State{empty}
 		}
-	case sim.StoreRead:
+	case trace.StoreRead:
 		switch out.Res {
-		case sim.ResOK:
+		case trace.ResOK:
 			if s.is(out.Rec) {
 				return []State{record(out.Rec)}
 			}
-		case sim.ResNotFound:
+		case trace.ResNotFound:
 			if !s.Present {
 				return []State{s}
 			}
 		}
 		// ResCorrupt is never legal: a register holds a whole record or
 		// none, never an empty or half-written one.
-	case sim.StoreCreate:
+	case trace.StoreCreate:
 		switch out.Res {
-		case sim.ResOK:
+		case trace.ResOK:
 			if !s.Present && out.Rec.Holder == in.Holder {
 				return []State{record(out.Rec)}
 			}
-		case sim.ResExists:
+		case trace.ResExists:
 			if s.Present {
 				return []State{s}
 			}
 		}
-	case sim.StoreRenew, sim.StoreTakeover, sim.StoreRelease:
+	case trace.StoreRenew, trace.StoreTakeover, trace.StoreRelease:
 		switch out.Res {
-		case sim.ResOK:
+		case trace.ResOK:
 			if !s.is(in.Rec) {
 				break
 			}
-			if in.Op == sim.StoreRelease {
+			if in.Op == trace.StoreRelease {
 				return []State{empty}
 			}
 			if out.Rec.Holder == writer(in) {
 				return []State{record(out.Rec)}
 			}
-		case sim.ResConflict:
+		case trace.ResConflict:
 			if s.isNot(in.Rec) {
 				return []State{s}
 			}
@@ -157,7 +157,8 @@ var nondeterministic = porcupine.NondeterministicModel{
 	Equal: func(a, b any) bool { return a.(State) == b.(State) },
 	Hash: func(state any) uint64 {
 		s := state.(State)
-		h := uint64(s.Rec.Holder)*0x9e3779b97f4a7c15 ^ uint64(s.Rec.Until)*0xc2b2ae3d27d4eb4f
+		h := uint64(s.Rec.Holder)*0x9e3779b97f4a7c15 ^ uint64(s.Rec.Until)*0xc2b2ae3d27d4eb4f ^
+			uint64(s.Rec.Version)*0x165667b19e3779f9 ^ uint64(s.Rec.Epoch)*0x27d4eb2f165667c5
 		if s.Present {
 			h ^= 1
 		}
@@ -206,37 +207,48 @@ var ExpiringRegister = func() porcupine.Model {
 	return m.ToModel()
 }()
 
-func recString(r lease.Record) string { return fmt.Sprintf("{%d %d}", r.Holder, r.Until) }
+// recString renders a record with the fields its store writes: the seed's
+// {holder until} (Unix seconds), a versioned store's {holder epoch E
+// version V}.
+func recString(r lease.Record) string {
+	if r.Epoch == 0 && r.Version == 0 {
+		return fmt.Sprintf("{%d %d}", r.Holder, r.Until)
+	}
+	return fmt.Sprintf("{%d epoch %d version %d}", r.Holder, r.Epoch, r.Version)
+}
 
 // describeOp renders an operation as "takeover({100 1760476487}) by 200 →
 // ok {200 1760476499}" or "read → corrupt".
 func describeOp(in Input, out Output) string {
 	var call string
 	switch in.Op {
-	case sim.StoreRead:
+	case trace.StoreRead:
 		call = "read"
-	case sim.StoreCreate:
+	case trace.StoreCreate:
 		call = fmt.Sprintf("create by %d", in.Holder)
-	case sim.StoreTakeover:
+	case trace.StoreTakeover:
 		call = fmt.Sprintf("takeover(%s) by %d", recString(in.Rec), in.Holder)
 	default:
 		call = fmt.Sprintf("%s(%s)", in.Op, recString(in.Rec))
 	}
 	ret := out.Res.String()
-	if out.Res == sim.ResOK && in.Op != sim.StoreRelease {
+	if out.Res == trace.ResOK && in.Op != trace.StoreRelease {
 		ret += " " + recString(out.Rec)
 	}
 	return call + " → " + ret
 }
 
 // describeState renders a state as "empty", "{200 1760476508} until
-// 21:15:08" or "{200 ?}" (a wildcard).
+// 21:15:08" (the seed's), "{200 epoch 3 version 5}" (a versioned store's)
+// or "{200 ?}" (a wildcard).
 func describeState(s State) string {
 	switch {
 	case !s.Present:
 		return "empty"
 	case s.Wild:
 		return fmt.Sprintf("{%d ?}", s.Rec.Holder)
+	case s.Rec.Epoch != 0 || s.Rec.Version != 0:
+		return recString(s.Rec)
 	}
 	return fmt.Sprintf("%s until %s", recString(s.Rec), time.Unix(s.Rec.Until, 0).UTC().Format("15:04:05"))
 }

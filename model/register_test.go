@@ -10,7 +10,9 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/scenario"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Records of the hand-written histories: 100's lease, 100's renewal of it,
@@ -23,19 +25,19 @@ var (
 )
 
 // Calls.
-func read() Input                  { return Input{Op: sim.StoreRead} }
-func create(h int64) Input         { return Input{Op: sim.StoreCreate, Holder: h} }
-func renew(cur lease.Record) Input { return Input{Op: sim.StoreRenew, Rec: cur, Holder: cur.Holder} }
+func read() Input                  { return Input{Op: trace.StoreRead} }
+func create(h int64) Input         { return Input{Op: trace.StoreCreate, Holder: h} }
+func renew(cur lease.Record) Input { return Input{Op: trace.StoreRenew, Rec: cur, Holder: cur.Holder} }
 func release(cur lease.Record) Input {
-	return Input{Op: sim.StoreRelease, Rec: cur, Holder: cur.Holder}
+	return Input{Op: trace.StoreRelease, Rec: cur, Holder: cur.Holder}
 }
 func takeover(stale lease.Record, h int64) Input {
-	return Input{Op: sim.StoreTakeover, Rec: stale, Holder: h}
+	return Input{Op: trace.StoreTakeover, Rec: stale, Holder: h}
 }
 
 // Returns.
-func ok(r lease.Record) Output  { return Output{Res: sim.ResOK, Rec: r} }
-func res(r sim.StoreRes) Output { return Output{Res: r} }
+func ok(r lease.Record) Output    { return Output{Res: trace.ResOK, Rec: r} }
+func res(r trace.StoreRes) Output { return Output{Res: r} }
 
 // op is an operation of client cl over [call, ret].
 func op(cl int, call, ret int64, in Input, out Output) porcupine.Operation {
@@ -57,13 +59,13 @@ func TestHistories(t *testing.T) {
 			op(1, 20, 30, read(), ok(a)),
 		}, true},
 		{"read before any create finds nothing", []porcupine.Operation{
-			op(0, 0, 10, read(), res(sim.ResNotFound)),
+			op(0, 0, 10, read(), res(trace.ResNotFound)),
 			op(1, 20, 30, create(100), ok(a)),
 		}, true},
 		// A watcher misses a lease that was published before it looked.
 		{"read after a create finds nothing", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(1, 20, 30, read(), res(sim.ResNotFound)),
+			op(1, 20, 30, read(), res(trace.ResNotFound)),
 		}, false},
 		// A read returns a record nobody wrote.
 		{"read sees a record never written", []porcupine.Operation{
@@ -75,22 +77,22 @@ func TestHistories(t *testing.T) {
 		// state is an empty record, whatever the order.
 		{"read sees a corrupt record during a create", []porcupine.Operation{
 			op(0, 0, 30, create(100), ok(a)),
-			op(1, 10, 20, read(), res(sim.ResCorrupt)),
+			op(1, 10, 20, read(), res(trace.ResCorrupt)),
 		}, false},
 		// A read that failed with an I/O error says nothing.
 		{"read with an unknown outcome", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(1, 20, 30, read(), res(sim.ResUnknown)),
+			op(1, 20, 30, read(), res(trace.ResUnknown)),
 		}, true},
 
 		// Create.
 		// (legal) Two processes start at once; O_EXCL lets one win.
 		{"overlapping creates, the first called wins", []porcupine.Operation{
 			op(0, 0, 20, create(100), ok(a)),
-			op(1, 5, 25, create(200), res(sim.ResExists)),
+			op(1, 5, 25, create(200), res(trace.ResExists)),
 		}, true},
 		{"overlapping creates, the second called wins", []porcupine.Operation{
-			op(0, 0, 20, create(100), res(sim.ResExists)),
+			op(0, 0, 20, create(100), res(trace.ResExists)),
 			op(1, 5, 25, create(200), ok(b)),
 		}, true},
 		// The post's first attempt (stat, then create): both see no file
@@ -101,7 +103,7 @@ func TestHistories(t *testing.T) {
 		}, false},
 		// O_EXCL fails on an empty directory.
 		{"create finds a record in an empty register", []porcupine.Operation{
-			op(0, 0, 10, create(100), res(sim.ResExists)),
+			op(0, 0, 10, create(100), res(trace.ResExists)),
 		}, false},
 		// O_EXCL creates the caller's record, no one else's.
 		{"create writes another holder's record", []porcupine.Operation{
@@ -112,26 +114,26 @@ func TestHistories(t *testing.T) {
 		// published a record for 100 with an expiry nobody saw; a later
 		// read of 100's record fixes it.
 		{"create whose process died, then a read of its record", []porcupine.Operation{
-			op(0, 0, never, create(100), res(sim.ResUnknown)),
-			op(1, 100, 110, create(200), res(sim.ResExists)),
+			op(0, 0, never, create(100), res(trace.ResUnknown)),
+			op(1, 100, 110, create(200), res(trace.ResExists)),
 			op(1, 120, 130, read(), ok(a)),
 			op(1, 140, 150, read(), ok(a)),
 		}, true},
 		// ... but once read, the wildcard expiry is fixed.
 		{"create whose process died, then reads of two expiries", []porcupine.Operation{
-			op(0, 0, never, create(100), res(sim.ResUnknown)),
+			op(0, 0, never, create(100), res(trace.ResUnknown)),
 			op(1, 120, 130, read(), ok(a)),
 			op(1, 140, 150, read(), ok(a2)),
 		}, false},
 		// ... nor can it have written another holder's record.
 		{"create whose process died, then a read of another holder", []porcupine.Operation{
-			op(0, 0, never, create(100), res(sim.ResUnknown)),
+			op(0, 0, never, create(100), res(trace.ResUnknown)),
 			op(1, 120, 130, read(), ok(b)),
 		}, false},
 		// ... and it may not have happened at all.
 		{"create whose process died, then a read of nothing", []porcupine.Operation{
-			op(0, 0, never, create(100), res(sim.ResUnknown)),
-			op(1, 120, 130, read(), res(sim.ResNotFound)),
+			op(0, 0, never, create(100), res(trace.ResUnknown)),
+			op(1, 120, 130, read(), res(trace.ResNotFound)),
 		}, true},
 
 		// Renew.
@@ -145,12 +147,12 @@ func TestHistories(t *testing.T) {
 		// The renew compare must fail on a record that is not current.
 		{"renew conflicts on the current record", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(0, 20, 30, renew(a), res(sim.ResConflict)),
+			op(0, 20, 30, renew(a), res(trace.ResConflict)),
 		}, false},
 		{"renew conflicts after a takeover", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
 			op(1, 20, 30, takeover(a, 200), ok(b)),
-			op(0, 40, 50, renew(a), res(sim.ResConflict)),
+			op(0, 40, 50, renew(a), res(trace.ResConflict)),
 		}, true},
 		// (c) The seed's renew without a compare: 100 reads its record, 200
 		// takes the lease over, and 100's renew of its old record succeeds,
@@ -170,7 +172,7 @@ func TestHistories(t *testing.T) {
 		// an unknown expiry.
 		{"renew with an unknown outcome, then a read", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(0, 20, 30, renew(a), res(sim.ResUnknown)),
+			op(0, 20, 30, renew(a), res(trace.ResUnknown)),
 			op(1, 40, 50, read(), ok(a2)),
 		}, true},
 
@@ -198,13 +200,13 @@ func TestHistories(t *testing.T) {
 		// conflicts.
 		{"two takeovers of one stale record, one conflicts", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(1, 20, 50, takeover(a, 200), res(sim.ResConflict)),
+			op(1, 20, 50, takeover(a, 200), res(trace.ResConflict)),
 			op(2, 30, 60, takeover(a, 300), ok(c)),
 		}, true},
 		// The takeover compare must not fail on the stale record itself.
 		{"takeover conflicts on the current record", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(1, 20, 30, takeover(a, 200), res(sim.ResConflict)),
+			op(1, 20, 30, takeover(a, 200), res(trace.ResConflict)),
 		}, false},
 		// (legal) A watcher reads while another takes over: it may see
 		// either lease.
@@ -223,12 +225,12 @@ func TestHistories(t *testing.T) {
 		{"takeover concurrent with a read of nothing", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
 			op(1, 20, 50, takeover(a, 200), ok(b)),
-			op(2, 30, 40, read(), res(sim.ResNotFound)),
+			op(2, 30, 40, read(), res(trace.ResNotFound)),
 		}, false},
 		// A takeover whose process died may have published 200's lease.
 		{"takeover whose process died, then a read of its record", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(1, 20, never, takeover(a, 200), res(sim.ResUnknown)),
+			op(1, 20, never, takeover(a, 200), res(trace.ResUnknown)),
 			op(2, 40, 50, read(), ok(b)),
 		}, true},
 
@@ -237,7 +239,7 @@ func TestHistories(t *testing.T) {
 		{"release of the current record", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
 			op(1, 20, 30, release(a), ok(lease.Record{})),
-			op(2, 40, 50, read(), res(sim.ResNotFound)),
+			op(2, 40, 50, read(), res(trace.ResNotFound)),
 			op(2, 50, 60, create(200), ok(b)),
 		}, true},
 		// The seed's release removes by name: a leader whose lease was
@@ -250,18 +252,18 @@ func TestHistories(t *testing.T) {
 		{"release conflicts after a takeover", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
 			op(1, 20, 30, takeover(a, 200), ok(b)),
-			op(0, 40, 50, release(a), res(sim.ResConflict)),
+			op(0, 40, 50, release(a), res(trace.ResConflict)),
 			op(1, 60, 70, read(), ok(b)),
 		}, true},
 		{"release conflicts on the current record", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(0, 20, 30, release(a), res(sim.ResConflict)),
+			op(0, 20, 30, release(a), res(trace.ResConflict)),
 		}, false},
 		// A release interrupted by a kill may or may not have deleted.
 		{"release with an unknown outcome, then a read of nothing", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
-			op(1, 20, never, release(a), res(sim.ResUnknown)),
-			op(2, 40, 50, read(), res(sim.ResNotFound)),
+			op(1, 20, never, release(a), res(trace.ResUnknown)),
+			op(2, 40, 50, read(), res(trace.ResNotFound)),
 		}, true},
 	}
 	for _, tt := range tests {
@@ -309,12 +311,12 @@ func TestDescribe(t *testing.T) {
 		want string
 	}{
 		{takeover(a, 200), ok(b), "takeover({100 1760476487}) by 200 → ok {200 1760476499}"},
-		{read(), res(sim.ResCorrupt), "read → corrupt"},
+		{read(), res(trace.ResCorrupt), "read → corrupt"},
 		{read(), ok(a), "read → ok {100 1760476487}"},
-		{create(100), res(sim.ResExists), "create by 100 → exists"},
+		{create(100), res(trace.ResExists), "create by 100 → exists"},
 		{renew(a), ok(a2), "renew({100 1760476487}) → ok {100 1760476490}"},
 		{release(a), ok(lease.Record{}), "release({100 1760476487}) → ok"},
-		{release(a), res(sim.ResUnknown), "release({100 1760476487}) → unknown"},
+		{release(a), res(trace.ResUnknown), "release({100 1760476487}) → unknown"},
 	} {
 		if got := Register.DescribeOperation(tt.in, tt.out); got != tt.want {
 			t.Errorf("DescribeOperation = %q, want %q", got, tt.want)
@@ -353,13 +355,13 @@ func TestEqualHash(t *testing.T) {
 	}
 }
 
-func runScenario(t *testing.T, name string) *sim.Trace {
+func runScenario(t *testing.T, name string) *trace.Trace {
 	t.Helper()
-	s, err := sim.LookupScenario(name)
+	s, err := scenario.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Run(sim.Options{})
+	r, err := s.Run(scenario.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +412,7 @@ func TestCrashAfterExclCreate(t *testing.T) {
 	tr, err := sim.Run(sim.Config{
 		Variant: "seed",
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 100 * time.Millisecond}},
-		Faults:  []sim.Fault{{Kind: sim.Kill, Proc: 0, After: "open-excl", Nth: 1}},
+		Faults:  []sim.Fault{{Kind: trace.Kill, Proc: 0, After: "open-excl", Nth: 1}},
 		Horizon: 20 * time.Second, SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
 	})
 	if err != nil {
@@ -421,12 +423,12 @@ func TestCrashAfterExclCreate(t *testing.T) {
 		t.Fatalf("linearizable %v, unknown %v; want a violation", r.Linearizable, r.Unknown)
 	}
 	got, _ := r.Culprit()
-	if w := got.Metadata.(Who); w.PID != 200 || got.Output.(Output).Res != sim.ResCorrupt {
+	if w := got.Metadata.(Who); w.PID != 200 || got.Output.(Output).Res != trace.ResCorrupt {
 		t.Errorf("culprit %s, want a read by 200 that found the record corrupt", r.Describe(got))
 	}
 	// 100's create never returned: unknown, after everything else.
 	first := r.Ops[0]
-	if first.Input != create(100) || first.Output.(Output).Res != sim.ResUnknown || first.Return <= int64(tr.End) {
+	if first.Input != create(100) || first.Output.(Output).Res != trace.ResUnknown || first.Return <= int64(tr.End) {
 		t.Errorf("first operation %s (return %d, end %d), want 100's create, never returned", r.Describe(first), first.Return, tr.End)
 	}
 }
@@ -482,20 +484,20 @@ func TestWriteHTML(t *testing.T) {
 func Example() {
 	stale := lease.Record{Holder: 100, Until: 1760476487}
 	ops := []porcupine.Operation{
-		{ClientId: 0, Input: Input{Op: sim.StoreCreate, Holder: 100}, Call: 0,
-			Output: Output{Res: sim.ResOK, Rec: stale}, Return: 150_000,
+		{ClientId: 0, Input: Input{Op: trace.StoreCreate, Holder: 100}, Call: 0,
+			Output: Output{Res: trace.ResOK, Rec: stale}, Return: 150_000,
 			Metadata: Who{PID: 100, Act: "main"}},
-		{ClientId: 1, Input: Input{Op: sim.StoreRead}, Call: 3_100_000_000,
-			Output: Output{Res: sim.ResOK, Rec: stale}, Return: 3_100_020_000,
+		{ClientId: 1, Input: Input{Op: trace.StoreRead}, Call: 3_100_000_000,
+			Output: Output{Res: trace.ResOK, Rec: stale}, Return: 3_100_020_000,
 			Metadata: Who{PID: 200, Act: "watch"}},
-		{ClientId: 1, Input: Input{Op: sim.StoreTakeover, Rec: stale, Holder: 200}, Call: 12_100_127_445,
-			Output: Output{Res: sim.ResOK, Rec: lease.Record{Holder: 200, Until: 1760476499}}, Return: 12_100_308_763,
+		{ClientId: 1, Input: Input{Op: trace.StoreTakeover, Rec: stale, Holder: 200}, Call: 12_100_127_445,
+			Output: Output{Res: trace.ResOK, Rec: lease.Record{Holder: 200, Until: 1760476499}}, Return: 12_100_308_763,
 			Metadata: Who{PID: 200, Act: "watch"}},
 	}
 	fmt.Println(CheckOps(ops, 0, time.Second).Linearizable)
 
-	second := porcupine.Operation{ClientId: 2, Input: Input{Op: sim.StoreTakeover, Rec: stale, Holder: 300}, Call: 12_100_183_594,
-		Output: Output{Res: sim.ResOK, Rec: lease.Record{Holder: 300, Until: 1760476499}}, Return: 12_100_341_558,
+	second := porcupine.Operation{ClientId: 2, Input: Input{Op: trace.StoreTakeover, Rec: stale, Holder: 300}, Call: 12_100_183_594,
+		Output: Output{Res: trace.ResOK, Rec: lease.Record{Holder: 300, Until: 1760476499}}, Return: 12_100_341_558,
 		Metadata: Who{PID: 300, Act: "watch"}}
 	fmt.Println(CheckOps(append(ops, second), 0, time.Second).Err())
 	// Output:
@@ -510,12 +512,12 @@ func TestExpire(t *testing.T) {
 	a := lease.Record{Holder: 1, Until: 1}
 	b := lease.Record{Holder: 2, Until: 2}
 	create := func(id int, h int64, call, ret int64, rec lease.Record) porcupine.Operation {
-		return porcupine.Operation{ClientId: id, Input: Input{Op: sim.StoreCreate, Holder: h}, Call: call,
-			Output: Output{Res: sim.ResOK, Rec: rec}, Return: ret}
+		return porcupine.Operation{ClientId: id, Input: Input{Op: trace.StoreCreate, Holder: h}, Call: call,
+			Output: Output{Res: trace.ResOK, Rec: rec}, Return: ret}
 	}
 	expire := func(id int, at int64, rec lease.Record) porcupine.Operation {
-		return porcupine.Operation{ClientId: id, Input: Input{Op: sim.StoreExpire, Rec: rec}, Call: at,
-			Output: Output{Res: sim.ResOK}, Return: at}
+		return porcupine.Operation{ClientId: id, Input: Input{Op: trace.StoreExpire, Rec: rec}, Call: at,
+			Output: Output{Res: trace.ResOK}, Return: at}
 	}
 	if r := CheckOps([]porcupine.Operation{create(0, 1, 0, 10, a), create(1, 2, 20, 30, b)}, 100, 0); r.Linearizable {
 		t.Error("two creates without an expiry between them linearized")

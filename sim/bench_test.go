@@ -1,19 +1,29 @@
 package sim
 
 import (
+	"github.com/leaselab/leaselab/trace"
 	"iter"
 	"testing"
 	"time"
 )
 
 // benchConfig is a realistic run: the post's three processes on the seed
-// variant, with SIGKILL of the leader and a takeover, for a simulated
-// minute.
+// variant (as package scenario starts them), with SIGKILL of the leader
+// and a takeover, for a simulated minute.
 func benchConfig(seed uint64) Config {
-	cfg := postConfig(Options{}, DefaultWallBase)
-	cfg.Seed = seed
+	cfg := Config{
+		Variant:  "seed",
+		Seed:     seed,
+		WallBase: DefaultWallBase,
+		Procs: []ProcSpec{
+			{PID: 60217, Start: 530 * time.Millisecond},
+			{PID: 60222, Start: 530*time.Millisecond + 50*time.Microsecond},
+			{PID: 60226, Start: 620 * time.Millisecond},
+		},
+		SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond, TimerLateMax: 100 * time.Microsecond,
+	}
 	cfg.Horizon = 60 * time.Second
-	cfg.Faults = []Fault{{Kind: Kill, Proc: Leader, At: 12 * time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Kill, Proc: Leader, At: 12 * time.Second}}
 	return cfg
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // The elector's client-go-style callbacks: a leader paused past its lease
@@ -19,7 +20,7 @@ func TestCallbacks(t *testing.T) {
 		Seed:    3,
 		Horizon: 30 * time.Second,
 		Procs:   []ProcSpec{{PID: 100}, {PID: 200, Start: 500 * time.Millisecond}},
-		Faults:  []Fault{{Kind: Stop, Proc: 0, At: 4 * time.Second, Dur: 12 * time.Second}},
+		Faults:  []Fault{{Kind: trace.Stop, Proc: 0, At: 4 * time.Second, Dur: 12 * time.Second}},
 		Lease: lease.Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second,
 			Callbacks: lease.Callbacks{
 				OnStartedLeading: func(ctx context.Context) { started++; ctxs = append(ctxs, ctx) },

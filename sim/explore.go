@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/leaselab/leaselab/trace"
 	"syscall"
 	"time"
 )
@@ -39,12 +40,12 @@ func (w *World) exploreStep(a *activity) bool {
 	p := a.p
 	if s.crashes < e.Crashes && e.Chooser.Choose(2) == 1 {
 		s.crashes++
-		w.fire(Fault{Kind: Kill, Proc: p.idx, At: time.Duration(w.now)}, nil)
+		w.fire(Fault{Kind: trace.Kill, Proc: p.idx, At: time.Duration(w.now)}, nil)
 		return false
 	}
 	if s.terms < e.Terms && e.Chooser.Choose(2) == 1 {
 		s.terms++
-		w.fire(Fault{Kind: Term, Proc: p.idx, At: time.Duration(w.now)}, nil)
+		w.fire(Fault{Kind: trace.Term, Proc: p.idx, At: time.Duration(w.now)}, nil)
 		if p.dead {
 			return false
 		}
@@ -52,7 +53,7 @@ func (w *World) exploreStep(a *activity) bool {
 	if s.pauses < e.Pauses && len(e.PauseLengths) > 0 {
 		if k := e.Chooser.Choose(1 + len(e.PauseLengths)); k > 0 {
 			s.pauses++
-			w.fire(Fault{Kind: Stop, Proc: p.idx, At: time.Duration(w.now), Dur: e.PauseLengths[k-1]}, nil)
+			w.fire(Fault{Kind: trace.Stop, Proc: p.idx, At: time.Duration(w.now), Dur: e.PauseLengths[k-1]}, nil)
 			p.parked = append(p.parked, a)
 			return false
 		}
@@ -60,7 +61,7 @@ func (w *World) exploreStep(a *activity) bool {
 	if s.jumps < e.Jumps && len(e.JumpSizes) > 0 {
 		if k := e.Chooser.Choose(1 + len(e.JumpSizes)); k > 0 {
 			s.jumps++
-			w.fire(Fault{Kind: Jump, At: time.Duration(w.now), Delta: e.JumpSizes[k-1]}, nil)
+			w.fire(Fault{Kind: trace.Jump, At: time.Duration(w.now), Delta: e.JumpSizes[k-1]}, nil)
 		}
 	}
 	if s.fserrs < e.FSErrors && a.pendingSyscall && e.Chooser.Choose(2) == 1 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/leaselab/leaselab/trace"
 	"syscall"
 	"time"
 )
@@ -35,40 +36,13 @@ import (
 // process while it waits (a SIGKILL then releases whatever it holds, and
 // it never gets the lock it waited for).
 
-// FaultKind is the kind of a fault.
-type FaultKind uint8
-
-// The fault kinds.
-const (
-	Kill FaultKind = iota + 1
-	Term
-	Stop
-	Skew
-	Drift
-	Jump
-	FSError
-	Power
-)
-
-var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power"}
-
-func (k FaultKind) String() string {
-	if k == Cont {
-		return "cont"
-	}
-	if int(k) < len(faultNames) && faultNames[k] != "" {
-		return faultNames[k]
-	}
-	return fmt.Sprintf("FaultKind(%d)", k)
-}
-
 // Leader as a Fault's Proc means whichever process leads when the fault
 // fires (if none does, the fault does nothing).
 const Leader = -1
 
 // Fault is one injected fault.
 type Fault struct {
-	Kind  FaultKind
+	Kind  trace.FaultKind
 	At    time.Duration // true time of the fault, when After is empty
 	Proc  int           // index into Config.Procs, or Leader
 	After string        // fire right after the process's Nth call of this kind
@@ -103,18 +77,18 @@ func validCall(k string) bool {
 }
 
 // matches reports whether a call of op with flag is of kind k.
-func matches(k string, op Op, flag int) bool {
+func matches(k string, op trace.Op, flag int) bool {
 	switch k {
 	case "open":
-		return op == OpOpen
+		return op == trace.OpOpen
 	case "open-excl":
-		return op == OpOpen && flag&syscall.O_EXCL != 0
+		return op == trace.OpOpen && flag&syscall.O_EXCL != 0
 	case "open-trunc":
-		return op == OpOpen && flag&syscall.O_TRUNC != 0
+		return op == trace.OpOpen && flag&syscall.O_TRUNC != 0
 	case "open-create":
-		return op == OpOpen && flag&syscall.O_CREAT != 0 && flag&syscall.O_EXCL == 0
+		return op == trace.OpOpen && flag&syscall.O_CREAT != 0 && flag&syscall.O_EXCL == 0
 	}
-	return opNames[op] == k
+	return op.String() == k
 }
 
 func (f Fault) String() string {
@@ -122,32 +96,32 @@ func (f Fault) String() string {
 	if f.Proc != Leader {
 		who = fmt.Sprintf("proc %d", f.Proc)
 	}
-	when := fmt.Sprintf("at %s", secs(int64(f.At)))
+	when := fmt.Sprintf("at %s", trace.Secs(int64(f.At)))
 	if f.After != "" {
 		when = fmt.Sprintf("after %s #%d", f.After, max(f.Nth, 1))
 	}
 	switch f.Kind {
-	case Stop:
+	case trace.Stop:
 		return fmt.Sprintf("stop %s %s for %v", who, when, f.Dur)
-	case Skew:
+	case trace.Skew:
 		return fmt.Sprintf("skew %s %s by %v", who, when, f.Delta)
-	case Drift:
+	case trace.Drift:
 		return fmt.Sprintf("drift %s %s to %d ppm", who, when, f.PPM)
-	case Jump:
+	case trace.Jump:
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
-	case Power:
+	case trace.Power:
 		return fmt.Sprintf("power loss %s", when)
-	case FSError:
-		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), errnoName(f.Errno))
+	case trace.FSError:
+		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), trace.ErrnoName(f.Errno))
 	}
 	return fmt.Sprintf("%s %s %s", f.Kind, who, when)
 }
 
 func (f Fault) validate(nprocs int) error {
-	if f.Kind < Kill || f.Kind > Power {
+	if f.Kind < trace.Kill || f.Kind > trace.Power {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
-	if f.Kind != Jump && f.Kind != Power && (f.Proc < Leader || f.Proc >= nprocs) {
+	if f.Kind != trace.Jump && f.Kind != trace.Power && (f.Proc < Leader || f.Proc >= nprocs) {
 		return fmt.Errorf("fault %v: no process %d (have %d)", f.Kind, f.Proc, nprocs)
 	}
 	if f.After != "" && !validCall(f.After) {
@@ -156,10 +130,10 @@ func (f Fault) validate(nprocs int) error {
 	if f.After != "" && f.Proc == Leader {
 		return fmt.Errorf("fault %v: a crash point needs a process, not the leader", f.Kind)
 	}
-	if f.Kind == FSError && (!validCall(f.Call) || f.Errno == 0) {
+	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)
 	}
-	if f.Kind == Drift && f.PPM <= -1e6 {
+	if f.Kind == trace.Drift && f.PPM <= -1e6 {
 		return fmt.Errorf("fault %v: drift %d ppm would stop the clock", f.Kind, f.PPM)
 	}
 	if f.At < 0 || f.Dur < 0 {
@@ -168,28 +142,16 @@ func (f Fault) validate(nprocs int) error {
 	return nil
 }
 
-func errnoName(e syscall.Errno) string {
-	switch e {
-	case syscall.EIO:
-		return "EIO"
-	case syscall.ENOSPC:
-		return "ENOSPC"
-	case syscall.EEXIST:
-		return "EEXIST"
-	case syscall.ENOENT:
-		return "ENOENT"
-	case syscall.EBADF:
-		return "EBADF"
-	case syscall.EISDIR:
-		return "EISDIR"
-	case syscall.EWOULDBLOCK:
-		return "EWOULDBLOCK"
-	case syscall.EINVAL:
-		return "EINVAL"
-	case syscall.ELOOP:
-		return "ELOOP"
-	case 0:
-		return "ok"
+// CallKind names a call of op with flag as a fault's After and Call do:
+// an open by its flags ("open-excl", "open-trunc", "open-create", or
+// "open"), any other call by its name ("write", "rename").
+func CallKind(op trace.Op, flag int) string {
+	if op == trace.OpOpen {
+		for _, k := range []string{"open-excl", "open-trunc", "open-create"} {
+			if matches(k, op, flag) {
+				return k
+			}
+		}
 	}
-	return fmt.Sprintf("errno %d", uintptr(e))
+	return op.String()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // flockCfg is a run of the flock variant: process 100 at 0 leads, the
@@ -19,15 +20,15 @@ func flockCfg(seed uint64, procs ...ProcSpec) Config {
 
 // flockCalls returns process proc's completed flock calls and the ones
 // that blocked.
-func flockCalls(tr *Trace, proc int) (done, blocked []Event) {
+func flockCalls(tr *trace.Trace, proc int) (done, blocked []trace.Event) {
 	for _, e := range tr.Events {
-		if int(e.Proc) != proc || e.Op != OpFlock {
+		if int(e.Proc) != proc || e.Op != trace.OpFlock {
 			continue
 		}
 		switch e.Kind {
-		case EvSyscall:
+		case trace.EvSyscall:
 			done = append(done, e)
-		case EvBlock:
+		case trace.EvBlock:
 			blocked = append(blocked, e)
 		}
 	}
@@ -77,7 +78,7 @@ func isErrno(err error, e syscall.Errno) bool { return errno(err) == e }
 // it leads with the next epoch. The trace shows the wait and the flock.
 func TestFlockKillWakesWaiter(t *testing.T) {
 	cfg := flockCfg(3)
-	cfg.Faults = []Fault{{Kind: Kill, Proc: 0, At: 5 * time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Kill, Proc: 0, At: 5 * time.Second}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 	done, blocked := flockCalls(tr, 1)
@@ -87,7 +88,7 @@ func TestFlockKillWakesWaiter(t *testing.T) {
 	got := done[1]
 	if got.Errno != 0 || got.T < int64(5*time.Second+cfg.SyscallMin) || got.T > int64(5*time.Second+cfg.SyscallMax) {
 		t.Errorf("the waiter's flock returned %v at %v; want ok a system-call latency after the kill at 5s",
-			errnoName(got.Errno), time.Duration(got.T))
+			trace.ErrnoName(got.Errno), time.Duration(got.T))
 	}
 	if ls := leaderEvents(tr, 1); len(ls) != 1 || ls[0] > int64(5*time.Second+time.Millisecond) {
 		t.Errorf("process 200 led at %v, want once within a millisecond of the kill", ls)
@@ -110,7 +111,7 @@ func TestFlockKillWakesWaiter(t *testing.T) {
 // it leads on when continued.
 func TestFlockPausedHolderKeepsLock(t *testing.T) {
 	cfg := flockCfg(4)
-	cfg.Faults = []Fault{{Kind: Stop, Proc: 0, At: 2 * time.Second, Dur: 30 * time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Stop, Proc: 0, At: 2 * time.Second, Dur: 30 * time.Second}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 	if ls := leaderEvents(tr, 1); len(ls) != 0 {
@@ -130,7 +131,7 @@ func TestFlockWinnerIsScheduled(t *testing.T) {
 	for seed := uint64(0); seed < 40; seed++ {
 		cfg := flockCfg(seed, ProcSpec{PID: 100}, ProcSpec{PID: 200, Start: time.Second}, ProcSpec{PID: 300, Start: time.Second})
 		cfg.SyscallMin, cfg.SyscallMax = 10*time.Microsecond, 10*time.Microsecond // every tie is the scheduler's
-		cfg.Faults = []Fault{{Kind: Kill, Proc: 0, At: 5 * time.Second}}
+		cfg.Faults = []Fault{{Kind: trace.Kill, Proc: 0, At: 5 * time.Second}}
 		winner := func() int {
 			tr := mustRun(t, cfg)
 			for _, x := range tr.Leadership() {
@@ -157,9 +158,9 @@ func TestFlockWinnerIsScheduled(t *testing.T) {
 func TestFlockSignalsWhileWaiting(t *testing.T) {
 	cfg := flockCfg(5, ProcSpec{PID: 100}, ProcSpec{PID: 200, Start: time.Second}, ProcSpec{PID: 300, Start: time.Second}, ProcSpec{PID: 400, Start: 2 * time.Second})
 	cfg.Faults = []Fault{
-		{Kind: Kill, Proc: 1, At: 3 * time.Second},
-		{Kind: Term, Proc: 2, At: 4 * time.Second},
-		{Kind: Kill, Proc: 0, At: 5 * time.Second},
+		{Kind: trace.Kill, Proc: 1, At: 3 * time.Second},
+		{Kind: trace.Term, Proc: 2, At: 4 * time.Second},
+		{Kind: trace.Kill, Proc: 0, At: 5 * time.Second},
 	}
 	w, err := New(cfg)
 	if err != nil {
@@ -195,7 +196,7 @@ func TestFlockCrashAfterLock(t *testing.T) {
 	// open (#4), write and close (#3): no fsync on the hand-over.
 	for after, nth := range map[string]int{"flock": 2, "read": 3, "open": 4, "write": 1, "close": 3} {
 		cfg := flockCfg(6)
-		cfg.Faults = []Fault{{Kind: Kill, Proc: 1, After: after, Nth: nth}, {Kind: Kill, Proc: 0, At: 2 * time.Second}}
+		cfg.Faults = []Fault{{Kind: trace.Kill, Proc: 1, After: after, Nth: nth}, {Kind: trace.Kill, Proc: 0, At: 2 * time.Second}}
 		cfg.Procs = append(cfg.Procs, ProcSpec{PID: 300, Start: time.Second})
 		tr := mustRun(t, cfg)
 		ls := logsOf(tr, 2, lease.MsgFlockAcquired)
@@ -291,7 +292,7 @@ func TestFlockFileRemovedUnderHolder(t *testing.T) {
 	if n := len(logsOf(tr, 0, lease.MsgFlockRecordFailed)); n != 1 {
 		t.Errorf("%d failed record writes, want 1", n)
 	}
-	if opens := syscallsOf(tr, 0, OpOpen); len(opens) != 6 { // lock file, directory, store (fails), lock file again, directory, store
+	if opens := syscallsOf(tr, 0, trace.OpOpen); len(opens) != 6 { // lock file, directory, store (fails), lock file again, directory, store
 		t.Errorf("%d opens, want 6", len(opens))
 	}
 	if ls := logsOf(tr, 0, lease.MsgFlockAcquired); len(ls) != 1 || ls[0].A != 1 || ls[0].T > int64(10*time.Millisecond) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // firstFD is where descriptor numbers start, as in a process whose standard
@@ -602,22 +603,15 @@ func moveIn(names map[string]*inode, from, to string) {
 	}
 }
 
-// FileState is a name in the file system and what it refers to.
-type FileState struct {
-	Name string
-	Data []byte // a copy; nil for a directory
-	Dir  bool
-}
-
 // Files lists every name, directories included, sorted by name so that the
 // state of the world prints the same way on every run. Files that were
 // removed while open are not listed: they have no name.
-func (f *FileSystem) Files() []FileState {
-	out := make([]FileState, 0, len(f.names))
+func (f *FileSystem) Files() []trace.File {
+	out := make([]trace.File, 0, len(f.names))
 	for name, ino := range f.names {
-		out = append(out, FileState{Name: name, Data: bytes.Clone(ino.data), Dir: ino.mode.IsDir()})
+		out = append(out, trace.File{Name: name, Data: bytes.Clone(ino.data), Dir: ino.mode.IsDir()})
 	}
-	slices.SortFunc(out, func(a, b FileState) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b trace.File) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

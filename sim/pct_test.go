@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"github.com/leaselab/leaselab/trace"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -246,7 +247,7 @@ func pctCfg(sched Scheduler) Config {
 }
 
 // leadersFirst returns the processes in order of their first leadership.
-func leadersFirst(tr *Trace) []int {
+func leadersFirst(tr *trace.Trace) []int {
 	var out []int
 	for _, iv := range tr.Leadership() {
 		if !slices.Contains(out, iv.Proc) {

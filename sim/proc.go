@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // errKilled unwinds a dead process's coroutine: it is panicked inside the
@@ -241,13 +242,13 @@ func (p *proc) workload(cb lease.Callbacks) lease.Callbacks {
 // at a scheduling point, like a system call. The resource accepts an epoch
 // no lower than the highest it has accepted, and rejects the rest.
 func (p *proc) fence(epoch int64) {
-	a, _ := p.enter(OpFence, 0)
+	a, _ := p.enter(trace.OpFence, 0)
 	w := p.w
 	ok := epoch >= w.fenceMax
 	if ok {
 		w.fenceMax = epoch
 	}
-	p.done(a, Event{Kind: EvFence, Op: OpFence, N: epoch, A: b2i(ok)})
+	p.done(a, trace.Event{Kind: trace.EvFence, Op: trace.OpFence, N: epoch, A: b2i(ok)})
 }
 
 func b2i(b bool) int64 {
@@ -288,7 +289,7 @@ func (p *proc) spawn(name string, at int64, f func()) {
 		f()
 	}
 	p.acts = append(p.acts, a)
-	w.trace.Acts[p.idx] = append(w.trace.Acts[p.idx], name)
+	w.tr.Acts[p.idx] = append(w.tr.Acts[p.idx], name)
 	a.ready, a.seq = at, w.seq
 	w.seq++
 	w.queue.push(a)
@@ -326,24 +327,24 @@ func (p *proc) cont() {
 
 // enter is the scheduling point before a system call. It returns the
 // calling activity and the error a fault injects into this call, if any.
-func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
+func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 	a := p.w.cur
-	a.pendingSyscall = op <= OpLink || op == OpFlock || op == OpRPC // a call an error can be injected into
+	a.pendingSyscall = op <= trace.OpLink || op == trace.OpFlock || op == trace.OpRPC // a call an error can be injected into
 	a.point(a.t + p.w.latency())
 	a.pendingSyscall = false
 	inj := a.inject
 	a.inject = 0
 	if inj != 0 {
-		p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvFault, N: int64(FSError), Errno: inj, Path: p.w.trace.str("fserr " + opNames[op] + " fails with " + errnoName(inj))})
+		p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: inj, Text: p.w.tr.Str("fserr " + op.String() + " fails with " + trace.ErrnoName(inj))})
 	}
 	for i := range p.triggers {
 		tr := &p.triggers[i]
-		if tr.f.Kind == FSError && matches(tr.f.Call, op, flag) {
+		if tr.f.Kind == trace.FSError && matches(tr.f.Call, op, flag) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
 				inj = tr.f.Errno
-				p.w.trace.fate(tr.f, fired)
-				p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvFault, N: int64(FSError), Errno: inj, Path: p.w.trace.str(tr.f.String())})
+				p.w.setup.fate(tr.f, fired)
+				p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: inj, Text: p.w.tr.Str(tr.f.String())})
 			}
 		}
 	}
@@ -352,11 +353,11 @@ func (p *proc) enter(op Op, flag int) (*activity, syscall.Errno) {
 
 // done records a system call that has taken effect and fires crash points
 // aimed just after it.
-func (p *proc) done(a *activity, e Event) {
+func (p *proc) done(a *activity, e trace.Event) {
 	w := p.w
 	e.Proc, e.Act = int16(p.idx), int16(a.id)
 	if e.Kind == 0 {
-		e.Kind = EvSyscall
+		e.Kind = trace.EvSyscall
 	}
 	w.record(e)
 	w.syscalls++
@@ -406,7 +407,7 @@ func injectedPair(op, oldname, newname string, e syscall.Errno) error {
 
 // Open implements lease.FS.
 func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
-	a, inj := p.enter(OpOpen, flag)
+	a, inj := p.enter(trace.OpOpen, flag)
 	fd, err := lease.FD(-1), injected("open", name, inj)
 	if inj == 0 {
 		fd, err = p.w.fs.Open(p.fds, name, flag, perm)
@@ -414,70 +415,70 @@ func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 			p.w.notify(name)
 		}
 	}
-	p.done(a, Event{Op: OpOpen, Path: p.w.trace.str(name), Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpOpen, Path: p.w.tr.Str(name), Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
 	return fd, err
 }
 
 // Write implements lease.FS.
 func (p *proc) Write(fd lease.FD, b []byte) (int, error) {
-	a, inj := p.enter(OpWrite, 0)
+	a, inj := p.enter(trace.OpWrite, 0)
 	n, err := 0, injected("write", "fd", inj)
 	if inj == 0 {
 		n, err = p.w.fs.Write(p.fds, fd, b)
 	}
-	p.done(a, Event{Op: OpWrite, FD: int32(fd), N: int64(n), Data: p.w.trace.bytes(b), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpWrite, FD: int32(fd), N: int64(n), Data: p.w.tr.Bytes(b), Errno: errno(err)})
 	return n, err
 }
 
 // Fsync implements lease.FS.
 func (p *proc) Fsync(fd lease.FD) error {
-	a, inj := p.enter(OpFsync, 0)
+	a, inj := p.enter(trace.OpFsync, 0)
 	err := injected("fsync", "fd", inj)
 	if inj == 0 {
 		err = p.w.fs.Fsync(p.fds, fd)
 	}
-	p.done(a, Event{Op: OpFsync, FD: int32(fd), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpFsync, FD: int32(fd), Errno: errno(err)})
 	return err
 }
 
 // Close implements lease.FS.
 func (p *proc) Close(fd lease.FD) error {
-	a, inj := p.enter(OpClose, 0)
+	a, inj := p.enter(trace.OpClose, 0)
 	err := injected("close", "fd", inj)
 	if inj == 0 {
 		err = p.w.fs.Close(p.fds, fd)
 	}
-	p.done(a, Event{Op: OpClose, FD: int32(fd), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpClose, FD: int32(fd), Errno: errno(err)})
 	return err
 }
 
 // ReadFile implements lease.FS.
 func (p *proc) ReadFile(name string) ([]byte, error) {
-	a, inj := p.enter(OpRead, 0)
+	a, inj := p.enter(trace.OpRead, 0)
 	var b []byte
 	err := injected("read", name, inj)
 	if inj == 0 {
 		b, err = p.w.fs.ReadFile(name)
 	}
-	p.done(a, Event{Op: OpRead, Path: p.w.trace.str(name), N: int64(len(b)), Data: p.w.trace.bytes(b), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpRead, Path: p.w.tr.Str(name), N: int64(len(b)), Data: p.w.tr.Bytes(b), Errno: errno(err)})
 	return b, err
 }
 
 // Stat implements lease.FS.
 func (p *proc) Stat(name string) (fs.FileInfo, error) {
-	a, inj := p.enter(OpStat, 0)
+	a, inj := p.enter(trace.OpStat, 0)
 	var fi fs.FileInfo
 	err := injected("stat", name, inj)
 	if inj == 0 {
 		fi, err = p.w.fs.Stat(name)
 	}
-	p.done(a, Event{Op: OpStat, Path: p.w.trace.str(name), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpStat, Path: p.w.tr.Str(name), Errno: errno(err)})
 	return fi, err
 }
 
 // Remove implements lease.FS.
 func (p *proc) Remove(name string) error {
-	a, inj := p.enter(OpRemove, 0)
+	a, inj := p.enter(trace.OpRemove, 0)
 	err := injected("remove", name, inj)
 	if inj == 0 {
 		err = p.w.fs.Remove(name)
@@ -485,13 +486,13 @@ func (p *proc) Remove(name string) error {
 			p.w.notify(name)
 		}
 	}
-	p.done(a, Event{Op: OpRemove, Path: p.w.trace.str(name), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpRemove, Path: p.w.tr.Str(name), Errno: errno(err)})
 	return err
 }
 
 // Rename implements lease.FS.
 func (p *proc) Rename(oldname, newname string) error {
-	a, inj := p.enter(OpRename, 0)
+	a, inj := p.enter(trace.OpRename, 0)
 	err := injectedPair("rename", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Rename(oldname, newname)
@@ -499,13 +500,13 @@ func (p *proc) Rename(oldname, newname string) error {
 			p.w.notify(newname)
 		}
 	}
-	p.done(a, Event{Op: OpRename, Path: p.w.trace.str(oldname), Path2: p.w.trace.str(newname), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpRename, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
 	return err
 }
 
 // Link implements lease.FS.
 func (p *proc) Link(oldname, newname string) error {
-	a, inj := p.enter(OpLink, 0)
+	a, inj := p.enter(trace.OpLink, 0)
 	err := injectedPair("link", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Link(oldname, newname)
@@ -513,7 +514,7 @@ func (p *proc) Link(oldname, newname string) error {
 			p.w.notify(newname)
 		}
 	}
-	p.done(a, Event{Op: OpLink, Path: p.w.trace.str(oldname), Path2: p.w.trace.str(newname), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpLink, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
 	return err
 }
 
@@ -526,7 +527,7 @@ func (p *proc) Link(oldname, newname string) error {
 // waiting process as any other: SIGKILL ends the wait, SIGTERM runs the
 // handler beside it, SIGSTOP keeps it from taking the lock until SIGCONT.
 func (p *proc) Flock(fd lease.FD, how int) error {
-	a, inj := p.enter(OpFlock, how)
+	a, inj := p.enter(trace.OpFlock, how)
 	err := injected("flock", "fd", inj)
 	if inj == 0 {
 		w := p.w
@@ -536,12 +537,12 @@ func (p *proc) Flock(fd lease.FD, how int) error {
 			if ino == nil {
 				break
 			}
-			w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvBlock, Op: OpFlock, FD: int32(fd), Flag: int32(how)})
+			w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvBlock, Op: trace.OpFlock, FD: int32(fd), Flag: int32(how)})
 			w.lockWaiters = append(w.lockWaiters, lockWaiter{a: a, ino: ino})
 			a.block()
 		}
 	}
-	p.done(a, Event{Op: OpFlock, FD: int32(fd), Flag: int32(how), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpFlock, FD: int32(fd), Flag: int32(how), Errno: errno(err)})
 	return err
 }
 
@@ -549,7 +550,7 @@ func (p *proc) Flock(fd lease.FD, how int) error {
 func (p *proc) Now() time.Time {
 	a := p.w.cur
 	t := p.w.wallOf(&p.clock, a.t)
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvClock, Op: OpClockWall, N: t.UnixNano()})
+	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockWall, N: t.UnixNano()})
 	return t
 }
 
@@ -557,7 +558,7 @@ func (p *proc) Now() time.Time {
 func (p *proc) Mono() time.Duration {
 	a := p.w.cur
 	m := p.clock.mono(a.t)
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvClock, Op: OpClockMono, N: m})
+	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockMono, N: m})
 	return time.Duration(m)
 }
 
@@ -603,7 +604,7 @@ func (p *proc) PID() int { return p.pid }
 // Go implements lease.Proc.
 func (p *proc) Go(name string, f func()) {
 	a := p.w.cur
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSpawn, Path: p.w.trace.str(name)})
+	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvSpawn, Text: p.w.tr.Str(name)})
 	p.spawn(name, a.t, f)
 }
 
@@ -611,26 +612,26 @@ func (p *proc) Go(name string, f func()) {
 func (p *proc) Role(r lease.Role) {
 	a := p.w.cur
 	p.role = r
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvRole, Role: r})
+	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvRole, Role: r})
 }
 
 // Lead implements lease.Proc: it records the epoch and, in true time, the
 // local deadline (at the process's current clock rate).
 func (p *proc) Lead(epoch int64, deadline time.Duration) {
 	a := p.w.cur
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvLead, N: epoch, A: p.clock.trueAt(int64(deadline))})
+	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvLead, N: epoch, A: p.clock.trueAt(int64(deadline))})
 }
 
 // Log implements lease.Proc: a write(2) to stdout or stderr.
 func (p *proc) Log(m lease.Msg, x, y int64) {
-	a, _ := p.enter(OpLog, 0)
-	p.done(a, Event{Kind: EvLog, Op: OpLog, Msg: m, A: x, B: y})
+	a, _ := p.enter(trace.OpLog, 0)
+	p.done(a, trace.Event{Kind: trace.EvLog, Op: trace.OpLog, Msg: m, A: x, B: y})
 }
 
 // Exit implements lease.Proc.
 func (p *proc) Exit(code int) {
-	a, _ := p.enter(OpExit, 0)
-	p.done(a, Event{Op: OpExit, N: int64(code)})
+	a, _ := p.enter(trace.OpExit, 0)
+	p.done(a, trace.Event{Op: trace.OpExit, N: int64(code)})
 	p.w.kill(p, int64(code))
 	panic(errKilled)
 }
@@ -645,7 +646,7 @@ func (p *proc) AwaitShutdown() {
 		p.sigWaiter = a
 		a.block()
 	}
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvSignal})
+	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvSignal})
 }
 
 // BootID implements lease.BootIDer: the machine's boot, counted in power
@@ -657,9 +658,9 @@ func (p *proc) NotifyShutdown() {
 	if p.sigInstalled {
 		return
 	}
-	a, _ := p.enter(OpSigaction, 0)
+	a, _ := p.enter(trace.OpSigaction, 0)
 	p.sigInstalled = true
-	p.done(a, Event{Kind: EvSignal, Op: OpSigaction})
+	p.done(a, trace.Event{Kind: trace.EvSignal, Op: trace.OpSigaction})
 }
 
 // NewHandoff implements lease.Proc.
@@ -675,7 +676,7 @@ func (h *handoff) Send() {
 	w := h.p.w
 	a := w.cur
 	a.point(a.t)
-	w.record(Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: EvSend})
+	w.record(trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvSend})
 	if r := h.receiver; r != nil {
 		h.receiver = nil
 		w.wake(r, w.now)
@@ -695,5 +696,5 @@ func (h *handoff) Recv() {
 		h.receiver = a
 		a.block()
 	}
-	w.record(Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: EvRecv})
+	w.record(trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvRecv})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // A server is the simulator's model of a lease server (Redis, etcd, a SQL
@@ -64,15 +65,16 @@ type remote struct {
 // run chooses, so the caller cannot know, as over a real network.
 func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (lease.Record, error) {
 	p := r.p
-	a, inj := p.enter(OpRPC, 0)
+	a, inj := p.enter(trace.OpRPC, 0)
 	var rec lease.Record
 	var err error
 	if inj == 0 || p.w.choose.Choose(2) == 0 {
 		if r.s.expire(p.w.now) {
 			// The register changed at the expiry instant, before this
 			// request: the trace says so, for the linearizability check.
-			p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvStore, Store: StoreExpire, Res: ResOK,
-				A: r.s.rec.Holder, B: ident(r.s.rec), N: r.s.expires})
+			e := trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvStore, Store: trace.StoreExpire, Res: trace.ResOK, N: r.s.expires}
+			e.SetRecord(r.s.rec)
+			p.w.record(e)
 		}
 		rec, err = apply(p.w.now)
 	}
@@ -86,7 +88,7 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 	case op != "release":
 		res = fmt.Sprintf("{%d epoch %d version %d}", rec.Holder, rec.Epoch, rec.Version)
 	}
-	p.done(a, Event{Op: OpRPC, Path: p.w.trace.str(r.name + " " + op), Data: p.w.trace.str(res), Errno: errno(err)})
+	p.done(a, trace.Event{Op: trace.OpRPC, Path: p.w.tr.Str(r.name + " " + op), Data: p.w.tr.Str(res), Errno: errno(err)})
 	return rec, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // SetupOptions are the knobs of a random search; together with a run's
@@ -18,7 +19,7 @@ type SetupOptions struct {
 	// Procs is the number of processes; 0 draws 2 to 5.
 	Procs int
 	// Faults are the kinds of fault a run may get.
-	Faults []FaultKind
+	Faults []trace.FaultKind
 	// MaxDriftPPM bounds drift rates (default 1000: 0.1%).
 	MaxDriftPPM int64
 	// Lease holds the intervals (zero: the post's).
@@ -29,23 +30,23 @@ type SetupOptions struct {
 
 // FaultKinds are the faults of a running machine, in the order names list
 // them: "all" means these.
-var FaultKinds = []FaultKind{Kill, Term, Stop, Skew, Drift, Jump, FSError}
+var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Skew, trace.Drift, trace.Jump, trace.FSError}
 
 // MachineFaults are the faults of the whole machine, chosen by name only
 // ("all,power"): a power loss ends every process and needs a setup with
 // the machine's restart.
-var MachineFaults = []FaultKind{Power}
+var MachineFaults = []trace.FaultKind{trace.Power}
 
 // ParseFaults parses "kill,term", "all", "all,power" or "none".
-func ParseFaults(s string) ([]FaultKind, error) {
+func ParseFaults(s string) ([]trace.FaultKind, error) {
 	switch s {
 	case "all":
-		return append([]FaultKind(nil), FaultKinds...), nil
+		return append([]trace.FaultKind(nil), FaultKinds...), nil
 	case "none", "":
 		return nil, nil
 	}
-	var out []FaultKind
-	seen := map[FaultKind]bool{}
+	var out []trace.FaultKind
+	seen := map[trace.FaultKind]bool{}
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
 		kinds := FaultKinds
@@ -54,7 +55,7 @@ func ParseFaults(s string) ([]FaultKind, error) {
 			if !ok {
 				return nil, fmt.Errorf("unknown fault %q (valid: kill, term, stop, skew, drift, jump, fserr, power, all, none)", name)
 			}
-			kinds = []FaultKind{k}
+			kinds = []trace.FaultKind{k}
 		}
 		for _, k := range kinds {
 			if !seen[k] {
@@ -68,7 +69,7 @@ func ParseFaults(s string) ([]FaultKind, error) {
 }
 
 // FaultNames prints kinds as ParseFaults reads them.
-func FaultNames(kinds []FaultKind) string {
+func FaultNames(kinds []trace.FaultKind) string {
 	if len(kinds) == 0 {
 		return "none"
 	}
@@ -88,7 +89,7 @@ func FaultNames(kinds []FaultKind) string {
 	return strings.Join(names, ",")
 }
 
-func faultByName(name string) (FaultKind, bool) {
+func faultByName(name string) (trace.FaultKind, bool) {
 	for _, k := range append(FaultKinds[:len(FaultKinds):len(FaultKinds)], MachineFaults...) {
 		if k.String() == name {
 			return k, true
@@ -216,11 +217,11 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 	for range 1 + rng.IntN(4) {
 		f := Fault{Kind: o.Faults[rng.IntN(len(o.Faults))], At: time.Duration(rng.Int64N(span))}
 		f.Proc = rng.IntN(n)
-		if rng.IntN(2) == 0 && f.Kind != Jump && f.Kind != FSError {
+		if rng.IntN(2) == 0 && f.Kind != trace.Jump && f.Kind != trace.FSError {
 			f.Proc = Leader
 		}
 		switch f.Kind {
-		case Kill, Term, Stop:
+		case trace.Kill, trace.Term, trace.Stop:
 			// Half of the signals land right after a given system call of a
 			// process, wherever that falls: the narrow windows (between
 			// create and write, between a takeover and the role hand-off)
@@ -230,18 +231,18 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 				f.After = crashCalls[rng.IntN(len(crashCalls))]
 				f.Nth = 1 + rng.IntN(4)
 			}
-			if f.Kind == Stop {
+			if f.Kind == trace.Stop {
 				f.Dur = time.Duration(1 + rng.Int64N(int64(2*lease)))
 			}
-		case Skew, Jump:
+		case trace.Skew, trace.Jump:
 			f.Delta = time.Duration(rng.Int64N(int64(2*lease)+1)) - lease
-			if f.Kind == Skew && f.Proc == Leader {
+			if f.Kind == trace.Skew && f.Proc == Leader {
 				f.Proc = rng.IntN(n)
 			}
-			if f.Kind == Skew && rng.IntN(2) == 0 {
+			if f.Kind == trace.Skew && rng.IntN(2) == 0 {
 				f.At = 0 // a process whose clock is off from the start
 			}
-		case Drift:
+		case trace.Drift:
 			// Half the time at the bound itself: extremes are where a drift
 			// bound is crossed first.
 			switch rng.IntN(4) {
@@ -255,7 +256,7 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 			if f.Proc == Leader {
 				f.Proc = rng.IntN(n)
 			}
-		case Power:
+		case trace.Power:
 			// One power loss a run, after the first two seconds; the
 			// machine restarts 1 to 2 s later and every program starts
 			// again, with its old PID, on what the disk kept.
@@ -269,7 +270,7 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 				cfg.Procs = append(cfg.Procs, ProcSpec{PID: cfg.Procs[i].PID, Start: reboot + time.Duration(rng.Int64N(int64(time.Second)))})
 			}
 			cfg.Horizon = max(cfg.Horizon, reboot+3*(lc.LeaseDuration+lc.WatchInterval))
-		case FSError:
+		case trace.FSError:
 			f.Call = errCalls[rng.IntN(len(errCalls))]
 			f.Nth = 1 + rng.IntN(4)
 			f.Errno = []syscall.Errno{syscall.EIO, syscall.ENOSPC}[rng.IntN(2)]

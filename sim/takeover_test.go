@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/leaselab/leaselab/trace"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func TestSeedTakeoverRaceElectsTwoLeaders(t *testing.T) {
 					{PID: 200, Start: 100 * time.Millisecond},
 					{PID: 300, Start: 100*time.Millisecond + offset},
 				},
-				Faults:     []Fault{{Kind: Kill, Proc: 0, At: time.Second}},
+				Faults:     []Fault{{Kind: trace.Kill, Proc: 0, At: time.Second}},
 				SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond, TimerLateMax: 100 * time.Microsecond,
 			}
 			tr, err := Run(cfg)
@@ -30,7 +31,7 @@ func TestSeedTakeoverRaceElectsTwoLeaders(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tr.MaxConcurrentLeaders() >= 2 {
-				t.Logf("two leaders after a takeover race: %s", tr.Config)
+				t.Logf("two leaders after a takeover race: %s", tr.Setup())
 				for _, l := range tr.LogLines() {
 					if l >= "12." && l < "16." {
 						t.Log(l)
@@ -56,7 +57,7 @@ func TestSeedPauseShorterThanLeaseElectsTwoLeaders(t *testing.T) {
 		Variant: "seed", Seed: 1, Horizon: 20 * time.Second,
 		Procs: []ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: time.Second}},
 		// log #1 is the startup line on stderr, #2 "Acquired lease".
-		Faults:     []Fault{{Kind: Stop, Proc: 0, After: "log", Nth: 2, Dur: 7500 * time.Millisecond}},
+		Faults:     []Fault{{Kind: trace.Stop, Proc: 0, After: "log", Nth: 2, Dur: 7500 * time.Millisecond}},
 		SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
 	}
 	tr, err := Run(cfg)

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // ProcSpec is one process of a run.
@@ -89,7 +89,7 @@ func (c *Config) Normalize() error {
 	// power loss, the machine's restart may give a program its old PID.
 	var power []time.Duration
 	for _, f := range c.Faults {
-		if f.Kind == Power {
+		if f.Kind == trace.Power {
 			power = append(power, f.At)
 		}
 	}
@@ -160,7 +160,8 @@ type World struct {
 	reap     []*activity
 	cands    []Candidate
 	candAct  []*activity
-	trace    Trace
+	tr       *trace.Trace
+	setup    *setup // tr.Run.Setup
 	syscalls int
 	// limit, when positive, stops the run after that many system calls
 	// (for the benchmark, whose unit is one system call).
@@ -278,13 +279,13 @@ func (w *World) notify(path string) {
 }
 
 // Run runs cfg to its horizon and returns the trace.
-func Run(cfg Config) (*Trace, error) {
+func Run(cfg Config) (*trace.Trace, error) {
 	w, err := New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	w.Run()
-	return &w.trace, nil
+	return w.tr, nil
 }
 
 // New prepares a run.
@@ -300,6 +301,7 @@ func New(cfg Config) (*World, error) {
 		sched:   cfg.Scheduler,
 		fs:      NewFileSystem(),
 		base:    cfg.WallBase.UnixNano(),
+		tr:      trace.New(),
 	}
 	if cfg.Explore != nil {
 		w.noFastPath = true
@@ -322,21 +324,21 @@ func New(cfg Config) (*World, error) {
 			return nil, fmt.Errorf("setup file %s: %w", f.Path, err)
 		}
 	}
-	w.trace.Base = cfg.WallBase
-	w.trace.Events, w.trace.arena = getBuffers()
-	w.trace.Config = cfg
+	w.tr.Base = cfg.WallBase
+	w.setup = &setup{cfg: cfg}
+	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.ServerTTL, Setup: w.setup}
 	for i, ps := range cfg.Procs {
 		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
 		w.procs = append(w.procs, p)
-		w.trace.Procs = append(w.trace.Procs, ProcInfo{PID: ps.PID, Start: ps.Start})
-		w.trace.Acts = append(w.trace.Acts, nil)
+		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start})
+		w.tr.Acts = append(w.tr.Acts, nil)
 	}
 	if len(cfg.Faults) > 0 {
-		w.trace.fates = make([]uint8, len(cfg.Faults))
+		w.setup.fates = make([]uint8, len(cfg.Faults))
 	}
 	for i, f := range cfg.Faults {
 		f.idx = i + 1
-		if f.After != "" || f.Kind == FSError {
+		if f.After != "" || f.Kind == trace.FSError {
 			p := w.procs[f.Proc]
 			p.triggers = append(p.triggers, trigger{f: f})
 			continue
@@ -345,7 +347,7 @@ func New(cfg Config) (*World, error) {
 	}
 	sort.SliceStable(w.faults, func(i, j int) bool { return w.faults[i].At < w.faults[j].At })
 	for _, f := range w.faults {
-		if f.Kind == Power {
+		if f.Kind == trace.Power {
 			w.fs.TrackDurability() // everything placed before the run is durable
 			break
 		}
@@ -354,32 +356,6 @@ func New(cfg Config) (*World, error) {
 		p.spawn("main", int64(cfg.Procs[i].Start), p.main)
 	}
 	return w, nil
-}
-
-// traceBuffers recycles the memory of traces that callers Release: a
-// search runs thousands of runs and keeps the traces of few.
-var traceBuffers sync.Pool
-
-type buffers struct {
-	events []Event
-	arena  []byte
-}
-
-func getBuffers() ([]Event, []byte) {
-	if b, ok := traceBuffers.Get().(*buffers); ok {
-		return b.events[:0], b.arena[:0]
-	}
-	return make([]Event, 0, 256), make([]byte, 0, 4096)
-}
-
-// Release gives the trace's memory back for reuse by later runs. The
-// trace must not be used afterwards.
-func (tr *Trace) Release() {
-	if tr.Events == nil {
-		return
-	}
-	traceBuffers.Put(&buffers{events: tr.Events, arena: tr.arena})
-	tr.Events, tr.arena, tr.last = nil, nil, ""
 }
 
 func dirOf(path string) string {
@@ -420,7 +396,7 @@ func (w *World) Run() {
 		w.step(a)
 	}
 	w.now = max(w.now, horizon)
-	w.trace.End = time.Duration(w.now)
+	w.tr.End = time.Duration(w.now)
 	// Unwind every activity still suspended and return its worker.
 	for _, p := range w.procs {
 		for _, a := range p.acts {
@@ -430,7 +406,7 @@ func (w *World) Run() {
 			}
 		}
 	}
-	w.trace.Files = w.fs.Files()
+	w.tr.Files = w.fs.Files()
 }
 
 // runsNext reports whether activity a, ready at true time ready, is
@@ -520,7 +496,7 @@ func (w *World) finish(a *activity) {
 func (w *World) fire(f Fault, by *proc) {
 	var p *proc
 	switch {
-	case f.Kind == Jump || f.Kind == Power:
+	case f.Kind == trace.Jump || f.Kind == trace.Power:
 	case f.Proc == Leader:
 		for _, q := range w.procs {
 			if !q.dead && q.role == lease.RoleLeader {
@@ -529,8 +505,8 @@ func (w *World) fire(f Fault, by *proc) {
 			}
 		}
 		if p == nil {
-			w.record(Event{Proc: -1, Kind: EvFault, N: int64(f.Kind), A: -1, Path: w.trace.str(f.String() + ": no leader, no effect")})
-			w.trace.fate(f, noLeader)
+			w.record(trace.Fault(-1, f.Kind, 0, 0, true, w.tr.Str(f.String()+": no leader, no effect")))
+			w.setup.fate(f, noLeader)
 			return
 		}
 	default:
@@ -539,30 +515,30 @@ func (w *World) fire(f Fault, by *proc) {
 	if p != nil && p.dead {
 		return
 	}
-	w.trace.fate(f, fired)
-	ev := Event{Proc: -1, Kind: EvFault, N: int64(f.Kind), A: int64(f.Dur), B: int64(f.Delta), Path: w.trace.str(f.String())}
+	w.setup.fate(f, fired)
+	ev := trace.Fault(-1, f.Kind, f.Dur, f.Delta, false, w.tr.Str(f.String()))
 	if p != nil {
 		ev.Proc = int16(p.idx)
-		ev.Path = w.trace.str(fmt.Sprintf("%s (pid %d)", f, p.pid))
+		ev.Text = w.tr.Str(fmt.Sprintf("%s (pid %d)", f, p.pid))
 	}
 	w.record(ev)
 	switch f.Kind {
-	case Kill:
+	case trace.Kill:
 		w.kill(p, -9)
-	case Term:
+	case trace.Term:
 		p.signal()
-	case Stop:
+	case trace.Stop:
 		p.stopped = true
-		w.faults = insertFault(w.faults, Fault{Kind: Cont, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
-	case Cont:
+		w.faults = insertFault(w.faults, Fault{Kind: trace.Cont, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
+	case trace.Cont:
 		p.cont()
-	case Skew:
+	case trace.Skew:
 		p.clock.skew += int64(f.Delta)
-	case Drift:
+	case trace.Drift:
 		p.clock.setRate(w.now, f.PPM)
-	case Jump:
+	case trace.Jump:
 		w.steps = append(w.steps, wallStep{t: w.now, delta: int64(f.Delta)})
-	case Power:
+	case trace.Power:
 		// Every process that has started dies; those configured to start
 		// later are the machine's restart.
 		for i, q := range w.procs {
@@ -574,9 +550,6 @@ func (w *World) fire(f Fault, by *proc) {
 		w.boots++
 	}
 }
-
-// Cont is SIGCONT. A Stop fault schedules it; it is not injected alone.
-const Cont FaultKind = 100
 
 func insertFault(fs []Fault, f Fault) []Fault {
 	i := sort.Search(len(fs), func(i int) bool { return fs[i].At > f.At })
@@ -616,12 +589,12 @@ func (w *World) kill(p *proc, code int64) {
 		w.lockWaiters = kept
 	}
 	p.fds.CloseAll() // releases its flock locks: their waiters wake
-	w.record(Event{Proc: int16(p.idx), Kind: EvExit, N: code})
+	w.record(trace.Event{Proc: int16(p.idx), Kind: trace.EvExit, N: code})
 }
 
-func (w *World) record(e Event) {
+func (w *World) record(e trace.Event) {
 	e.T = w.now
-	w.trace.Events = append(w.trace.Events, e)
+	w.tr.Events = append(w.tr.Events, e)
 }
 
 // String prints the config as the flags that reproduce it.
@@ -665,7 +638,7 @@ func (w *World) lateness() int64 {
 func (w *World) Syscalls() int { return w.syscalls }
 
 // Trace returns the trace so far.
-func (w *World) Trace() *Trace { return &w.trace }
+func (w *World) Trace() *trace.Trace { return w.tr }
 
 // actHeap is a min-heap of activities by (ready, seq).
 type actHeap []*activity

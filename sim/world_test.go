@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // worldCfg is a small run: processes 100 at 0 and 200 at 100 ms unless
@@ -28,7 +29,7 @@ func worldCfg(seed uint64, procs ...ProcSpec) Config {
 	}
 }
 
-func mustRun(t *testing.T, cfg Config) *Trace {
+func mustRun(t *testing.T, cfg Config) *trace.Trace {
 	t.Helper()
 	tr, err := Run(cfg)
 	if err != nil {
@@ -38,10 +39,10 @@ func mustRun(t *testing.T, cfg Config) *Trace {
 }
 
 // logsOf returns process proc's log lines of message m.
-func logsOf(tr *Trace, proc int, m lease.Msg) []Event {
-	var out []Event
+func logsOf(tr *trace.Trace, proc int, m lease.Msg) []trace.Event {
+	var out []trace.Event
 	for _, e := range tr.Events {
-		if e.Kind == EvLog && int(e.Proc) == proc && e.Msg == m {
+		if e.Kind == trace.EvLog && int(e.Proc) == proc && e.Msg == m {
 			out = append(out, e)
 		}
 	}
@@ -50,20 +51,20 @@ func logsOf(tr *Trace, proc int, m lease.Msg) []Event {
 
 // leaderEvents returns the times at which process proc came to believe it
 // leads.
-func leaderEvents(tr *Trace, proc int) []int64 {
+func leaderEvents(tr *trace.Trace, proc int) []int64 {
 	var out []int64
 	for _, e := range tr.Events {
-		if e.Kind == EvRole && int(e.Proc) == proc && e.Role == lease.RoleLeader {
+		if e.Kind == trace.EvRole && int(e.Proc) == proc && e.Role == lease.RoleLeader {
 			out = append(out, e.T)
 		}
 	}
 	return out
 }
 
-func exitsOf(tr *Trace, proc int) []Event {
-	var out []Event
+func exitsOf(tr *trace.Trace, proc int) []trace.Event {
+	var out []trace.Event
 	for _, e := range tr.Events {
-		if e.Kind == EvExit && int(e.Proc) == proc {
+		if e.Kind == trace.EvExit && int(e.Proc) == proc {
 			out = append(out, e)
 		}
 	}
@@ -71,10 +72,10 @@ func exitsOf(tr *Trace, proc int) []Event {
 }
 
 // syscallsOf returns process proc's system calls of kind op.
-func syscallsOf(tr *Trace, proc int, op Op) []Event {
-	var out []Event
+func syscallsOf(tr *trace.Trace, proc int, op trace.Op) []trace.Event {
+	var out []trace.Event
 	for _, e := range tr.Events {
-		if e.Kind == EvSyscall && int(e.Proc) == proc && e.Op == op {
+		if e.Kind == trace.EvSyscall && int(e.Proc) == proc && e.Op == op {
 			out = append(out, e)
 		}
 	}
@@ -82,7 +83,7 @@ func syscallsOf(tr *Trace, proc int, op Op) []Event {
 }
 
 // fileData returns the content of path at the end of the run.
-func fileData(tr *Trace, path string) (string, bool) {
+func fileData(tr *trace.Trace, path string) (string, bool) {
 	for _, f := range tr.Files {
 		if f.Name == path {
 			return string(f.Data), true
@@ -91,7 +92,7 @@ func fileData(tr *Trace, path string) (string, bool) {
 	return "", false
 }
 
-func traceText(t *testing.T, tr *Trace) string {
+func traceText(t *testing.T, tr *trace.Trace) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := tr.WriteTrace(&b); err != nil {
@@ -101,7 +102,7 @@ func traceText(t *testing.T, tr *Trace) string {
 }
 
 // dump logs the trace when the test has failed, to debug it.
-func dump(t *testing.T, tr *Trace) {
+func dump(t *testing.T, tr *trace.Trace) {
 	t.Helper()
 	if t.Failed() {
 		t.Logf("trace:\n%s", traceText(t, tr))
@@ -116,14 +117,14 @@ func everyFault(seed uint64) Config {
 		ProcSpec{PID: 300, Start: 200 * time.Millisecond, DriftPPM: 50},
 	)
 	cfg.Faults = []Fault{
-		{Kind: FSError, Proc: 2, Call: "read", Nth: 3, Errno: syscall.EIO},
-		{Kind: Stop, Proc: 0, At: 4 * time.Second, Dur: 12 * time.Second},
-		{Kind: Skew, Proc: 1, At: 7 * time.Second, Delta: 2 * time.Second},
-		{Kind: Drift, Proc: 2, At: 8 * time.Second, PPM: -200},
-		{Kind: Jump, At: 10 * time.Second, Delta: 5 * time.Second},
-		{Kind: Kill, Proc: Leader, At: 22 * time.Second},
-		{Kind: Term, Proc: 2, At: 30 * time.Second},
-		{Kind: Kill, Proc: 1, After: "open-trunc", Nth: 4},
+		{Kind: trace.FSError, Proc: 2, Call: "read", Nth: 3, Errno: syscall.EIO},
+		{Kind: trace.Stop, Proc: 0, At: 4 * time.Second, Dur: 12 * time.Second},
+		{Kind: trace.Skew, Proc: 1, At: 7 * time.Second, Delta: 2 * time.Second},
+		{Kind: trace.Drift, Proc: 2, At: 8 * time.Second, PPM: -200},
+		{Kind: trace.Jump, At: 10 * time.Second, Delta: 5 * time.Second},
+		{Kind: trace.Kill, Proc: Leader, At: 22 * time.Second},
+		{Kind: trace.Term, Proc: 2, At: 30 * time.Second},
+		{Kind: trace.Kill, Proc: 1, After: "open-trunc", Nth: 4},
 	}
 	return cfg
 }
@@ -139,7 +140,7 @@ func TestDeterminism(t *testing.T) {
 		found := false
 		for i, e := range tr.Events {
 			// Format rather than Path: the fault's description.
-			if s := tr.Format(i); e.Kind == EvFault && strings.Contains(s, "FAULT "+kind+" ") && !strings.Contains(s, "no effect") {
+			if s := tr.Format(i); e.Kind == trace.EvFault && strings.Contains(s, "FAULT "+kind+" ") && !strings.Contains(s, "no effect") {
 				found = true
 			}
 		}
@@ -175,14 +176,14 @@ func firstLineDiff(a, b string) string {
 // empty, and the second can neither read it nor create it, forever.
 func TestCrashAfterExclCreate(t *testing.T) {
 	cfg := worldCfg(7)
-	cfg.Faults = []Fault{{Kind: Kill, Proc: 0, After: "open-excl", Nth: 1}}
+	cfg.Faults = []Fault{{Kind: trace.Kill, Proc: 0, After: "open-excl", Nth: 1}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 
 	if ex := exitsOf(tr, 0); len(ex) != 1 || ex[0].N != -9 {
 		t.Errorf("process 100 exits: %+v, want one, killed (-9)", ex)
 	}
-	if opens := syscallsOf(tr, 0, OpOpen); len(opens) != 1 || opens[0].Flag&syscall.O_EXCL == 0 || opens[0].Errno != 0 {
+	if opens := syscallsOf(tr, 0, trace.OpOpen); len(opens) != 1 || opens[0].Flag&syscall.O_EXCL == 0 || opens[0].Errno != 0 {
 		t.Errorf("process 100 opens: %+v; want exactly its successful O_EXCL open before dying", opens)
 	}
 	if got, ok := fileData(tr, DefaultLockPath); !ok || got != "" {
@@ -205,9 +206,9 @@ func TestCrashAfterExclCreate(t *testing.T) {
 		t.Errorf("last log line = %q, want it to end with %q", lines[len(lines)-1], want)
 	}
 	// The wedge defeats O_EXCL: every acquisition attempt fails EEXIST.
-	for _, e := range syscallsOf(tr, 1, OpOpen) {
+	for _, e := range syscallsOf(tr, 1, trace.OpOpen) {
 		if e.Errno != syscall.EEXIST {
-			t.Errorf("process 200's open at %s = %v, want EEXIST", secs(e.T), e.Errno)
+			t.Errorf("process 200's open at %s = %v, want EEXIST", trace.Secs(e.T), e.Errno)
 		}
 	}
 }
@@ -216,14 +217,14 @@ func TestCrashAfterExclCreate(t *testing.T) {
 // as the default action does; no handler runs, the empty file stays.
 func TestTermBeforeHandler(t *testing.T) {
 	cfg := worldCfg(3, ProcSpec{PID: 100})
-	cfg.Faults = []Fault{{Kind: Term, Proc: 0, After: "open-excl", Nth: 1}}
+	cfg.Faults = []Fault{{Kind: trace.Term, Proc: 0, After: "open-excl", Nth: 1}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 	if ex := exitsOf(tr, 0); len(ex) != 1 || ex[0].N != -15 {
 		t.Errorf("exits = %+v, want one with N == -15", ex)
 	}
 	for i, e := range tr.Events {
-		if e.Kind == EvSignal {
+		if e.Kind == trace.EvSignal {
 			t.Errorf("signal event %q: the handler was never installed", tr.Format(i))
 		}
 	}
@@ -247,13 +248,13 @@ func TestTermBeforeHandler(t *testing.T) {
 // exits 0.
 func TestTermLeader(t *testing.T) {
 	cfg := worldCfg(3, ProcSpec{PID: 100})
-	cfg.Faults = []Fault{{Kind: Term, Proc: 0, At: 5 * time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Term, Proc: 0, At: 5 * time.Second}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 
 	installed := false
 	for _, e := range tr.Events {
-		if e.Kind == EvSignal && e.Op == OpSigaction && e.T < int64(5*time.Second) {
+		if e.Kind == trace.EvSignal && e.Op == trace.OpSigaction && e.T < int64(5*time.Second) {
 			installed = true
 		}
 	}
@@ -262,7 +263,7 @@ func TestTermLeader(t *testing.T) {
 	}
 	var got []lease.Msg
 	for _, e := range tr.Events {
-		if e.Kind == EvLog && e.T >= int64(5*time.Second) {
+		if e.Kind == trace.EvLog && e.T >= int64(5*time.Second) {
 			got = append(got, e.Msg)
 		}
 	}
@@ -275,7 +276,7 @@ func TestTermLeader(t *testing.T) {
 	if ex := exitsOf(tr, 0); len(ex) != 1 || ex[0].N != 0 {
 		t.Errorf("exits = %+v, want one with code 0", ex)
 	}
-	if rm := syscallsOf(tr, 0, OpRemove); len(rm) != 1 || rm[0].Errno != 0 {
+	if rm := syscallsOf(tr, 0, trace.OpRemove); len(rm) != 1 || rm[0].Errno != 0 {
 		t.Errorf("removes = %+v, want one, successful", rm)
 	}
 	lines := tr.LogLines()
@@ -286,7 +287,7 @@ func TestTermLeader(t *testing.T) {
 
 	// With a watcher, the released lease is acquired at its next tick.
 	cfg = worldCfg(3)
-	cfg.Faults = []Fault{{Kind: Term, Proc: 0, At: 5 * time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Term, Proc: 0, At: 5 * time.Second}}
 	tr = mustRun(t, cfg)
 	if l := leaderEvents(tr, 1); len(l) == 0 || l[0] < int64(5*time.Second) || l[0] > int64(8200*time.Millisecond) {
 		t.Errorf("process 200 became leader at %v, want at its first tick after 5s", l)
@@ -299,7 +300,7 @@ func TestTermLeader(t *testing.T) {
 func TestStopLeader(t *testing.T) {
 	const stopAt, dur = 5 * time.Second, 20 * time.Second
 	cfg := worldCfg(11)
-	cfg.Faults = []Fault{{Kind: Stop, Proc: 0, At: stopAt, Dur: dur}}
+	cfg.Faults = []Fault{{Kind: trace.Stop, Proc: 0, At: stopAt, Dur: dur}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 	from, to := int64(stopAt), int64(stopAt+dur)
@@ -316,9 +317,9 @@ func TestStopLeader(t *testing.T) {
 	if !took {
 		t.Errorf("process 200 became leader at %v, want during the pause [%v, %v]", leaderEvents(tr, 1), stopAt, stopAt+dur)
 	}
-	var after []Event
+	var after []trace.Event
 	for _, e := range tr.Events {
-		if e.Proc != 0 || e.Kind == EvFault {
+		if e.Proc != 0 || e.Kind == trace.EvFault {
 			continue
 		}
 		if e.T > from && e.T < to {
@@ -334,7 +335,7 @@ func TestStopLeader(t *testing.T) {
 	// It finds the other's lease and steps down, or (with another
 	// interleaving) overwrites it.
 	for _, e := range after {
-		if e.Kind != EvLog {
+		if e.Kind != trace.EvLog {
 			continue
 		}
 		switch e.Msg {
@@ -350,7 +351,7 @@ func TestStopLeader(t *testing.T) {
 	}
 }
 
-func indexOf(tr *Trace, e Event) int {
+func indexOf(tr *trace.Trace, e trace.Event) int {
 	for i := range tr.Events {
 		if tr.Events[i] == e {
 			return i
@@ -369,7 +370,7 @@ func TestJumpExpiresEarly(t *testing.T) {
 		t.Fatalf("without the jump process 200 became leader at %v", l)
 	}
 
-	cfg.Faults = []Fault{{Kind: Jump, At: 6050 * time.Millisecond, Delta: 20 * time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Jump, At: 6050 * time.Millisecond, Delta: 20 * time.Second}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 	l := leaderEvents(tr, 1)
@@ -378,7 +379,7 @@ func TestJumpExpiresEarly(t *testing.T) {
 	}
 	// The last lease the leader wrote before the takeover.
 	var wrote int64 = -1
-	for _, e := range syscallsOf(tr, 0, OpWrite) {
+	for _, e := range syscallsOf(tr, 0, trace.OpWrite) {
 		if e.Errno == 0 && e.T < l[0] {
 			wrote = e.T
 		}
@@ -400,11 +401,11 @@ func TestJumpExpiresEarly(t *testing.T) {
 // fails with ENOSPC after the truncating open, which leaves the file empty.
 func TestFSErrorRenewal(t *testing.T) {
 	cfg := worldCfg(9)
-	cfg.Faults = []Fault{{Kind: FSError, Proc: 0, Call: "write", Nth: 2, Errno: syscall.ENOSPC}}
+	cfg.Faults = []Fault{{Kind: trace.FSError, Proc: 0, Call: "write", Nth: 2, Errno: syscall.ENOSPC}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 
-	writes := syscallsOf(tr, 0, OpWrite)
+	writes := syscallsOf(tr, 0, trace.OpWrite)
 	if len(writes) < 2 || writes[0].Errno != 0 || writes[1].Errno != syscall.ENOSPC {
 		t.Fatalf("process 100's writes: %+v; want the second to fail with ENOSPC", writes)
 	}
@@ -440,13 +441,13 @@ func TestTickerAfterStop(t *testing.T) {
 	cfg := worldCfg(13, ProcSpec{PID: 100})
 	cfg.Horizon = 20 * time.Second
 	const cont = 14500 * time.Millisecond
-	cfg.Faults = []Fault{{Kind: Stop, Proc: 0, At: 4 * time.Second, Dur: cont - 4*time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Stop, Proc: 0, At: 4 * time.Second, Dur: cont - 4*time.Second}}
 	tr := mustRun(t, cfg)
 	defer dump(t, tr)
 
 	count := func(from, to time.Duration) int {
 		n := 0
-		for _, e := range syscallsOf(tr, 0, OpRead) {
+		for _, e := range syscallsOf(tr, 0, trace.OpRead) {
 			if e.T >= int64(from) && e.T < int64(to) {
 				n++
 			}
@@ -469,7 +470,7 @@ func TestTickerAfterStop(t *testing.T) {
 		}
 	}
 	// Each read is a renewal: one renewed line per read.
-	if r, w := len(syscallsOf(tr, 0, OpRead)), len(logsOf(tr, 0, lease.MsgRenewed)); r != w {
+	if r, w := len(syscallsOf(tr, 0, trace.OpRead)), len(logsOf(tr, 0, lease.MsgRenewed)); r != w {
 		t.Errorf("%d reads, %d renewals", r, w)
 	}
 }
@@ -508,20 +509,20 @@ func TestNormalize(t *testing.T) {
 		{"relative lock path", func(c *Config) { c.LockPath = "leader.lock" }, []string{"absolute"}},
 		{"latency bounds", func(c *Config) { c.SyscallMin, c.SyscallMax = 2, 1 }, []string{"latency"}},
 		{"negative timer lateness", func(c *Config) { c.TimerLateMax = -1 }, []string{"latency"}},
-		{"fault proc out of range", func(c *Config) { c.Faults = []Fault{{Kind: Kill, Proc: 2}} }, []string{"no process 2"}},
-		{"fault proc negative", func(c *Config) { c.Faults = []Fault{{Kind: Stop, Proc: -2, Dur: 1}} }, []string{"no process -2"}},
+		{"fault proc out of range", func(c *Config) { c.Faults = []Fault{{Kind: trace.Kill, Proc: 2}} }, []string{"no process 2"}},
+		{"fault proc negative", func(c *Config) { c.Faults = []Fault{{Kind: trace.Stop, Proc: -2, Dur: 1}} }, []string{"no process -2"}},
 		{"fault kind zero", func(c *Config) { c.Faults = []Fault{{Proc: 0}} }, []string{"unknown kind"}},
-		{"fault kind cont", func(c *Config) { c.Faults = []Fault{{Kind: Cont, Proc: 0}} }, []string{"unknown kind"}},
-		{"unknown call kind", func(c *Config) { c.Faults = []Fault{{Kind: Kill, Proc: 0, After: "frobnicate"}} }, []string{`"frobnicate"`, "open-excl"}},
-		{"crash point on leader", func(c *Config) { c.Faults = []Fault{{Kind: Kill, Proc: Leader, After: "write"}} }, []string{"leader"}},
+		{"fault kind cont", func(c *Config) { c.Faults = []Fault{{Kind: trace.Cont, Proc: 0}} }, []string{"unknown kind"}},
+		{"unknown call kind", func(c *Config) { c.Faults = []Fault{{Kind: trace.Kill, Proc: 0, After: "frobnicate"}} }, []string{`"frobnicate"`, "open-excl"}},
+		{"crash point on leader", func(c *Config) { c.Faults = []Fault{{Kind: trace.Kill, Proc: Leader, After: "write"}} }, []string{"leader"}},
 		{"fserr unknown call", func(c *Config) {
-			c.Faults = []Fault{{Kind: FSError, Proc: 0, Call: "mmap", Errno: syscall.EIO}}
+			c.Faults = []Fault{{Kind: trace.FSError, Proc: 0, Call: "mmap", Errno: syscall.EIO}}
 		}, []string{"call kind"}},
-		{"fserr no errno", func(c *Config) { c.Faults = []Fault{{Kind: FSError, Proc: 0, Call: "write"}} }, []string{"errno"}},
+		{"fserr no errno", func(c *Config) { c.Faults = []Fault{{Kind: trace.FSError, Proc: 0, Call: "write"}} }, []string{"errno"}},
 		{"drift fault stops the clock", func(c *Config) {
-			c.Faults = []Fault{{Kind: Drift, Proc: 0, At: time.Second, PPM: -1e6}}
+			c.Faults = []Fault{{Kind: trace.Drift, Proc: 0, At: time.Second, PPM: -1e6}}
 		}, []string{"drift", "-1000000"}},
-		{"negative fault time", func(c *Config) { c.Faults = []Fault{{Kind: Kill, Proc: 0, At: -1}} }, []string{"negative"}},
+		{"negative fault time", func(c *Config) { c.Faults = []Fault{{Kind: trace.Kill, Proc: 0, At: -1}} }, []string{"negative"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok()
@@ -564,9 +565,9 @@ func TestNoGoroutineLeak(t *testing.T) {
 	configs := func(seed uint64) []Config {
 		a := everyFault(seed)
 		b := worldCfg(seed)
-		b.Faults = []Fault{{Kind: Stop, Proc: 0, At: 5 * time.Second, Dur: time.Hour}}
+		b.Faults = []Fault{{Kind: trace.Stop, Proc: 0, At: 5 * time.Second, Dur: time.Hour}}
 		c := worldCfg(seed)
-		c.Faults = []Fault{{Kind: Kill, Proc: 0, After: "open-excl"}}
+		c.Faults = []Fault{{Kind: trace.Kill, Proc: 0, After: "open-excl"}}
 		d := worldCfg(seed)
 		d.Horizon = 3*time.Second + 50*time.Microsecond // mid-renewal
 		return []Config{a, b, c, d}
@@ -602,11 +603,11 @@ func TestNoGoroutineLeak(t *testing.T) {
 func TestReferenceTermOfWatcher(t *testing.T) {
 	cfg := worldCfg(5)
 	cfg.Variant = "reference"
-	cfg.Faults = []Fault{{Kind: Term, Proc: 1, At: 5 * time.Second}}
+	cfg.Faults = []Fault{{Kind: trace.Term, Proc: 1, At: 5 * time.Second}}
 	tr := mustRun(t, cfg)
 	var got []lease.Msg
 	for _, e := range tr.Events {
-		if e.Kind == EvLog && e.Proc == 1 && e.T >= int64(5*time.Second) {
+		if e.Kind == trace.EvLog && e.Proc == 1 && e.T >= int64(5*time.Second) {
 			got = append(got, e.Msg)
 		}
 	}
@@ -624,13 +625,13 @@ func TestReferenceTermOfWatcher(t *testing.T) {
 func TestSetupMarksFaultsThatNeverFired(t *testing.T) {
 	cfg := worldCfg(3, ProcSpec{PID: 100, Start: time.Second}, ProcSpec{PID: 200, Start: 1100 * time.Millisecond})
 	cfg.Faults = []Fault{
-		{Kind: Stop, Proc: Leader, At: 50 * time.Millisecond, Dur: time.Second}, // before anyone leads
-		{Kind: Kill, Proc: 0, At: 5 * time.Second},
-		{Kind: Kill, Proc: 0, At: 6 * time.Second},                     // already dead
-		{Kind: Kill, Proc: 1, After: "fsync", Nth: 2},                  // the seed never fsyncs
-		{Kind: Stop, Proc: 1, After: "read", Nth: 1, Dur: time.Second}, // fires, at the time of its read
-		{Kind: Term, Proc: 1, At: 30 * time.Second},                    // fires
-		{Kind: Skew, Proc: 1, At: 35 * time.Second, Delta: time.Hour},  // after its exit: never
+		{Kind: trace.Stop, Proc: Leader, At: 50 * time.Millisecond, Dur: time.Second}, // before anyone leads
+		{Kind: trace.Kill, Proc: 0, At: 5 * time.Second},
+		{Kind: trace.Kill, Proc: 0, At: 6 * time.Second},                     // already dead
+		{Kind: trace.Kill, Proc: 1, After: "fsync", Nth: 2},                  // the seed never fsyncs
+		{Kind: trace.Stop, Proc: 1, After: "read", Nth: 1, Dur: time.Second}, // fires, at the time of its read
+		{Kind: trace.Term, Proc: 1, At: 30 * time.Second},                    // fires
+		{Kind: trace.Skew, Proc: 1, At: 35 * time.Second, Delta: time.Hour},  // after its exit: never
 	}
 	tr := mustRun(t, cfg)
 	got := tr.Setup()
@@ -647,7 +648,10 @@ func TestSetupMarksFaultsThatNeverFired(t *testing.T) {
 			t.Errorf("Setup() lacks %q:\n%s", want, got)
 		}
 	}
-	if !strings.HasPrefix(got, strings.Split(tr.Config.String(), " fault=")[0]+" fault=") {
-		t.Errorf("Setup() does not start with the configuration:\n%s\n%s", got, tr.Config)
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, strings.Split(cfg.String(), " fault=")[0]+" fault=") {
+		t.Errorf("Setup() does not start with the configuration:\n%s\n%s", got, cfg)
 	}
 }

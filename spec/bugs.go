@@ -6,6 +6,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Bug is a known way a variant breaks, as the checker finds it: a search
@@ -22,7 +23,7 @@ type Bug struct {
 	// InPost says whether the post mentions it.
 	InPost string
 	// Match reports whether a violation of Property in tr is this bug.
-	Match func(tr *sim.Trace, v *Violation) bool
+	Match func(tr *trace.Trace, v *Violation) bool
 }
 
 // Bugs is the catalogue of the seed variants' bugs.
@@ -30,7 +31,7 @@ var Bugs = []Bug{
 	{ID: "naive-race", Variant: "seed-naive", Faults: "none", Property: ExclusiveLeadership,
 		Summary: "stat, then create: two processes both see no lock file and both lead",
 		InPost:  "yes (3 / 30 trials)",
-		Match:   func(*sim.Trace, *Violation) bool { return true }},
+		Match:   func(*trace.Trace, *Violation) bool { return true }},
 	{ID: "empty-after-create", Variant: "seed", Faults: "kill", Property: NoWedge,
 		Summary: "a crash between the O_EXCL create and the write leaves an empty lock file; nobody ever leads again",
 		InPost:  "yes (the empty-file experiment, made by hand)",
@@ -42,35 +43,35 @@ var Bugs = []Bug{
 	{ID: "empty-after-enospc", Variant: "seed", Faults: "fserr", Property: NoWedge,
 		Summary: "ENOSPC or EIO on a write after O_TRUNC leaves an empty lock file; the leader steps down after three unreadable reads and the system wedges",
 		InPost:  "no",
-		Match: func(tr *sim.Trace, v *Violation) bool {
-			return lockEmpty(tr) && hasFault(tr, sim.FSError)
+		Match: func(tr *trace.Trace, v *Violation) bool {
+			return lockEmpty(tr) && hasFault(tr, trace.FSError)
 		}},
 	{ID: "takeover-race", Variant: "seed", Faults: "kill", Property: ExclusiveLeadership,
 		Summary: "two watchers see the expiry together; the second's os.Remove deletes the first's fresh lease and both lead",
 		InPost:  "no: the post calls this race safe",
-		Match: func(tr *sim.Trace, v *Violation) bool {
+		Match: func(tr *trace.Trace, v *Violation) bool {
 			return countLogs(tr, lease.MsgTakeover) >= 2
 		}},
 	{ID: "paused-leader", Variant: "seed", Faults: "stop", Property: ExclusiveLeadership,
 		Summary: "a leader paused past its lease still believes it leads when it resumes (no local deadline) and renews over the new leader's lease",
 		InPost:  "yes, in words (a GC pause evicts a healthy leader)",
-		Match: func(tr *sim.Trace, v *Violation) bool {
-			return hasFault(tr, sim.Stop)
+		Match: func(tr *trace.Trace, v *Violation) bool {
+			return hasFault(tr, trace.Stop)
 		}},
 	{ID: "clock-skew", Variant: "seed", Faults: "skew", Property: ExclusiveLeadership,
 		Summary: "expiry compares the writer's wall clock with the reader's: a watcher whose clock runs ahead takes over a live lease",
 		InPost:  "no",
-		Match:   func(*sim.Trace, *Violation) bool { return true }},
+		Match:   func(*trace.Trace, *Violation) bool { return true }},
 	{ID: "clock-jump", Variant: "seed", Faults: "jump", Property: ExclusiveLeadership,
 		Summary: "a wall-clock step forward (NTP, an operator) expires the live lease for every watcher at once",
 		InPost:  "no",
-		Match:   func(*sim.Trace, *Violation) bool { return true }},
+		Match:   func(*trace.Trace, *Violation) bool { return true }},
 	{ID: "term-before-handler", Variant: "seed", Faults: "term", Property: FailoverBound,
 		Summary: "SIGTERM before signal.Notify is installed kills with the default action: the lease is left to expire",
 		InPost:  "no",
-		Match: func(tr *sim.Trace, v *Violation) bool {
+		Match: func(tr *trace.Trace, v *Violation) bool {
 			for _, e := range tr.Events {
-				if e.Kind == sim.EvExit && e.N == -15 {
+				if e.Kind == trace.EvExit && e.N == -15 {
 					return true
 				}
 			}
@@ -79,25 +80,25 @@ var Bugs = []Bug{
 	{ID: "term-resurrects", Variant: "seed", Faults: "term", Property: FailoverBound,
 		Summary: "SIGTERM during a renewal: the handler removes the lock file, the renewal's O_CREAT|O_TRUNC write recreates it, the process exits; the lease must expire",
 		InPost:  "no",
-		Match: func(tr *sim.Trace, v *Violation) bool {
+		Match: func(tr *trace.Trace, v *Violation) bool {
 			return !lockEmpty(tr) && recreatedAfterRelease(tr)
 		}},
 	{ID: "term-wedges", Variant: "seed", Faults: "term", Property: NoWedge,
 		Summary: "the same race, with the exit between the renewal's O_TRUNC and its write: a graceful shutdown leaves an empty lock file and wedges",
 		InPost:  "no",
-		Match: func(tr *sim.Trace, v *Violation) bool {
+		Match: func(tr *trace.Trace, v *Violation) bool {
 			return lockEmpty(tr) && recreatedAfterRelease(tr)
 		}},
 	{ID: "paused-creator", Variant: "seed", Faults: "stop", Property: NoWedge,
 		Summary: "a process paused between create and write holds an empty lock file: everyone is locked out for the whole pause",
 		InPost:  "no",
-		Match: func(tr *sim.Trace, v *Violation) bool {
-			return hasFault(tr, sim.Stop)
+		Match: func(tr *trace.Trace, v *Violation) bool {
+			return hasFault(tr, trace.Stop)
 		}},
 	{ID: "truncated-read", Variant: "seed", Faults: "none", Property: LinearizableStore,
 		Summary: "a watcher reads the lock file between a renewal's O_TRUNC and its write and sees an empty record (harmless to leadership only because O_EXCL then fails)",
 		InPost:  "no",
-		Match: func(tr *sim.Trace, v *Violation) bool {
+		Match: func(tr *trace.Trace, v *Violation) bool {
 			return strings.Contains(v.Detail, "read → corrupt")
 		}},
 }
@@ -147,9 +148,9 @@ func (b Bug) Find(seed uint64, scheduler string, runs int) (f Found, n int, ok b
 
 // hasFault reports whether a fault of kind k fired in the run (planned in
 // the setup or injected by an exploration).
-func hasFault(tr *sim.Trace, k sim.FaultKind) bool {
+func hasFault(tr *trace.Trace, k trace.FaultKind) bool {
 	for _, e := range tr.Events {
-		if e.Kind == sim.EvFault && sim.FaultKind(e.N) == k && e.A >= 0 {
+		if e.Kind == trace.EvFault && trace.FaultKind(e.N) == k && e.A >= 0 {
 			return true
 		}
 	}
@@ -188,19 +189,19 @@ func (b Bug) ExploreOptions() (o ExploreOptions, ok bool) {
 	return o, true
 }
 
-func lockEmpty(tr *sim.Trace) bool {
+func lockEmpty(tr *trace.Trace) bool {
 	for _, f := range tr.Files {
-		if f.Name == tr.Config.LockPath {
+		if f.Name == tr.Run.LockPath {
 			return len(f.Data) == 0
 		}
 	}
 	return false
 }
 
-func countLogs(tr *sim.Trace, m lease.Msg) int {
+func countLogs(tr *trace.Trace, m lease.Msg) int {
 	n := 0
 	for _, e := range tr.Events {
-		if e.Kind == sim.EvLog && e.Msg == m {
+		if e.Kind == trace.EvLog && e.Msg == m {
 			n++
 		}
 	}
@@ -210,23 +211,23 @@ func countLogs(tr *sim.Trace, m lease.Msg) int {
 // emptyLeftBy matches a run that ends with an empty lock file whose last
 // writer died right after one of the given calls ("close-after-create" is
 // the close that follows the O_EXCL create).
-func emptyLeftBy(calls ...string) func(*sim.Trace, *Violation) bool {
-	return func(tr *sim.Trace, v *Violation) bool {
+func emptyLeftBy(calls ...string) func(*trace.Trace, *Violation) bool {
+	return func(tr *trace.Trace, v *Violation) bool {
 		if !lockEmpty(tr) {
 			return false
 		}
 		for p := range tr.Procs {
-			var last, prev *sim.Event
+			var last, prev *trace.Event
 			dead := false
 			for i := range tr.Events {
 				e := &tr.Events[i]
 				if int(e.Proc) != p {
 					continue
 				}
-				if e.Kind == sim.EvExit && e.N == -9 {
+				if e.Kind == trace.EvExit && e.N == -9 {
 					dead = true
 				}
-				if e.Kind == sim.EvSyscall {
+				if e.Kind == trace.EvSyscall {
 					prev, last = last, e
 				}
 			}
@@ -235,9 +236,9 @@ func emptyLeftBy(calls ...string) func(*sim.Trace, *Violation) bool {
 			}
 			for _, c := range calls {
 				switch {
-				case c == "open-excl" && last.Op == sim.OpOpen && last.Flag&int32(lease.O_EXCL) != 0,
-					c == "open-trunc" && last.Op == sim.OpOpen && last.Flag&int32(lease.O_TRUNC) != 0,
-					c == "close-after-create" && last.Op == sim.OpClose && prev != nil && prev.Op == sim.OpOpen && prev.Flag&int32(lease.O_EXCL) != 0:
+				case c == "open-excl" && last.Op == trace.OpOpen && last.Flag&int32(lease.O_EXCL) != 0,
+					c == "open-trunc" && last.Op == trace.OpOpen && last.Flag&int32(lease.O_TRUNC) != 0,
+					c == "close-after-create" && last.Op == trace.OpClose && prev != nil && prev.Op == trace.OpOpen && prev.Flag&int32(lease.O_EXCL) != 0:
 					return true
 				}
 			}
@@ -250,16 +251,16 @@ func emptyLeftBy(calls ...string) func(*sim.Trace, *Violation) bool {
 // removed the lock file, made the lock path exist again: an open with
 // O_CREAT (the seed's os.WriteFile) or a rename or link onto it (the
 // proposed fixes' renewal).
-func recreatedAfterRelease(tr *sim.Trace) bool {
+func recreatedAfterRelease(tr *trace.Trace) bool {
 	removed := map[int16]bool{}
-	lock := tr.Config.LockPath
+	lock := tr.Run.LockPath
 	for _, e := range tr.Events {
 		switch {
-		case e.Kind == sim.EvStore && e.Store == sim.StoreRelease && e.Res == sim.ResOK:
+		case e.Kind == trace.EvStore && e.Store == trace.StoreRelease && e.Res == trace.ResOK:
 			removed[e.Proc] = true
-		case e.Kind != sim.EvSyscall || !removed[e.Proc] || e.Errno != 0:
-		case e.Op == sim.OpOpen && e.Flag&int32(lease.O_CREATE) != 0 && tr.S(e.Path) == lock,
-			(e.Op == sim.OpRename || e.Op == sim.OpLink) && tr.S(e.Path2) == lock:
+		case e.Kind != trace.EvSyscall || !removed[e.Proc] || e.Errno != 0:
+		case e.Op == trace.OpOpen && e.Flag&int32(lease.O_CREATE) != 0 && tr.S(e.Path) == lock,
+			(e.Op == trace.OpRename || e.Op == trace.OpLink) && tr.S(e.Path2) == lock:
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Search is a random search over setups, schedules and faults.
@@ -34,10 +35,11 @@ type Search struct {
 // Found is a violation found by a search, with what replays it.
 type Found struct {
 	Violation
-	Run     int    // index of the run in the search
-	RunSeed uint64 // its seed: RandomSetup(Setup, RunSeed) is its setup
-	Replay  string // the command line that replays it
-	Trace   *sim.Trace
+	Run     int        // index of the run in the search
+	RunSeed uint64     // its seed: RandomSetup(Setup, RunSeed) is its setup
+	Replay  string     // the command line that replays it
+	Config  sim.Config // its setup
+	Trace   *trace.Trace
 }
 
 // Report is a search's outcome.
@@ -82,7 +84,8 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 	start := time.Now()
 	for i := 0; i < s.Runs; i++ {
 		seed := RunSeed(s.Seed, i)
-		tr, err := sim.Run(sim.RandomSetup(s.Setup, seed))
+		cfg := sim.RandomSetup(s.Setup, seed)
+		tr, err := sim.Run(cfg)
 		if err != nil {
 			return rep, err
 		}
@@ -94,7 +97,7 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 			}
 			bad = true
 			rep.Counts[v.Property]++
-			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Replay: ReplayCommand(s.Setup, seed), Trace: tr}
+			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Replay: ReplayCommand(s.Setup, seed), Config: cfg, Trace: tr}
 			switch k := indexOf(rep.Found, v.Property); {
 			case s.Smallest && k >= 0:
 				if smaller(f, rep.Found[k]) {
@@ -131,7 +134,7 @@ func indexOf(fs []Found, prop string) int {
 
 // smaller orders violating runs by how small a counterexample they are.
 func smaller(a, b Found) bool {
-	ca, cb := a.Trace.Config, b.Trace.Config
+	ca, cb := a.Config, b.Config
 	if len(ca.Procs) != len(cb.Procs) {
 		return len(ca.Procs) < len(cb.Procs)
 	}

@@ -6,5 +6,5 @@
 // It is empty until the checker lands (issue 3). Until then the trace
 // analyses that the post's scenarios need (leadership intervals, most
 // leaders at once, leaderless gaps) live in package sim as methods of
-// sim.Trace, and spec will build its properties on them.
+// trace.Trace, and spec will build its properties on them.
 package spec

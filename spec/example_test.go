@@ -3,18 +3,18 @@ package spec_test
 import (
 	"fmt"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/scenario"
 	"github.com/leaselab/leaselab/spec"
 )
 
 // Checking the post's takeover race: the two watchers that see the dead
 // leader's lease expire both take over.
 func Example() {
-	s, err := sim.LookupScenario("takeover-race")
+	s, err := scenario.Lookup("takeover-race")
 	if err != nil {
 		panic(err)
 	}
-	r, err := s.Run(sim.Options{})
+	r, err := s.Run(scenario.Options{})
 	if err != nil {
 		panic(err)
 	}

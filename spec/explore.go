@@ -7,6 +7,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // ExploreOptions bound a systematic exploration.
@@ -31,7 +32,7 @@ type ExploreOptions struct {
 	// Properties to check (nil: all).
 	Properties []string
 	// Match, if set, keeps only violations it accepts (a catalogued bug).
-	Match func(*sim.Trace, *Violation) bool
+	Match func(*trace.Trace, *Violation) bool
 }
 
 // PauseLengths are the representative pause lengths for a config: shorter
@@ -46,7 +47,7 @@ type ExploreViolation struct {
 	Violation
 	Steps     int          // scheduling steps before the violation
 	Decisions []sim.Choice // replays it (sim.Decisions)
-	Trace     *sim.Trace
+	Trace     *trace.Trace
 }
 
 // ExploreResult is an exploration's outcome.
@@ -179,14 +180,14 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 
 // stepsUntil counts the scheduling steps (system calls, log lines,
 // hand-offs, fenced actions) up to true time t.
-func stepsUntil(tr *sim.Trace, t time.Duration) int {
+func stepsUntil(tr *trace.Trace, t time.Duration) int {
 	n := 0
 	for _, e := range tr.Events {
 		if e.T > int64(t) {
 			break
 		}
 		switch e.Kind {
-		case sim.EvSyscall, sim.EvLog, sim.EvSend, sim.EvFence:
+		case trace.EvSyscall, trace.EvLog, trace.EvSend, trace.EvFence:
 			n++
 		}
 	}

@@ -2,12 +2,11 @@ package spec
 
 import (
 	"fmt"
+	"github.com/leaselab/leaselab/trace"
 	"time"
-
-	"github.com/leaselab/leaselab/sim"
 )
 
-func checkFencingIf(applicable bool, tr *sim.Trace, iv []sim.Interval) *Violation {
+func checkFencingIf(applicable bool, tr *trace.Trace, iv []trace.Interval) *Violation {
 	if !applicable {
 		return nil
 	}
@@ -21,7 +20,7 @@ func checkFencingIf(applicable bool, tr *sim.Trace, iv []sim.Interval) *Violatio
 // leadership term to the next, and no two processes ever had actions
 // accepted under the same epoch: then no stale leader's action is ever
 // accepted after a newer one's.
-func CheckFencing(tr *sim.Trace, iv []sim.Interval) *Violation {
+func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
 	// Each leadership interval's epoch is that of the first Lead event
 	// inside it. The intervals already end at local deadlines and leave
 	// out terms that never led, so fencing judges the same leadership as
@@ -30,7 +29,7 @@ func CheckFencing(tr *sim.Trace, iv []sim.Interval) *Violation {
 	for k, x := range iv {
 		epochs[k] = -1
 		for _, e := range tr.Events {
-			if e.Kind == sim.EvLead && int(e.Proc) == x.Proc && e.T >= x.From && e.T <= x.To {
+			if e.Kind == trace.EvLead && int(e.Proc) == x.Proc && e.T >= x.From && e.T <= x.To {
 				epochs[k] = e.N
 				break
 			}
@@ -49,7 +48,7 @@ func CheckFencing(tr *sim.Trace, iv []sim.Interval) *Violation {
 	}
 	owner := map[int64]int{}
 	for i, e := range tr.Events {
-		if e.Kind != sim.EvFence || e.A != 1 {
+		if e.Kind != trace.EvFence || e.A != 1 {
 			continue
 		}
 		if p, ok := owner[e.N]; ok && p != int(e.Proc) {

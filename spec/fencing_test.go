@@ -4,26 +4,26 @@ import (
 	"testing"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // fencingTrace builds a two-process run from (proc, time, epoch) terms,
 // each leading until the next term starts, and optional accepted actions.
-func fencingTrace(terms [][3]int64, accepted [][2]int64) *sim.Trace {
-	tr := &sim.Trace{Procs: []sim.ProcInfo{{PID: 100}, {PID: 200}}, End: 100}
+func fencingTrace(terms [][3]int64, accepted [][2]int64) *trace.Trace {
+	tr := &trace.Trace{Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, End: 100}
 	for i, x := range terms {
 		p, t, epoch := int16(x[0]), x[1], x[2]
 		tr.Events = append(tr.Events,
-			sim.Event{T: t, Proc: p, Kind: sim.EvRole, Role: lease.RoleLeader},
-			sim.Event{T: t, Proc: p, Kind: sim.EvLead, N: epoch, A: 1000})
+			trace.Event{T: t, Proc: p, Kind: trace.EvRole, Role: lease.RoleLeader},
+			trace.Event{T: t, Proc: p, Kind: trace.EvLead, N: epoch, A: 1000})
 		end := int64(90)
 		if i+1 < len(terms) {
 			end = terms[i+1][1]
 		}
-		tr.Events = append(tr.Events, sim.Event{T: end, Proc: p, Kind: sim.EvRole, Role: lease.RoleWatcher})
+		tr.Events = append(tr.Events, trace.Event{T: end, Proc: p, Kind: trace.EvRole, Role: lease.RoleWatcher})
 	}
 	for _, a := range accepted {
-		tr.Events = append(tr.Events, sim.Event{T: 95, Proc: int16(a[0]), Kind: sim.EvFence, N: a[1], A: 1})
+		tr.Events = append(tr.Events, trace.Event{T: 95, Proc: int16(a[0]), Kind: trace.EvFence, N: a[1], A: 1})
 	}
 	return tr
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"github.com/leaselab/leaselab/trace"
 	"testing"
 	"time"
 
@@ -23,10 +24,10 @@ func TestFlockHolds(t *testing.T) {
 	if testing.Short() {
 		runs = 1000
 	}
-	noStop := []sim.FaultKind{sim.Kill, sim.Term, sim.Skew, sim.Drift, sim.Jump, sim.FSError}
+	noStop := []trace.FaultKind{trace.Kill, trace.Term, trace.Skew, trace.Drift, trace.Jump, trace.FSError}
 	for _, c := range []struct {
 		name   string
-		faults []sim.FaultKind
+		faults []trace.FaultKind
 		broken string // the one property allowed to break
 	}{
 		{"all", sim.FaultKinds, NoWedge},

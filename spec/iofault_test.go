@@ -8,6 +8,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Every system call the reference makes, failing with EIO or ENOSPC, at
@@ -35,9 +36,9 @@ func TestReferenceIOFaults(t *testing.T) {
 						Horizon: 70 * time.Second,
 						Seed:    uint64(n),
 						Faults: []sim.Fault{
-							{Kind: sim.FSError, Proc: proc, Call: call, Nth: n, Errno: errno},
-							{Kind: sim.Kill, Proc: sim.Leader, At: 20 * time.Second},
-							{Kind: sim.Term, Proc: sim.Leader, At: 45 * time.Second},
+							{Kind: trace.FSError, Proc: proc, Call: call, Nth: n, Errno: errno},
+							{Kind: trace.Kill, Proc: sim.Leader, At: 20 * time.Second},
+							{Kind: trace.Term, Proc: sim.Leader, At: 45 * time.Second},
 						},
 					}
 					tr, err := sim.Run(cfg)
@@ -70,9 +71,9 @@ func TestReferenceIOFaults(t *testing.T) {
 	t.Logf("%d runs, %d with the fault injected (by call: %v), no violation", runs, runs-skipped, hit)
 }
 
-func injected(tr *sim.Trace) bool {
+func injected(tr *trace.Trace) bool {
 	for _, e := range tr.Events {
-		if e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.FSError {
+		if e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.FSError {
 			return true
 		}
 	}
@@ -87,7 +88,7 @@ func TestReferenceReportsStoreErrors(t *testing.T) {
 		Variant: "reference",
 		Procs:   []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second}},
 		Horizon: 30 * time.Second,
-		Faults:  []sim.Fault{{Kind: sim.FSError, Proc: 0, Call: "link", Nth: 3, Errno: syscall.EIO}},
+		Faults:  []sim.Fault{{Kind: trace.FSError, Proc: 0, Call: "link", Nth: 3, Errno: syscall.EIO}},
 	}
 	cfg.Lease = lease.DefaultConfig()
 	cfg.Lease.Callbacks.OnError = func(op string, err error) { got = append(got, op+": "+err.Error()) }

@@ -1,10 +1,10 @@
 package spec
 
 import (
+	"github.com/leaselab/leaselab/trace"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
 )
 
 // LinearizeTimeout bounds porcupine's search on one run's history. A run
@@ -15,7 +15,7 @@ var LinearizeTimeout = 10 * time.Second
 
 // CheckLinearizable checks the run's Store history against the lease
 // register model (package model) with porcupine.
-func CheckLinearizable(tr *sim.Trace) *Violation {
+func CheckLinearizable(tr *trace.Trace) *Violation {
 	r := model.Check(tr, LinearizeTimeout)
 	if r.Linearizable {
 		return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // powerConfig is a run of variant with three processes, a power loss at a
@@ -26,19 +27,19 @@ func powerConfig(variant string, seed uint64) sim.Config {
 	for i := range 3 {
 		cfg.Procs = append(cfg.Procs, sim.ProcSpec{PID: 101 + i, Start: reboot + time.Duration(rng.Int64N(int64(time.Second)))})
 	}
-	cfg.Faults = []sim.Fault{{Kind: sim.Power, At: crash}}
+	cfg.Faults = []sim.Fault{{Kind: trace.Power, At: crash}}
 	switch rng.IntN(3) {
 	case 0:
-		cfg.Faults = append(cfg.Faults, sim.Fault{Kind: sim.Kill, Proc: sim.Leader, At: time.Duration(rng.Int64N(int64(crash + 1)))})
+		cfg.Faults = append(cfg.Faults, sim.Fault{Kind: trace.Kill, Proc: sim.Leader, At: time.Duration(rng.Int64N(int64(crash + 1)))})
 	case 1:
-		cfg.Faults = append(cfg.Faults, sim.Fault{Kind: sim.Stop, Proc: sim.Leader, At: time.Duration(rng.Int64N(int64(crash + 1))), Dur: 5 * time.Second})
+		cfg.Faults = append(cfg.Faults, sim.Fault{Kind: trace.Stop, Proc: sim.Leader, At: time.Duration(rng.Int64N(int64(crash + 1))), Dur: 5 * time.Second})
 	}
 	return cfg
 }
 
-func powerRuns(t *testing.T, variant string, runs int, stopAtFirst bool) (map[string]int, *sim.Trace) {
+func powerRuns(t *testing.T, variant string, runs int, stopAtFirst bool) (map[string]int, *trace.Trace) {
 	counts := map[string]int{}
-	var first *sim.Trace
+	var first *trace.Trace
 	for seed := uint64(1); seed <= uint64(runs); seed++ {
 		tr, err := sim.Run(powerConfig(variant, seed))
 		if err != nil {
@@ -112,7 +113,7 @@ func TestPowerLossNeedsDirSync(t *testing.T) {
 		}
 		power := false
 		for _, e := range tr.Events {
-			if e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Power {
+			if e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Power {
 				power = true
 			}
 		}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"flag"
+	"github.com/leaselab/leaselab/trace"
 	"testing"
 	"time"
 
@@ -42,13 +43,13 @@ func TestReferenceHolds(t *testing.T) {
 // case: the epochs are link(2)'s, not the clock's.
 func TestReferenceDriftBoundary(t *testing.T) {
 	cases := []struct {
-		faults []sim.FaultKind
+		faults []trace.FaultKind
 		drift  int64
 		broken bool
 	}{
-		{[]sim.FaultKind{sim.Stop, sim.Drift}, 10_000, false},
-		{[]sim.FaultKind{sim.Stop, sim.Drift}, 50_000, true},
-		{[]sim.FaultKind{sim.Drift}, 500_000, true},
+		{[]trace.FaultKind{trace.Stop, trace.Drift}, 10_000, false},
+		{[]trace.FaultKind{trace.Stop, trace.Drift}, 50_000, true},
+		{[]trace.FaultKind{trace.Drift}, 500_000, true},
 	}
 	for _, c := range cases {
 		rep, err := Search{Setup: sim.SetupOptions{Variant: "reference", Faults: c.faults, MaxDriftPPM: c.drift},

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // The property names, fixed: the CLI and the tests print them.
@@ -90,14 +90,14 @@ func RealSlack(c lease.Config) time.Duration {
 }
 
 // Check evaluates every property on a run.
-func Check(tr *sim.Trace) []Verdict {
-	v, err := lease.LookupVariant(tr.Config.Variant)
+func Check(tr *trace.Trace) []Verdict {
+	v, err := lease.LookupVariant(tr.Run.Variant)
 	if err != nil {
 		panic(err) // a trace is made from a valid config
 	}
-	b := BoundsFor(v, tr.Config.Lease)
+	b := BoundsFor(v, tr.Run.Lease)
 	if tr.Recorded {
-		more := RealSlack(tr.Config.Lease) - Slack
+		more := RealSlack(tr.Run.Lease) - Slack
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	}
 	iv := tr.Leadership()
@@ -116,16 +116,16 @@ func Check(tr *sim.Trace) []Verdict {
 // power loss takes back whatever was not yet durable (by design, for
 // renewals and releases), so across one the register property does not
 // apply, and what must survive, the epochs, is fencing's to check.
-func durable(tr *sim.Trace) bool {
+func durable(tr *trace.Trace) bool {
 	for _, e := range tr.Events {
-		if e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Power {
+		if e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Power {
 			return false
 		}
 	}
 	return true
 }
 
-func checkLinearizableIf(applicable bool, tr *sim.Trace) *Violation {
+func checkLinearizableIf(applicable bool, tr *trace.Trace) *Violation {
 	if !applicable {
 		return nil
 	}
@@ -135,7 +135,7 @@ func checkLinearizableIf(applicable bool, tr *sim.Trace) *Violation {
 // CheckExclusive reports the first instant at which two processes lead at
 // once. An interval runs from becoming leader to stepping down or dying
 // (the seed variants have no local deadline); a paused leader still leads.
-func CheckExclusive(tr *sim.Trace, iv []sim.Interval) *Violation {
+func CheckExclusive(tr *trace.Trace, iv []trace.Interval) *Violation {
 	var first *Violation
 	for i := range iv {
 		for j := range iv {
@@ -156,9 +156,9 @@ func CheckExclusive(tr *sim.Trace, iv []sim.Interval) *Violation {
 	return first
 }
 
-func roleEvent(tr *sim.Trace, p int, t int64) int {
+func roleEvent(tr *trace.Trace, p int, t int64) int {
 	for i, e := range tr.Events {
-		if e.Kind == sim.EvRole && int(e.Proc) == p && e.T == t {
+		if e.Kind == trace.EvRole && int(e.Proc) == p && e.T == t {
 			return i
 		}
 	}
@@ -170,7 +170,7 @@ type span struct{ from, to int64 }
 
 // eligible returns, for each process, when it was alive and not paused:
 // the times at which it could have become leader.
-func eligible(tr *sim.Trace) [][]span {
+func eligible(tr *trace.Trace) [][]span {
 	out := make([][]span, len(tr.Procs))
 	end := int64(tr.End)
 	from := make([]int64, len(tr.Procs))
@@ -193,12 +193,12 @@ func eligible(tr *sim.Trace) [][]span {
 		}
 		p := int(e.Proc)
 		switch {
-		case e.Kind == sim.EvExit:
+		case e.Kind == trace.EvExit:
 			stop(p, e.T)
 			dead[p] = true
-		case e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Stop && e.A >= 0:
+		case e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Stop && e.A >= 0:
 			stop(p, e.T)
-		case e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Cont && !dead[p] && !on[p]:
+		case e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Cont && !dead[p] && !on[p]:
 			// A process continued before it started runs from its start.
 			from[p], on[p] = max(e.T, int64(tr.Procs[p].Start)), true
 		}
@@ -213,7 +213,7 @@ func eligible(tr *sim.Trace) [][]span {
 
 // leaderless returns the maximal spans with no leader, from the first
 // process start to the end of the run.
-func leaderless(tr *sim.Trace, iv []sim.Interval) []span {
+func leaderless(tr *trace.Trace, iv []trace.Interval) []span {
 	type edge struct {
 		t int64
 		d int
@@ -248,10 +248,10 @@ func leaderless(tr *sim.Trace, iv []sim.Interval) []span {
 
 // faultTimes returns the instants at which a fault fired or a process
 // ended, in order.
-func faultTimes(tr *sim.Trace) []int64 {
+func faultTimes(tr *trace.Trace) []int64 {
 	var ts []int64
 	for _, e := range tr.Events {
-		if e.Kind == sim.EvFault && e.A >= 0 || e.Kind == sim.EvExit {
+		if e.Kind == trace.EvFault && e.A >= 0 || e.Kind == trace.EvExit {
 			ts = append(ts, e.T)
 		}
 	}
@@ -282,7 +282,7 @@ func splitAt(spans []span, cuts []int64) []span {
 // lease, before it knew it led, leaves a valid lease that every correct
 // algorithm must wait out; a wedge (an empty lock file) outlasts every
 // restart.
-func CheckNoWedge(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
+func CheckNoWedge(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 	el := eligible(tr)
 	var first *Violation
 	for _, g := range splitAt(leaderless(tr, iv), faultTimes(tr)) {
@@ -307,14 +307,14 @@ func CheckNoWedge(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 // CheckFailover reports the first SIGKILL (SIGTERM) of a leader not
 // followed by a new leader within b.Kill (b.Term), when some other process
 // was alive and unpaused all that time and the run lasted long enough.
-func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
+func CheckFailover(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 	el := eligible(tr)
 	for i, e := range tr.Events {
-		if e.Kind != sim.EvFault || e.Proc < 0 || e.A < 0 {
+		if e.Kind != trace.EvFault || e.Proc < 0 || e.A < 0 {
 			continue
 		}
-		kind := sim.FaultKind(e.N)
-		if kind != sim.Kill && kind != sim.Term {
+		kind := trace.FaultKind(e.N)
+		if kind != trace.Kill && kind != trace.Term {
 			continue
 		}
 		victim := int(e.Proc)
@@ -323,7 +323,7 @@ func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 		}
 		bound, name := b.Kill, "SIGKILL"
 		from := e.T
-		if kind == sim.Term {
+		if kind == trace.Term {
 			bound, name = b.Term, "SIGTERM"
 			var ok bool
 			if from, ok = deliveredAt(tr, i); !ok {
@@ -361,15 +361,15 @@ func CheckFailover(tr *sim.Trace, iv []sim.Interval, b Bounds) *Violation {
 // once, or, if the process was stopped, at its SIGCONT (the simulator
 // holds the signal until then, as the kernel does). ok is false if the
 // process was never continued.
-func deliveredAt(tr *sim.Trace, i int) (t int64, ok bool) {
+func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
 	p := tr.Events[i].Proc
 	stopped := false
 	for _, e := range tr.Events[:i] {
-		if e.Proc == p && e.Kind == sim.EvFault && e.A >= 0 {
-			switch sim.FaultKind(e.N) {
-			case sim.Stop:
+		if e.Proc == p && e.Kind == trace.EvFault && e.A >= 0 {
+			switch trace.FaultKind(e.N) {
+			case trace.Stop:
 				stopped = true
-			case sim.Cont:
+			case trace.Cont:
 				stopped = false
 			}
 		}
@@ -378,10 +378,10 @@ func deliveredAt(tr *sim.Trace, i int) (t int64, ok bool) {
 		return tr.Events[i].T, true
 	}
 	for _, e := range tr.Events[i+1:] {
-		if e.Proc == p && e.Kind == sim.EvExit {
+		if e.Proc == p && e.Kind == trace.EvExit {
 			return 0, false
 		}
-		if e.Proc == p && e.Kind == sim.EvFault && sim.FaultKind(e.N) == sim.Cont {
+		if e.Proc == p && e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Cont {
 			return e.T, true
 		}
 	}
@@ -390,19 +390,19 @@ func deliveredAt(tr *sim.Trace, i int) (t int64, ok bool) {
 
 // faultIn reports whether a fault fires or a process ends after event i
 // and at or before t.
-func faultIn(tr *sim.Trace, i int, t int64) bool {
+func faultIn(tr *trace.Trace, i int, t int64) bool {
 	for _, e := range tr.Events[i+1:] {
 		if e.T > t {
 			break
 		}
-		if (e.Kind == sim.EvFault && e.A >= 0 && sim.FaultKind(e.N) != sim.Cont) || e.Kind == sim.EvExit && e.Proc != tr.Events[i].Proc {
+		if (e.Kind == trace.EvFault && e.A >= 0 && trace.FaultKind(e.N) != trace.Cont) || e.Kind == trace.EvExit && e.Proc != tr.Events[i].Proc {
 			return true
 		}
 	}
 	return false
 }
 
-func leadingAt(iv []sim.Interval, p int, t int64) bool {
+func leadingAt(iv []trace.Interval, p int, t int64) bool {
 	for _, x := range iv {
 		if x.Proc == p && x.From <= t && t <= x.To {
 			return true
@@ -414,7 +414,7 @@ func leadingAt(iv []sim.Interval, p int, t int64) bool {
 // newLeaderIn reports whether a process other than victim began leading in
 // (from, to], or was already leading at from (then the victim was not the
 // only leader, which exclusive-leadership reports).
-func newLeaderIn(iv []sim.Interval, victim int, from, to int64) bool {
+func newLeaderIn(iv []trace.Interval, victim int, from, to int64) bool {
 	for _, x := range iv {
 		if x.Proc != victim && x.From <= to && x.To > from {
 			return true

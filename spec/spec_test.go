@@ -7,17 +7,19 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/scenario"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // scenarioTrace runs one of the post's scenarios on its own variant.
-func scenarioTrace(t *testing.T, name string) *sim.Trace {
+func scenarioTrace(t *testing.T, name string) *trace.Trace {
 	t.Helper()
-	s, err := sim.LookupScenario(name)
+	s, err := scenario.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Run(sim.Options{})
+	r, err := s.Run(scenario.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +31,7 @@ func scenarioTrace(t *testing.T, name string) *sim.Trace {
 
 // verdicts runs Check and indexes its verdicts by property, checking that
 // every property is reported once, in the order of Properties.
-func verdicts(t *testing.T, tr *sim.Trace) map[string]Verdict {
+func verdicts(t *testing.T, tr *trace.Trace) map[string]Verdict {
 	t.Helper()
 	vs := Check(tr)
 	var order []string
@@ -56,7 +58,7 @@ func violated(vs map[string]Verdict) []string {
 }
 
 // run runs a hand-built setup with the scenarios' latency model.
-func run(t *testing.T, cfg sim.Config) *sim.Trace {
+func run(t *testing.T, cfg sim.Config) *trace.Trace {
 	t.Helper()
 	if cfg.Variant == "" {
 		cfg.Variant = "seed"
@@ -72,18 +74,18 @@ func run(t *testing.T, cfg sim.Config) *sim.Trace {
 	return tr
 }
 
-func boundsOf(t *testing.T, tr *sim.Trace) Bounds {
+func boundsOf(t *testing.T, tr *trace.Trace) Bounds {
 	t.Helper()
-	v, err := lease.LookupVariant(tr.Config.Variant)
+	v, err := lease.LookupVariant(tr.Run.Variant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return BoundsFor(v, tr.Config.Lease)
+	return BoundsFor(v, tr.Run.Lease)
 }
 
 // intervalsOf returns process p's leadership intervals.
-func intervalsOf(tr *sim.Trace, p int) []sim.Interval {
-	var out []sim.Interval
+func intervalsOf(tr *trace.Trace, p int) []trace.Interval {
+	var out []trace.Interval
 	for _, iv := range tr.Leadership() {
 		if iv.Proc == p {
 			out = append(out, iv)
@@ -93,20 +95,20 @@ func intervalsOf(tr *sim.Trace, p int) []sim.Interval {
 }
 
 // exitOf returns the exit code of process p and whether it exited.
-func exitOf(tr *sim.Trace, p int) (int64, int64, bool) {
+func exitOf(tr *trace.Trace, p int) (int64, int64, bool) {
 	for _, e := range tr.Events {
-		if e.Kind == sim.EvExit && int(e.Proc) == p {
+		if e.Kind == trace.EvExit && int(e.Proc) == p {
 			return e.N, e.T, true
 		}
 	}
 	return 0, 0, false
 }
 
-func dumpOnFailure(t *testing.T, tr *sim.Trace) {
+func dumpOnFailure(t *testing.T, tr *trace.Trace) {
 	t.Helper()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("setup: %s", tr.Config)
+			t.Logf("setup: %s", tr.Setup())
 			for _, l := range tr.Excerpt(0, tr.End) {
 				t.Log(l)
 			}
@@ -240,7 +242,7 @@ func TestTakeoverRaceTwoLeaders(t *testing.T) {
 			t.Fatalf("event index %d out of range", i)
 		}
 		e := tr.Events[i]
-		if e.Kind != sim.EvRole || e.Role != lease.RoleLeader || tr.Procs[e.Proc].PID != v.PIDs[k] {
+		if e.Kind != trace.EvRole || e.Role != lease.RoleLeader || tr.Procs[e.Proc].PID != v.PIDs[k] {
 			t.Errorf("event %d is %s, want %d becoming leader", i, tr.Format(i), v.PIDs[k])
 		}
 	}
@@ -262,7 +264,7 @@ func TestFailoverSIGTERMBeforeHandler(t *testing.T) {
 		Horizon: 30 * time.Second,
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 0}},
 		// Log #1 is "started", #2 is "acquired".
-		Faults: []sim.Fault{{Kind: sim.Term, Proc: 0, After: "log", Nth: 2}},
+		Faults: []sim.Fault{{Kind: trace.Term, Proc: 0, After: "log", Nth: 2}},
 	})
 	dumpOnFailure(t, tr)
 	code, died, ok := exitOf(tr, 0)
@@ -270,7 +272,7 @@ func TestFailoverSIGTERMBeforeHandler(t *testing.T) {
 		t.Fatalf("process 100: exit %d (exited %v), want -15: the default action of SIGTERM", code, ok)
 	}
 	for _, e := range tr.Events {
-		if e.Kind == sim.EvSignal && e.Proc == 0 {
+		if e.Kind == trace.EvSignal && e.Proc == 0 {
 			t.Fatalf("process 100 installed its handler at %v, before the SIGTERM", time.Duration(e.T))
 		}
 	}
@@ -295,7 +297,7 @@ func TestFailoverSIGTERMBeforeHandler(t *testing.T) {
 		!strings.Contains(v.Detail, "SIGTERM") || !strings.Contains(v.Detail, b.Term.String()) {
 		t.Errorf("failover-bound %v, PIDs %v: want a SIGTERM violation at %v by [100 200]", v, v.PIDs, want)
 	}
-	if len(v.Events) != 1 || tr.Events[v.Events[0]].Kind != sim.EvFault || sim.FaultKind(tr.Events[v.Events[0]].N) != sim.Term {
+	if len(v.Events) != 1 || tr.Events[v.Events[0]].Kind != trace.EvFault || trace.FaultKind(tr.Events[v.Events[0]].N) != trace.Term {
 		t.Errorf("events %v: want the SIGTERM fault", v.Events)
 	}
 	// The wait is the lease's, which no-wedge allows; one leader at a time.
@@ -312,7 +314,7 @@ func TestFailoverSIGTERMAfterHandler(t *testing.T) {
 	tr := run(t, sim.Config{
 		Horizon: 30 * time.Second,
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 100 * time.Millisecond}},
-		Faults:  []sim.Fault{{Kind: sim.Term, Proc: 0, At: 5 * time.Second}},
+		Faults:  []sim.Fault{{Kind: trace.Term, Proc: 0, At: 5 * time.Second}},
 	})
 	dumpOnFailure(t, tr)
 	if code, _, ok := exitOf(tr, 0); !ok || code != 0 {
@@ -337,8 +339,8 @@ func TestFailoverSIGTERMToStoppedLeader(t *testing.T) {
 		Horizon: 30 * time.Second,
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 100 * time.Millisecond}},
 		Faults: []sim.Fault{
-			{Kind: sim.Stop, Proc: 0, At: 5 * time.Second, Dur: 2 * time.Second},
-			{Kind: sim.Term, Proc: 0, At: 5500 * time.Millisecond},
+			{Kind: trace.Stop, Proc: 0, At: 5 * time.Second, Dur: 2 * time.Second},
+			{Kind: trace.Term, Proc: 0, At: 5500 * time.Millisecond},
 		},
 	})
 	dumpOnFailure(t, tr)
@@ -367,7 +369,7 @@ func TestNoWedgeAllDead(t *testing.T) {
 	tr := run(t, sim.Config{
 		Horizon: 40 * time.Second,
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}},
-		Faults:  []sim.Fault{{Kind: sim.Kill, Proc: 0, At: 5 * time.Second}},
+		Faults:  []sim.Fault{{Kind: trace.Kill, Proc: 0, At: 5 * time.Second}},
 	})
 	dumpOnFailure(t, tr)
 	if lead := intervalsOf(tr, 0); len(lead) != 1 || lead[0].To != int64(5*time.Second) {
@@ -386,8 +388,8 @@ func TestNoWedgeOnlyLiveProcessPaused(t *testing.T) {
 		Horizon: 50 * time.Second,
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 100 * time.Millisecond}},
 		Faults: []sim.Fault{
-			{Kind: sim.Stop, Proc: 1, At: 4 * time.Second, Dur: 25 * time.Second},
-			{Kind: sim.Kill, Proc: 0, At: 5 * time.Second},
+			{Kind: trace.Stop, Proc: 1, At: 4 * time.Second, Dur: 25 * time.Second},
+			{Kind: trace.Kill, Proc: 0, At: 5 * time.Second},
 		},
 	})
 	dumpOnFailure(t, tr)
@@ -419,8 +421,8 @@ func TestNoWedgeCountsFromStart(t *testing.T) {
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 10 * time.Second}},
 		Files:   []sim.File{{Path: sim.DefaultLockPath, Data: ""}}, // nobody can lead
 		Faults: []sim.Fault{
-			{Kind: sim.Kill, Proc: 0, At: time.Millisecond},
-			{Kind: sim.Stop, Proc: 1, At: 500 * time.Millisecond, Dur: 500 * time.Millisecond},
+			{Kind: trace.Kill, Proc: 0, At: time.Millisecond},
+			{Kind: trace.Stop, Proc: 1, At: 500 * time.Millisecond, Dur: 500 * time.Millisecond},
 		},
 	})
 	dumpOnFailure(t, tr)
@@ -436,7 +438,7 @@ func TestNoWedgeCrashAfterCreate(t *testing.T) {
 	tr := run(t, sim.Config{
 		Horizon: 30 * time.Second,
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 100 * time.Millisecond}},
-		Faults:  []sim.Fault{{Kind: sim.Kill, Proc: 0, After: "open-excl", Nth: 1}},
+		Faults:  []sim.Fault{{Kind: trace.Kill, Proc: 0, After: "open-excl", Nth: 1}},
 	})
 	dumpOnFailure(t, tr)
 	if code, _, ok := exitOf(tr, 0); !ok || code != -9 {
@@ -465,7 +467,7 @@ func TestExclusivePausedLeader(t *testing.T) {
 	tr := run(t, sim.Config{
 		Horizon: 40 * time.Second,
 		Procs:   []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: 100 * time.Millisecond}},
-		Faults:  []sim.Fault{{Kind: sim.Stop, Proc: 0, At: 5 * time.Second, Dur: 20 * time.Second}},
+		Faults:  []sim.Fault{{Kind: trace.Stop, Proc: 0, At: 5 * time.Second, Dur: 20 * time.Second}},
 	})
 	dumpOnFailure(t, tr)
 	lead, next := intervalsOf(tr, 0), intervalsOf(tr, 1)
@@ -492,19 +494,19 @@ func TestExclusiveHandOver(t *testing.T) {
 		t.Errorf("kill-leader: %v", v)
 	}
 	s := int64(5 * time.Second)
-	if v := CheckExclusive(tr, []sim.Interval{{Proc: 0, From: 1, To: s}, {Proc: 1, From: s, To: 2 * s}}); v != nil {
+	if v := CheckExclusive(tr, []trace.Interval{{Proc: 0, From: 1, To: s}, {Proc: 1, From: s, To: 2 * s}}); v != nil {
 		t.Errorf("hand-over at one instant: %v", v)
 	}
 	// One process leading twice, back to back, is not two leaders.
-	if v := CheckExclusive(tr, []sim.Interval{{Proc: 0, From: 1, To: s}, {Proc: 0, From: s - 1, To: 2 * s}}); v != nil {
+	if v := CheckExclusive(tr, []trace.Interval{{Proc: 0, From: 1, To: s}, {Proc: 0, From: s - 1, To: 2 * s}}); v != nil {
 		t.Errorf("one process: %v", v)
 	}
-	v := CheckExclusive(tr, []sim.Interval{{Proc: 1, From: s - 1, To: 2 * s}, {Proc: 0, From: 1, To: s}})
+	v := CheckExclusive(tr, []trace.Interval{{Proc: 1, From: s - 1, To: 2 * s}, {Proc: 0, From: 1, To: s}})
 	if v == nil || v.At != time.Duration(s-1) || !reflect.DeepEqual(v.PIDs, []int{tr.Procs[0].PID, tr.Procs[1].PID}) {
 		t.Errorf("overlap of 1 ns: got %v, want a violation at %v by processes 0 and 1", v, time.Duration(s-1))
 	}
 	// The first overlap is reported, not the first pair.
-	v = CheckExclusive(tr, []sim.Interval{
+	v = CheckExclusive(tr, []trace.Interval{
 		{Proc: 0, From: 1, To: 4 * s}, {Proc: 1, From: 3 * s, To: 4 * s}, {Proc: 2, From: 2 * s, To: 3 * s},
 	})
 	if v == nil || v.At != time.Duration(2*s) || !reflect.DeepEqual(v.PIDs, []int{tr.Procs[0].PID, tr.Procs[2].PID}) {
@@ -516,11 +518,11 @@ func TestExclusiveHandOver(t *testing.T) {
 // violated; every other property applies.
 func TestFencingNotApplicable(t *testing.T) {
 	for _, variant := range lease.Variants() {
-		s, err := sim.LookupScenario("takeover-race")
+		s, err := scenario.Lookup("takeover-race")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := s.Run(sim.Options{Variant: variant.Name})
+		r, err := s.Run(scenario.Options{Variant: variant.Name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -554,7 +556,7 @@ func TestParseProperties(t *testing.T) {
 	}
 }
 
-func killStop() []sim.FaultKind { return []sim.FaultKind{sim.Kill, sim.Stop} }
+func killStop() []trace.FaultKind { return []trace.FaultKind{trace.Kill, trace.Stop} }
 
 // foundKey is what a search reports of a violation, without the trace.
 type foundKey struct {
@@ -670,7 +672,7 @@ func TestRunSeedDistinct(t *testing.T) {
 // leaves the run and so the hash as they were).
 func TestSetupHashChangesWithEveryOption(t *testing.T) {
 	base := func() sim.SetupOptions {
-		return sim.SetupOptions{Variant: "seed", Procs: 3, Faults: []sim.FaultKind{sim.Drift}, Scheduler: "random"}
+		return sim.SetupOptions{Variant: "seed", Procs: 3, Faults: []trace.FaultKind{trace.Drift}, Scheduler: "random"}
 	}
 	lc := func(l, r, w time.Duration) lease.Config {
 		return lease.Config{LeaseDuration: l, RenewInterval: r, WatchInterval: w}
@@ -683,7 +685,7 @@ func TestSetupHashChangesWithEveryOption(t *testing.T) {
 		{"variant", func(o *sim.SetupOptions) { o.Variant = "seed-naive" }, true},
 		{"procs", func(o *sim.SetupOptions) { o.Procs = 4 }, true},
 		{"procs drawn", func(o *sim.SetupOptions) { o.Procs = 0 }, true},
-		{"faults", func(o *sim.SetupOptions) { o.Faults = []sim.FaultKind{sim.Kill} }, true},
+		{"faults", func(o *sim.SetupOptions) { o.Faults = []trace.FaultKind{trace.Kill} }, true},
 		{"no faults", func(o *sim.SetupOptions) { o.Faults = nil }, true},
 		{"scheduler", func(o *sim.SetupOptions) { o.Scheduler = "pct" }, true},
 		// Every fault is a drift fault, whose rate the bound scales.
@@ -693,7 +695,7 @@ func TestSetupHashChangesWithEveryOption(t *testing.T) {
 		{"watch", func(o *sim.SetupOptions) { o.Lease = lc(9*time.Second, 3*time.Second, 2*time.Second) }, true},
 		// A kind added to the list changes the setup only for the seeds
 		// that draw it.
-		{"more faults", func(o *sim.SetupOptions) { o.Faults = []sim.FaultKind{sim.Kill, sim.Drift} }, false},
+		{"more faults", func(o *sim.SetupOptions) { o.Faults = []trace.FaultKind{trace.Kill, trace.Drift} }, false},
 	} {
 		changed := 0
 		for seed := uint64(1); seed <= 20; seed++ {
@@ -744,7 +746,7 @@ func TestSetupHashChangesWithEveryOption(t *testing.T) {
 }
 
 func TestReplayCommand(t *testing.T) {
-	o := sim.SetupOptions{Variant: "seed-naive", Procs: 3, Faults: []sim.FaultKind{sim.Kill, sim.Stop}, Scheduler: "pct", MaxDriftPPM: 500,
+	o := sim.SetupOptions{Variant: "seed-naive", Procs: 3, Faults: []trace.FaultKind{trace.Kill, trace.Stop}, Scheduler: "pct", MaxDriftPPM: 500,
 		Lease: lease.Config{LeaseDuration: 5 * time.Second, RenewInterval: 1500 * time.Millisecond, WatchInterval: 2 * time.Second}}
 	if err := o.Normalize(); err != nil {
 		t.Fatal(err)

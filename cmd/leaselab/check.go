@@ -15,6 +15,7 @@ import (
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // setupFlags are the flags that, with a seed, determine a run's setup;
@@ -366,6 +367,7 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	cfg.Normalize() // as Run did: the setup the report prints
 	if dec != nil {
 		if err := dec.Err(); err != nil {
 			return usagef("setup mismatch: %s does not replay with these flags: %v", *decisions, err)
@@ -422,7 +424,7 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 			TraceSHA256 string      `json:"trace_sha256"`
 			Events      int         `json:"events"`
 			Written     []string    `json:"written,omitempty"`
-		}{o.Variant, *seed, tr.Config.String(), vs, hex.EncodeToString(sum[:]), len(tr.Events), written})
+		}{o.Variant, *seed, cfg.String(), vs, hex.EncodeToString(sum[:]), len(tr.Events), written})
 		if err == nil && len(found) > 0 {
 			err = errViolation
 		}
@@ -459,7 +461,7 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 // when the run breaks linearizable-store, porcupine's page of its store history beside it
 // (PATH-porcupine.html), linked from the timeline. It returns the paths
 // written.
-func writeTimelinePage(path string, tr *sim.Trace, verdicts []spec.Verdict, title string) ([]string, error) {
+func writeTimelinePage(path string, tr *trace.Trace, verdicts []spec.Verdict, title string) ([]string, error) {
 	hrefs := map[string]string{}
 	var written []string
 	for _, v := range verdicts {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // A cluster is a set of real leader-election processes contending for one
@@ -35,8 +35,8 @@ type cluster struct {
 
 	mu     sync.Mutex
 	kids   []*child
-	events []sim.Event // the harness's own: faults and the deaths it caused
-	paths  []string    // their descriptions
+	events []trace.Event // the harness's own: faults and the deaths it caused
+	paths  []string      // their descriptions
 	nextID int
 	// onRole, when set, is told of every role a process reports and of
 	// its exit (as RoleStarting), as the events arrive.
@@ -120,7 +120,7 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 	c.kids = append(c.kids, k)
 	c.mu.Unlock()
 	go func() {
-		onEvent := func(e sim.Event) { c.observe(k, e) }
+		onEvent := func(e trace.Event) { c.observe(k, e) }
 		if c.exec == "" {
 			k.hist = parseHistory(hr, c.origin, k.idx, onEvent)
 		} else {
@@ -150,14 +150,14 @@ func appendFile(name string) io.Writer {
 }
 
 // observe follows a process's reported role as its events arrive.
-func (c *cluster) observe(k *child, e sim.Event) {
+func (c *cluster) observe(k *child, e trace.Event) {
 	c.mu.Lock()
 	role := lease.RoleStarting
 	switch e.Kind {
-	case sim.EvRole:
+	case trace.EvRole:
 		k.leader = e.Role == lease.RoleLeader
 		role = e.Role
-	case sim.EvExit:
+	case trace.EvExit:
 		k.leader = false
 	default:
 		c.mu.Unlock()
@@ -199,9 +199,9 @@ func (c *cluster) alive() []*child {
 // signal sends sig to k and records it as a fault at the instant the
 // kill(2) returned: from then on the kernel has it. It returns that
 // instant, and false if the process had already exited.
-func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) (int64, bool) {
-	sig := map[sim.FaultKind]syscall.Signal{sim.Kill: syscall.SIGKILL, sim.Term: syscall.SIGTERM,
-		sim.Stop: syscall.SIGSTOP, sim.Cont: syscall.SIGCONT}[kind]
+func (c *cluster) signal(k *child, kind trace.FaultKind, dur time.Duration) (int64, bool) {
+	sig := map[trace.FaultKind]syscall.Signal{trace.Kill: syscall.SIGKILL, trace.Term: syscall.SIGTERM,
+		trace.Stop: syscall.SIGSTOP, trace.Cont: syscall.SIGCONT}[kind]
 	err := c.kill(k, sig)
 	t := c.now()
 	c.mu.Lock()
@@ -210,21 +210,21 @@ func (c *cluster) signal(k *child, kind sim.FaultKind, dur time.Duration) (int64
 		return t, false // it had already exited
 	}
 	desc := fmt.Sprintf("%s (pid %d)", kind, k.id)
-	if kind == sim.Stop {
+	if kind == trace.Stop {
 		desc = fmt.Sprintf("stop for %v (pid %d)", dur, k.id)
 	}
-	c.events = append(c.events, sim.Event{T: t, Proc: int16(k.idx), Kind: sim.EvFault, N: int64(kind), A: int64(dur)})
+	c.events = append(c.events, trace.Event{T: t, Proc: int16(k.idx), Kind: trace.EvFault, N: int64(kind), A: int64(dur)})
 	c.paths = append(c.paths, desc)
 	switch kind {
-	case sim.Kill:
+	case trace.Kill:
 		k.killed, k.leader = true, false
-		c.events = append(c.events, sim.Event{T: t, Proc: int16(k.idx), Kind: sim.EvExit, N: -9})
+		c.events = append(c.events, trace.Event{T: t, Proc: int16(k.idx), Kind: trace.EvExit, N: -9})
 		c.paths = append(c.paths, "")
-	case sim.Term:
+	case trace.Term:
 		k.termed = true
-	case sim.Stop:
+	case trace.Stop:
 		k.stopped = true
-	case sim.Cont:
+	case trace.Cont:
 		k.stopped = false
 	}
 	return t, true
@@ -257,14 +257,15 @@ func (c *cluster) shutdown() time.Duration {
 
 // trace merges the processes' histories and the harness's events into one
 // trace, cut at end.
-func (c *cluster) trace(end time.Duration) *sim.Trace {
-	tr := sim.NewRecordedTrace(sim.Config{Variant: c.variant, Lease: c.cfg, LockPath: c.lock})
+func (c *cluster) trace(end time.Duration) *trace.Trace {
+	v, _ := lease.LookupVariant(c.variant)
+	tr := trace.NewRecorded(trace.Run{Variant: c.variant, Lease: c.cfg, LockPath: c.lock, Server: v.ServerTTL})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range c.kids {
 		tr.AddProc(k.id, time.Duration(k.start))
 	}
-	add := func(e sim.Event, path string) {
+	add := func(e trace.Event, path string) {
 		if e.T <= int64(end) {
 			tr.Add(e, path)
 		}
@@ -274,7 +275,7 @@ func (c *cluster) trace(end time.Duration) *sim.Trace {
 	}
 	for _, k := range c.kids {
 		for _, e := range k.hist.events {
-			if e.Kind == sim.EvStoreCall || e.Kind == sim.EvStore {
+			if e.Kind == trace.EvStoreCall || e.Kind == trace.EvStore {
 				e.Act = tr.Act(k.idx, fmt.Sprintf("op%d", e.Act))
 			}
 			add(e, "")
@@ -282,7 +283,7 @@ func (c *cluster) trace(end time.Duration) *sim.Trace {
 		// A process that ended on its own without saying so (an error
 		// exit, a program run with -exec) ends when it was waited for.
 		if !k.hist.exited && !k.killed && k.waitT > 0 {
-			add(sim.Event{T: k.waitT, Proc: int16(k.idx), Kind: sim.EvExit, N: int64(k.code)}, "")
+			add(trace.Event{T: k.waitT, Proc: int16(k.idx), Kind: trace.EvExit, N: int64(k.code)}, "")
 		}
 	}
 	tr.Finish(end)
@@ -292,7 +293,7 @@ func (c *cluster) trace(end time.Duration) *sim.Trace {
 // parseLogLines follows a program that prints the post's log lines (run
 // with -exec): each line that says the process now leads, or no longer
 // does, is a role event stamped when the harness read it.
-func parseLogLines(r io.Reader, c *cluster, proc int, onEvent func(sim.Event)) procHistory {
+func parseLogLines(r io.Reader, c *cluster, proc int, onEvent func(trace.Event)) procHistory {
 	var ph procHistory
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -308,7 +309,7 @@ func parseLogLines(r io.Reader, c *cluster, proc int, onEvent func(sim.Event)) p
 		default:
 			continue
 		}
-		e := sim.Event{T: t, Proc: int16(proc), Kind: sim.EvRole, Role: role}
+		e := trace.Event{T: t, Proc: int16(proc), Kind: trace.EvRole, Role: role}
 		ph.events = append(ph.events, e)
 		onEvent(e)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // cmdFailover measures, on real processes, how long the system is without
@@ -147,7 +147,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 // A failoverRow is one variant's leaderless gaps after one signal.
 type failoverRow struct {
 	variant string
-	signal  sim.FaultKind
+	signal  trace.FaultKind
 	gaps    []time.Duration // sorted
 	missed  int             // no new leader within the timeout: wedged
 	bound   time.Duration
@@ -212,22 +212,22 @@ func fmtMs(d time.Duration) string {
 // failoverBound is the longest leaderless gap variant v's design allows
 // after signal, plus what this machine's kernel needs to hand over (a
 // few ms): the targets leaselab holds itself to.
-func failoverBound(v lease.Variant, cfg lease.Config, signal sim.FaultKind) (time.Duration, string) {
+func failoverBound(v lease.Variant, cfg lease.Config, signal trace.FaultKind) (time.Duration, string) {
 	const kernel = 5 * time.Millisecond
 	switch {
-	case v.Name == "flock" && signal == sim.Kill:
+	case v.Name == "flock" && signal == trace.Kill:
 		return 2 * time.Millisecond, "kernel release 2 ms"
 	case v.Name == "flock":
 		return kernel, "release 5 ms"
-	case v.Notify && signal == sim.Kill:
+	case v.Notify && signal == trace.Kill:
 		margin := time.Duration(int64(cfg.LeaseDuration) / 1_000_000 * 2 * driftPPM(cfg))
 		return cfg.LeaseDuration + margin + kernel, fmt.Sprintf("lease %v + drift margin %v + 5 ms", cfg.LeaseDuration, margin)
 	case v.Notify:
 		return kernel, "release 5 ms"
-	case v.ServerTTL && signal == sim.Kill:
+	case v.ServerTTL && signal == trace.Kill:
 		ttl := lease.ServerTTL(v.Name, cfg.LeaseDuration)
 		return ttl + cfg.WatchInterval + kernel, fmt.Sprintf("server TTL %v + poll %v + 5 ms", ttl, cfg.WatchInterval)
-	case signal == sim.Kill:
+	case signal == trace.Kill:
 		return cfg.LeaseDuration + cfg.WatchInterval + v.ClockTolerance + kernel,
 			fmt.Sprintf("lease %v + watch %v + whole-second expiry %v + 5 ms", cfg.LeaseDuration, cfg.WatchInterval, v.ClockTolerance)
 	}
@@ -262,7 +262,7 @@ func serverSubject(store, dsn string) failoverSubject {
 
 // afterFailoverSignal, if set (by tests), is called after each signal the
 // failover measurement sends, with the lock file's path.
-var afterFailoverSignal func(sig sim.FaultKind, lock string)
+var afterFailoverSignal func(sig trace.FaultKind, lock string)
 
 func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n int, seed uint64) (rows []failoverRow, err error) {
 	v := sub.variant
@@ -303,7 +303,7 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 		}
 		return rows, err
 	}
-	for _, sig := range []sim.FaultKind{sim.Kill, sim.Term} {
+	for _, sig := range []trace.FaultKind{trace.Kill, trace.Term} {
 		row = failoverRow{variant: sub.label, signal: sig}
 		row.bound, row.why = failoverBound(v, cfg, sig)
 		for attempts := 0; len(row.gaps)+row.missed < n; attempts++ {
@@ -340,7 +340,7 @@ func measureFailover(bin string, sub failoverSubject, cfg lease.Config, procs, n
 			// The gap runs from the end of the victim's leadership (its
 			// death, or its step-down at SIGTERM) to the next leader's
 			// first step as leader.
-			ended := sig == sim.Kill
+			ended := sig == trace.Kill
 			got := false
 			for wait := time.After(timeout); !got; {
 				select {

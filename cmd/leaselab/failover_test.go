@@ -10,7 +10,7 @@ import (
 	"github.com/leaselab/leaselab/lease/servertest"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 var scaled = scaledConfig
@@ -36,7 +36,7 @@ func TestFailoverMeasures(t *testing.T) {
 		// interval before the kill). The bounds tell the two apart and
 		// allow what a loaded machine adds.
 		lo, hi := time.Duration(0), scaled.LeaseDuration/2
-		if r.signal == sim.Kill {
+		if r.signal == trace.Kill {
 			lo, hi = scaled.LeaseDuration/2, scaled.LeaseDuration+time.Second
 		}
 		for _, g := range r.gaps {
@@ -108,8 +108,8 @@ func TestFailoverCountsWedges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes for about 10 s")
 	}
-	afterFailoverSignal = func(sig sim.FaultKind, lock string) {
-		if sig == sim.Kill {
+	afterFailoverSignal = func(sig trace.FaultKind, lock string) {
+		if sig == trace.Kill {
 			os.Truncate(lock, 0)
 		}
 	}
@@ -121,7 +121,7 @@ func TestFailoverCountsWedges(t *testing.T) {
 	}
 	for _, r := range rows {
 		want := 0
-		if r.signal == sim.Kill {
+		if r.signal == trace.Kill {
 			want = 1
 		}
 		if r.missed != want || len(r.gaps) != 1-want {

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // A history is what a real process tells leaselab torture about itself:
@@ -149,73 +149,69 @@ type histStore struct {
 	h     *history
 }
 
-// ident is what tells one write of a record from another, as the
-// simulator records it.
-func ident(r lease.Record) int64 { return r.Until + r.Version }
-
-func (s histStore) call(op sim.StoreOp, in lease.Record, holder int64) int {
+func (s histStore) call(op trace.StoreOp, in lease.Record, holder int64) int {
 	act := s.h.acquire()
-	s.h.emit("call %d %d %d %d %d", act, op, in.Holder, ident(in), holder)
+	s.h.emit("call %d %d %d %d %d %d %d", act, op, in.Holder, in.Until, in.Epoch, in.Version, holder)
 	return act
 }
 
-func (s histStore) ret(act int, op sim.StoreOp, out lease.Record, err error) {
-	res := sim.Classify(op, err)
-	if op == sim.StoreRead && res == sim.ResOK && out.Holder == lease.Unknown {
-		res = sim.ResUnknown
+func (s histStore) ret(act int, op trace.StoreOp, out lease.Record, err error) {
+	res := trace.Classify(op, err)
+	if op == trace.StoreRead && res == trace.ResOK && out.Holder == lease.Unknown {
+		res = trace.ResUnknown
 	}
 	var errno syscall.Errno
 	errors.As(err, &errno)
-	s.h.emit("ret %d %d %d %d %d %d", act, op, res, out.Holder, ident(out), int(errno))
+	s.h.emit("ret %d %d %d %d %d %d %d %d", act, op, res, out.Holder, out.Until, out.Epoch, out.Version, int(errno))
 	s.h.release(act)
 }
 
 func (s histStore) Read() (lease.Record, error) {
-	act := s.call(sim.StoreRead, lease.Record{}, 0)
+	act := s.call(trace.StoreRead, lease.Record{}, 0)
 	r, err := s.inner.Read()
-	s.ret(act, sim.StoreRead, r, err)
+	s.ret(act, trace.StoreRead, r, err)
 	return r, err
 }
 
 func (s histStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
-	act := s.call(sim.StoreCreate, lease.Record{}, holder)
+	act := s.call(trace.StoreCreate, lease.Record{}, holder)
 	r, err := s.inner.Create(holder, ttl)
-	s.ret(act, sim.StoreCreate, r, err)
+	s.ret(act, trace.StoreCreate, r, err)
 	return r, err
 }
 
 func (s histStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
-	act := s.call(sim.StoreRenew, cur, cur.Holder)
+	act := s.call(trace.StoreRenew, cur, cur.Holder)
 	r, err := s.inner.Renew(cur, ttl)
-	s.ret(act, sim.StoreRenew, r, err)
+	s.ret(act, trace.StoreRenew, r, err)
 	return r, err
 }
 
 func (s histStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
-	act := s.call(sim.StoreTakeover, stale, holder)
+	act := s.call(trace.StoreTakeover, stale, holder)
 	r, err := s.inner.Takeover(stale, holder, ttl)
-	s.ret(act, sim.StoreTakeover, r, err)
+	s.ret(act, trace.StoreTakeover, r, err)
 	return r, err
 }
 
 func (s histStore) Release(cur lease.Record) error {
-	act := s.call(sim.StoreRelease, cur, cur.Holder)
+	act := s.call(trace.StoreRelease, cur, cur.Holder)
 	err := s.inner.Release(cur)
-	s.ret(act, sim.StoreRelease, lease.Record{}, err)
+	s.ret(act, trace.StoreRelease, lease.Record{}, err)
 	return err
 }
 
 // procHistory is one real process's parsed history: events on true time
 // (ns since the harness's origin), ready to add to a recorded trace.
 type procHistory struct {
-	events []sim.Event
+	events []trace.Event
 	exited bool // it wrote its exit line
 }
 
 // parseHistory reads a process's history lines. A line cut short by a
 // SIGKILL, or any line it does not understand, is dropped: a history is
 // the process's own account, and an unreadable line says nothing.
-func parseHistory(r io.Reader, origin int64, proc int, onEvent func(sim.Event)) procHistory {
+func parseHistory(r io.Reader, origin int64, proc int, onEvent func(trace.Event)) procHistory {
 	var ph procHistory
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -239,7 +235,7 @@ func parseHistory(r io.Reader, origin int64, proc int, onEvent func(sim.Event)) 
 		if !ok {
 			continue
 		}
-		e := sim.Event{T: n[0] - origin, Proc: int16(proc)}
+		e := trace.Event{T: n[0] - origin, Proc: int16(proc)}
 		arg := func(i int) int64 {
 			if i < len(n) {
 				return n[i]
@@ -251,17 +247,19 @@ func parseHistory(r io.Reader, origin int64, proc int, onEvent func(sim.Event)) 
 		case "start":
 			continue
 		case "role":
-			e.Kind, e.Role = sim.EvRole, lease.Role(arg(2))
+			e.Kind, e.Role = trace.EvRole, lease.Role(arg(2))
 		case "lead":
-			e.Kind, e.N, e.A = sim.EvLead, arg(2), arg(3)-origin
+			e.Kind, e.N, e.A = trace.EvLead, arg(2), arg(3)-origin
 		case "log":
-			e.Kind, e.Op, e.Msg, e.A, e.B = sim.EvLog, sim.OpLog, lease.Msg(arg(2)), arg(3), arg(4)
+			e.Kind, e.Op, e.Msg, e.A, e.B = trace.EvLog, trace.OpLog, lease.Msg(arg(2)), arg(3), arg(4)
 		case "call":
-			e.Kind, e.Act, e.Store, e.A, e.B, e.N = sim.EvStoreCall, int16(arg(2)+1), sim.StoreOp(arg(3)), arg(4), arg(5), arg(6)
+			e.Kind, e.Act, e.Store, e.N = trace.EvStoreCall, int16(arg(2)+1), trace.StoreOp(arg(3)), arg(8)
+			e.SetRecord(lease.Record{Holder: arg(4), Until: arg(5), Epoch: arg(6), Version: arg(7)})
 		case "ret":
-			e.Kind, e.Act, e.Store, e.Res, e.A, e.B, e.Errno = sim.EvStore, int16(arg(2)+1), sim.StoreOp(arg(3)), sim.StoreRes(arg(4)), arg(5), arg(6), syscall.Errno(arg(7))
+			e.Kind, e.Act, e.Store, e.Res, e.Errno = trace.EvStore, int16(arg(2)+1), trace.StoreOp(arg(3)), trace.StoreRes(arg(4)), syscall.Errno(arg(9))
+			e.SetRecord(lease.Record{Holder: arg(5), Until: arg(6), Epoch: arg(7), Version: arg(8)})
 		case "exit":
-			e.Kind, e.N = sim.EvExit, arg(2)
+			e.Kind, e.N = trace.EvExit, arg(2)
 			ph.exited = true
 		default:
 			continue

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/scenario"
 )
 
 // usageError is bad input: exit status 2.
@@ -89,7 +89,7 @@ func writeHelp(w io.Writer) {
 		fmt.Fprintf(w, "%s\n    %s\n\n", c.synopsis, c.summary)
 	}
 	fmt.Fprintf(w, "leaselab help COMMAND (or leaselab COMMAND -h) lists the command's flags with their defaults.\n")
-	fmt.Fprintf(w, "scenarios: %s\nvariants:  %s\n", sim.ScenarioNames(), lease.VariantNames())
+	fmt.Fprintf(w, "scenarios: %s\nvariants:  %s\n", scenario.Names(), lease.VariantNames())
 	fmt.Fprintf(w, "exit status: 0 success, 1 a property broken (or a run failed), 2 bad input\n")
 }
 
@@ -128,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// lists each address it tried) is joined.
 	fmt.Fprintln(stderr, "leaselab:", oneLine(err.Error()))
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, lease.ErrUnknownVariant) || errors.Is(err, sim.ErrUnknownScenario) {
+	if errors.As(err, &ue) || errors.Is(err, lease.ErrUnknownVariant) || errors.Is(err, scenario.ErrUnknown) {
 		return 2
 	}
 	return 1
@@ -205,7 +205,7 @@ func cmdScenario(args []string, stdout, _ io.Writer) error {
 	variant := fs.String("variant", "", "run the experiment on this variant (valid: "+lease.VariantNames()+")")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	trace := fs.Bool("trace", false, "also print every event of the run")
-	var o sim.Options
+	var o scenario.Options
 	fs.DurationVar(&o.Lease.LeaseDuration, "lease", 9*time.Second, "lease duration")
 	fs.DurationVar(&o.Lease.RenewInterval, "renew", 3*time.Second, "renew interval")
 	fs.DurationVar(&o.Lease.WatchInterval, "watch", 3*time.Second, "watch interval")
@@ -214,9 +214,9 @@ func cmdScenario(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("scenario needs one NAME (valid: %s)", sim.ScenarioNames())
+		return usagef("scenario needs one NAME (valid: %s)", scenario.Names())
 	}
-	s, err := sim.LookupScenario(pos[0])
+	s, err := scenario.Lookup(pos[0])
 	if err != nil {
 		return err
 	}

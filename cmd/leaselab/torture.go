@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // tortureFaults are the faults a harness can inflict on real processes
 // with kill(2). Clock faults would need root or a time namespace.
-var tortureFaults = map[string]sim.FaultKind{"kill": sim.Kill, "stop": sim.Stop, "term": sim.Term}
+var tortureFaults = map[string]trace.FaultKind{"kill": trace.Kill, "stop": trace.Stop, "term": trace.Term}
 
 // cmdTorture is a Jepsen-style harness: real processes of leaselab run (or
 // any program that prints the post's log lines), real signals at instants
@@ -56,7 +56,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if *duration <= 0 {
 		return usagef("-duration %v: want a positive duration", *duration)
 	}
-	var kinds []sim.FaultKind
+	var kinds []trace.FaultKind
 	if *faults != "none" && *faults != "" {
 		for _, f := range strings.Split(*faults, ",") {
 			k, ok := tortureFaults[strings.TrimSpace(f)]
@@ -151,7 +151,7 @@ type torture struct {
 	variant   lease.Variant
 	cfg       lease.Config
 	procs     int
-	kinds     []sim.FaultKind
+	kinds     []trace.FaultKind
 	seed      uint64
 	dir       string
 	out       string   // -o: the timeline's path
@@ -197,7 +197,7 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 			kind := t.kinds[rng.IntN(len(t.kinds))]
 			var cands []*child
 			for _, k := range c.alive() {
-				if kind == sim.Kill || !k.stopped && !k.termed {
+				if kind == trace.Kill || !k.stopped && !k.termed {
 					cands = append(cands, k)
 				}
 			}
@@ -210,12 +210,12 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 			if k != nil {
 				counts[kind.String()]++
 				switch kind {
-				case sim.Stop:
+				case trace.Stop:
 					// From a third of a lease (nothing should happen) to four
 					// (every watcher has given up on the paused process).
 					dur := between(0.3, 4)
-					c.signal(k, sim.Stop, time.Duration(dur))
-					push(now+dur, func() { c.signal(k, sim.Cont, 0) })
+					c.signal(k, trace.Stop, time.Duration(dur))
+					push(now+dur, func() { c.signal(k, trace.Cont, 0) })
 				default:
 					c.signal(k, kind, 0)
 					push(now+between(0.1, 1), replenish)
@@ -350,7 +350,7 @@ func faultList(counts map[string]int) string {
 
 // A failover is the leaderless gap after a leader was signalled.
 type failover struct {
-	kind sim.FaultKind
+	kind trace.FaultKind
 	at   int64 // when the signal was sent
 	gap  int64 // to the next leader's first step as leader
 	pid  int
@@ -358,15 +358,15 @@ type failover struct {
 
 // failovers returns, for every SIGKILL or SIGTERM sent to a process that
 // was leading, the time until another process led.
-func failovers(tr *sim.Trace) []failover {
+func failovers(tr *trace.Trace) []failover {
 	iv := tr.Leadership()
 	var out []failover
 	for _, e := range tr.Events {
-		if e.Kind != sim.EvFault || e.Proc < 0 {
+		if e.Kind != trace.EvFault || e.Proc < 0 {
 			continue
 		}
-		kind := sim.FaultKind(e.N)
-		if kind != sim.Kill && kind != sim.Term {
+		kind := trace.FaultKind(e.N)
+		if kind != trace.Kill && kind != trace.Term {
 			continue
 		}
 		leading := false
@@ -394,7 +394,7 @@ func gapSummary(gaps []failover) string {
 		return ""
 	}
 	var parts []string
-	for _, k := range []sim.FaultKind{sim.Kill, sim.Term} {
+	for _, k := range []trace.FaultKind{trace.Kill, trace.Term} {
 		var ms []float64
 		for _, g := range gaps {
 			if g.kind == k {

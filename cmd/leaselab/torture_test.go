@@ -13,7 +13,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 var (
@@ -174,8 +174,8 @@ func TestParseHistory(t *testing.T) {
 	h.emit("start %d", 7)
 	h.emit("role %d", lease.RoleLeader)
 	h.emit("lead %d %d", 3, 5_000_000_000)
-	act := histStore{h: h}.call(sim.StoreRenew, lease.Record{Holder: 7, Version: 4}, 7)
-	histStore{h: h}.ret(act, sim.StoreRenew, lease.Record{Holder: 7, Version: 5}, nil)
+	act := histStore{h: h}.call(trace.StoreRenew, lease.Record{Holder: 7, Epoch: 2, Version: 4}, 7)
+	histStore{h: h}.ret(act, trace.StoreRenew, lease.Record{Holder: 7, Epoch: 2, Version: 5}, nil)
 	h.emit("exit %d", 0)
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	origin := int64(1000)
@@ -185,17 +185,17 @@ func TestParseHistory(t *testing.T) {
 		t.Fatalf("events %d (want 5: role, lead, call, ret, exit), exited %v:\n%s", len(ph.events), ph.exited, in)
 	}
 	e := ph.events
-	if e[0].Kind != sim.EvRole || e[0].Role != lease.RoleLeader || e[0].Proc != 2 {
+	if e[0].Kind != trace.EvRole || e[0].Role != lease.RoleLeader || e[0].Proc != 2 {
 		t.Errorf("role event %+v", e[0])
 	}
-	if e[1].Kind != sim.EvLead || e[1].N != 3 || e[1].A != 5_000_000_000-origin {
+	if e[1].Kind != trace.EvLead || e[1].Epoch() != 3 || e[1].Deadline() != 5_000_000_000-origin {
 		t.Errorf("lead event %+v: deadline on the harness's time", e[1])
 	}
-	if e[2].Kind != sim.EvStoreCall || e[2].Store != sim.StoreRenew || e[2].A != 7 || e[2].B != 4 ||
-		e[3].Kind != sim.EvStore || e[3].Res != sim.ResOK || e[3].B != 5 || e[2].Act != e[3].Act {
+	if e[2].Kind != trace.EvStoreCall || e[2].Store != trace.StoreRenew || e[2].Record() != (lease.Record{Holder: 7, Epoch: 2, Version: 4}) || e[2].Writer() != 7 ||
+		e[3].Kind != trace.EvStore || e[3].Res != trace.ResOK || e[3].Record() != (lease.Record{Holder: 7, Epoch: 2, Version: 5}) || e[2].Act != e[3].Act {
 		t.Errorf("store events %+v %+v", e[2], e[3])
 	}
-	if e[4].Kind != sim.EvExit || e[4].T < e[3].T {
+	if e[4].Kind != trace.EvExit || e[4].T < e[3].T {
 		t.Errorf("exit event %+v", e[4])
 	}
 }

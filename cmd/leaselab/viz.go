@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
-	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // A timeline is a run drawn as one self-contained HTML page: a row per
@@ -83,7 +83,7 @@ const (
 )
 
 // buildTimeline lays out trace tr with its verdicts.
-func buildTimeline(tr *sim.Trace, verdicts []spec.Verdict, title string, hrefs map[string]string) *timeline {
+func buildTimeline(tr *trace.Trace, verdicts []spec.Verdict, title string, hrefs map[string]string) *timeline {
 	end := int64(tr.End)
 	if end <= 0 {
 		end = 1
@@ -175,41 +175,41 @@ func buildTimeline(tr *sim.Trace, verdicts []spec.Verdict, title string, hrefs m
 		}
 		line := tr.Format(i)
 		switch {
-		case e.Kind == sim.EvFault && e.Proc >= 0:
+		case e.Kind == trace.EvFault && e.Proc >= 0:
 			p := int(e.Proc)
-			kind := sim.FaultKind(e.N)
+			kind := trace.FaultKind(e.N)
 			tl.Marks = append(tl.Marks, vizMark{X: x(e.T), Y: rows[p].Y - 4, H: vizRowH - 6, Class: "fault " + kind.String(), Line: line})
 			switch kind {
-			case sim.Stop:
+			case trace.Stop:
 				if e.A >= 0 && !st[p].paused {
 					st[p].paused, st[p].pauseAt, st[p].pauseLn = true, e.T, line
 				}
-			case sim.Cont:
+			case trace.Cont:
 				endPause(p, e.T)
 			}
-		case e.Kind == sim.EvFault:
+		case e.Kind == trace.EvFault:
 			tl.Marks = append(tl.Marks, vizMark{X: x(e.T), Y: vizTop - 4, H: n*vizRowH - 6, Class: "fault world", Line: line})
-		case e.Kind == sim.EvRole:
+		case e.Kind == trace.EvRole:
 			p := int(e.Proc)
 			flush(p, e.T)
 			st[p].role, st[p].line = e.Role, line
 			if e.Role != lease.RoleLeader {
 				endLease(p, e.T)
 			}
-		case e.Kind == sim.EvLead:
+		case e.Kind == trace.EvLead:
 			p := int(e.Proc)
 			endLease(p, e.T)
 			st[p].lead, st[p].leadTo, st[p].leadLn = e.T, e.A, line
-		case e.Kind == sim.EvExit:
+		case e.Kind == trace.EvExit:
 			p := int(e.Proc)
 			flush(p, e.T)
 			endLease(p, e.T)
 			endPause(p, e.T)
 			st[p].dead, st[p].line = true, line
-		case e.Kind == sim.EvStore && e.Res == sim.ResOK && e.Store != sim.StoreRead:
+		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store != trace.StoreRead:
 			storeFlush(e.T)
 			switch {
-			case e.Store == sim.StoreRelease:
+			case e.Store == trace.StoreRelease:
 				storeLabel = "released"
 			case e.B > 1e9: // the seed's record: its expiry, in Unix seconds
 				storeLabel = fmt.Sprintf("%d until %s", e.A, time.Unix(e.B, 0).UTC().Format("15:04:05"))
@@ -218,7 +218,7 @@ func buildTimeline(tr *sim.Trace, verdicts []spec.Verdict, title string, hrefs m
 			}
 			storeLine = line
 			tl.StoreOps = append(tl.StoreOps, vizMark{X: x(e.T), Class: "op", Line: line})
-		case e.Kind == sim.EvStore && (e.Res == sim.ResCorrupt || e.Res == sim.ResUnknown):
+		case e.Kind == trace.EvStore && (e.Res == trace.ResCorrupt || e.Res == trace.ResUnknown):
 			tl.StoreOps = append(tl.StoreOps, vizMark{X: x(e.T), Class: "op odd", Line: line})
 		}
 	}
@@ -258,7 +258,7 @@ func buildTimeline(tr *sim.Trace, verdicts []spec.Verdict, title string, hrefs m
 
 // violationSpan is the stretch of the run a violation is about: where two
 // leaders overlap, where nobody leads, or a sliver at its instant.
-func violationSpan(tr *sim.Trace, iv []sim.Interval, v *spec.Violation) (int64, int64) {
+func violationSpan(tr *trace.Trace, iv []trace.Interval, v *spec.Violation) (int64, int64) {
 	at := int64(v.At)
 	switch v.Property {
 	case spec.ExclusiveLeadership:
@@ -296,7 +296,7 @@ func tickStep(d time.Duration) time.Duration {
 }
 
 // writeTimelineFile writes the timeline of tr to path.
-func writeTimelineFile(path string, tr *sim.Trace, verdicts []spec.Verdict, title string, hrefs map[string]string) error {
+func writeTimelineFile(path string, tr *trace.Trace, verdicts []spec.Verdict, title string, hrefs map[string]string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("cannot write the timeline: %w", err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
-	"github.com/leaselab/leaselab/lease/storetest"
+	"github.com/leaselab/leaselab/spec/storetest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
-	"github.com/leaselab/leaselab/lease/storetest"
+	"github.com/leaselab/leaselab/spec/storetest"
 	"github.com/redis/go-redis/v9"
 )
 

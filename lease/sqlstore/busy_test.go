@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/lease/storetest"
+	"github.com/leaselab/leaselab/spec/storetest"
 )
 
 // Processes that open a fresh SQLite database at the same instant all

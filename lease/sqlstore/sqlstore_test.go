@@ -10,7 +10,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
-	"github.com/leaselab/leaselab/lease/storetest"
+	"github.com/leaselab/leaselab/spec/storetest"
 )
 
 var leaseSeq atomic.Int64

@@ -1,13 +1,15 @@
-package sim
+package scenario
 
 import (
 	"errors"
 	"fmt"
+	"github.com/leaselab/leaselab/sim"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Scenario is one of the post's experiments, reproduced in the simulator.
@@ -41,17 +43,17 @@ type Result struct {
 	Text   string
 	Fields map[string]any
 	// Trace is the run the text shows, for scenarios that show one.
-	Trace *Trace
+	Trace *trace.Trace
 }
 
-// ErrUnknownScenario is returned by LookupScenario.
-var ErrUnknownScenario = errors.New("unknown scenario")
+// ErrUnknown is returned by Lookup.
+var ErrUnknown = errors.New("unknown scenario")
 
 // Scenarios returns every scenario in a fixed order.
 func Scenarios() []Scenario { return append([]Scenario(nil), scenarios...) }
 
-// ScenarioNames returns the scenario names, comma-separated.
-func ScenarioNames() string {
+// Names returns the scenario names, comma-separated.
+func Names() string {
 	var names []string
 	for _, s := range scenarios {
 		names = append(names, s.Name)
@@ -59,14 +61,14 @@ func ScenarioNames() string {
 	return strings.Join(names, ", ")
 }
 
-// LookupScenario returns the named scenario.
-func LookupScenario(name string) (Scenario, error) {
+// Lookup returns the named scenario.
+func Lookup(name string) (Scenario, error) {
 	for _, s := range scenarios {
 		if s.Name == name {
 			return s, nil
 		}
 	}
-	return Scenario{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknownScenario, name, ScenarioNames())
+	return Scenario{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, Names())
 }
 
 // Run runs the scenario on a variant ("" means the scenario's own).
@@ -126,13 +128,13 @@ func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 // leader renewed at 3.53, so 60222 started a little after 60217 (it lost
 // the acquisition) yet set up its ticker before the leader finished
 // acquiring; 50 µs reproduces that.
-func postConfig(o Options, base time.Time) Config {
-	return Config{
+func postConfig(o Options, base time.Time) sim.Config {
+	return sim.Config{
 		Variant:  o.variant("seed"),
 		Lease:    o.Lease,
 		Seed:     1,
 		WallBase: base,
-		Procs: []ProcSpec{
+		Procs: []sim.ProcSpec{
 			{PID: 60217, Start: ms(530)},
 			{PID: 60222, Start: ms(530) + 50*time.Microsecond},
 			{PID: 60226, Start: ms(620)},
@@ -142,18 +144,18 @@ func postConfig(o Options, base time.Time) Config {
 }
 
 // prepare normalizes cfg so that what the scenario prints is what ran.
-func prepare(cfg *Config) (*Trace, error) {
+func prepare(cfg *sim.Config) (*trace.Trace, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, err
 	}
-	return Run(*cfg)
+	return sim.Run(*cfg)
 }
 
-func header(name, variant string, cfg Config) string {
+func header(name, variant string, cfg sim.Config) string {
 	return fmt.Sprintf("# scenario %s, variant %s\n# setup: %s\n", name, variant, cfg)
 }
 
-func logText(tr *Trace) string {
+func logText(tr *trace.Trace) string {
 	var b strings.Builder
 	tr.WriteLog(&b)
 	return b.String()
@@ -162,7 +164,7 @@ func logText(tr *Trace) string {
 func round2(d int64) float64 { return math.Round(float64(d)/1e7) / 100 }
 
 func runSteady(o Options) (*Result, error) {
-	cfg := postConfig(o, DefaultWallBase)
+	cfg := postConfig(o, sim.DefaultWallBase)
 	cfg.Horizon = 12 * time.Second
 	tr, err := prepare(&cfg)
 	if err != nil {
@@ -179,7 +181,7 @@ func runSteady(o Options) (*Result, error) {
 
 // gapResult runs cfg, whose first fault removes the leader, and reports
 // the leaderless gap from that fault to the next leader.
-func gapResult(name string, cfg Config, postGap float64) (*Result, error) {
+func gapResult(name string, cfg sim.Config, postGap float64) (*Result, error) {
 	tr, err := prepare(&cfg)
 	if err != nil {
 		return nil, err
@@ -192,19 +194,19 @@ func gapResult(name string, cfg Config, postGap float64) (*Result, error) {
 		gap := round2(t - f)
 		fields["leaderless_gap_s"] = gap
 		text += fmt.Sprintf("# fault at %s, next leader at %s: leaderless gap %.2f s (post: %.2f s)\n",
-			secs(f), secs(t), gap, postGap)
+			trace.Secs(f), trace.Secs(t), gap, postGap)
 	} else {
 		fields["leaderless_gap_s"] = nil
 		fields["wedged"] = true
-		text += fmt.Sprintf("# fault at %s, no leader until the horizon %s (post: %.2f s)\n", secs(f), secs(int64(tr.End)), postGap)
+		text += fmt.Sprintf("# fault at %s, no leader until the horizon %s (post: %.2f s)\n", trace.Secs(f), trace.Secs(int64(tr.End)), postGap)
 	}
 	return &Result{Text: text, Trace: tr, Fields: fields}, nil
 }
 
 func runKill(o Options) (*Result, error) {
-	cfg := postConfig(o, DefaultWallBase)
+	cfg := postConfig(o, sim.DefaultWallBase)
 	cfg.Horizon = 25 * time.Second
-	cfg.Faults = []Fault{{Kind: Kill, Proc: Leader, At: 12 * time.Second}}
+	cfg.Faults = []sim.Fault{{Kind: trace.Kill, Proc: sim.Leader, At: 12 * time.Second}}
 	return gapResult("kill-leader", cfg, 9.53)
 }
 
@@ -216,16 +218,16 @@ func runTerm(o Options) (*Result, error) {
 	cfg := postConfig(o, termBase)
 	// The post names 60344 (leader) and 60349 (its watcher ticks at .32);
 	// the third pid and the leader's start are not in the post.
-	cfg.Procs = []ProcSpec{{PID: 60344, Start: 0}, {PID: 60349, Start: ms(320)}, {PID: 60353, Start: ms(710)}}
+	cfg.Procs = []sim.ProcSpec{{PID: 60344, Start: 0}, {PID: 60349, Start: ms(320)}, {PID: 60353, Start: ms(710)}}
 	cfg.Horizon = 18 * time.Second
-	cfg.Faults = []Fault{{Kind: Term, Proc: Leader, At: ms(12010)}}
+	cfg.Faults = []sim.Fault{{Kind: trace.Term, Proc: sim.Leader, At: ms(12010)}}
 	return gapResult("term-leader", cfg, 0.31)
 }
 
 func runEmpty(o Options) (*Result, error) {
-	cfg := postConfig(o, DefaultWallBase)
-	cfg.Procs = []ProcSpec{{PID: 63010, Start: ms(10)}, {PID: 63015, Start: ms(320)}, {PID: 63019, Start: ms(630)}}
-	cfg.Files = []File{{Path: DefaultLockPath, Data: ""}}
+	cfg := postConfig(o, sim.DefaultWallBase)
+	cfg.Procs = []sim.ProcSpec{{PID: 63010, Start: ms(10)}, {PID: 63015, Start: ms(320)}, {PID: 63019, Start: ms(630)}}
+	cfg.Files = []sim.File{{Path: sim.DefaultLockPath, Data: ""}}
 	cfg.Horizon = 30 * time.Second
 	tr, err := prepare(&cfg)
 	if err != nil {
@@ -236,7 +238,7 @@ func runEmpty(o Options) (*Result, error) {
 	wedged := idle > bound
 	text := header("empty-file", cfg.Variant, cfg) + logText(tr) +
 		fmt.Sprintf("# leaders: %d; leaderless for the last %s with live processes (bound lease+watch = %v): wedged %v\n",
-			tr.Leaders(), secs(int64(idle)), bound, wedged)
+			tr.Leaders(), trace.Secs(int64(idle)), bound, wedged)
 	return &Result{Text: text, Trace: tr, Fields: map[string]any{
 		"scenario": "empty-file", "variant": cfg.Variant, "leaders": tr.Leaders(), "wedged": wedged,
 		"leaderless_s": round2(int64(idle)),
@@ -250,10 +252,10 @@ func runEmpty(o Options) (*Result, error) {
 // both take over. (Seed 2 is the first seed of TestSeedTakeoverRaceElects-
 // TwoLeaders's search that shows it; most seeds do not.)
 func runTakeoverRace(o Options) (*Result, error) {
-	cfg := postConfig(o, DefaultWallBase)
+	cfg := postConfig(o, sim.DefaultWallBase)
 	cfg.Seed = 2
-	cfg.Procs = []ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: ms(100)}, {PID: 300, Start: ms(100)}}
-	cfg.Faults = []Fault{{Kind: Kill, Proc: 0, At: time.Second}}
+	cfg.Procs = []sim.ProcSpec{{PID: 100, Start: 0}, {PID: 200, Start: ms(100)}, {PID: 300, Start: ms(100)}}
+	cfg.Faults = []sim.Fault{{Kind: trace.Kill, Proc: 0, At: time.Second}}
 	cfg.Horizon = 20 * time.Second
 	tr, err := prepare(&cfg)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // RecordHistory runs clients concurrent clients of one lease (holders 1 to
@@ -57,47 +57,47 @@ func RecordHistory(open Open, clients, calls int, seed uint64) []porcupine.Opera
 				var err error
 				switch p := rng.IntN(100); {
 				case p < 20 && haveMine:
-					in = model.Input{Op: sim.StoreRenew, Rec: mine, Holder: mine.Holder}
+					in = model.Input{Op: trace.StoreRenew, Rec: mine, Holder: mine.Holder}
 				case p < 30 && haveMine:
-					in = model.Input{Op: sim.StoreRelease, Rec: mine, Holder: mine.Holder}
+					in = model.Input{Op: trace.StoreRelease, Rec: mine, Holder: mine.Holder}
 				case p < 45 && haveSeen:
-					in = model.Input{Op: sim.StoreTakeover, Rec: seen, Holder: me}
+					in = model.Input{Op: trace.StoreTakeover, Rec: seen, Holder: me}
 				case p < 50 && haveSeen:
-					in = model.Input{Op: sim.StoreRenew, Rec: seen, Holder: seen.Holder}
+					in = model.Input{Op: trace.StoreRenew, Rec: seen, Holder: seen.Holder}
 				case p < 75:
-					in = model.Input{Op: sim.StoreCreate, Holder: me}
+					in = model.Input{Op: trace.StoreCreate, Holder: me}
 				default:
-					in = model.Input{Op: sim.StoreRead}
+					in = model.Input{Op: trace.StoreRead}
 				}
 				call := now()
 				switch in.Op {
-				case sim.StoreRead:
+				case trace.StoreRead:
 					out, err = s.Read()
-				case sim.StoreCreate:
+				case trace.StoreCreate:
 					out, err = s.Create(me, LongTTL)
-				case sim.StoreRenew:
+				case trace.StoreRenew:
 					out, err = s.Renew(in.Rec, LongTTL)
-				case sim.StoreTakeover:
+				case trace.StoreTakeover:
 					out, err = s.Takeover(in.Rec, me, LongTTL)
-				case sim.StoreRelease:
+				case trace.StoreRelease:
 					err = s.Release(in.Rec)
 				}
 				ret := now()
-				res := sim.Classify(in.Op, err)
-				if res == sim.ResOK && in.Op == sim.StoreRead && out.Holder == lease.Unknown {
-					res = sim.ResUnknown // a version exists; what it holds is not known
+				res := trace.Classify(in.Op, err)
+				if res == trace.ResOK && in.Op == trace.StoreRead && out.Holder == lease.Unknown {
+					res = trace.ResUnknown // a version exists; what it holds is not known
 				}
-				if res != sim.ResOK {
+				if res != trace.ResOK {
 					out = lease.Record{}
 				}
-				if res == sim.ResUnknown {
+				if res == trace.ResUnknown {
 					ret = -1 // fixed below: after every other event
 				}
 				switch {
-				case res != sim.ResOK:
-				case in.Op == sim.StoreRead:
+				case res != trace.ResOK:
+				case in.Op == trace.StoreRead:
 					seen, haveSeen = out, true
-				case in.Op == sim.StoreRelease:
+				case in.Op == trace.StoreRelease:
 					haveMine = false
 				case out.Holder == me:
 					mine, haveMine = out, true

@@ -1,7 +1,9 @@
-package sim
+package scenario
 
 import (
 	"fmt"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -35,13 +37,13 @@ func raceRunner(defaultVariant string) func(Options) (*Result, error) {
 }
 
 // RaceTrial returns the config of one trial of the race experiment.
-func RaceTrial(o Options, seed uint64, trial int) Config {
+func RaceTrial(o Options, seed uint64, trial int) sim.Config {
 	rng := rand.New(rand.NewPCG(seed, uint64(trial)))
-	cfg := Config{Variant: o.variant("seed"), Lease: o.Lease, Seed: rng.Uint64(), Horizon: raceHorizon,
+	cfg := sim.Config{Variant: o.variant("seed"), Lease: o.Lease, Seed: rng.Uint64(), Horizon: raceHorizon,
 		SyscallMin: scenSyscallMin, SyscallMax: scenSyscallMax, TimerLateMax: scenTimerLate}
 	for i := range raceProcs {
 		start := time.Duration(i)*raceSpawn + time.Duration(rng.Int64N(int64(raceJitter)))
-		cfg.Procs = append(cfg.Procs, ProcSpec{PID: 70000 + 7*i, Start: start})
+		cfg.Procs = append(cfg.Procs, sim.ProcSpec{PID: 70000 + 7*i, Start: start})
 	}
 	return cfg
 }
@@ -87,15 +89,15 @@ type gapSetup struct{ s0, d1, d2, k time.Duration }
 // killAfter is when the leader's fourth renewal falls.
 func killAfter(o Options) time.Duration { return 4 * o.Lease.RenewInterval }
 
-func (g gapSetup) config(o Options) Config {
-	cfg := postConfig(o, DefaultWallBase)
-	cfg.Procs = []ProcSpec{
+func (g gapSetup) config(o Options) sim.Config {
+	cfg := postConfig(o, sim.DefaultWallBase)
+	cfg.Procs = []sim.ProcSpec{
 		{PID: 60217, Start: g.s0},
 		{PID: 60222, Start: g.s0 + g.d1},
 		{PID: 60226, Start: g.s0 + g.d2},
 	}
 	kill := g.s0 + killAfter(o) + g.k
-	cfg.Faults = []Fault{{Kind: Kill, Proc: 0, At: kill}}
+	cfg.Faults = []sim.Fault{{Kind: trace.Kill, Proc: 0, At: kill}}
 	cfg.Horizon = kill + 2*(o.Lease.LeaseDuration+o.Lease.WatchInterval) + time.Second
 	// Normalize cannot fail on this setup; it fills in the intervals so that
 	// the setup prints as it ran.
@@ -105,7 +107,7 @@ func (g gapSetup) config(o Options) Config {
 
 // gap runs one setup and returns the leaderless gap after the kill in ns,
 // or -1 if no process led again before the horizon.
-func gapOf(cfg Config) (int64, *Trace, error) {
+func gapOf(cfg sim.Config) (int64, *trace.Trace, error) {
 	tr, err := prepare(&cfg)
 	if err != nil {
 		return 0, nil, err
@@ -182,7 +184,7 @@ func runWorstGap(o Options) (*Result, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# scenario worst-gap, variant %s: %d runs over the leader's start s0 in [0,1) s, watcher offsets in (0,%v)\n", variant, runs, watch)
 	fmt.Fprintf(&b, "# and the kill instant in (0,%v) after the renewal at s0+%v (grid, then coordinate descent)\n", renew, killAfter(o))
-	fmt.Fprintf(&b, "# worst leaderless gap found: %s (post: lease + watch = %v)\n", secs(bestGap), o.Lease.LeaseDuration+watch)
+	fmt.Fprintf(&b, "# worst leaderless gap found: %s (post: lease + watch = %v)\n", trace.Secs(bestGap), o.Lease.LeaseDuration+watch)
 	fmt.Fprintf(&b, "# worst setup: %s\n", cfg)
 
 	// Kills aimed at each system call of the leader's renewal.
@@ -229,14 +231,14 @@ func crashPoints(o Options, g gapSetup) ([]crashPoint, error) {
 	count := map[string]int{}
 	var out []crashPoint
 	for _, e := range tr.Events {
-		if e.Proc != 0 || (e.Kind != EvSyscall && e.Kind != EvLog) {
+		if e.Proc != 0 || (e.Kind != trace.EvSyscall && e.Kind != trace.EvLog) {
 			continue
 		}
 		kind := e.Op.String()
-		if e.Op == OpOpen {
-			kind = openKind(int(e.Flag))
+		if e.Op == trace.OpOpen {
+			kind = sim.CallKind(trace.OpOpen, int(e.Flag))
 		}
-		if e.Kind == EvLog {
+		if e.Kind == trace.EvLog {
 			kind = "log"
 		}
 		count[kind]++
@@ -244,26 +246,16 @@ func crashPoints(o Options, g gapSetup) ([]crashPoint, error) {
 			continue
 		}
 		cfg := g.config(o)
-		cfg.Faults = []Fault{{Kind: Kill, Proc: 0, After: kind, Nth: count[kind]}}
+		cfg.Faults = []sim.Fault{{Kind: trace.Kill, Proc: 0, After: kind, Nth: count[kind]}}
 		gap, _, err := gapOf(cfg)
 		if err != nil {
 			return nil, err
 		}
 		name := kind
-		if e.Path != (Str{}) {
+		if e.Path != (trace.Str{}) {
 			name += " " + tr.S(e.Path)
 		}
 		out = append(out, crashPoint{name: name, gap: gap})
 	}
 	return out, nil
-}
-
-// openKind names an open by its flags, as crash points do.
-func openKind(flag int) string {
-	for _, k := range []string{"open-excl", "open-trunc", "open-create"} {
-		if matches(k, OpOpen, flag) {
-			return k
-		}
-	}
-	return "open"
 }

@@ -1,4 +1,4 @@
-package sim
+package scenario
 
 import (
 	"encoding/json"
@@ -117,7 +117,7 @@ func TestScenariosReproducePost(t *testing.T) {
 	}, "max_leaders", 2})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := LookupScenario(c.name)
+			s, err := Lookup(c.name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +140,7 @@ func TestScenariosReproducePost(t *testing.T) {
 		})
 	}
 	t.Run("empty-file has no leader", func(t *testing.T) {
-		s, _ := LookupScenario("empty-file")
+		s, _ := Lookup("empty-file")
 		r, _ := s.Run(Options{})
 		if r.Fields["leaders"] != 0 {
 			t.Errorf("leaders = %v, want 0", r.Fields["leaders"])
@@ -160,7 +160,7 @@ func TestRaceScenarios(t *testing.T) {
 		name      string
 		wantMulti bool
 	}{{"naive-race", true}, {"excl-race", false}} {
-		s, _ := LookupScenario(c.name)
+		s, _ := Lookup(c.name)
 		r, err := s.Run(Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +174,7 @@ func TestRaceScenarios(t *testing.T) {
 		}
 	}
 	// The same experiment on the other variant swaps the verdicts.
-	s, _ := LookupScenario("excl-race")
+	s, _ := Lookup("excl-race")
 	r, err := s.Run(Options{Variant: "seed-naive"})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestWorstGap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("searches ~4000 runs")
 	}
-	s, _ := LookupScenario("worst-gap")
+	s, _ := Lookup("worst-gap")
 	r, err := s.Run(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -206,10 +206,10 @@ func TestWorstGap(t *testing.T) {
 }
 
 func TestLookupScenario(t *testing.T) {
-	if _, err := LookupScenario("nope"); err == nil || !strings.Contains(err.Error(), "kill-leader") {
+	if _, err := Lookup("nope"); err == nil || !strings.Contains(err.Error(), "kill-leader") {
 		t.Errorf("error %v should name the valid scenarios", err)
 	}
-	s, _ := LookupScenario("steady")
+	s, _ := Lookup("steady")
 	if _, err := s.Run(Options{Variant: "nope"}); err == nil || !strings.Contains(err.Error(), "seed-naive") {
 		t.Errorf("error %v should name the valid variants", err)
 	}

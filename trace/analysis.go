@@ -1,9 +1,7 @@
-package sim
+package trace
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -193,30 +191,4 @@ func (tr *Trace) anyAlive() bool {
 		}
 	}
 	return false
-}
-
-// Setup is the run's configuration as Config.String prints it, with each
-// fault that never fired marked "never fired" (its process had died, or the
-// call it waited for was never made) and each that found no leader to hit
-// marked so: what a reader of the setup can take as really exercised.
-func (tr *Trace) Setup() string {
-	c := tr.Config
-	if len(c.Faults) == 0 || len(tr.fates) != len(c.Faults) {
-		return c.String() // a recorded trace: its faults are what happened
-	}
-	faults := c.Faults
-	c.Faults = nil
-	var b strings.Builder
-	b.WriteString(c.String())
-	for i, f := range faults {
-		switch tr.fates[i] {
-		case fired:
-			fmt.Fprintf(&b, " fault=[%s]", f)
-		case noLeader:
-			fmt.Fprintf(&b, " fault=[%s, no leader to hit]", f)
-		default:
-			fmt.Fprintf(&b, " fault=[%s, never fired]", f)
-		}
-	}
-	return b.String()
 }

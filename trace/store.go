@@ -1,10 +1,9 @@
-package sim
+package trace
 
 import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"time"
 
 	"github.com/leaselab/leaselab/lease"
 )
@@ -60,8 +59,10 @@ func (r StoreRes) String() string {
 	return "storeres?"
 }
 
-// classify maps a Store error to an outcome for the register model.
-func classify(op StoreOp, err error) StoreRes {
+// Classify maps a Store operation's error to the outcome the trace
+// records for the linearizability check: the simulator's processes and
+// real ones (leaselab torture, storetest) alike.
+func Classify(op StoreOp, err error) StoreRes {
 	if err == nil {
 		return ResOK
 	}
@@ -71,7 +72,7 @@ func classify(op StoreOp, err error) StoreRes {
 	switch {
 	case op == StoreRead && errors.Is(err, fs.ErrNotExist):
 		return ResNotFound
-	case op == StoreRead && (errors.As(err, &se) || errors.As(err, &te) || err.Error() == "unexpected end of JSON input"):
+	case op == StoreRead && (errors.As(err, &se) || errors.As(err, &te)):
 		return ResCorrupt
 	case op == StoreCreate && errors.Is(err, fs.ErrExist):
 		return ResExists
@@ -87,67 +88,4 @@ func classify(op StoreOp, err error) StoreRes {
 		return ResConflict
 	}
 	return ResUnknown
-}
-
-// recStore wraps a process's Store and records each operation's call and
-// return in the trace, for the linearizability check.
-type recStore struct {
-	inner lease.Store
-	p     *proc
-}
-
-func (s *recStore) call(op StoreOp, in lease.Record, holder int64) {
-	p := s.p
-	a := p.w.cur
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvStoreCall, Store: op, A: in.Holder, B: ident(in), N: holder})
-}
-
-func (s *recStore) ret(op StoreOp, out lease.Record, err error) {
-	p := s.p
-	a := p.w.cur
-	res := classify(op, err)
-	if op == StoreRead && res == ResOK && out.Holder == lease.Unknown {
-		res = ResUnknown // it learned that a version exists, not what it holds
-	}
-	p.w.record(Event{Proc: int16(p.idx), Act: int16(a.id), Kind: EvStore, Store: op, Res: res,
-		A: out.Holder, B: ident(out), Errno: errno(err)})
-}
-
-// ident is what tells one write of a record from another: the seed's
-// expiry second, or a versioned store's version (one of them is zero).
-func ident(r lease.Record) int64 { return r.Until + r.Version }
-
-func (s *recStore) Read() (lease.Record, error) {
-	s.call(StoreRead, lease.Record{}, 0)
-	r, err := s.inner.Read()
-	s.ret(StoreRead, r, err)
-	return r, err
-}
-
-func (s *recStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
-	s.call(StoreCreate, lease.Record{}, holder)
-	r, err := s.inner.Create(holder, ttl)
-	s.ret(StoreCreate, r, err)
-	return r, err
-}
-
-func (s *recStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
-	s.call(StoreRenew, cur, cur.Holder)
-	r, err := s.inner.Renew(cur, ttl)
-	s.ret(StoreRenew, r, err)
-	return r, err
-}
-
-func (s *recStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
-	s.call(StoreTakeover, stale, holder)
-	r, err := s.inner.Takeover(stale, holder, ttl)
-	s.ret(StoreTakeover, r, err)
-	return r, err
-}
-
-func (s *recStore) Release(cur lease.Record) error {
-	s.call(StoreRelease, cur, cur.Holder)
-	err := s.inner.Release(cur)
-	s.ret(StoreRelease, lease.Record{}, err)
-	return err
 }

@@ -1,17 +1,17 @@
-package sim
+package trace
 
 import (
 	"slices"
 	"time"
 )
 
-// NewRecordedTrace returns an empty trace for a run that happened outside
-// the simulator (real processes under leaselab torture), so that the same
-// checks judge it. cfg names the variant and its lease configuration; the
-// caller adds processes, activities and events, in any order, then calls
-// Finish.
-func NewRecordedTrace(cfg Config) *Trace {
-	return &Trace{Config: cfg, Recorded: true}
+// NewRecorded returns an empty trace for a run that happened outside the
+// simulator (real processes under leaselab torture), so that the same
+// checks judge it. run names the variant, its lease configuration and the
+// lock; the caller adds processes, activities and events, in any order,
+// then calls Finish.
+func NewRecorded(run Run) *Trace {
+	return &Trace{Run: run, Recorded: true}
 }
 
 // AddProc adds a process with holder id pid started at true time start,
@@ -34,10 +34,10 @@ func (tr *Trace) Act(p int, name string) int16 {
 	return int16(len(tr.Acts[p]) - 1)
 }
 
-// Add appends e to a recorded trace, with path as its Path string
-// (fault descriptions).
-func (tr *Trace) Add(e Event, path string) {
-	e.Path = tr.str(path)
+// Add appends e to a recorded trace, with text as its Text (a fault's
+// description).
+func (tr *Trace) Add(e Event, text string) {
+	e.Text = tr.Str(text)
 	tr.Events = append(tr.Events, e)
 }
 
@@ -55,8 +55,3 @@ func (tr *Trace) Finish(end time.Duration) {
 	})
 	tr.End = end
 }
-
-// Classify maps a Store operation's error to the outcome the trace
-// records for the linearizability check, as the simulator does for its
-// own processes: a real process's history uses it too.
-func Classify(op StoreOp, err error) StoreRes { return classify(op, err) }

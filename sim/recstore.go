@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// recStore wraps a process's Store and records each operation's call and
+// return in the trace, for the linearizability check.
+type recStore struct {
+	inner lease.Store
+	p     *proc
+}
+
+func (s *recStore) call(op trace.StoreOp, in lease.Record, holder int64) {
+	p := s.p
+	a := p.w.cur
+	e := trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvStoreCall, Store: op, N: holder}
+	e.SetRecord(in)
+	p.w.record(e)
+}
+
+func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
+	p := s.p
+	a := p.w.cur
+	res := trace.Classify(op, err)
+	if op == trace.StoreRead && res == trace.ResOK && out.Holder == lease.Unknown {
+		res = trace.ResUnknown // it learned that a version exists, not what it holds
+	}
+	e := trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvStore, Store: op, Res: res, Errno: errno(err)}
+	e.SetRecord(out)
+	p.w.record(e)
+}
+
+func (s *recStore) Read() (lease.Record, error) {
+	s.call(trace.StoreRead, lease.Record{}, 0)
+	r, err := s.inner.Read()
+	s.ret(trace.StoreRead, r, err)
+	return r, err
+}
+
+func (s *recStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	s.call(trace.StoreCreate, lease.Record{}, holder)
+	r, err := s.inner.Create(holder, ttl)
+	s.ret(trace.StoreCreate, r, err)
+	return r, err
+}
+
+func (s *recStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	s.call(trace.StoreRenew, cur, cur.Holder)
+	r, err := s.inner.Renew(cur, ttl)
+	s.ret(trace.StoreRenew, r, err)
+	return r, err
+}
+
+func (s *recStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	s.call(trace.StoreTakeover, stale, holder)
+	r, err := s.inner.Takeover(stale, holder, ttl)
+	s.ret(trace.StoreTakeover, r, err)
+	return r, err
+}
+
+func (s *recStore) Release(cur lease.Record) error {
+	s.call(trace.StoreRelease, cur, cur.Holder)
+	err := s.inner.Release(cur)
+	s.ret(trace.StoreRelease, lease.Record{}, err)
+	return err
+}

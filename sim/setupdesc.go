@@ -1,0 +1,46 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// setup is a run's configuration and what became of each configured
+// fault: the trace's Run.Setup.
+type setup struct {
+	cfg   Config
+	fates []uint8 // per cfg.Faults: neverFired, fired or noLeader
+}
+
+// fate records what became of the configured fault f.
+func (s *setup) fate(f Fault, what uint8) {
+	if f.idx > 0 && f.idx <= len(s.fates) {
+		s.fates[f.idx-1] = what
+	}
+}
+
+// String is the configuration as Config.String prints it, with each fault
+// that never fired marked "never fired" (its process had died, or the call
+// it waited for was never made) and each that found no leader to hit
+// marked so: what a reader of the setup can take as really exercised.
+func (s *setup) String() string {
+	c := s.cfg
+	if len(c.Faults) == 0 {
+		return c.String()
+	}
+	faults := c.Faults
+	c.Faults = nil
+	var b strings.Builder
+	b.WriteString(c.String())
+	for i, f := range faults {
+		switch s.fates[i] {
+		case fired:
+			fmt.Fprintf(&b, " fault=[%s]", f)
+		case noLeader:
+			fmt.Fprintf(&b, " fault=[%s, no leader to hit]", f)
+		default:
+			fmt.Fprintf(&b, " fault=[%s, never fired]", f)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,161 @@
+package trace
+
+import (
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// Kind is the kind of a trace event.
+type Kind uint8
+
+// The event kinds.
+const (
+	EvSyscall   Kind = iota + 1 // a system call (Op says which); log lines are EvLog
+	EvLog                       // a write of a log line to stdout or stderr
+	EvClock                     // a clock read: N is the reading in ns (wall: Unix ns)
+	EvRole                      // the process now believes it is Role
+	EvSpawn                     // an activity started (Text is its name)
+	EvSend                      // a hand-off between activities
+	EvRecv                      // the other side of a hand-off
+	EvSignal                    // a signal handler was installed (Op OpSigaction) or ran
+	EvFault                     // a fault fired (see Event.FaultKind, Event.Missed; Text describes it)
+	EvExit                      // the process ended (see Event.ExitCode)
+	EvStore                     // a Store operation returned (Store, Res, Event.Record)
+	EvStoreCall                 // a Store operation was called (Store, Event.Record, Event.Writer)
+	EvLead                      // the process leads (see Event.Epoch, Event.Deadline)
+	EvFence                     // the process acted on the fenced resource (Event.Epoch, Event.Accepted)
+	EvBlock                     // a system call (Op, FD, Flag) must wait: a blocking flock on a lock held elsewhere
+)
+
+// Op is a system call.
+type Op uint8
+
+// The system calls.
+const (
+	OpOpen Op = iota + 1
+	OpWrite
+	OpFsync
+	OpClose
+	OpRead
+	OpStat
+	OpRemove
+	OpRename
+	OpLink
+	OpSigaction
+	OpExit
+	OpLog       // EvLog: a write(2) of a log line to stdout or stderr
+	OpFence     // EvFence: an action on the fenced resource
+	OpClockWall // EvClock: a wall-clock read
+	OpClockMono // EvClock: a monotonic read
+	OpFlock     // flock(2): FD, Flag is the operation
+	OpRPC       // a request to a lease server (Path: server, lease and operation; Data: the reply)
+)
+
+var opNames = [...]string{OpOpen: "open", OpWrite: "write", OpFsync: "fsync", OpClose: "close", OpRead: "read",
+	OpStat: "stat", OpRemove: "remove", OpRename: "rename", OpLink: "link", OpSigaction: "sigaction",
+	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono", OpFlock: "flock", OpRPC: "rpc"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) && opNames[o] != "" {
+		return opNames[o]
+	}
+	return "op" + strconv.Itoa(int(o))
+}
+
+// Event is one step of a run. Fields beyond T, Proc, Act and Kind depend on
+// the kind; unused ones are zero. The numbered fields N, A, B, C and D are
+// read through the accessors named for what they hold in each kind
+// (Record, FaultKind, ExitCode, Epoch, ...), and written by the simulator
+// and the recorders through the same names (SetRecord, ...).
+type Event struct {
+	T     int64 // true time in ns since the start of the run
+	Proc  int16 // process index, -1 for the world
+	Act   int16 // activity number within the process
+	Kind  Kind
+	Op    Op
+	Role  lease.Role
+	Msg   lease.Msg
+	Store StoreOp  // EvStoreCall, EvStore
+	Res   StoreRes // EvStore
+	Errno syscall.Errno
+	Flag  int32
+	FD    int32
+	N     int64 // bytes, result, clock reading; see the accessors
+	A, B  int64 // log arguments; see the accessors
+	C, D  int64 // see the accessors
+	Path  Str   // the file a system call names
+	Path2 Str   // rename/link target
+	Data  Str   // bytes written or read; a server's reply
+	Text  Str   // an activity's name (EvSpawn), a fault's description (EvFault)
+}
+
+// Exit codes of EvExit events for a process that died of a signal: the
+// negated signal number.
+const (
+	ExitKilled     = -9  // SIGKILL
+	ExitTerminated = -15 // SIGTERM's default action: no handler was installed
+)
+
+// ExitCode is an EvExit's exit status, or ExitKilled or ExitTerminated.
+func (e *Event) ExitCode() int64 { return e.N }
+
+// FaultKind is an EvFault's kind of fault.
+func (e *Event) FaultKind() FaultKind { return FaultKind(e.N) }
+
+// Missed reports whether an EvFault aimed at the leader found none and so
+// did nothing.
+func (e *Event) Missed() bool { return e.A < 0 }
+
+// PauseFor is a Stop fault's pause.
+func (e *Event) PauseFor() time.Duration { return time.Duration(max(e.A, 0)) }
+
+// StepBy is a Skew or Jump fault's step.
+func (e *Event) StepBy() time.Duration { return time.Duration(e.B) }
+
+// Fault returns an EvFault event of kind k by process proc (-1: the
+// world), described by text. pause and step are a Stop's pause and a
+// Skew's or Jump's step; missed marks a fault aimed at the leader that
+// found none.
+func Fault(proc int16, k FaultKind, pause, step time.Duration, missed bool, text Str) Event {
+	e := Event{Proc: proc, Kind: EvFault, N: int64(k), A: int64(pause), B: int64(step), Text: text}
+	if missed {
+		e.A = -1
+	}
+	return e
+}
+
+// Epoch is the fencing epoch of an EvLead or EvFence event.
+func (e *Event) Epoch() int64 { return e.N }
+
+// Deadline is an EvLead's local deadline, in true time ns: the process
+// leads until then unless it renews first.
+func (e *Event) Deadline() int64 { return e.A }
+
+// Accepted reports whether an EvFence's action was accepted by the fenced
+// resource (a stale epoch is rejected).
+func (e *Event) Accepted() bool { return e.A == 1 }
+
+// Record is the record of a store event: an EvStoreCall's input record
+// (the one the caller expects to be current), an EvStore's result.
+func (e *Event) Record() lease.Record {
+	return lease.Record{Holder: e.A, Until: e.B, Epoch: e.C, Version: e.D}
+}
+
+// SetRecord sets the record of a store event.
+func (e *Event) SetRecord(r lease.Record) { e.A, e.B, e.C, e.D = r.Holder, r.Until, r.Epoch, r.Version }
+
+// Writer is the holder an EvStoreCall writes a record for: Create's and
+// Takeover's holder, the current holder for Renew and Release; 0 for Read.
+func (e *Event) Writer() int64 { return e.N }
+
+// ExpiredAt is the true time at which a server's record expired, for an
+// EvStore of StoreExpire.
+func (e *Event) ExpiredAt() int64 { return e.N }
+
+// Str is a string kept in its trace's arena (see Trace.S), so that events
+// hold no pointers and the garbage collector never scans a trace: a run
+// records several events per system call, and this is its hot path.
+type Str struct{ off, n uint32 }

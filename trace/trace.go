@@ -1,0 +1,128 @@
+package trace
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// ProcInfo describes a process of the run.
+type ProcInfo struct {
+	PID   int
+	Start time.Duration
+}
+
+// File is a file or directory as the run left it.
+type File struct {
+	Name string
+	Data []byte // a copy; nil for a directory
+	Dir  bool
+}
+
+// Run is what a trace is a run of: what a check needs to know to judge it.
+type Run struct {
+	// Variant is the name of the lease.Variant that ran.
+	Variant string
+	// Lease is its lease configuration.
+	Lease lease.Config
+	// LockPath is the lock file (or the lease's name on a server).
+	LockPath string
+	// Server reports whether the store is a server's (Redis, etcd, SQL):
+	// it expires records on its own when their TTL runs out, and keeps
+	// its state when the clients' machine loses power.
+	Server bool
+	// Setup describes the configuration that produced the run, in the
+	// simulator's flag syntax, with what became of each configured fault.
+	// Nil for a recorded trace, whose faults are its events.
+	Setup fmt.Stringer
+}
+
+// Trace is everything that happened in a run, in order.
+type Trace struct {
+	Events []Event
+	Procs  []ProcInfo
+	Acts   [][]string // activity names per process
+	// Base is the wall-clock time at true time 0, the origin of the
+	// post's elapsed-seconds column.
+	Base time.Time
+	// End is the true time at which the run stopped.
+	End   time.Duration
+	Files []File // the file system at the end
+	// Run is what ran.
+	Run Run
+	// Recorded marks a trace of real processes (NewRecorded): what a
+	// server did on its own, such as expiring a record, is not in it.
+	Recorded bool
+
+	arena   []byte
+	last    string // the string most recently put in the arena
+	lastRef Str
+}
+
+// Setup describes the configuration that produced the run: Run.Setup's
+// description, or for a recorded trace its variant, lock and lease.
+func (tr *Trace) Setup() string {
+	if tr.Run.Setup != nil {
+		return tr.Run.Setup.String()
+	}
+	c := tr.Run.Lease
+	return fmt.Sprintf("variant=%s lease=%v renew=%v watch=%v (recorded)", tr.Run.Variant, c.LeaseDuration, c.RenewInterval, c.WatchInterval)
+}
+
+// S returns the string s refers to.
+func (tr *Trace) S(s Str) string { return string(tr.arena[s.off : s.off+s.n]) }
+
+// Str puts s in the trace's arena and returns its reference. Paths
+// repeat, so the last one is remembered.
+func (tr *Trace) Str(s string) Str {
+	if s == "" {
+		return Str{}
+	}
+	if s == tr.last {
+		return tr.lastRef
+	}
+	r := Str{uint32(len(tr.arena)), uint32(len(s))}
+	tr.arena = append(tr.arena, s...)
+	tr.last, tr.lastRef = s, r
+	return r
+}
+
+// Bytes puts b in the arena and returns its reference.
+func (tr *Trace) Bytes(b []byte) Str {
+	r := Str{uint32(len(tr.arena)), uint32(len(b))}
+	tr.arena = append(tr.arena, b...)
+	return r
+}
+
+// buffers recycles the memory of traces that callers Release: a search
+// runs thousands of runs and keeps the traces of few.
+var buffers sync.Pool
+
+type memory struct {
+	events []Event
+	arena  []byte
+}
+
+// New returns an empty trace whose event and string memory may be
+// recycled from a trace given back with Release.
+func New() *Trace {
+	tr := &Trace{}
+	if m, ok := buffers.Get().(*memory); ok {
+		tr.Events, tr.arena = m.events[:0], m.arena[:0]
+	} else {
+		tr.Events, tr.arena = make([]Event, 0, 256), make([]byte, 0, 4096)
+	}
+	return tr
+}
+
+// Release gives the trace's memory back for reuse by later traces. The
+// trace must not be used afterwards.
+func (tr *Trace) Release() {
+	if tr.Events == nil {
+		return
+	}
+	buffers.Put(&memory{events: tr.Events, arena: tr.arena})
+	tr.Events, tr.arena, tr.last = nil, nil, ""
+}
