@@ -3,18 +3,20 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"github.com/leaselab/leaselab/sim"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/trace"
 )
 
 // Scenario is one of the post's experiments, reproduced in the simulator.
 type Scenario struct {
-	Name    string
+	// Name is how the command line and Lookup name it (kill-leader).
+	Name string
+	// Summary says in one line what the experiment does.
 	Summary string
 	// Post is what the post measured, for the README's table.
 	Post string
@@ -40,13 +42,17 @@ func (o Options) variant(def string) string {
 // Result is a scenario's outcome: the text it prints and the fields of its
 // JSON object.
 type Result struct {
-	Text   string
+	// Text is what leaselab scenario prints: the setup, the log in the
+	// post's format where there is one run, and a summary.
+	Text string
+	// Fields are the JSON object's fields (leaselab scenario -json).
 	Fields map[string]any
 	// Trace is the run the text shows, for scenarios that show one.
 	Trace *trace.Trace
 }
 
-// ErrUnknown is returned by Lookup.
+// ErrUnknown is wrapped by the error Lookup returns for a name that is no
+// scenario's.
 var ErrUnknown = errors.New("unknown scenario")
 
 // Scenarios returns every scenario in a fixed order.

@@ -2,12 +2,13 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/leaselab/leaselab/sim"
-	"github.com/leaselab/leaselab/trace"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // The launch model of the race scenarios: the post started 30 processes
@@ -36,7 +37,10 @@ func raceRunner(defaultVariant string) func(Options) (*Result, error) {
 	}
 }
 
-// RaceTrial returns the config of one trial of the race experiment.
+// RaceTrial returns the simulator setup of trial number trial (from 0) of
+// the race experiments with the given seed: 30 processes launched as the
+// launch model above says, on o's variant ("seed" if none). naive-race and
+// excl-race run trials 0 to 29 with seed 1.
 func RaceTrial(o Options, seed uint64, trial int) sim.Config {
 	rng := rand.New(rand.NewPCG(seed, uint64(trial)))
 	cfg := sim.Config{Variant: o.variant("seed"), Lease: o.Lease, Seed: rng.Uint64(), Horizon: raceHorizon,
@@ -105,7 +109,7 @@ func (g gapSetup) config(o Options) sim.Config {
 	return cfg
 }
 
-// gap runs one setup and returns the leaderless gap after the kill in ns,
+// gapOf runs one setup and returns the leaderless gap after the kill in ns,
 // or -1 if no process led again before the horizon.
 func gapOf(cfg sim.Config) (int64, *trace.Trace, error) {
 	tr, err := prepare(&cfg)
