@@ -22,17 +22,47 @@ func golden(t *testing.T, r *Result) string {
 	return r.Text + "# json\n" + string(j) + "\n"
 }
 
-// TestScenariosGolden compares every scenario's output with the copy kept
-// under testdata/ (regenerate with go test ./sim -run Golden -update).
-func TestScenariosGolden(t *testing.T) {
+// goldenCase is one golden transcript: a scenario on a variant ("": the
+// scenario's own). Its file is testdata/scenario-NAME.golden, or
+// testdata/scenario-NAME-VARIANT.golden for another variant.
+type goldenCase struct{ name, variant string }
+
+func (c goldenCase) id() string {
+	if c.variant == "" {
+		return c.name
+	}
+	return c.name + "-" + c.variant
+}
+
+// goldenCases are every scenario on its own variant, then the failovers on
+// the reference algorithm, which has no transcript in the post.
+func goldenCases() []goldenCase {
+	var cases []goldenCase
 	for _, s := range Scenarios() {
-		t.Run(s.Name, func(t *testing.T) {
-			r, err := s.Run(Options{})
+		cases = append(cases, goldenCase{name: s.Name})
+	}
+	return append(cases,
+		goldenCase{"kill-leader", "reference"},
+		goldenCase{"term-leader", "reference"},
+	)
+}
+
+// TestScenariosGolden compares every golden case's output with the copy
+// kept under testdata/ (regenerate with go test ./scenario -run Golden
+// -update; -run Golden/NAME rewrites one).
+func TestScenariosGolden(t *testing.T) {
+	for _, c := range goldenCases() {
+		t.Run(c.id(), func(t *testing.T) {
+			s, err := Lookup(c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := s.Run(Options{Variant: c.variant})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := golden(t, r)
-			path := filepath.Join("testdata", "scenario-"+s.Name+".golden")
+			path := filepath.Join("testdata", "scenario-"+c.id()+".golden")
 			if *update {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -234,5 +264,31 @@ func TestNaiveRaceRate(t *testing.T) {
 	}
 	if multi != 60 {
 		t.Errorf("%d / 1000 trials with more than one leader; the README says 60 / 1000", multi)
+	}
+}
+
+// The reference algorithm's watchers are notified of every renewal and
+// time the lease from when they saw it, so after a SIGKILL a watcher takes
+// over one lease after the last renewal it saw (9.53 s + 9 s = 18.53 s,
+// 6.53 s after the kill at 12.00 s), not a lease plus a watch interval
+// after it; after a SIGTERM the leader releases and a watcher acquires at
+// once.
+func TestReferenceFailover(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		min, max float64
+	}{{"kill-leader", 6.53, 6.53}, {"term-leader", 0, 0.01}} {
+		s, _ := Lookup(c.name)
+		r, err := s.Run(Options{Variant: "reference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gap, ok := r.Fields["leaderless_gap_s"].(float64)
+		if !ok || gap < c.min || gap > c.max {
+			t.Errorf("%s on reference: leaderless gap %v s, want in [%v, %v]", c.name, r.Fields["leaderless_gap_s"], c.min, c.max)
+		}
+		if r.Fields["max_leaders"] != 1 || r.Fields["leaders"] != 2 {
+			t.Errorf("%s on reference: fields %v, want one leader at a time and two in all", c.name, r.Fields)
+		}
 	}
 }
