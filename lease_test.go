@@ -225,7 +225,7 @@ func init() {
 	// The reference over the simulator's models of Redis, etcd and SQL:
 	// everything holds under every fault, a power loss of the clients'
 	// machine included (the server keeps its state).
-	for _, v := range lease.ServerKinds {
+	for _, v := range sim.ServerKinds {
 		for _, prop := range spec.Properties {
 			verdicts = append(verdicts, expectation{v, "all,power", prop, false})
 		}

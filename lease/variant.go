@@ -18,31 +18,51 @@ type Variant struct {
 	Summary string
 	// NewStore builds the variant's store for process p and lock path.
 	NewStore func(p Proc, path string) Store
-	// ClockTolerance is how much later than lease + watch the variant may
-	// notice an expired lease when every clock is right: the seed's
-	// whole-second expiry adds up to one second.
-	ClockTolerance time.Duration
 	// Epochs reports whether the variant gives each leader a fencing epoch.
 	Epochs bool
-	// Notify reports whether its watchers wake on changes and at expiry
-	// instead of polling, so that failover does not wait a watch interval.
-	Notify bool
+	// Claims is what the variant states about how soon leadership passes
+	// on, which the checker holds it to.
+	Claims Claims
 	// Run runs the algorithm as process p over store s (nil: the post's
 	// program, NewElector).
 	Run func(p Proc, s Store, path string, cfg Config) error
 	// LocalDeadline reports whether its leaders stop at a local deadline
 	// (and so whether the config must satisfy ValidateDeadline).
 	LocalDeadline bool
-	// KernelLock reports whether leadership is a lock the kernel holds
-	// (flock): it passes to a waiting process as soon as its holder
-	// releases it or dies, so failover waits for no lease and no watch
-	// interval, and the variant makes flock calls (which faults can
-	// follow or fail).
-	KernelLock bool
-	// ServerTTL reports whether the store expires records itself (a
-	// server's TTL), so that a record may vanish between two operations.
-	ServerTTL bool
 }
+
+// Claims is what a variant states about itself for a checker to hold it
+// to: how a watcher learns that the leader is gone, and how late it may
+// notice.
+type Claims struct {
+	// Handover is how leadership passes on when a leader dies or leaves.
+	Handover Handover
+	// ExpiryLag is how much later than the lease (plus a watch interval,
+	// if watchers poll) the variant may notice an expired lease when
+	// every clock is right: the seed's whole-second expiry adds up to one
+	// second, the reference's drift margin a fraction of the lease.
+	ExpiryLag time.Duration
+}
+
+// Handover is how a watcher learns that the leader is gone.
+type Handover uint8
+
+// The handovers.
+const (
+	// Polled: watchers read the lease every WatchInterval and take over
+	// one that has expired.
+	Polled Handover = iota
+	// Notified: watchers wake when the lease changes and when the lease
+	// they saw can expire, so failover waits for no watch interval.
+	Notified
+	// ServerExpiry: the store's server drops a record whose TTL ran out
+	// (a record may vanish between two operations); watchers poll.
+	ServerExpiry
+	// KernelLock: leadership is a lock the kernel holds (flock), passed
+	// to a waiting process as soon as its holder releases it or dies, so
+	// failover waits for no lease and no watch interval.
+	KernelLock
+)
 
 // CheckConfig validates cfg for this variant.
 func (v Variant) CheckConfig(cfg Config) error {
@@ -76,7 +96,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path, Naive: true}
 		},
-		ClockTolerance: time.Second,
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
 	},
 	{
 		Name:    "seed",
@@ -84,7 +104,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path}
 		},
-		ClockTolerance: time.Second,
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
 	},
 	{
 		Name:    "seed-rename",
@@ -92,7 +112,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path, Publish: "rename", pid: int64(p.PID())}
 		},
-		ClockTolerance: time.Second,
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
 	},
 	{
 		Name:    "seed-link",
@@ -100,7 +120,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path, Publish: "link", pid: int64(p.PID())}
 		},
-		ClockTolerance: time.Second,
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
 	},
 	{
 		Name:    "reference",
@@ -116,10 +136,9 @@ var variants = []Variant{
 			r.Run()
 			return nil
 		},
-		ClockTolerance: 200 * time.Millisecond, // the drift margin on a 9 s lease at 1%
-		Epochs:         true,
-		Notify:         true,
-		LocalDeadline:  true,
+		Claims:        Claims{Handover: Notified, ExpiryLag: 200 * time.Millisecond}, // the drift margin on a 9 s lease at 1%
+		Epochs:        true,
+		LocalDeadline: true,
 	},
 	{
 		Name:    "flock",
@@ -135,25 +154,23 @@ var variants = []Variant{
 			f.Run()
 			return nil
 		},
-		Epochs:     true,
-		KernelLock: true,
+		Epochs: true,
+		Claims: Claims{Handover: KernelLock},
 	},
-	serverVariant("redis", "the reference over Redis (the simulator's model: SET NX PX, compare-and-set scripts, a counter for epochs, exact TTL)"),
-	serverVariant("etcd", "the reference over etcd (the simulator's model: transactions on the key's revision, a lease TTL in whole seconds)"),
-	serverVariant("sql", "the reference over a SQL row (the simulator's model: insert-if-absent, UPDATE/DELETE on a version column, an expiry column)"),
 }
 
 // ErrUnknownVariant is returned by LookupVariant.
 var ErrUnknownVariant = errors.New("unknown variant")
 
-var registry sync.Mutex
+// registryMu guards variants, which Register extends.
+var registryMu sync.Mutex
 
 // Register adds a variant, so that the simulator, the checker and the
 // command line can run it by name: a user's proposed fix plugs in without
 // editing leaselab. Names must be new and non-empty, and NewStore set.
 func Register(v Variant) error {
-	registry.Lock()
-	defer registry.Unlock()
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	if v.Name == "" || v.NewStore == nil {
 		return fmt.Errorf("a variant needs a name and a NewStore")
 	}
@@ -168,15 +185,15 @@ func Register(v Variant) error {
 
 // Variants returns every variant, in a fixed order.
 func Variants() []Variant {
-	registry.Lock()
-	defer registry.Unlock()
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	return append([]Variant(nil), variants...)
 }
 
 // VariantNames returns the names of every variant, comma-separated.
 func VariantNames() string {
-	registry.Lock()
-	defer registry.Unlock()
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	return namesLocked()
 }
 
@@ -190,8 +207,8 @@ func namesLocked() string {
 
 // LookupVariant returns the named variant.
 func LookupVariant(name string) (Variant, error) {
-	registry.Lock()
-	defer registry.Unlock()
+	registryMu.Lock()
+	defer registryMu.Unlock()
 	for _, v := range variants {
 		if v.Name == name {
 			return v, nil

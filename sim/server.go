@@ -44,11 +44,11 @@ type namedServer struct {
 	server     *server
 }
 
-// Dial implements lease.Dialer: the process's connection to the world's
+// dial is the process's connection to the world's
 // server of kind for the lease called name.
-func (p *proc) Dial(kind, name string) (lease.Store, error) {
-	if !slices.Contains(lease.ServerKinds, kind) {
-		return nil, fmt.Errorf("no server kind %q (valid: %v)", kind, lease.ServerKinds)
+func (p *proc) dial(kind, name string) (lease.Store, error) {
+	if !slices.Contains(ServerKinds, kind) {
+		return nil, fmt.Errorf("no server kind %q (valid: %v)", kind, ServerKinds)
 	}
 	return &remote{p: p, s: p.w.serverOf(kind, name), name: kind + ":" + name}, nil
 }
@@ -105,7 +105,7 @@ func (s *server) expire(now int64) bool {
 func (s *server) write(rec lease.Record, now int64, ttl time.Duration) lease.Record {
 	s.counter++
 	rec.Version = s.counter
-	s.rec, s.present, s.expires = rec, true, now+int64(lease.ServerTTL(s.kind, ttl))
+	s.rec, s.present, s.expires = rec, true, now+int64(ServerTTL(s.kind, ttl))
 	return rec
 }
 

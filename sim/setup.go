@@ -206,9 +206,9 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 		return cfg
 	}
 	crashCalls, errCalls := crashCalls, errCalls
-	if v, err := lease.LookupVariant(o.Variant); err == nil && v.KernelLock {
+	if v, err := lease.LookupVariant(o.Variant); err == nil && v.Claims.Handover == lease.KernelLock {
 		crashCalls, errCalls = crashCallsFlock, errCallsFlock
-	} else if err == nil && v.ServerTTL {
+	} else if err == nil && v.Claims.Handover == lease.ServerExpiry {
 		crashCalls, errCalls = crashCallsServer, errCallsServer
 	}
 	lease := lc.LeaseDuration

@@ -326,7 +326,7 @@ func New(cfg Config) (*World, error) {
 	}
 	w.tr.Base = cfg.WallBase
 	w.setup = &setup{cfg: cfg}
-	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.ServerTTL, Setup: w.setup}
+	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup}
 	for i, ps := range cfg.Procs {
 		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
 		w.procs = append(w.procs, p)

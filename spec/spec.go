@@ -69,14 +69,15 @@ type Bounds struct {
 // process at once (Slack: a few system calls). It may be leaderless only
 // while a process backs off after an I/O error, at most WatchInterval.
 func BoundsFor(v lease.Variant, c lease.Config) Bounds {
-	if v.KernelLock {
-		return Bounds{Wedge: c.WatchInterval + v.ClockTolerance + Slack, Kill: Slack, Term: Slack}
+	lag := v.Claims.ExpiryLag
+	if v.Claims.Handover == lease.KernelLock {
+		return Bounds{Wedge: c.WatchInterval + lag + Slack, Kill: Slack, Term: Slack}
 	}
 	watch := c.WatchInterval
-	if v.Notify {
+	if v.Claims.Handover == lease.Notified {
 		watch = 0
 	}
-	b := c.LeaseDuration + watch + v.ClockTolerance + Slack
+	b := c.LeaseDuration + watch + lag + Slack
 	return Bounds{Wedge: b, Kill: b, Term: watch + Slack}
 }
 
@@ -101,7 +102,7 @@ func Check(tr *trace.Trace) []Verdict {
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	}
 	iv := tr.Leadership()
-	lin := durable(tr) || v.ServerTTL // a server keeps its state when the clients' machine loses power
+	lin := durable(tr) || tr.Run.Server // a server keeps its state when the clients' machine loses power
 	return []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
 		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, tr, iv)},

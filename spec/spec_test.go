@@ -128,14 +128,14 @@ func TestBoundsForPostIntervals(t *testing.T) {
 		b := BoundsFor(v, lease.DefaultConfig())
 		want := Bounds{Wedge: 13*time.Second + Slack, Kill: 13*time.Second + Slack, Term: 3*time.Second + Slack}
 		switch {
-		case v.KernelLock:
+		case v.Claims.Handover == lease.KernelLock:
 			want = Bounds{Wedge: 3*time.Second + Slack, Kill: Slack, Term: Slack}
-		case v.Notify:
-			want = Bounds{Wedge: 9*time.Second + v.ClockTolerance + Slack, Kill: 9*time.Second + v.ClockTolerance + Slack, Term: Slack}
-		case v.ServerTTL:
+		case v.Claims.Handover == lease.Notified:
+			want = Bounds{Wedge: 9*time.Second + v.Claims.ExpiryLag + Slack, Kill: 9*time.Second + v.Claims.ExpiryLag + Slack, Term: Slack}
+		case v.Claims.Handover == lease.ServerExpiry:
 			// The reference over a server: it polls (a watch interval) and its
-			// tolerance is its drift margin.
-			want = Bounds{Wedge: 12*time.Second + v.ClockTolerance + Slack, Kill: 12*time.Second + v.ClockTolerance + Slack, Term: 3*time.Second + Slack}
+			// expiry lag is its drift margin.
+			want = Bounds{Wedge: 12*time.Second + v.Claims.ExpiryLag + Slack, Kill: 12*time.Second + v.Claims.ExpiryLag + Slack, Term: 3*time.Second + Slack}
 		}
 		if b != want {
 			t.Errorf("%s: BoundsFor = %+v, want %+v", v.Name, b, want)

@@ -497,7 +497,7 @@ func writeVerdicts(w io.Writer, reports []searchReport) {
 			if p == spec.Fencing && !v.Epochs {
 				cell = " n/a (no epochs) |"
 			}
-			if p == spec.LinearizableStore && strings.Contains(r.Faults, "power") && !v.ServerTTL {
+			if p == spec.LinearizableStore && strings.Contains(r.Faults, "power") && v.Claims.Handover != lease.ServerExpiry {
 				cell = " n/a (across a power loss) |"
 			}
 			for _, x := range r.Violations {

@@ -259,7 +259,7 @@ func (c *cluster) shutdown() time.Duration {
 // trace, cut at end.
 func (c *cluster) trace(end time.Duration) *trace.Trace {
 	v, _ := lease.LookupVariant(c.variant)
-	tr := trace.NewRecorded(trace.Run{Variant: c.variant, Lease: c.cfg, LockPath: c.lock, Server: v.ServerTTL})
+	tr := trace.NewRecorded(trace.Run{Variant: c.variant, Lease: c.cfg, LockPath: c.lock, Server: v.Claims.Handover == lease.ServerExpiry})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range c.kids {

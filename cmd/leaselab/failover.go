@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -219,17 +220,17 @@ func failoverBound(v lease.Variant, cfg lease.Config, signal trace.FaultKind) (t
 		return 2 * time.Millisecond, "kernel release 2 ms"
 	case v.Name == "flock":
 		return kernel, "release 5 ms"
-	case v.Notify && signal == trace.Kill:
+	case v.Claims.Handover == lease.Notified && signal == trace.Kill:
 		margin := time.Duration(int64(cfg.LeaseDuration) / 1_000_000 * 2 * driftPPM(cfg))
 		return cfg.LeaseDuration + margin + kernel, fmt.Sprintf("lease %v + drift margin %v + 5 ms", cfg.LeaseDuration, margin)
-	case v.Notify:
+	case v.Claims.Handover == lease.Notified:
 		return kernel, "release 5 ms"
-	case v.ServerTTL && signal == trace.Kill:
-		ttl := lease.ServerTTL(v.Name, cfg.LeaseDuration)
+	case v.Claims.Handover == lease.ServerExpiry && signal == trace.Kill:
+		ttl := sim.ServerTTL(v.Name, cfg.LeaseDuration)
 		return ttl + cfg.WatchInterval + kernel, fmt.Sprintf("server TTL %v + poll %v + 5 ms", ttl, cfg.WatchInterval)
 	case signal == trace.Kill:
-		return cfg.LeaseDuration + cfg.WatchInterval + v.ClockTolerance + kernel,
-			fmt.Sprintf("lease %v + watch %v + whole-second expiry %v + 5 ms", cfg.LeaseDuration, cfg.WatchInterval, v.ClockTolerance)
+		return cfg.LeaseDuration + cfg.WatchInterval + v.Claims.ExpiryLag + kernel,
+			fmt.Sprintf("lease %v + watch %v + whole-second expiry %v + 5 ms", cfg.LeaseDuration, cfg.WatchInterval, v.Claims.ExpiryLag)
 	}
 	return cfg.WatchInterval + kernel, fmt.Sprintf("watch %v + 5 ms", cfg.WatchInterval)
 }

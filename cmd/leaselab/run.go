@@ -117,7 +117,7 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	cfg lease.Config, command []string, stdout, stderr io.Writer) error {
 	// A leader whose lock the kernel releases at its death sheds its
 	// image's pages, so that it dies, and hands over, sooner.
-	r := &runner{command: command, stderr: stderr, shed: shed && v.KernelLock}
+	r := &runner{command: command, stderr: stderr, shed: shed && v.Claims.Handover == lease.KernelLock}
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
 		OnError: func(op string, err error) { fmt.Fprintf(stderr, "leaselab run: %s: %v\n", op, err) }}
 	if startAt != 0 {

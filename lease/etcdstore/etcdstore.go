@@ -152,10 +152,9 @@ func decode(v []byte, modRev int64) (lease.Record, bool) {
 }
 
 // ttlSeconds is the etcd lease's TTL for a lease of ttl: whole seconds,
-// rounded up, lease.ServerTTL's rule for etcd, which the simulator's model
-// of the server follows too.
+// rounded up, the rule the simulator's model of etcd follows too.
 func (s *Store) ttlSeconds(ttl time.Duration) int64 {
-	return max(1, int64(lease.ServerTTL("etcd", ttl+s.margin)/time.Second))
+	return max(1, int64((ttl+s.margin+time.Second-1)/time.Second))
 }
 
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
