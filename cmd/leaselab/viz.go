@@ -177,11 +177,11 @@ func buildTimeline(tr *trace.Trace, verdicts []spec.Verdict, title string, hrefs
 		switch {
 		case e.Kind == trace.EvFault && e.Proc >= 0:
 			p := int(e.Proc)
-			kind := trace.FaultKind(e.N)
+			kind := e.FaultKind()
 			tl.Marks = append(tl.Marks, vizMark{X: x(e.T), Y: rows[p].Y - 4, H: vizRowH - 6, Class: "fault " + kind.String(), Line: line})
 			switch kind {
 			case trace.Stop:
-				if e.A >= 0 && !st[p].paused {
+				if !e.Missed() && !st[p].paused {
 					st[p].paused, st[p].pauseAt, st[p].pauseLn = true, e.T, line
 				}
 			case trace.Cont:
@@ -199,7 +199,7 @@ func buildTimeline(tr *trace.Trace, verdicts []spec.Verdict, title string, hrefs
 		case e.Kind == trace.EvLead:
 			p := int(e.Proc)
 			endLease(p, e.T)
-			st[p].lead, st[p].leadTo, st[p].leadLn = e.T, e.A, line
+			st[p].lead, st[p].leadTo, st[p].leadLn = e.T, e.Deadline(), line
 		case e.Kind == trace.EvExit:
 			p := int(e.Proc)
 			flush(p, e.T)
@@ -208,13 +208,13 @@ func buildTimeline(tr *trace.Trace, verdicts []spec.Verdict, title string, hrefs
 			st[p].dead, st[p].line = true, line
 		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store != trace.StoreRead:
 			storeFlush(e.T)
-			switch {
+			switch r := e.Record(); {
 			case e.Store == trace.StoreRelease:
 				storeLabel = "released"
-			case e.B > 1e9: // the seed's record: its expiry, in Unix seconds
-				storeLabel = fmt.Sprintf("%d until %s", e.A, time.Unix(e.B, 0).UTC().Format("15:04:05"))
-			default: // a versioned store's version
-				storeLabel = fmt.Sprintf("%d v%d", e.A, e.B)
+			case r.Until != 0: // the seed's record: its expiry, in Unix seconds
+				storeLabel = fmt.Sprintf("%d until %s", r.Holder, time.Unix(r.Until, 0).UTC().Format("15:04:05"))
+			default: // a versioned store's record
+				storeLabel = fmt.Sprintf("%d v%d", r.Holder, r.Version)
 			}
 			storeLine = line
 			tl.StoreOps = append(tl.StoreOps, vizMark{X: x(e.T), Class: "op", Line: line})

@@ -67,6 +67,45 @@ func TestVizTimeline(t *testing.T) {
 	}
 }
 
+// The store row labels each record by its fields: the seed's by holder
+// and expiry, a versioned store's by holder and version.
+func TestVizStoreLabels(t *testing.T) {
+	dir := t.TempDir()
+	labels := func(page string) []string {
+		store := page[strings.Index(page, `<g class="store">`):]
+		store = store[:strings.Index(store, "</g>")]
+		var ls []string
+		for _, m := range regexp.MustCompile(`<title>((?:[^:<]|:\d)*): `).FindAllStringSubmatch(store, -1) {
+			ls = append(ls, m[1])
+		}
+		return ls
+	}
+	seed := labels(viz(t, filepath.Join(dir, "seed.html"), "-variant", "seed", "-seed", "5"))
+	ref := labels(viz(t, filepath.Join(dir, "ref.html"), "-variant", "reference", "-seed", "3"))
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   *regexp.Regexp
+	}{
+		{"seed", seed, regexp.MustCompile(`^\d+ until \d\d:\d\d:\d\d$`)},
+		{"reference", ref, regexp.MustCompile(`^\d+ v[1-9]\d*$`)},
+	} {
+		records := 0
+		for _, l := range c.labels {
+			if l == "no record" || l == "released" {
+				continue
+			}
+			records++
+			if !c.want.MatchString(l) {
+				t.Errorf("%s: store label %q, want %v", c.name, l, c.want)
+			}
+		}
+		if records == 0 {
+			t.Errorf("%s: no record drawn in the store row (labels %q)", c.name, c.labels)
+		}
+	}
+}
+
 // A linearizable-store violation links porcupine's view of the store
 // history, written beside the timeline.
 func TestVizLinksPorcupine(t *testing.T) {
