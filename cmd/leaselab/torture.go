@@ -115,19 +115,26 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	} else {
 		t.bar = newProgress(stderr, int64(duration.Seconds()), "s", *asJSON)
 	}
-	var rep map[string]any
+	var rep any
+	var repDir *string // the report's dir, set when the directory is kept
 	var found bool
 	if *trials > 0 {
-		rep, found, err = t.trials(*trials, stdout, !*asJSON)
+		var r *trialsReport
+		if r, found, err = t.trials(*trials, stdout, !*asJSON); err == nil {
+			rep, repDir = r, &r.Dir
+		}
 	} else {
-		rep, found, err = t.run(*duration, stdout, !*asJSON)
+		var r *tortureReport
+		if r, found, err = t.run(*duration, stdout, !*asJSON); err == nil {
+			rep, repDir = r, &r.Dir
+		}
 	}
 	if err != nil {
 		os.RemoveAll(dir)
 		return err
 	}
 	if *keep || found {
-		rep["dir"] = dir
+		*repDir = dir
 		if !*asJSON {
 			fmt.Fprintf(stdout, "# logs, histories and timeline kept in %s\n", dir)
 		}
@@ -138,7 +145,9 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		writeJSON(stdout, rep)
+		if err := writeJSON(stdout, rep); err != nil {
+			return err
+		}
 	}
 	if found {
 		return errViolation
@@ -159,9 +168,41 @@ type torture struct {
 	bar       *progress
 }
 
+// tortureReport is torture's -json report of a run. Its fields are
+// declared in the order they print, which is alphabetical: the order the
+// report has always printed in.
+type tortureReport struct {
+	Dir        string             `json:"dir,omitempty"` // the logs, histories and timeline, when kept
+	DurationS  float64            `json:"duration_s"`
+	Failovers  []failoverReport   `json:"failovers"`
+	Procs      int                `json:"procs"`
+	Properties []string           `json:"properties"` // the properties that apply to the variant
+	Seed       uint64             `json:"seed"`
+	Signals    map[string]int     `json:"signals"` // signals sent, by kind
+	Started    int                `json:"started"` // processes started, replacements included
+	Terms      int                `json:"terms"`   // leadership terms
+	Variant    string             `json:"variant"`
+	Violations []tortureViolation `json:"violations"`
+}
+
+type tortureViolation struct {
+	AtS      float64 `json:"at_s"`
+	Detail   string  `json:"detail"`
+	HTML     string  `json:"html,omitempty"` // porcupine's page, for linearizable-store
+	PIDs     []int   `json:"pids"`
+	Property string  `json:"property"`
+}
+
+type failoverReport struct {
+	AtS    float64 `json:"at_s"`
+	GapMs  float64 `json:"gap_ms"`
+	PID    int     `json:"pid"`
+	Signal string  `json:"signal"`
+}
+
 // run is one torture run: procs processes for d, signals from the seed's
 // plan, every property checked on the merged history.
-func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, bool, error) {
+func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, bool, error) {
 	c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, t.dir)
 	c.extra = t.extra
 	rng := rand.New(rand.NewPCG(t.seed, 0x746f727475726521))
@@ -256,7 +297,7 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 		f.Close()
 	}
 	verdicts := spec.Check(tr)
-	var vs []map[string]any
+	vs := []tortureViolation{}
 	found := false
 	if text {
 		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v, signals %s, seed %d, lease %v renew %v watch %v\n",
@@ -268,11 +309,11 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 		}
 		found = true
 		x := v.Violation
-		j := map[string]any{"property": x.Property, "at_s": x.At.Seconds(), "pids": x.PIDs, "detail": x.Detail}
+		j := tortureViolation{Property: x.Property, AtS: x.At.Seconds(), PIDs: x.PIDs, Detail: x.Detail}
 		if x.HTML != nil {
 			path := filepath.Join(t.dir, "porcupine.html")
 			if err := x.HTML(path); err == nil {
-				j["html"] = path
+				j.HTML = path
 			}
 		}
 		vs = append(vs, j)
@@ -281,19 +322,16 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 			for _, l := range tr.Excerpt(x.At-2*t.cfg.LeaseDuration, x.At+time.Millisecond) {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
-			if p, ok := j["html"]; ok {
-				fmt.Fprintf(w, "  porcupine: %s\n", p)
+			if j.HTML != "" {
+				fmt.Fprintf(w, "  porcupine: %s\n", j.HTML)
 			}
 		}
-	}
-	if vs == nil {
-		vs = []map[string]any{}
 	}
 	title := fmt.Sprintf("leaselab torture: %s, %d real processes, seed %d", t.variant.Name, t.procs, t.seed)
 	hrefs := map[string]string{}
 	for _, j := range vs {
-		if j["html"] != nil {
-			hrefs[j["property"].(string)] = "porcupine.html"
+		if j.HTML != "" {
+			hrefs[j.Property] = "porcupine.html"
 		}
 	}
 	for _, path := range []string{filepath.Join(t.dir, "timeline.html"), t.out} {
@@ -305,16 +343,13 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (map[string]any, b
 		}
 	}
 	gaps := failovers(tr)
-	var gj []map[string]any
+	gj := []failoverReport{}
 	for _, g := range gaps {
-		gj = append(gj, map[string]any{"signal": g.kind.String(), "at_s": time.Duration(g.at).Seconds(), "gap_ms": float64(g.gap) / 1e6, "pid": g.pid})
+		gj = append(gj, failoverReport{Signal: g.kind.String(), AtS: time.Duration(g.at).Seconds(), GapMs: float64(g.gap) / 1e6, PID: g.pid})
 	}
-	if gj == nil {
-		gj = []map[string]any{}
-	}
-	rep := map[string]any{"variant": t.variant.Name, "procs": t.procs, "started": len(tr.Procs), "duration_s": d.Seconds(),
-		"seed": t.seed, "signals": counts, "terms": len(tr.Leadership()), "failovers": gj, "violations": vs,
-		"properties": propertyNames(verdicts)}
+	rep := &tortureReport{Variant: t.variant.Name, Procs: t.procs, Started: len(tr.Procs), DurationS: d.Seconds(),
+		Seed: t.seed, Signals: counts, Terms: len(tr.Leadership()), Failovers: gj, Violations: vs,
+		Properties: propertyNames(verdicts)}
 	if text {
 		summary := "no violation"
 		if found {
@@ -365,7 +400,7 @@ func failovers(tr *trace.Trace) []failover {
 		if e.Kind != trace.EvFault || e.Proc < 0 {
 			continue
 		}
-		kind := trace.FaultKind(e.N)
+		kind := e.FaultKind()
 		if kind != trace.Kill && kind != trace.Term {
 			continue
 		}
@@ -409,14 +444,36 @@ func gapSummary(gaps []failover) string {
 	return " (" + strings.Join(parts, "; ") + ")"
 }
 
+// trialsReport is torture -trials' -json report; as tortureReport, its
+// fields are declared in the (alphabetical) order they print.
+type trialsReport struct {
+	Dir             string           `json:"dir,omitempty"`
+	Leaders         []int            `json:"leaders"` // per trial, how many processes became leader
+	MaxSimultaneous int              `json:"max_simultaneous"`
+	MoreThanOne     int              `json:"more_than_one"`
+	NotExactlyOne   int              `json:"not_exactly_one"`
+	Procs           int              `json:"procs"`
+	Trials          int              `json:"trials"`
+	Variant         string           `json:"variant"`
+	Violations      []trialViolation `json:"violations"`
+	WindowS         float64          `json:"window_s"`
+}
+
+type trialViolation struct {
+	Detail   string `json:"detail"`
+	Leaders  int    `json:"leaders"`
+	Property string `json:"property"`
+	Trial    int    `json:"trial"`
+}
+
 // trials is the post's experiment on the real kernel: in each trial procs
 // processes start at once on a fresh lock file, and the trial counts how
 // many of them became leader before any lease could expire.
-func (t torture) trials(n int, w io.Writer, text bool) (map[string]any, bool, error) {
+func (t torture) trials(n int, w io.Writer, text bool) (*trialsReport, bool, error) {
 	window := min(t.cfg.LeaseDuration/2, 2*time.Second)
 	counts := make([]int, n)
 	multi, notOne, maxSim := 0, 0, 0
-	vs := []map[string]any{}
+	vs := []trialViolation{}
 	for i := range n {
 		dir := filepath.Join(t.dir, fmt.Sprintf("trial-%d", i+1))
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -443,8 +500,8 @@ func (t torture) trials(n int, w io.Writer, text bool) (map[string]any, bool, er
 		maxSim = max(maxSim, sim)
 		if counts[i] > 1 {
 			multi++
-			vs = append(vs, map[string]any{"property": spec.ExclusiveLeadership, "trial": i + 1, "leaders": counts[i],
-				"detail": fmt.Sprintf("trial %d: %d processes became leader (%d at once)", i+1, counts[i], sim)})
+			vs = append(vs, trialViolation{Property: spec.ExclusiveLeadership, Trial: i + 1, Leaders: counts[i],
+				Detail: fmt.Sprintf("trial %d: %d processes became leader (%d at once)", i+1, counts[i], sim)})
 		}
 		if counts[i] != 1 {
 			notOne++
@@ -461,8 +518,8 @@ func (t torture) trials(n int, w io.Writer, text bool) (map[string]any, bool, er
 		fmt.Fprintf(w, "trials with more than one leader: %d / %d (max simultaneous leaders: %d)\n", multi, n, maxSim)
 		fmt.Fprintf(w, "trials that did not produce exactly one leader: %d / %d\n", notOne, n)
 	}
-	rep := map[string]any{"variant": t.variant.Name, "procs": t.procs, "trials": n, "leaders": counts,
-		"more_than_one": multi, "not_exactly_one": notOne, "max_simultaneous": maxSim, "window_s": window.Seconds(),
-		"violations": vs}
+	rep := &trialsReport{Variant: t.variant.Name, Procs: t.procs, Trials: n, Leaders: counts,
+		MoreThanOne: multi, NotExactlyOne: notOne, MaxSimultaneous: maxSim, WindowS: window.Seconds(),
+		Violations: vs}
 	return rep, len(vs) > 0, nil
 }

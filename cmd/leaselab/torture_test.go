@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -247,5 +248,72 @@ func TestTortureSaysWhereItsLogsWent(t *testing.T) {
 			t.Errorf("%v: %s exists: %v, want %v", args, m[1], err == nil, keep)
 		}
 		os.RemoveAll(string(m[1]))
+	}
+}
+
+// jsonKeys returns the keys of every JSON object in data, each object's
+// in the order they appear.
+func jsonKeys(t *testing.T, data []byte) [][]string {
+	t.Helper()
+	var all [][]string
+	var walk func(d *json.Decoder)
+	walk = func(d *json.Decoder) {
+		tok, err := d.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tok {
+		case json.Delim('{'):
+			var keys []string
+			for d.More() {
+				k, err := d.Token()
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, k.(string))
+				walk(d)
+			}
+			d.Token()
+			all = append(all, keys)
+		case json.Delim('['):
+			for d.More() {
+				walk(d)
+			}
+			d.Token()
+		}
+	}
+	walk(json.NewDecoder(bytes.NewReader(data)))
+	return all
+}
+
+// torture's reports print their keys in alphabetical order, every field
+// set, as they did when they were maps: typed reports changed no byte.
+func TestTortureReportKeys(t *testing.T) {
+	for _, c := range []struct {
+		rep  any
+		want []string
+	}{
+		{&tortureReport{Dir: "d", Failovers: []failoverReport{{}}, Signals: map[string]int{"kill": 1, "stop": 2},
+			Violations: []tortureViolation{{HTML: "p", PIDs: []int{1}}}}, []string{`"dir":"d"`, `"html":"p"`}},
+		{&trialsReport{Dir: "d", Leaders: []int{2}, Violations: []trialViolation{{}}}, []string{`"dir":"d"`}},
+	} {
+		b, err := json.Marshal(c.rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, keys := range jsonKeys(t, b) {
+			if !slices.IsSorted(keys) {
+				t.Errorf("%T: keys %v out of alphabetical order", c.rep, keys)
+			}
+		}
+		for _, w := range c.want {
+			if !bytes.Contains(b, []byte(w)) {
+				t.Errorf("%T: %s lacks %s", c.rep, b, w)
+			}
+		}
+	}
+	b, _ := json.Marshal(&tortureReport{Violations: []tortureViolation{{}}})
+	if bytes.Contains(b, []byte(`"dir"`)) || bytes.Contains(b, []byte(`"html"`)) {
+		t.Errorf("an unset dir or html printed: %s", b)
 	}
 }
