@@ -40,7 +40,7 @@ func init() {
 		NewStore: func(p lease.Proc, path string) lease.Store {
 			return recheckStore{&lease.SeedFile{FS: p, Clock: p, Path: path}}
 		},
-		Claims:  lease.Claims{ExpiryLag: time.Second}, // the seed's whole-second expiry
+		Claims: lease.Claims{ExpiryLag: time.Second}, // the seed's whole-second expiry
 	}); err != nil {
 		panic(err)
 	}

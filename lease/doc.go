@@ -6,7 +6,7 @@
 // and waits, an [FS] whose every method is exactly one system call, and
 // primitives to start activities ([Proc.Go]), hand off between them
 // ([Proc.NewHandoff]), wait for SIGTERM ([Proc.AwaitShutdown]) and log. The
-// lease record lives in a [Store]; the [Elector] acquires, renews, watches,
+// lease record lives in a [Store]; the [SeedProgram] acquires, renews, watches,
 // expires, takes over and releases it. [NewOSProc] and [OSFS] are the real
 // runtime; package sim is the simulated one.
 //

@@ -9,6 +9,26 @@ import (
 	"time"
 )
 
+// The flock election's own log lines.
+const (
+	MsgFlockAcquired     Msg = flockBase + iota // [LEADER] Acquired flock, epoch a
+	MsgFlockWaiting                             // [WATCHER] Lock held by another process, waiting
+	MsgFlockOpenFailed                          // [WATCHER] Could not open lock file, will retry
+	MsgFlockLockFailed                          // [WATCHER] Could not lock lock file, will retry
+	MsgFlockRecordFailed                        // [WATCHER] Could not read or write lease record, unlocking, will retry
+	MsgFlockUnreadable                          // [WATCHER] Lease record unreadable, taking epoch a from the wall clock
+	flockEnd
+)
+
+var flockMsgs = [...]msgText{
+	MsgFlockAcquired - flockBase:     {text: "[LEADER] Acquired flock, epoch %", a: argNum},
+	MsgFlockWaiting - flockBase:      {text: "[WATCHER] Lock held by another process, waiting"},
+	MsgFlockOpenFailed - flockBase:   {text: "[WATCHER] Could not open lock file, will retry"},
+	MsgFlockLockFailed - flockBase:   {text: "[WATCHER] Could not lock lock file, will retry"},
+	MsgFlockRecordFailed - flockBase: {text: "[WATCHER] Could not read or write lease record, unlocking, will retry"},
+	MsgFlockUnreadable - flockBase:   {text: "[WATCHER] Lease record unreadable, taking epoch % from the wall clock", a: argNum},
+}
+
 // FlockRecordSize is the size of the flock store's record: the whole
 // record goes to the kernel in one write(2) at offset 0 of the lock file.
 const FlockRecordSize = 64
@@ -17,7 +37,7 @@ const FlockRecordSize = 64
 // parsed: something other than a leaselab process wrote the lock file.
 var ErrUnreadable = errors.New("lease record unreadable")
 
-// FlockFile is the store of the flock variant: one fixed-size record,
+// EpochFile is the store of the flock variant: one fixed-size record,
 // {"processId":H,"epoch":E} padded with spaces to [FlockRecordSize] bytes,
 // at offset 0 of the lock file, which holders lock with flock(2).
 //
@@ -33,7 +53,7 @@ var ErrUnreadable = errors.New("lease record unreadable")
 // which belongs to the locking descriptor (flock, unlike fcntl locks). The
 // record stays after its holder stops leading: it is the history of epochs,
 // which the next holder continues.
-type FlockFile struct {
+type EpochFile struct {
 	FS   FS
 	Path string
 	// Boot and PID, if Boot is set, make epochs unique across power
@@ -49,7 +69,7 @@ type FlockFile struct {
 }
 
 // epochBase is the current boot's epoch base (0 without Boot).
-func (s *FlockFile) epochBase() (int64, error) {
+func (s *EpochFile) epochBase() (int64, error) {
 	if s.Boot == nil || s.hasBase {
 		return s.base, nil
 	}
@@ -65,13 +85,13 @@ func (s *FlockFile) epochBase() (int64, error) {
 	return base, nil
 }
 
-var _ Store = (*FlockFile)(nil)
+var _ Store = (*EpochFile)(nil)
 
 // Read returns the record. An absent or empty lock file has none: an error
 // for which errors.Is(err, fs.ErrNotExist). A record that cannot be parsed,
 // or a file too large to be one (EFBIG: someone grew it past MaxReadFile),
 // is an error wrapping [ErrUnreadable], with a record held by [Unknown].
-func (s *FlockFile) Read() (Record, error) {
+func (s *EpochFile) Read() (Record, error) {
 	if s.Boot != nil {
 		// Learn (or make) this boot's record now, before contending, so
 		// that no acquisition waits for it; an error is met again when needed.
@@ -97,7 +117,7 @@ func (s *FlockFile) Read() (Record, error) {
 
 // Create writes the first record, epoch 1, for holder. The caller holds the
 // lock and has read no record.
-func (s *FlockFile) Create(holder int64, ttl time.Duration) (Record, error) {
+func (s *EpochFile) Create(holder int64, ttl time.Duration) (Record, error) {
 	base, err := s.epochBase()
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
@@ -107,11 +127,11 @@ func (s *FlockFile) Create(holder int64, ttl time.Duration) (Record, error) {
 
 // Renew returns cur: there is nothing to renew, the kernel holds the lock
 // until its holder releases it or dies.
-func (s *FlockFile) Renew(cur Record, ttl time.Duration) (Record, error) { return cur, nil }
+func (s *EpochFile) Renew(cur Record, ttl time.Duration) (Record, error) { return cur, nil }
 
 // Takeover writes a record for holder with the epoch after stale's. The
 // caller holds the lock and has just read stale.
-func (s *FlockFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
+func (s *EpochFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
 	base, err := s.epochBase()
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
@@ -123,7 +143,7 @@ func (s *FlockFile) Takeover(stale Record, holder int64, ttl time.Duration) (Rec
 // Release does nothing: the flock variant releases the kernel's lock
 // (LOCK_UN), not the record, which keeps the last epoch for the next
 // holder. The flock variant never calls it.
-func (s *FlockFile) Release(cur Record) error { return nil }
+func (s *EpochFile) Release(cur Record) error { return nil }
 
 // write writes rec at offset 0 of the lock file, in one write(2), and
 // fsyncs it and then the directory, so that the epoch outlives a power
@@ -133,7 +153,7 @@ func (s *FlockFile) Release(cur Record) error { return nil }
 // holder after the restart would find no file and start again at epoch
 // 1). A failure at any step is a "write" (or "sync") StepError; the record
 // may or may not have been written, and the caller must not lead with it.
-func (s *FlockFile) write(rec Record) (Record, error) {
+func (s *EpochFile) write(rec Record) (Record, error) {
 	s.buf = AppendFlockRecord(s.buf[:0], rec)
 	fd, err := s.FS.Open(s.Path, O_WRONLY|O_NOFOLLOW, perm)
 	if err != nil {
@@ -197,7 +217,7 @@ const forever = time.Duration(1 << 62)
 // every consecutive failure, up to WatchInterval.
 const flockBackoff = time.Millisecond
 
-// Flock is the flock variant's algorithm: leadership is the kernel's
+// FlockElection is the flock variant's algorithm: leadership is the kernel's
 // flock(2) lock on the lock file, which the kernel releases the moment its
 // holder dies, so failover waits for no lease and no clock: a waiter
 // blocked in flock wakes as soon as the holder's descriptors are closed.
@@ -217,8 +237,9 @@ const flockBackoff = time.Millisecond
 //     the next attempt: 1 ms, doubling with each consecutive failure, up to
 //     WatchInterval, so that a transient error delays nobody's failover
 //     and a persistent one does not spin.
-type Flock struct {
+type FlockElection struct {
 	p    Proc
+	fl   FlockFS // p, which can flock
 	s    Store
 	path string
 	cfg  Config
@@ -231,29 +252,33 @@ type Flock struct {
 	stopping bool // SIGTERM: lead no more
 }
 
-// NewFlock returns the flock variant's elector for process p over s, the
+// NewFlockElection returns the flock variant's elector for process p over s, the
 // lock file at path.
-func NewFlock(p Proc, s Store, path string, cfg Config) (*Flock, error) {
+func NewFlockElection(p Proc, s Store, path string, cfg Config) (*FlockElection, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Flock{p: p, s: s, path: path, cfg: cfg, pid: int64(p.PID()), fd: -1}, nil
+	fl, ok := p.(FlockFS)
+	if !ok {
+		return nil, errors.New("the flock election needs a Proc that can flock(2) (a FlockFS)")
+	}
+	return &FlockElection{p: p, fl: fl, s: s, path: path, cfg: cfg, pid: int64(p.PID()), fd: -1}, nil
 }
 
-func (f *Flock) isStopping() bool {
+func (f *FlockElection) isStopping() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.stopping
 }
 
-func (f *Flock) setFD(fd FD) {
+func (f *FlockElection) setFD(fd FD) {
 	f.mu.Lock()
 	f.fd = fd
 	f.mu.Unlock()
 }
 
 // Run runs the elector: it returns only through p.Exit.
-func (f *Flock) Run() {
+func (f *FlockElection) Run() {
 	f.p.Log(MsgStarted, f.pid, 0)
 	f.p.Go("signal", f.handleShutdown)
 	f.p.Role(RoleWatcher)
@@ -291,10 +316,10 @@ func (f *Flock) Run() {
 			// boot's epoch base here, off the hand-over's path.
 			f.s.Read()
 		}
-		err := f.p.Flock(fd, LOCK_EX|LOCK_NB)
+		err := f.fl.Flock(fd, LOCK_EX|LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			f.p.Log(MsgFlockWaiting, 0, 0)
-			err = f.p.Flock(fd, LOCK_EX)
+			err = f.fl.Flock(fd, LOCK_EX)
 		}
 		if err != nil {
 			fail(MsgFlockLockFailed)
@@ -304,7 +329,7 @@ func (f *Flock) Run() {
 		if err != nil {
 			// Do not lead: the record may or may not hold our epoch, and the
 			// next holder reads whichever it holds and writes the one after.
-			f.p.Flock(fd, LOCK_UN)
+			f.fl.Flock(fd, LOCK_UN)
 			if errors.Is(err, fs.ErrNotExist) {
 				// The lock file is gone from its name (removed by someone):
 				// the lock we held is on a nameless inode. Open the name
@@ -322,7 +347,7 @@ func (f *Flock) Run() {
 }
 
 // claim writes the next record under the lock.
-func (f *Flock) claim() (Record, error) {
+func (f *FlockElection) claim() (Record, error) {
 	rec, err := f.s.Read()
 	switch {
 	case err == nil:
@@ -343,7 +368,7 @@ func (f *Flock) claim() (Record, error) {
 
 // lead leads with rec until the process ends: it returns only if SIGTERM
 // came first.
-func (f *Flock) lead(rec Record) {
+func (f *FlockElection) lead(rec Record) {
 	term := &Term{clock: f.p, epoch: rec.Epoch, deadline: forever}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
 	f.mu.Lock()
@@ -370,7 +395,7 @@ func (f *Flock) lead(rec Record) {
 
 // handleShutdown steps down on SIGTERM and, if this process led, unlocks
 // so that a waiter takes over at once, then exits.
-func (f *Flock) handleShutdown() {
+func (f *FlockElection) handleShutdown() {
 	f.p.AwaitShutdown()
 	f.p.Log(MsgShutdown, 0, 0)
 	f.mu.Lock()
@@ -386,7 +411,7 @@ func (f *Flock) handleShutdown() {
 		}
 		// The leader's main activity only sleeps: no record write is in
 		// flight, so the lock can go before the process does.
-		if f.p.Flock(fd, LOCK_UN) == nil {
+		if f.fl.Flock(fd, LOCK_UN) == nil {
 			f.p.Log(MsgReleased, 0, 0)
 		}
 	}

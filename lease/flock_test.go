@@ -42,11 +42,11 @@ func TestFlockRecord(t *testing.T) {
 
 // newFlockStore returns a flock store over a fresh simulated file system
 // holding the directory /d, with the calls recorded.
-func newFlockStore() (*lease.FlockFile, *recFS, *sim.FileSystem) {
+func newFlockStore() (*lease.EpochFile, *recFS, *sim.FileSystem) {
 	f := sim.NewFileSystem()
 	f.MkdirAll("/d")
 	r := &recFS{FS: f.View(f.NewFDTable())}
-	return &lease.FlockFile{FS: r, Path: lockPath}, r, f
+	return &lease.EpochFile{FS: r, Path: lockPath}, r, f
 }
 
 // The store's system calls: a read of the whole file; a write is open

@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// FlockStore is a lease register on a lock file whose every operation runs
+// FlockRegister is a lease register on a lock file whose every operation runs
 // under the file's flock(2) lock: lock, read the record, compare, write the
 // next version, unlock. It is the flock store as a [Store], for the
 // reference algorithm or any other (the flock variant instead holds the
-// lock for as long as it leads, and uses [FlockFile] under it).
+// lock for as long as it leads, and uses [EpochFile] under it).
 //
 // The record is one fixed-size write at offset 0,
 // {"processId":H,"epoch":E,"version":V} padded with spaces: the file is
@@ -21,12 +21,12 @@ import (
 // the write that acquired; a release writes holder 0 and the next version,
 // so epochs are never reused. There is no expiry: the caller judges it.
 // Writes are fsynced with the directory, so a power loss keeps them.
-type FlockStore struct {
-	FS   FS
+type FlockRegister struct {
+	FS   FlockFS
 	Path string
 }
 
-var _ Store = FlockStore{}
+var _ Store = FlockRegister{}
 
 type flockStoreRecord struct {
 	Holder  int64 `json:"processId"`
@@ -36,7 +36,7 @@ type flockStoreRecord struct {
 
 // locked runs f with the lock file locked, passing the current record
 // (Version 0 if there is none yet).
-func (s FlockStore) locked(f func(cur Record) (Record, error)) (rec Record, err error) {
+func (s FlockRegister) locked(f func(cur Record) (Record, error)) (rec Record, err error) {
 	fd, err := s.FS.Open(s.Path, O_RDWR|O_CREATE|O_NOFOLLOW, perm)
 	if err != nil {
 		return Record{}, err
@@ -60,7 +60,7 @@ func (s FlockStore) locked(f func(cur Record) (Record, error)) (rec Record, err 
 	return f(cur)
 }
 
-func (s FlockStore) write(rec Record) (Record, error) {
+func (s FlockRegister) write(rec Record) (Record, error) {
 	b, _ := json.Marshal(flockStoreRecord{rec.Holder, rec.Epoch, rec.Version})
 	if len(b) > FlockRecordSize {
 		return Record{}, fmt.Errorf("record %s longer than %d bytes", b, FlockRecordSize)
@@ -88,13 +88,13 @@ func (s FlockStore) write(rec Record) (Record, error) {
 	return rec, nil
 }
 
-func (s FlockStore) notFound() error {
+func (s FlockRegister) notFound() error {
 	return &fs.PathError{Op: "read", Path: s.Path, Err: syscall.ENOENT}
 }
 
 // Read returns the record; none, or a released one, is an error for which
 // errors.Is(err, fs.ErrNotExist).
-func (s FlockStore) Read() (Record, error) {
+func (s FlockRegister) Read() (Record, error) {
 	return s.locked(func(cur Record) (Record, error) {
 		if cur.Holder == 0 {
 			return Record{}, s.notFound()
@@ -105,7 +105,7 @@ func (s FlockStore) Read() (Record, error) {
 
 // Create writes a record for holder, with a new epoch, if there is no live
 // one.
-func (s FlockStore) Create(holder int64, ttl time.Duration) (Record, error) {
+func (s FlockRegister) Create(holder int64, ttl time.Duration) (Record, error) {
 	return s.locked(func(cur Record) (Record, error) {
 		if cur.Holder != 0 {
 			return Record{}, &fs.PathError{Op: "create", Path: s.Path, Err: syscall.EEXIST}
@@ -116,7 +116,7 @@ func (s FlockStore) Create(holder int64, ttl time.Duration) (Record, error) {
 }
 
 // compare is the compare of every compare-and-set: the whole record.
-func (s FlockStore) compare(cur, want Record, f func() (Record, error)) (Record, error) {
+func (s FlockRegister) compare(cur, want Record, f func() (Record, error)) (Record, error) {
 	if cur.Holder == 0 || cur != want {
 		return Record{}, ErrConflict
 	}
@@ -124,7 +124,7 @@ func (s FlockStore) compare(cur, want Record, f func() (Record, error)) (Record,
 }
 
 // Renew writes the next version of cur if it is still current.
-func (s FlockStore) Renew(cur Record, ttl time.Duration) (Record, error) {
+func (s FlockRegister) Renew(cur Record, ttl time.Duration) (Record, error) {
 	return s.locked(func(now Record) (Record, error) {
 		return s.compare(now, cur, func() (Record, error) {
 			return s.write(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: now.Version + 1})
@@ -134,7 +134,7 @@ func (s FlockStore) Renew(cur Record, ttl time.Duration) (Record, error) {
 
 // Takeover writes a record for holder, with a new epoch, if stale is still
 // current.
-func (s FlockStore) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
+func (s FlockRegister) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
 	return s.locked(func(now Record) (Record, error) {
 		return s.compare(now, stale, func() (Record, error) {
 			v := now.Version + 1
@@ -145,7 +145,7 @@ func (s FlockStore) Takeover(stale Record, holder int64, ttl time.Duration) (Rec
 
 // Release writes a released record (holder 0, the next version) if cur is
 // still current.
-func (s FlockStore) Release(cur Record) error {
+func (s FlockRegister) Release(cur Record) error {
 	_, err := s.locked(func(now Record) (Record, error) {
 		return s.compare(now, cur, func() (Record, error) {
 			return s.write(Record{Epoch: cur.Epoch, Version: now.Version + 1})

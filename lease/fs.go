@@ -27,7 +27,7 @@ const (
 	O_NOFOLLOW = syscall.O_NOFOLLOW
 )
 
-// Operations of [FS.Flock], with the values of flock(2) (package unix).
+// Operations of [FlockFS.Flock], with the values of flock(2) (package unix).
 // LOCK_SH exists for completeness: the simulator does not model shared
 // locks and rejects it with EINVAL.
 const (
@@ -73,6 +73,14 @@ type FS interface {
 	Rename(oldname, newname string) error
 	// Link is link(2): it fails with EEXIST if newname exists.
 	Link(oldname, newname string) error
+}
+
+// FlockFS is an FS that can also lock files with flock(2), an optional
+// ability as io/fs's ReadFileFS is: only the flock algorithms need it
+// (FlockElection, FlockRegister). The real file system ([OSFS]) and the
+// simulator's have it.
+type FlockFS interface {
+	FS
 	// Flock is flock(2). LOCK_EX waits until no other open file
 	// description holds the file's lock; LOCK_EX|LOCK_NB fails with
 	// EWOULDBLOCK (EAGAIN) instead; LOCK_UN releases. The lock belongs to

@@ -50,7 +50,7 @@ func ExampleOSFS() {
 // which the conformance suite cannot check on the simulator's file system
 // (a View has no scheduler; sim's own tests check its waiting).
 func TestOSFSFlockWaits(t *testing.T) {
-	var fsys lease.FS = lease.OSFS{}
+	var fsys lease.FlockFS = lease.OSFS{}
 	name := filepath.Join(t.TempDir(), "lock")
 	open := func() lease.FD {
 		fd, err := fsys.Open(name, lease.O_RDWR|lease.O_CREATE, 0o644)

@@ -9,6 +9,34 @@ import (
 	"time"
 )
 
+// The reference algorithm's own log lines.
+const (
+	MsgRefAcquired       Msg = refBase + iota // [LEADER] Acquired lease, epoch a (version b)
+	MsgRefRenewed                             // [LEADER] Lease renewed, version a
+	MsgRefDeadline                            // [LEADER] Local deadline passed without a renewal, stepping down
+	MsgRefLost                                // [LEADER] Lease version a replaced by another write, stepping down
+	MsgRefHeld                                // [WATCHER] Lease held by a, version b
+	MsgRefExpired                             // [WATCHER] Lease held by a unchanged for the lease duration, taking over
+	MsgRefTakeover                            // [WATCHER] Takeover successful, epoch a
+	MsgRefUnreadable                          // [WATCHER] Lease version a unreadable, waiting it out
+	MsgRefReleaseSkipped                      // Lease no longer ours, nothing to release
+	MsgRefNotLeading                          // Not leading, nothing to release
+	refEnd
+)
+
+var refMsgs = [...]msgText{
+	MsgRefAcquired - refBase:       {text: "[LEADER] Acquired lease, epoch % (version %)", a: argNum, b: argNum},
+	MsgRefRenewed - refBase:        {text: "[LEADER] Lease renewed, version %", a: argNum},
+	MsgRefDeadline - refBase:       {text: "[LEADER] Local deadline passed without a renewal, stepping down"},
+	MsgRefLost - refBase:           {text: "[LEADER] Lease version % replaced by another write, stepping down", a: argNum},
+	MsgRefHeld - refBase:           {text: "[WATCHER] Lease held by %, version %", a: argPID, b: argNum},
+	MsgRefExpired - refBase:        {text: "[WATCHER] Lease held by % unchanged for the lease duration, taking over", a: argPID},
+	MsgRefTakeover - refBase:       {text: "[WATCHER] Takeover successful, epoch %", a: argNum},
+	MsgRefUnreadable - refBase:     {text: "[WATCHER] Lease version % unreadable, waiting it out", a: argNum},
+	MsgRefReleaseSkipped - refBase: {text: "Lease no longer ours, nothing to release"},
+	MsgRefNotLeading - refBase:     {text: "Not leading, nothing to release"},
+}
+
 // Reference is the corrected algorithm, the one to copy. Over a Store
 // whose operations are compare-and-set (VersionedFile on a file system),
 // it follows client-go's leaderelection where the post's program does not:
@@ -17,7 +45,7 @@ import (
 //     first saw the current version of the record: a watcher takes over
 //     only after the record has not changed for LeaseDuration as it
 //     measures it. Writers' clocks, wall clocks, offsets and steps do not
-//     matter; only the rate of monotonic clocks does (Config.MaxDriftPPM).
+//     matter; only the rate of monotonic clocks does (Config.DriftBoundPPM).
 //   - The leader stops acting at its own local deadline, RenewDeadline
 //     after it started its last successful write, unless it renews before.
 //     Config.ValidateDeadline requires deadline/(1-rho) < lease/(1+rho), so
@@ -211,11 +239,7 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 	r.mu.Unlock()
 	r.p.Role(RoleLeader)
 	r.p.Lead(rec.Epoch, deadline)
-	if m == MsgRefTakeover {
-		r.p.Log(m, rec.Epoch, 0)
-	} else {
-		r.p.Log(m, rec.Epoch, rec.Version)
-	}
+	r.p.Log(m, rec.Epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
 	if f := r.cfg.Callbacks.OnNewLeader; f != nil {
 		f(r.pid)
 	}
@@ -232,7 +256,10 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			return // the signal handler stepped down and releases
 		}
 		if r.p.Mono() >= deadline {
-			r.stepDown(MsgRefDeadline, 0, 0)
+			if r.resign() {
+				r.p.Log(MsgRefDeadline, 0, 0)
+				r.stoppedLeading()
+			}
 			return
 		}
 		start := r.p.Mono()
@@ -251,9 +278,13 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			r.p.Lead(rec.Epoch, deadline)
 			r.p.Log(MsgRefRenewed, rec.Version, 0)
 		case errors.Is(err, ErrConflict):
-			// Another process wrote the next version: a takeover (or our own
-			// release by the signal handler).
-			r.stepDown(MsgRefLost, rec.Version+1, 0)
+			// Another write replaced the version we hold: a takeover, our own
+			// earlier renewal whose outcome we could not know, or our own
+			// release by the signal handler.
+			if r.resign() {
+				r.p.Log(MsgRefLost, rec.Version, 0)
+				r.stoppedLeading()
+			}
 			return
 		default:
 			r.report("renew", err)
@@ -262,11 +293,14 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 	}
 }
 
-func (r *Reference) stepDown(m Msg, a, b int64) {
+// resign stops leading: the term's context is cancelled and the role is
+// watcher again. It reports false if the signal handler resigned first.
+// The caller logs why, then calls stoppedLeading.
+func (r *Reference) resign() bool {
 	r.mu.Lock()
 	if !r.lead {
 		r.mu.Unlock()
-		return // the signal handler stepped down already
+		return false // the signal handler stepped down already
 	}
 	cancel := r.cancel
 	r.lead, r.cancel = false, nil
@@ -275,7 +309,11 @@ func (r *Reference) stepDown(m Msg, a, b int64) {
 	if cancel != nil {
 		cancel()
 	}
-	r.p.Log(m, a, b)
+	return true
+}
+
+// stoppedLeading tells the callbacks that this process no longer leads.
+func (r *Reference) stoppedLeading() {
 	if f := r.cfg.Callbacks.OnStoppedLeading; f != nil {
 		f()
 	}

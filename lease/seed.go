@@ -2,140 +2,49 @@ package lease
 
 import (
 	"context"
-	"fmt"
 	"sync"
-	"time"
 )
 
-// Config holds the post's three intervals and the callbacks.
-type Config struct {
-	// LeaseDuration is how long a lease stays valid after it is written
-	// (the post's LEASE_DURATION, 9 s).
-	LeaseDuration time.Duration
-	// RenewInterval is how often the leader rewrites the expiry
-	// (RENEW_INTERVAL, 3 s). It must be shorter than LeaseDuration.
-	RenewInterval time.Duration
-	// WatchInterval is how often a watcher reads the lease (WATCH_INTERVAL,
-	// 3 s).
-	WatchInterval time.Duration
-	// RenewDeadline is how long after it starts a successful renewal (or
-	// acquisition) a leader may still act; it steps down at this local
-	// deadline unless it renews first. Only variants with a local deadline
-	// (the reference) use it. 0: derived from LeaseDuration and
-	// MaxDriftPPM (see DeadlineFor).
-	RenewDeadline time.Duration
-	// MaxDriftPPM is the drift bound the algorithm is configured for:
-	// how far, in parts per million, two processes' monotonic clocks may
-	// disagree on the length of an interval. 0 means the reference's
-	// default of 1% (10000 ppm).
-	MaxDriftPPM int64
-	// Poll makes the reference's watchers poll the store every
-	// WatchInterval even when the process can be told of changes to the
-	// lock's directory: for stores that are not files there (Redis, etcd,
-	// SQL), whose changes no directory notification reports.
-	Poll bool
-	// Callbacks are told of leadership changes.
-	Callbacks Callbacks
-}
+// The seed program's log lines (the post's), which the other algorithms
+// reuse where they say the same thing. Arguments a and b are process ids
+// or whole Unix seconds, as each line's comment says.
+const (
+	MsgStarted         Msg = seedBase + iota // (stderr, println) Process started with id:  a
+	MsgAcquired                              // [LEADER] Acquired lease at a, valid until b
+	MsgWatchUnreadable                       // [WATCHER] Could not read lease file, will retry
+	MsgExpired                               // [WATCHER] Lease held by a expired at b, attempting takeover
+	MsgRemoveFailed                          // [WATCHER] Failed to remove expired lease, will retry
+	MsgLostRace                              // [WATCHER] Lost takeover race, another process acquired first
+	MsgWriteFailed                           // [WATCHER] Failed to write new lease, will retry
+	MsgTakeover                              // [WATCHER] Takeover successful, now leader until a
+	MsgHeld                                  // [WATCHER] Lease held by a, valid until b
+	MsgStepDown                              // [LEADER] Lease file unreadable, stepping down
+	MsgRenewUnreadable                       // [LEADER] Could not read lease file, will retry
+	MsgTaken                                 // [LEADER] Lease taken by a, stepping down to watcher
+	MsgRenewFailed                           // [LEADER] Failed to renew lease, will retry
+	MsgRenewed                               // [LEADER] Lease renewed, valid until a
+	MsgShutdown                              // Received shutdown signal, releasing lease
+	MsgReleased                              // Lease released
+	seedEnd
+)
 
-// DefaultDriftPPM is the drift bound the reference variant assumes unless
-// told otherwise: 1%, a hundred times what NTP-disciplined or even free-
-// running quartz clocks drift, and still a small margin on a 9 s lease.
-const DefaultDriftPPM = 10_000
-
-// deadlineSlack is subtracted from the longest safe deadline, so that a
-// leader stops with time to spare for the system call that it stops after.
-const deadlineSlack = 50 * time.Millisecond
-
-// drift returns the drift bound in effect.
-func (c Config) drift() int64 {
-	if c.MaxDriftPPM == 0 {
-		return DefaultDriftPPM
-	}
-	return c.MaxDriftPPM
-}
-
-// SafeDeadline is the longest renew deadline that keeps a leader's
-// leadership strictly inside the lease as any watcher measures it: a
-// watcher takes over LeaseDuration after it saw the leader's write, on a
-// clock that may run up to the drift bound fast; the leader's deadline runs
-// from before that write, on a clock that may run up to the drift bound
-// slow. So deadline/(1-rho) < lease/(1+rho).
-func (c Config) SafeDeadline() time.Duration {
-	rho := c.drift()
-	return time.Duration(int64(c.LeaseDuration) / (1_000_000 + rho) * (1_000_000 - rho))
-}
-
-// DeadlineFor returns the renew deadline in effect: RenewDeadline, or the
-// safe deadline less a small slack.
-func (c Config) DeadlineFor() time.Duration {
-	if c.RenewDeadline != 0 {
-		return c.RenewDeadline
-	}
-	return c.SafeDeadline() - deadlineSlack
-}
-
-// ValidateDeadline checks the inequalities a variant with a local deadline
-// relies on, and names the one that fails.
-func (c Config) ValidateDeadline() error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	rho := c.drift()
-	if rho < 0 || rho >= 1_000_000 {
-		return fmt.Errorf("drift bound %d ppm must be at least 0 and below 1000000", rho)
-	}
-	d := c.DeadlineFor()
-	switch {
-	case d <= 0:
-		return fmt.Errorf("drift bound %d ppm leaves no margin: lease %v x (1-rho)/(1+rho) = %v is not longer than the slack %v",
-			rho, c.LeaseDuration, c.SafeDeadline(), deadlineSlack)
-	case d >= c.SafeDeadline():
-		return fmt.Errorf("renew deadline %v must be shorter than lease %v x (1-rho)/(1+rho) = %v for drift bound %d ppm, or a watcher may take over while the leader still acts",
-			d, c.LeaseDuration, c.SafeDeadline(), rho)
-	case c.RenewInterval >= d:
-		return fmt.Errorf("renew interval %v must be shorter than the renew deadline %v, or the leader steps down before it renews", c.RenewInterval, d)
-	}
-	return nil
-}
-
-// Callbacks follow client-go's leaderelection. They are called from the
-// elector's own activities and must not block: start work with [Proc.Go].
-type Callbacks struct {
-	// OnStartedLeading is called when this process becomes leader. ctx is
-	// cancelled when leadership ends.
-	OnStartedLeading func(ctx context.Context)
-	// OnStoppedLeading is called when this process stops leading.
-	OnStoppedLeading func()
-	// OnNewLeader is called when the observed holder changes, this process
-	// included.
-	OnNewLeader func(holder int64)
-	// OnError is called (by the reference algorithm) with every store error
-	// that is none of the contract's outcomes (no record, a record exists,
-	// a conflict): an I/O error, an unreachable, hung or refusing server.
-	// op is the Store method. The algorithm goes on: it retries, and a
-	// leader that cannot renew steps down at its local deadline. It must
-	// not block.
-	OnError func(op string, err error)
-}
-
-// DefaultConfig returns the post's intervals: a 9 s lease renewed every 3 s,
-// watched every 3 s.
-func DefaultConfig() Config {
-	return Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second}
-}
-
-// Validate reports the first problem with c, or nil.
-func (c Config) Validate() error {
-	switch {
-	case c.LeaseDuration <= 0 || c.RenewInterval <= 0 || c.WatchInterval <= 0:
-		return fmt.Errorf("lease, renew and watch intervals must be positive (got lease %v, renew %v, watch %v)",
-			c.LeaseDuration, c.RenewInterval, c.WatchInterval)
-	case c.LeaseDuration <= c.RenewInterval:
-		return fmt.Errorf("lease %v must be longer than the renew interval %v, or the lease lapses between renewals",
-			c.LeaseDuration, c.RenewInterval)
-	}
-	return nil
+var seedMsgs = [...]msgText{
+	MsgStarted - seedBase:         {text: "Process started with id:  %", a: argPID, stderr: true},
+	MsgAcquired - seedBase:        {text: "[LEADER] Acquired lease at %, valid until %", a: argTime, b: argTime},
+	MsgWatchUnreadable - seedBase: {text: "[WATCHER] Could not read lease file, will retry"},
+	MsgExpired - seedBase:         {text: "[WATCHER] Lease held by % expired at %, attempting takeover", a: argPID, b: argTime},
+	MsgRemoveFailed - seedBase:    {text: "[WATCHER] Failed to remove expired lease, will retry"},
+	MsgLostRace - seedBase:        {text: "[WATCHER] Lost takeover race, another process acquired first"},
+	MsgWriteFailed - seedBase:     {text: "[WATCHER] Failed to write new lease, will retry"},
+	MsgTakeover - seedBase:        {text: "[WATCHER] Takeover successful, now leader until %", a: argTime},
+	MsgHeld - seedBase:            {text: "[WATCHER] Lease held by %, valid until %", a: argPID, b: argTime},
+	MsgStepDown - seedBase:        {text: "[LEADER] Lease file unreadable, stepping down"},
+	MsgRenewUnreadable - seedBase: {text: "[LEADER] Could not read lease file, will retry"},
+	MsgTaken - seedBase:           {text: "[LEADER] Lease taken by %, stepping down to watcher", a: argPID},
+	MsgRenewFailed - seedBase:     {text: "[LEADER] Failed to renew lease, will retry"},
+	MsgRenewed - seedBase:         {text: "[LEADER] Lease renewed, valid until %", a: argTime},
+	MsgShutdown - seedBase:        {text: "Received shutdown signal, releasing lease"},
+	MsgReleased - seedBase:        {text: "Lease released"},
 }
 
 // maxReadFailures is how many consecutive unreadable reads make the seed's
@@ -149,13 +58,13 @@ const (
 	progRenewal
 )
 
-// Elector runs the post's program over a Store: acquire at start, then a
+// SeedProgram runs the post's program over a Store: acquire at start, then a
 // renewal routine while leading or a watcher routine while not, and a
 // signal handler that releases the lease on SIGTERM. Its structure is the
 // program's, activity by activity: the routines hand the role back to the
 // main activity over an unbuffered channel, and the signal handler runs
 // concurrently with them, so a SIGTERM can land in the middle of a renewal.
-type Elector struct {
+type SeedProgram struct {
 	p    Proc
 	s    Store
 	cfg  Config
@@ -170,16 +79,16 @@ type Elector struct {
 	observed int64
 }
 
-// NewElector returns an elector for process p over store s.
-func NewElector(p Proc, s Store, cfg Config) (*Elector, error) {
+// NewSeedProgram returns an elector for process p over store s.
+func NewSeedProgram(p Proc, s Store, cfg Config) (*SeedProgram, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Elector{p: p, s: s, cfg: cfg, pid: int64(p.PID()), swap: p.NewHandoff()}, nil
+	return &SeedProgram{p: p, s: s, cfg: cfg, pid: int64(p.PID()), swap: p.NewHandoff()}, nil
 }
 
 // Run is the program's main. It returns only through p.Exit.
-func (e *Elector) Run() {
+func (e *SeedProgram) Run() {
 	p := e.p
 	p.Log(MsgStarted, e.pid, 0)
 	leading := e.acquire() == nil
@@ -199,7 +108,7 @@ func (e *Elector) Run() {
 	}
 }
 
-func (e *Elector) setRole(leading bool) {
+func (e *SeedProgram) setRole(leading bool) {
 	e.mu.Lock()
 	e.role = progWatcher
 	if leading {
@@ -208,7 +117,7 @@ func (e *Elector) setRole(leading bool) {
 	e.mu.Unlock()
 }
 
-func (e *Elector) start(leading bool) {
+func (e *SeedProgram) start(leading bool) {
 	if leading {
 		e.p.Go("renew", e.renewLoop)
 	} else {
@@ -217,7 +126,7 @@ func (e *Elector) start(leading bool) {
 }
 
 // acquire is tryAcquireLease.
-func (e *Elector) acquire() error {
+func (e *SeedProgram) acquire() error {
 	rec, err := e.s.Create(e.pid, e.cfg.LeaseDuration)
 	if err != nil {
 		return err
@@ -230,7 +139,7 @@ func (e *Elector) acquire() error {
 	return nil
 }
 
-func (e *Elector) lead(rec Record) {
+func (e *SeedProgram) lead(rec Record) {
 	e.p.Role(RoleLeader)
 	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
@@ -242,7 +151,7 @@ func (e *Elector) lead(rec Record) {
 	}
 }
 
-func (e *Elector) stepDown() {
+func (e *SeedProgram) stepDown() {
 	e.p.Role(RoleWatcher)
 	e.mu.Lock()
 	cancel := e.cancel
@@ -256,7 +165,7 @@ func (e *Elector) stepDown() {
 	}
 }
 
-func (e *Elector) observe(holder int64) {
+func (e *SeedProgram) observe(holder int64) {
 	if holder == e.observed {
 		return
 	}
@@ -267,7 +176,7 @@ func (e *Elector) observe(holder int64) {
 }
 
 // watchLoop is watcherRoutine.
-func (e *Elector) watchLoop() {
+func (e *SeedProgram) watchLoop() {
 	t := e.p.NewTicker(e.cfg.WatchInterval)
 	defer t.Stop()
 	for {
@@ -315,7 +224,7 @@ func (e *Elector) watchLoop() {
 }
 
 // renewLoop is renewalRoutine.
-func (e *Elector) renewLoop() {
+func (e *SeedProgram) renewLoop() {
 	failures := 0
 	t := e.p.NewTicker(e.cfg.RenewInterval)
 	defer t.Stop()
@@ -356,7 +265,7 @@ func (e *Elector) renewLoop() {
 }
 
 // handleShutdown is the program's signal handler goroutine.
-func (e *Elector) handleShutdown() {
+func (e *SeedProgram) handleShutdown() {
 	e.p.AwaitShutdown()
 	e.p.Log(MsgShutdown, 0, 0)
 	e.mu.Lock()

@@ -14,7 +14,7 @@ import (
 // compare-and-delete (release). The store stamps the expiry itself (a file
 // store from its process's clock, Redis from its TTL) so each operation takes
 // the lease duration rather than a deadline. Whether a record has expired is
-// the Elector's judgement, not the store's.
+// the SeedProgram's judgement, not the store's.
 //
 // The seed variants' file stores break this contract, which is the point:
 // the checker must find where.

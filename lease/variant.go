@@ -24,7 +24,7 @@ type Variant struct {
 	// on, which the checker holds it to.
 	Claims Claims
 	// Run runs the algorithm as process p over store s (nil: the post's
-	// program, NewElector).
+	// program, NewSeedProgram).
 	Run func(p Proc, s Store, path string, cfg Config) error
 	// LocalDeadline reports whether its leaders stop at a local deadline
 	// (and so whether the config must satisfy ValidateDeadline).
@@ -81,7 +81,7 @@ func (v Variant) Start(p Proc, s Store, path string, cfg Config) error {
 	if v.Run != nil {
 		return v.Run(p, s, path, cfg)
 	}
-	e, err := NewElector(p, s, cfg)
+	e, err := NewSeedProgram(p, s, cfg)
 	if err != nil {
 		return err
 	}
@@ -144,10 +144,10 @@ var variants = []Variant{
 		Name:    "flock",
 		Summary: "flock(2) on the lock file, released by the kernel when its holder dies; an epoch record written under the lock",
 		NewStore: func(p Proc, path string) Store {
-			return &FlockFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
+			return &EpochFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
 		},
 		Run: func(p Proc, s Store, path string, cfg Config) error {
-			f, err := NewFlock(p, s, path, cfg)
+			f, err := NewFlockElection(p, s, path, cfg)
 			if err != nil {
 				return err
 			}

@@ -157,8 +157,8 @@ func SetupFlags(o sim.SetupOptions) string {
 	if o.Lease.RenewDeadline != 0 {
 		fmt.Fprintf(&b, " -renew-deadline %v", o.Lease.RenewDeadline)
 	}
-	if o.Lease.MaxDriftPPM != 0 {
-		fmt.Fprintf(&b, " -drift-bound %s", strconv.FormatFloat(float64(o.Lease.MaxDriftPPM)/1e6, 'g', -1, 64))
+	if o.Lease.DriftBoundPPM != 0 {
+		fmt.Fprintf(&b, " -drift-bound %s", strconv.FormatFloat(float64(o.Lease.DriftBoundPPM)/1e6, 'g', -1, 64))
 	}
 	return b.String()
 }

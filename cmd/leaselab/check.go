@@ -49,7 +49,7 @@ func (f *setupFlags) options() (sim.SetupOptions, error) {
 	if f.driftBound < 0 || f.driftBound >= 1 {
 		return sim.SetupOptions{}, usagef("-drift-bound %v: want a fraction in [0, 1)", f.driftBound)
 	}
-	f.lease.MaxDriftPPM = int64(f.driftBound*1e6 + 0.5)
+	f.lease.DriftBoundPPM = int64(f.driftBound*1e6 + 0.5)
 	o := sim.SetupOptions{Variant: f.variant, Procs: f.procs, Faults: kinds, MaxDriftPPM: int64(f.maxDrift*1e6 + 0.5),
 		Lease: f.lease, Scheduler: f.scheduler}
 	if o.MaxDriftPPM == 0 {

@@ -221,7 +221,7 @@ func failoverBound(v lease.Variant, cfg lease.Config, signal trace.FaultKind) (t
 	case v.Name == "flock":
 		return kernel, "release 5 ms"
 	case v.Claims.Handover == lease.Notified && signal == trace.Kill:
-		margin := time.Duration(int64(cfg.LeaseDuration) / 1_000_000 * 2 * driftPPM(cfg))
+		margin := time.Duration(int64(cfg.LeaseDuration) / 1_000_000 * 2 * cfg.DriftBound())
 		return cfg.LeaseDuration + margin + kernel, fmt.Sprintf("lease %v + drift margin %v + 5 ms", cfg.LeaseDuration, margin)
 	case v.Claims.Handover == lease.Notified:
 		return kernel, "release 5 ms"
@@ -233,13 +233,6 @@ func failoverBound(v lease.Variant, cfg lease.Config, signal trace.FaultKind) (t
 			fmt.Sprintf("lease %v + watch %v + whole-second expiry %v + 5 ms", cfg.LeaseDuration, cfg.WatchInterval, v.Claims.ExpiryLag)
 	}
 	return cfg.WatchInterval + kernel, fmt.Sprintf("watch %v + 5 ms", cfg.WatchInterval)
-}
-
-func driftPPM(cfg lease.Config) int64 {
-	if cfg.MaxDriftPPM != 0 {
-		return cfg.MaxDriftPPM
-	}
-	return lease.DefaultDriftPPM
 }
 
 // measureFailover runs procs real processes of v and, n times each,

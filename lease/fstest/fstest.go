@@ -23,7 +23,15 @@ func TestFS(t *testing.T, mk func(t *testing.T) (fsys lease.FS, dir string)) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, dir := mk(t)
-			tc.f(env{t, fsys, dir})
+			e := env{T: t, fsys: fsys, dir: dir}
+			if strings.HasPrefix(tc.name, "Flock") {
+				fl, ok := fsys.(lease.FlockFS)
+				if !ok {
+					t.Skip("not a lease.FlockFS: no flock(2)")
+				}
+				e.fl = fl
+			}
+			tc.f(e)
 		})
 	}
 }
@@ -64,6 +72,7 @@ var tests = []struct {
 type env struct {
 	*testing.T
 	fsys lease.FS
+	fl   lease.FlockFS // fsys, for the Flock tests
 	dir  string
 }
 
@@ -462,7 +471,7 @@ func testReadBound(e env) {
 
 func (e env) flock(fd lease.FD, how int) {
 	e.Helper()
-	if err := e.fsys.Flock(fd, how); err != nil {
+	if err := e.fl.Flock(fd, how); err != nil {
 		e.Fatalf("Flock(%d, %#x): %v", fd, how, err)
 	}
 }
@@ -471,7 +480,7 @@ func (e env) flock(fd lease.FD, how int) {
 // fd: LOCK_EX|LOCK_NB through fd fails with EWOULDBLOCK.
 func (e env) wantLocked(fd lease.FD) {
 	e.Helper()
-	err := e.fsys.Flock(fd, lease.LOCK_EX|lease.LOCK_NB)
+	err := e.fl.Flock(fd, lease.LOCK_EX|lease.LOCK_NB)
 	e.wantErr("Flock(LOCK_EX|LOCK_NB) of a held lock", err, "flock", "fd "+strconv.Itoa(int(fd)), syscall.EWOULDBLOCK)
 }
 
@@ -572,9 +581,9 @@ func testFlockErrors(e env) {
 	fd := e.open(name, lease.O_RDWR|lease.O_CREATE)
 	e.close(fd)
 	p := "fd " + strconv.Itoa(int(fd))
-	e.wantErr("Flock of a closed descriptor", e.fsys.Flock(fd, lease.LOCK_EX|lease.LOCK_NB), "flock", p, syscall.EBADF)
-	e.wantErr("Flock(LOCK_UN) of a closed descriptor", e.fsys.Flock(fd, lease.LOCK_UN), "flock", p, syscall.EBADF)
+	e.wantErr("Flock of a closed descriptor", e.fl.Flock(fd, lease.LOCK_EX|lease.LOCK_NB), "flock", p, syscall.EBADF)
+	e.wantErr("Flock(LOCK_UN) of a closed descriptor", e.fl.Flock(fd, lease.LOCK_UN), "flock", p, syscall.EBADF)
 	fd = e.open(name, lease.O_RDWR)
-	e.wantErr("Flock with no operation", e.fsys.Flock(fd, lease.LOCK_NB), "flock", "fd "+strconv.Itoa(int(fd)), syscall.EINVAL)
+	e.wantErr("Flock with no operation", e.fl.Flock(fd, lease.LOCK_NB), "flock", "fd "+strconv.Itoa(int(fd)), syscall.EINVAL)
 	e.close(fd)
 }

@@ -181,7 +181,7 @@ func decode(v string) (lease.Record, bool) {
 // ttlMS is the key's TTL for a lease of ttl, in whole milliseconds,
 // rounded up (PX): the rule the simulator's model of Redis follows too.
 func (s *Store) ttlMS(ttl time.Duration) int64 {
-	return max(1, (ttl+s.margin+time.Millisecond-1).Milliseconds())
+	return max(1, (ttl + s.margin + time.Millisecond - 1).Milliseconds())
 }
 
 func (s *Store) ctx() (context.Context, context.CancelFunc) {

@@ -34,9 +34,9 @@
 // at its local deadline and step down by it (plus at most one operation
 // timeout), reporting the store's errors on the way.
 //
-// Flock: lease.FlockFile, the flock variant's store, is a register only
+// Flock: lease.EpochFile, the flock variant's store, is a register only
 // while its caller holds the lock file's flock(2) (the variant holds it
-// for as long as it leads). lease.FlockStore is the flock store as a whole
+// for as long as it leads). lease.FlockRegister is the flock store as a whole
 // register: every operation locks, reads, compares and writes; the suite
 // runs on it in TestFlockContract (no Expiry: it has no server of its own).
 package storetest

@@ -189,7 +189,7 @@ func TestVersionedFileContract(t *testing.T) {
 	Run(t, newLease, Options{VersionOnlyCompare: true})
 }
 
-// The flock store: lease.FlockStore on the real file system, every
+// The flock store: lease.FlockRegister on the real file system, every
 // operation a compare-and-write under the lock file's flock(2). Each
 // client is its own store (its own descriptors, as each process has), so
 // the kernel's lock is what orders them. No expiry of its own.
@@ -197,7 +197,7 @@ func TestFlockContract(t *testing.T) {
 	newLease := func(t *testing.T) Open {
 		path := filepath.Join(t.TempDir(), "leader.lock")
 		return func(holder int64) lease.Store {
-			return lease.FlockStore{FS: lease.OSFS{}, Path: path}
+			return lease.FlockRegister{FS: lease.OSFS{}, Path: path}
 		}
 	}
 	Run(t, newLease, Options{})

@@ -1,0 +1,139 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Config holds the post's three intervals and the callbacks.
+type Config struct {
+	// LeaseDuration is how long a lease stays valid after it is written
+	// (the post's LEASE_DURATION, 9 s).
+	LeaseDuration time.Duration
+	// RenewInterval is how often the leader rewrites the expiry
+	// (RENEW_INTERVAL, 3 s). It must be shorter than LeaseDuration.
+	RenewInterval time.Duration
+	// WatchInterval is how often a watcher reads the lease (WATCH_INTERVAL,
+	// 3 s).
+	WatchInterval time.Duration
+	// RenewDeadline is how long after it starts a successful renewal (or
+	// acquisition) a leader may still act; it steps down at this local
+	// deadline unless it renews first. Only variants with a local deadline
+	// (the reference) use it. 0: derived from LeaseDuration and
+	// DriftBoundPPM (see DeadlineFor).
+	RenewDeadline time.Duration
+	// DriftBoundPPM is the drift bound the algorithm is configured for:
+	// how far, in parts per million, two processes' monotonic clocks may
+	// disagree on the length of an interval. 0 means the reference's
+	// default of 1% (10000 ppm).
+	DriftBoundPPM int64
+	// Poll makes the reference's watchers poll the store every
+	// WatchInterval even when the process can be told of changes to the
+	// lock's directory: for stores that are not files there (Redis, etcd,
+	// SQL), whose changes no directory notification reports.
+	Poll bool
+	// Callbacks are told of leadership changes.
+	Callbacks Callbacks
+}
+
+// DefaultDriftPPM is the drift bound the reference variant assumes unless
+// told otherwise: 1%, a hundred times what NTP-disciplined or even free-
+// running quartz clocks drift, and still a small margin on a 9 s lease.
+const DefaultDriftPPM = 10_000
+
+// deadlineSlack is subtracted from the longest safe deadline, so that a
+// leader stops with time to spare for the system call that it stops after.
+const deadlineSlack = 50 * time.Millisecond
+
+// DriftBound returns the drift bound in effect, in parts per million:
+// DriftBoundPPM, or DefaultDriftPPM when it is 0.
+func (c Config) DriftBound() int64 {
+	if c.DriftBoundPPM == 0 {
+		return DefaultDriftPPM
+	}
+	return c.DriftBoundPPM
+}
+
+// SafeDeadline is the longest renew deadline that keeps a leader's
+// leadership strictly inside the lease as any watcher measures it: a
+// watcher takes over LeaseDuration after it saw the leader's write, on a
+// clock that may run up to the drift bound fast; the leader's deadline runs
+// from before that write, on a clock that may run up to the drift bound
+// slow. So deadline/(1-rho) < lease/(1+rho).
+func (c Config) SafeDeadline() time.Duration {
+	rho := c.DriftBound()
+	return time.Duration(int64(c.LeaseDuration) / (1_000_000 + rho) * (1_000_000 - rho))
+}
+
+// DeadlineFor returns the renew deadline in effect: RenewDeadline, or the
+// safe deadline less a small slack.
+func (c Config) DeadlineFor() time.Duration {
+	if c.RenewDeadline != 0 {
+		return c.RenewDeadline
+	}
+	return c.SafeDeadline() - deadlineSlack
+}
+
+// ValidateDeadline checks the inequalities a variant with a local deadline
+// relies on, and names the one that fails.
+func (c Config) ValidateDeadline() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	rho := c.DriftBound()
+	if rho < 0 || rho >= 1_000_000 {
+		return fmt.Errorf("drift bound %d ppm must be at least 0 and below 1000000", rho)
+	}
+	d := c.DeadlineFor()
+	switch {
+	case d <= 0:
+		return fmt.Errorf("drift bound %d ppm leaves no margin: lease %v x (1-rho)/(1+rho) = %v is not longer than the slack %v",
+			rho, c.LeaseDuration, c.SafeDeadline(), deadlineSlack)
+	case d >= c.SafeDeadline():
+		return fmt.Errorf("renew deadline %v must be shorter than lease %v x (1-rho)/(1+rho) = %v for drift bound %d ppm, or a watcher may take over while the leader still acts",
+			d, c.LeaseDuration, c.SafeDeadline(), rho)
+	case c.RenewInterval >= d:
+		return fmt.Errorf("renew interval %v must be shorter than the renew deadline %v, or the leader steps down before it renews", c.RenewInterval, d)
+	}
+	return nil
+}
+
+// Callbacks follow client-go's leaderelection. They are called from the
+// elector's own activities and must not block: start work with [Proc.Go].
+type Callbacks struct {
+	// OnStartedLeading is called when this process becomes leader. ctx is
+	// cancelled when leadership ends.
+	OnStartedLeading func(ctx context.Context)
+	// OnStoppedLeading is called when this process stops leading.
+	OnStoppedLeading func()
+	// OnNewLeader is called when the observed holder changes, this process
+	// included.
+	OnNewLeader func(holder int64)
+	// OnError is called (by the reference algorithm) with every store error
+	// that is none of the contract's outcomes (no record, a record exists,
+	// a conflict): an I/O error, an unreachable, hung or refusing server.
+	// op is the Store method. The algorithm goes on: it retries, and a
+	// leader that cannot renew steps down at its local deadline. It must
+	// not block.
+	OnError func(op string, err error)
+}
+
+// DefaultConfig returns the post's intervals: a 9 s lease renewed every 3 s,
+// watched every 3 s.
+func DefaultConfig() Config {
+	return Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second}
+}
+
+// Validate reports the first problem with c, or nil.
+func (c Config) Validate() error {
+	switch {
+	case c.LeaseDuration <= 0 || c.RenewInterval <= 0 || c.WatchInterval <= 0:
+		return fmt.Errorf("lease, renew and watch intervals must be positive (got lease %v, renew %v, watch %v)",
+			c.LeaseDuration, c.RenewInterval, c.WatchInterval)
+	case c.LeaseDuration <= c.RenewInterval:
+		return fmt.Errorf("lease %v must be longer than the renew interval %v, or the lease lapses between renewals",
+			c.LeaseDuration, c.RenewInterval)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package lease_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+func TestDefaultConfig(t *testing.T) {
+	c := lease.DefaultConfig()
+	if c.LeaseDuration != 9*time.Second || c.RenewInterval != 3*time.Second || c.WatchInterval != 3*time.Second {
+		t.Errorf("DefaultConfig() = lease %v, renew %v, watch %v; want 9s, 3s, 3s",
+			c.LeaseDuration, c.RenewInterval, c.WatchInterval)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("DefaultConfig().Validate() = %v, want nil", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	const s = time.Second
+	for _, tc := range []struct {
+		lease, renew, watch time.Duration
+		want                []string // substrings of the error; nil: no error
+	}{
+		{9 * s, 3 * s, 3 * s, nil},
+		{2 * s, 1 * s, 10 * s, nil},
+		{3*s + 1, 3 * s, 1, nil},
+		{3 * s, 3 * s, 3 * s, []string{"lease 3s", "renew interval 3s"}},
+		{2 * s, 3 * s, 3 * s, []string{"lease 2s", "renew interval 3s"}},
+		{0, 3 * s, 3 * s, []string{"positive", "lease 0s", "renew 3s", "watch 3s"}},
+		{9 * s, 0, 3 * s, []string{"positive", "lease 9s", "renew 0s", "watch 3s"}},
+		{9 * s, 3 * s, 0, []string{"positive", "lease 9s", "renew 3s", "watch 0s"}},
+		{-9 * s, 3 * s, 3 * s, []string{"positive", "lease -9s"}},
+		{9 * s, -3 * s, 3 * s, []string{"positive", "renew -3s"}},
+		{9 * s, 3 * s, -1 * s, []string{"positive", "watch -1s"}},
+	} {
+		c := lease.Config{LeaseDuration: tc.lease, RenewInterval: tc.renew, WatchInterval: tc.watch}
+		err := c.Validate()
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("Validate(lease %v, renew %v, watch %v) = %v, want nil", tc.lease, tc.renew, tc.watch, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("Validate(lease %v, renew %v, watch %v) = nil, want an error", tc.lease, tc.renew, tc.watch)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Validate(lease %v, renew %v, watch %v) = %q, want it to mention %q",
+					tc.lease, tc.renew, tc.watch, err, w)
+			}
+		}
+		// NewSeedProgram refuses the same configs.
+		if _, err := lease.NewSeedProgram(nil, nil, c); err == nil {
+			t.Errorf("NewSeedProgram accepted lease %v, renew %v, watch %v", tc.lease, tc.renew, tc.watch)
+		}
+	}
+}
