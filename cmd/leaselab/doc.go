@@ -55,9 +55,14 @@
 //
 // List the algorithm's variants.
 //
-// leaselab help lists the commands; leaselab help COMMAND, or
-// leaselab COMMAND -h, prints the command's flags with their descriptions
-// and defaults. leaselab with no arguments prints a short usage and exits 2.
+// leaselab help (or leaselab -h) prints each command's synopsis above
+// with a one-line summary, then the scenario names, the variant names and
+// the exit statuses; it lists no flag's description or default.
+// leaselab help COMMAND, or leaselab COMMAND -h, prints that command's
+// synopsis, its summary and every flag it takes with the flag's
+// description and default (a flag whose default is zero, false or empty
+// shows none). Both print on standard output and exit 0. leaselab with no
+// arguments prints a short usage on standard error and exits 2.
 //
 // Exit status: 0 on success; 1 when a run breaks a property (check,
 // replay, explore and explore -replay, torture) or a measurement fails
