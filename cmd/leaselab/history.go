@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +106,17 @@ func (p histProc) BootID() (string, error) {
 		return b.BootID()
 	}
 	return "", errors.New("this runtime cannot tell its boot")
+}
+
+var _ lease.FlockFS = histProc{}
+
+// Flock forwards flock(2) to the wrapped runtime (the real one has it), so
+// that the flock election still finds a lease.FlockFS.
+func (p histProc) Flock(fd lease.FD, how int) error {
+	if f, ok := p.Proc.(lease.FlockFS); ok {
+		return f.Flock(fd, how)
+	}
+	return &fs.PathError{Op: "flock", Path: "fd " + strconv.Itoa(int(fd)), Err: syscall.ENOSYS}
 }
 
 func (p histProc) NotifyShutdown() {
