@@ -272,7 +272,7 @@ func init() {
 	}
 	v.Name = "flock-file-removed"
 	v.NewStore = func(p lease.Proc, path string) lease.Store {
-		return &removingStore{Store: &lease.FlockFile{FS: p, Path: path}, fs: p, path: path}
+		return &removingStore{Store: &lease.EpochFile{FS: p, Path: path}, fs: p, path: path}
 	}
 	if err := lease.Register(v); err != nil {
 		panic(err)

@@ -3,14 +3,12 @@ package sim
 import (
 	"bytes"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/trace"
@@ -485,124 +483,6 @@ func (f *FileSystem) Link(oldname, newname string) error {
 	return nil
 }
 
-// nsChange is one namespace change in the metadata journal: set names
-// ino, del removes a name; a rename does both at once (and, for a
-// directory, moves its children).
-type nsChange struct {
-	set, del string
-	ino      *inode
-	dir      bool
-}
-
-func (f *FileSystem) logSet(name string, ino *inode) {
-	if f.tracking {
-		f.journal = append(f.journal, nsChange{set: name, ino: ino})
-	}
-}
-
-func (f *FileSystem) logDelete(name string) {
-	if f.tracking {
-		f.journal = append(f.journal, nsChange{del: name})
-	}
-}
-
-// dirty notes that ino's data is about to change, keeping what the disk
-// has until an fsync.
-func (f *FileSystem) dirty(ino *inode) {
-	if f.tracking && !ino.dirty {
-		ino.synced, ino.dirty = bytes.Clone(ino.data), true
-		if ino.synced == nil {
-			ino.synced = []byte{}
-		}
-	}
-}
-
-// commit makes every namespace change so far durable.
-func (f *FileSystem) commit() {
-	f.durable = maps.Clone(f.names)
-	f.journal = f.journal[:0]
-}
-
-// TrackDurability starts modelling what a power loss keeps: from now on,
-// data is durable once fsynced and names once their directory is fsynced.
-// Everything that exists when it is called is durable.
-func (f *FileSystem) TrackDurability() {
-	f.tracking = true
-	f.commit()
-	for _, ino := range f.names {
-		ino.dirty, ino.synced = false, nil
-	}
-}
-
-// Torn data outcomes of a power loss, for a file written since its last
-// fsync.
-const (
-	TornOld    = iota // the write never reached the disk: the synced data
-	TornNew           // it all did
-	TornPrefix        // the new data, cut short
-	TornZeros         // the new size, filled with zeros (metadata without its data blocks)
-	numTorn
-)
-
-// PowerLoss is the machine losing power: what survives is the durable
-// namespace plus a prefix of the metadata journal (its length chosen by
-// choose), and for each file written since its last fsync, one of the
-// Torn outcomes (chosen by choose). Descriptors are not touched: the
-// processes holding them are dead, and the caller closes their tables.
-// Afterwards everything is durable again. Without TrackDurability it does
-// nothing.
-func (f *FileSystem) PowerLoss(choose func(n int) int) {
-	if !f.tracking {
-		return
-	}
-	names := maps.Clone(f.durable)
-	for _, c := range f.journal[:choose(len(f.journal)+1)] {
-		if c.dir {
-			moveIn(names, c.del, c.set)
-		}
-		if c.del != "" {
-			delete(names, c.del)
-		}
-		if c.set != "" {
-			names[c.set] = c.ino
-		}
-	}
-	// Visit inodes in name order, so the choices are made in a fixed order.
-	keys := slices.Sorted(maps.Keys(names))
-	seen := map[*inode]bool{}
-	for _, k := range keys {
-		ino := names[k]
-		if seen[ino] || !ino.dirty {
-			continue
-		}
-		seen[ino] = true
-		switch choose(numTorn) {
-		case TornOld:
-			ino.data = ino.synced
-		case TornPrefix:
-			ino.data = ino.data[:choose(len(ino.data)+1)]
-		case TornZeros:
-			ino.data = make([]byte, len(ino.data))
-		}
-	}
-	for _, ino := range names {
-		ino.dirty, ino.synced, ino.locked = false, nil, false
-	}
-	f.names = names
-	f.commit()
-}
-
-// moveIn moves the children of directory from to under to, in a
-// namespace map.
-func moveIn(names map[string]*inode, from, to string) {
-	for _, k := range slices.Sorted(maps.Keys(names)) {
-		if isUnder(k, from) && k != from {
-			names[to+k[len(from):]] = names[k]
-			delete(names, k)
-		}
-	}
-}
-
 // Files lists every name, directories included, sorted by name so that the
 // state of the world prints the same way on every run. Files that were
 // removed while open are not listed: they have no name.
@@ -618,7 +498,7 @@ func (f *FileSystem) Files() []trace.File {
 // View returns the file system as seen by the process owning t. Its methods
 // act at once, with no scheduling point, for tests and for setting up a
 // world.
-func (f *FileSystem) View(t *FDTable) lease.FS {
+func (f *FileSystem) View(t *FDTable) lease.FlockFS {
 	return view{f, t}
 }
 
@@ -639,147 +519,3 @@ func (v view) Remove(name string) error                 { return v.f.Remove(name
 func (v view) Rename(oldname, newname string) error     { return v.f.Rename(oldname, newname) }
 func (v view) Link(oldname, newname string) error       { return v.f.Link(oldname, newname) }
 func (v view) Flock(fd lease.FD, how int) error         { return v.f.Flock(v.t, fd, how) }
-
-// lookup finds the clean path and inode of an existing name, or returns the
-// error the kernel's path walk would.
-func (f *FileSystem) lookup(op, name string) (string, *inode, error) {
-	p, ok := clean(name)
-	if !ok {
-		return "", nil, pathErr(op, name, syscall.ENOENT)
-	}
-	if ino := f.names[p]; ino != nil {
-		return p, ino, nil
-	}
-	errno := f.parentErr(p)
-	if errno == 0 {
-		errno = syscall.ENOENT
-	}
-	return "", nil, pathErr(op, name, errno)
-}
-
-// parentErr reports whether the directory holding the clean path p exists:
-// 0 if it does, otherwise ENOENT or ENOTDIR for the first component, from the
-// root, that is missing or not a directory, as the kernel reports.
-func (f *FileSystem) parentErr(p string) syscall.Errno {
-	dir := p[:max(strings.LastIndexByte(p, '/'), 1)]
-	if ino := f.names[dir]; ino != nil && ino.mode.IsDir() {
-		return 0
-	}
-	for i := 1; i <= len(dir); i++ {
-		if i < len(dir) && dir[i] != '/' {
-			continue
-		}
-		switch ino := f.names[dir[:i]]; {
-		case ino == nil:
-			return syscall.ENOENT
-		case !ino.mode.IsDir():
-			return syscall.ENOTDIR
-		}
-	}
-	return 0
-}
-
-func (f *FileSystem) hasChildren(dir string) bool {
-	for name := range f.names {
-		if isUnder(name, dir) {
-			return true
-		}
-	}
-	return false
-}
-
-// moveChildren renames everything below the directory from to below to. The
-// map's order does not matter: no two children map to the same new name,
-// and Rename has checked that to is not below from.
-func (f *FileSystem) moveChildren(from, to string) {
-	var children []string
-	for name := range f.names {
-		if isUnder(name, from) {
-			children = append(children, name)
-		}
-	}
-	for _, name := range children {
-		f.names[to+name[len(from):]] = f.names[name]
-		delete(f.names, name)
-	}
-}
-
-// isUnder reports whether the clean path p is strictly below the directory
-// dir.
-func isUnder(p, dir string) bool {
-	if dir == "/" {
-		return p != "/"
-	}
-	return len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
-}
-
-// clean returns the absolute clean form of name, and false for the empty
-// name, which the kernel rejects with ENOENT. Names are nearly always clean
-// already, so it checks before paying for path.Join.
-func clean(name string) (string, bool) {
-	if name == "" {
-		return "", false
-	}
-	if isClean(name) {
-		return name, true
-	}
-	return path.Join("/", name), true
-}
-
-func cleanPair(a, b string) (string, string, bool) {
-	a, aok := clean(a)
-	b, bok := clean(b)
-	return a, b, aok && bok
-}
-
-// isClean reports whether p is absolute and has no empty, "." or ".."
-// component, that is whether path.Clean would leave it alone.
-func isClean(p string) bool {
-	if p == "" || p[0] != '/' {
-		return false
-	}
-	if p == "/" {
-		return true
-	}
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i < len(p) && p[i] != '/' {
-			continue
-		}
-		switch p[start:i] {
-		case "", ".", "..":
-			return false
-		}
-		start = i + 1
-	}
-	return true
-}
-
-// The error constructors format the Path as lease.OSFS does, so that error
-// strings from the simulator and from the kernel can be compared.
-
-func pathErr(op, name string, errno syscall.Errno) error {
-	return &fs.PathError{Op: op, Path: name, Err: errno}
-}
-
-func fdErr(op string, fd lease.FD, errno syscall.Errno) error {
-	return &fs.PathError{Op: op, Path: "fd " + strconv.Itoa(int(fd)), Err: errno}
-}
-
-func linkErr(op, oldname, newname string, errno syscall.Errno) error {
-	return &fs.PathError{Op: op, Path: oldname + " -> " + newname, Err: errno}
-}
-
-// fileInfo is what Stat returns; the model has no times and no Sys data.
-type fileInfo struct {
-	name string
-	size int64
-	mode fs.FileMode
-}
-
-func (i fileInfo) Name() string       { return i.name }
-func (i fileInfo) Size() int64        { return i.size }
-func (i fileInfo) Mode() fs.FileMode  { return i.mode }
-func (i fileInfo) ModTime() time.Time { return time.Time{} }
-func (i fileInfo) IsDir() bool        { return i.mode.IsDir() }
-func (i fileInfo) Sys() any           { return nil }

@@ -1,12 +1,9 @@
 package sim
 
 import (
-	"context"
 	"errors"
 	"io/fs"
-	"iter"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -95,84 +92,6 @@ func (w *World) wake(a *activity, t int64) {
 	w.queue.push(a)
 }
 
-// worker is a coroutine that runs activities one after another. Starting
-// a goroutine and growing its stack costs more than a whole run's worth of
-// system calls, so workers are kept in a pool and reused across runs.
-type worker struct {
-	next     func() (struct{}, bool)
-	stop     func()
-	yield    func(struct{}) bool
-	body     func()
-	finished bool // body has returned or unwound; the worker is parked
-}
-
-func newWorker() *worker {
-	wk := &worker{}
-	wk.next, wk.stop = iter.Pull(func(yield func(struct{}) bool) {
-		wk.yield = yield
-		for {
-			wk.run()
-			wk.finished = true
-			if !yield(struct{}{}) {
-				return
-			}
-		}
-	})
-	return wk
-}
-
-// run runs the body; a dead process's activity unwinds with errKilled.
-func (wk *worker) run() {
-	defer func() {
-		if r := recover(); r != nil && r != errKilled {
-			panic(r)
-		}
-	}()
-	wk.body()
-}
-
-// resume runs the worker until its activity's next scheduling point and
-// reports whether the activity is still alive.
-func (wk *worker) resume() bool {
-	wk.finished = false
-	if _, ok := wk.next(); !ok {
-		panic("sim: worker coroutine ended")
-	}
-	return !wk.finished
-}
-
-var pool struct {
-	sync.Mutex
-	free []*worker
-}
-
-const maxPooled = 512
-
-func getWorker() *worker {
-	pool.Lock()
-	defer pool.Unlock()
-	if n := len(pool.free); n > 0 {
-		wk := pool.free[n-1]
-		pool.free = pool.free[:n-1]
-		return wk
-	}
-	return newWorker()
-}
-
-// putWorker returns a parked worker to the pool.
-func putWorker(wk *worker) {
-	wk.body = nil
-	pool.Lock()
-	if len(pool.free) < maxPooled {
-		pool.free = append(pool.free, wk)
-		wk = nil
-	}
-	pool.Unlock()
-	if wk != nil {
-		wk.stop()
-	}
-}
-
 // trigger is a fault aimed at a process's Nth call of a kind.
 type trigger struct {
 	f     Fault
@@ -210,73 +129,6 @@ func (p *proc) main() {
 	if err := p.w.variant.Start(p, store, p.w.cfg.LockPath, cfg); err != nil {
 		panic(err) // New validated the config
 	}
-}
-
-// workloadEvery is how often a leader's workload acts on the fenced
-// resource.
-const workloadEvery = 500 * time.Millisecond
-
-// workload wraps cb so that every leader of a variant with epochs runs a
-// workload: while its term is valid, it acts on the world's fenced
-// resource with its epoch every workloadEvery, as a real leader would act
-// on a storage service that rejects stale epochs.
-func (p *proc) workload(cb lease.Callbacks) lease.Callbacks {
-	started := cb.OnStartedLeading
-	cb.OnStartedLeading = func(ctx context.Context) {
-		if term, ok := lease.TermOf(ctx); ok {
-			p.Go("work", func() {
-				for ctx.Err() == nil && term.Valid() {
-					p.fence(term.Epoch())
-					p.Sleep(workloadEvery)
-				}
-			})
-		}
-		if started != nil {
-			started(ctx)
-		}
-	}
-	return cb
-}
-
-// fence is one action on the fenced resource: a request that takes effect
-// at a scheduling point, like a system call. The resource accepts an epoch
-// no lower than the highest it has accepted, and rejects the rest.
-func (p *proc) fence(epoch int64) {
-	a, _ := p.enter(trace.OpFence, 0)
-	w := p.w
-	ok := epoch >= w.fenceMax
-	if ok {
-		w.fenceMax = epoch
-	}
-	p.done(a, trace.Event{Kind: trace.EvFence, Op: trace.OpFence, N: epoch, A: b2i(ok)})
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// ChangeToken implements lease.Notifier.
-func (p *proc) ChangeToken(dir string) uint64 { return p.w.changesOf(dir) }
-
-// WaitChange implements lease.Notifier: the activity sleeps until a
-// change under dir is delivered (a system-call latency after it happens)
-// or its local deadline until. A change since token returns at once.
-func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
-	w := p.w
-	a := w.cur
-	if w.changesOf(dir) != token {
-		a.point(a.t) // the event is already queued: read it
-		return true
-	}
-	a.changed = false
-	w.watchers = append(w.watchers, watcher{a: a, dir: dir})
-	target := p.clock.trueAt(int64(until))
-	a.point(max(target, a.t) + w.lateness())
-	w.unwatch(a)
-	return a.changed
 }
 
 func (p *proc) spawn(name string, at int64, f func()) {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,135 +9,6 @@ import (
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/trace"
 )
-
-// ProcSpec is one process of a run.
-type ProcSpec struct {
-	PID      int
-	Start    time.Duration // true time at which the process starts
-	Skew     time.Duration // its wall clock's offset from the machine's
-	DriftPPM int64         // its clocks' rate error, parts per million
-}
-
-// File is a file that exists before the run starts.
-type File struct {
-	Path string
-	Data string
-}
-
-// Config determines a run completely, together with Seed.
-type Config struct {
-	Variant  string
-	Lease    lease.Config
-	Procs    []ProcSpec
-	LockPath string
-	// Horizon is the true time at which the run stops.
-	Horizon time.Duration
-	// Seed drives every random choice the run makes: system-call latency,
-	// timer lateness and, unless Scheduler is set, the order of steps
-	// ready at the same instant.
-	Seed uint64
-	// WallBase is the machine's wall-clock time at true time 0.
-	WallBase time.Time
-	Faults   []Fault
-	Files    []File
-	// SyscallMin and SyscallMax bound a system call's latency: after a
-	// call takes effect its caller resumes a uniform draw later.
-	SyscallMin, SyscallMax time.Duration
-	// TimerLateMax bounds how late a timer fires.
-	TimerLateMax time.Duration
-	// Scheduler orders steps ready at the same instant (default: Random
-	// from Seed, or Chooser when that is set).
-	Scheduler Scheduler
-	// Chooser, if set, makes every random choice instead of Seed.
-	Chooser Chooser
-	// Explore, if set, makes the run one branch of a systematic search.
-	Explore *Explore
-}
-
-// Defaults used by Normalize.
-const (
-	DefaultLockPath = "/tmp/leader.lock"
-	DefaultHorizon  = 60 * time.Second
-)
-
-// DefaultWallBase is the wall-clock time at true time 0 unless set: the
-// instant the post's kill-leader experiment started (21:14:38).
-var DefaultWallBase = time.Date(2025, 10, 14, 21, 14, 38, 0, time.UTC)
-
-// Normalize fills in defaults and validates the config.
-func (c *Config) Normalize() error {
-	if c.Variant == "" {
-		c.Variant = "seed"
-	}
-	if _, err := lease.LookupVariant(c.Variant); err != nil {
-		return err
-	}
-	if c.Lease.LeaseDuration == 0 && c.Lease.RenewInterval == 0 && c.Lease.WatchInterval == 0 {
-		cb := c.Lease.Callbacks
-		c.Lease = lease.DefaultConfig()
-		c.Lease.Callbacks = cb
-	}
-	v, _ := lease.LookupVariant(c.Variant)
-	if err := v.CheckConfig(c.Lease); err != nil {
-		return err
-	}
-	if len(c.Procs) == 0 {
-		return errors.New("a run needs at least one process")
-	}
-	// PIDs are distinct among the processes that can run at once: after a
-	// power loss, the machine's restart may give a program its old PID.
-	var power []time.Duration
-	for _, f := range c.Faults {
-		if f.Kind == trace.Power {
-			power = append(power, f.At)
-		}
-	}
-	boot := func(start time.Duration) int {
-		n := 0
-		for _, at := range power {
-			if at < start {
-				n++
-			}
-		}
-		return n
-	}
-	type bootPID struct{ boot, pid int }
-	pids := map[bootPID]bool{}
-	for _, p := range c.Procs {
-		k := bootPID{boot(p.Start), p.PID}
-		if p.PID <= 0 || pids[k] {
-			return fmt.Errorf("process ids must be positive and distinct (got %d)", p.PID)
-		}
-		pids[k] = true
-		if p.Start < 0 {
-			return fmt.Errorf("process %d starts at negative time %v", p.PID, p.Start)
-		}
-		if p.DriftPPM <= -1e6 {
-			return fmt.Errorf("process %d: drift %d ppm would stop its clock", p.PID, p.DriftPPM)
-		}
-	}
-	if c.LockPath == "" {
-		c.LockPath = DefaultLockPath
-	}
-	if !strings.HasPrefix(c.LockPath, "/") {
-		return fmt.Errorf("lock path %q must be absolute", c.LockPath)
-	}
-	if c.Horizon <= 0 {
-		c.Horizon = DefaultHorizon
-	}
-	if c.WallBase.IsZero() {
-		c.WallBase = DefaultWallBase
-	}
-	if c.SyscallMax < c.SyscallMin || c.SyscallMin < 0 || c.TimerLateMax < 0 {
-		return fmt.Errorf("latency bounds out of order: syscall %v..%v, timer late %v", c.SyscallMin, c.SyscallMax, c.TimerLateMax)
-	}
-	for _, f := range c.Faults {
-		if err := f.validate(len(c.Procs)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // World is one simulated run in progress.
 type World struct {
@@ -171,111 +41,12 @@ type World struct {
 	noFastPath bool
 	// fenceMax is the highest epoch the fenced resource has accepted.
 	fenceMax int64
-	// watchers are activities waiting for a change notification.
-	watchers []watcher
+	inotify  notifications // change counts and the activities waiting for one
 	// ex is the run's use of its Explore budgets.
 	ex exploreState
-	// changes counts the changes to each directory, for notifications (a
-	// slice: a run has one or two directories).
-	changes []dirChanges
 	// lockWaiters are activities waiting in flock for an inode's lock, in
 	// the order they began to wait.
 	lockWaiters []lockWaiter
-}
-
-// lockWaiter is an activity waiting in a blocking flock.
-type lockWaiter struct {
-	a   *activity
-	ino *inode
-}
-
-// unlocked wakes every activity waiting for ino's flock lock, a
-// system-call latency from now, all at the same instant: each retries, and
-// the scheduler's choice among same-instant steps decides which one takes
-// the lock (the others wait again). A waiter whose process is paused is
-// woken too, and retries when it is continued.
-func (w *World) unlocked(ino *inode) {
-	at := int64(-1)
-	kept := w.lockWaiters[:0]
-	for _, x := range w.lockWaiters {
-		if x.ino != ino {
-			kept = append(kept, x)
-			continue
-		}
-		if at < 0 {
-			at = w.now + w.latency()
-		}
-		w.wake(x.a, at)
-	}
-	clear(w.lockWaiters[len(kept):])
-	w.lockWaiters = kept
-}
-
-type dirChanges struct {
-	dir string
-	n   uint64
-}
-
-func (w *World) changesOf(dir string) uint64 {
-	for _, c := range w.changes {
-		if c.dir == dir {
-			return c.n
-		}
-	}
-	return 0
-}
-
-// watcher is an activity in WaitChange.
-type watcher struct {
-	a   *activity
-	dir string
-}
-
-func (w *World) unwatch(a *activity) {
-	for i, x := range w.watchers {
-		if x.a == a {
-			w.watchers = append(w.watchers[:i], w.watchers[i+1:]...)
-			return
-		}
-	}
-}
-
-// notify delivers a change to path's directory to every activity waiting
-// for one: it wakes a system-call latency from now, unless it would wake
-// sooner anyway.
-func (w *World) notify(path string) {
-	dir := dirOf(path)
-	found := false
-	for i := range w.changes {
-		if w.changes[i].dir == dir {
-			w.changes[i].n++
-			found = true
-		}
-	}
-	if !found {
-		w.changes = append(w.changes, dirChanges{dir, 1})
-	}
-	if len(w.watchers) == 0 {
-		return
-	}
-	at := w.now + w.latency()
-	for _, x := range w.watchers {
-		a := x.a
-		if x.dir != dir || a.changed || a.p.dead {
-			continue
-		}
-		a.changed = true
-		if a.ready <= at {
-			continue
-		}
-		a.ready = at
-		if a.hidx >= 0 {
-			w.queue.remove(a)
-			a.seq = w.seq
-			w.seq++
-			w.queue.push(a)
-		}
-	}
 }
 
 // Run runs cfg to its horizon and returns the trace.
@@ -597,26 +368,6 @@ func (w *World) record(e trace.Event) {
 	w.tr.Events = append(w.tr.Events, e)
 }
 
-// String prints the config as the flags that reproduce it.
-func (c Config) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "variant=%s seed=%d lease=%v renew=%v watch=%v horizon=%v", c.Variant, c.Seed,
-		c.Lease.LeaseDuration, c.Lease.RenewInterval, c.Lease.WatchInterval, c.Horizon)
-	for _, p := range c.Procs {
-		fmt.Fprintf(&b, " proc=%d@%v", p.PID, p.Start)
-		if p.Skew != 0 {
-			fmt.Fprintf(&b, ",skew=%v", p.Skew)
-		}
-		if p.DriftPPM != 0 {
-			fmt.Fprintf(&b, ",drift=%dppm", p.DriftPPM)
-		}
-	}
-	for _, f := range c.Faults {
-		fmt.Fprintf(&b, " fault=[%s]", f)
-	}
-	return b.String()
-}
-
 // latency draws a system call's latency.
 func (w *World) latency() int64 {
 	lo, hi := int64(w.cfg.SyscallMin), int64(w.cfg.SyscallMax)
@@ -639,85 +390,3 @@ func (w *World) Syscalls() int { return w.syscalls }
 
 // Trace returns the trace so far.
 func (w *World) Trace() *trace.Trace { return w.tr }
-
-// actHeap is a min-heap of activities by (ready, seq).
-type actHeap []*activity
-
-func (h actHeap) less(i, j int) bool {
-	return h[i].ready < h[j].ready || h[i].ready == h[j].ready && h[i].seq < h[j].seq
-}
-
-func (h actHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].hidx, h[j].hidx = i, j
-}
-
-func (h *actHeap) push(a *activity) {
-	a.hidx = len(*h)
-	*h = append(*h, a)
-	h.up(a.hidx)
-}
-
-func (h actHeap) peek() *activity {
-	if len(h) == 0 {
-		return nil
-	}
-	return h[0]
-}
-
-func (h *actHeap) pop() *activity {
-	a := (*h)[0]
-	h.removeAt(0)
-	return a
-}
-
-func (h *actHeap) remove(a *activity) {
-	if a.hidx >= 0 && a.hidx < len(*h) && (*h)[a.hidx] == a {
-		h.removeAt(a.hidx)
-	}
-}
-
-func (h *actHeap) removeAt(i int) {
-	old := *h
-	n := len(old) - 1
-	a := old[i]
-	if i != n {
-		old.swap(i, n)
-	}
-	*h = old[:n]
-	a.hidx = -1
-	if i != n {
-		h.down(i)
-		h.up(i)
-	}
-}
-
-func (h actHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-func (h actHeap) down(i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			return
-		}
-		h.swap(i, m)
-		i = m
-	}
-}

@@ -1,0 +1,160 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// ProcSpec is one process of a run.
+type ProcSpec struct {
+	PID      int
+	Start    time.Duration // true time at which the process starts
+	Skew     time.Duration // its wall clock's offset from the machine's
+	DriftPPM int64         // its clocks' rate error, parts per million
+}
+
+// File is a file that exists before the run starts.
+type File struct {
+	Path string
+	Data string
+}
+
+// Config determines a run completely, together with Seed.
+type Config struct {
+	Variant  string
+	Lease    lease.Config
+	Procs    []ProcSpec
+	LockPath string
+	// Horizon is the true time at which the run stops.
+	Horizon time.Duration
+	// Seed drives every random choice the run makes: system-call latency,
+	// timer lateness and, unless Scheduler is set, the order of steps
+	// ready at the same instant.
+	Seed uint64
+	// WallBase is the machine's wall-clock time at true time 0.
+	WallBase time.Time
+	Faults   []Fault
+	Files    []File
+	// SyscallMin and SyscallMax bound a system call's latency: after a
+	// call takes effect its caller resumes a uniform draw later.
+	SyscallMin, SyscallMax time.Duration
+	// TimerLateMax bounds how late a timer fires.
+	TimerLateMax time.Duration
+	// Scheduler orders steps ready at the same instant (default: Random
+	// from Seed, or Chooser when that is set).
+	Scheduler Scheduler
+	// Chooser, if set, makes every random choice instead of Seed.
+	Chooser Chooser
+	// Explore, if set, makes the run one branch of a systematic search.
+	Explore *Explore
+}
+
+// Defaults used by Normalize.
+const (
+	DefaultLockPath = "/tmp/leader.lock"
+	DefaultHorizon  = 60 * time.Second
+)
+
+// DefaultWallBase is the wall-clock time at true time 0 unless set: the
+// instant the post's kill-leader experiment started (21:14:38).
+var DefaultWallBase = time.Date(2025, 10, 14, 21, 14, 38, 0, time.UTC)
+
+// Normalize fills in defaults and validates the config.
+func (c *Config) Normalize() error {
+	if c.Variant == "" {
+		c.Variant = "seed"
+	}
+	if _, err := lease.LookupVariant(c.Variant); err != nil {
+		return err
+	}
+	if c.Lease.LeaseDuration == 0 && c.Lease.RenewInterval == 0 && c.Lease.WatchInterval == 0 {
+		cb := c.Lease.Callbacks
+		c.Lease = lease.DefaultConfig()
+		c.Lease.Callbacks = cb
+	}
+	v, _ := lease.LookupVariant(c.Variant)
+	if err := v.CheckConfig(c.Lease); err != nil {
+		return err
+	}
+	if len(c.Procs) == 0 {
+		return errors.New("a run needs at least one process")
+	}
+	// PIDs are distinct among the processes that can run at once: after a
+	// power loss, the machine's restart may give a program its old PID.
+	var power []time.Duration
+	for _, f := range c.Faults {
+		if f.Kind == trace.Power {
+			power = append(power, f.At)
+		}
+	}
+	boot := func(start time.Duration) int {
+		n := 0
+		for _, at := range power {
+			if at < start {
+				n++
+			}
+		}
+		return n
+	}
+	type bootPID struct{ boot, pid int }
+	pids := map[bootPID]bool{}
+	for _, p := range c.Procs {
+		k := bootPID{boot(p.Start), p.PID}
+		if p.PID <= 0 || pids[k] {
+			return fmt.Errorf("process ids must be positive and distinct (got %d)", p.PID)
+		}
+		pids[k] = true
+		if p.Start < 0 {
+			return fmt.Errorf("process %d starts at negative time %v", p.PID, p.Start)
+		}
+		if p.DriftPPM <= -1e6 {
+			return fmt.Errorf("process %d: drift %d ppm would stop its clock", p.PID, p.DriftPPM)
+		}
+	}
+	if c.LockPath == "" {
+		c.LockPath = DefaultLockPath
+	}
+	if !strings.HasPrefix(c.LockPath, "/") {
+		return fmt.Errorf("lock path %q must be absolute", c.LockPath)
+	}
+	if c.Horizon <= 0 {
+		c.Horizon = DefaultHorizon
+	}
+	if c.WallBase.IsZero() {
+		c.WallBase = DefaultWallBase
+	}
+	if c.SyscallMax < c.SyscallMin || c.SyscallMin < 0 || c.TimerLateMax < 0 {
+		return fmt.Errorf("latency bounds out of order: syscall %v..%v, timer late %v", c.SyscallMin, c.SyscallMax, c.TimerLateMax)
+	}
+	for _, f := range c.Faults {
+		if err := f.validate(len(c.Procs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// String prints the config as the flags that reproduce it.
+func (c Config) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "variant=%s seed=%d lease=%v renew=%v watch=%v horizon=%v", c.Variant, c.Seed,
+		c.Lease.LeaseDuration, c.Lease.RenewInterval, c.Lease.WatchInterval, c.Horizon)
+	for _, p := range c.Procs {
+		fmt.Fprintf(&b, " proc=%d@%v", p.PID, p.Start)
+		if p.Skew != 0 {
+			fmt.Fprintf(&b, ",skew=%v", p.Skew)
+		}
+		if p.DriftPPM != 0 {
+			fmt.Fprintf(&b, ",drift=%dppm", p.DriftPPM)
+		}
+	}
+	for _, f := range c.Faults {
+		fmt.Fprintf(&b, " fault=[%s]", f)
+	}
+	return b.String()
+}

@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"time"
+)
+
+// notifications is the world's inotify: how many times each directory
+// has changed, and the activities waiting in WaitChange.
+type notifications struct {
+	// changes counts the changes to each directory (a slice: a run has
+	// one or two directories).
+	changes  []dirChanges
+	watchers []watcher
+}
+
+type dirChanges struct {
+	dir string
+	n   uint64
+}
+
+func (w *World) changesOf(dir string) uint64 {
+	for _, c := range w.inotify.changes {
+		if c.dir == dir {
+			return c.n
+		}
+	}
+	return 0
+}
+
+// watcher is an activity in WaitChange.
+type watcher struct {
+	a   *activity
+	dir string
+}
+
+func (w *World) unwatch(a *activity) {
+	for i, x := range w.inotify.watchers {
+		if x.a == a {
+			w.inotify.watchers = append(w.inotify.watchers[:i], w.inotify.watchers[i+1:]...)
+			return
+		}
+	}
+}
+
+// notify delivers a change to path's directory to every activity waiting
+// for one: it wakes a system-call latency from now, unless it would wake
+// sooner anyway.
+func (w *World) notify(path string) {
+	dir := dirOf(path)
+	found := false
+	for i := range w.inotify.changes {
+		if w.inotify.changes[i].dir == dir {
+			w.inotify.changes[i].n++
+			found = true
+		}
+	}
+	if !found {
+		w.inotify.changes = append(w.inotify.changes, dirChanges{dir, 1})
+	}
+	if len(w.inotify.watchers) == 0 {
+		return
+	}
+	at := w.now + w.latency()
+	for _, x := range w.inotify.watchers {
+		a := x.a
+		if x.dir != dir || a.changed || a.p.dead {
+			continue
+		}
+		a.changed = true
+		if a.ready <= at {
+			continue
+		}
+		a.ready = at
+		if a.hidx >= 0 {
+			w.queue.remove(a)
+			a.seq = w.seq
+			w.seq++
+			w.queue.push(a)
+		}
+	}
+}
+
+// ChangeToken implements lease.Notifier.
+func (p *proc) ChangeToken(dir string) uint64 { return p.w.changesOf(dir) }
+
+// WaitChange implements lease.Notifier: the activity sleeps until a
+// change under dir is delivered (a system-call latency after it happens)
+// or its local deadline until. A change since token returns at once.
+func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
+	w := p.w
+	a := w.cur
+	if w.changesOf(dir) != token {
+		a.point(a.t) // the event is already queued: read it
+		return true
+	}
+	a.changed = false
+	w.inotify.watchers = append(w.inotify.watchers, watcher{a: a, dir: dir})
+	target := p.clock.trueAt(int64(until))
+	a.point(max(target, a.t) + w.lateness())
+	w.unwatch(a)
+	return a.changed
+}
