@@ -18,8 +18,12 @@ type progress struct {
 	w     io.Writer
 	total int64 // -1: unknown
 	unit  string
-	start time.Time
-	bar   *progressbar.ProgressBar
+	// now is the clock that says when the first second is over; tests set
+	// their own.
+	now      func() time.Time
+	start    time.Time
+	throttle time.Duration // the least time between two draws (progressbar's throttle)
+	bar      *progressbar.ProgressBar
 }
 
 // newProgress returns a progress for w, or nil when w is not a terminal
@@ -34,7 +38,7 @@ func newProgress(w io.Writer, total int64, unit string, quiet bool) *progress {
 
 // newProgressTo draws on w whatever it is (tests draw into a buffer).
 func newProgressTo(w io.Writer, total int64, unit string) *progress {
-	return &progress{w: w, total: total, unit: unit, start: time.Now()}
+	return &progress{w: w, total: total, unit: unit, now: time.Now, start: time.Now(), throttle: 200 * time.Millisecond}
 }
 
 // set reports done units and what has been found so far (for check and
@@ -44,7 +48,7 @@ func (p *progress) set(done int64, found string) {
 		return
 	}
 	if p.bar == nil {
-		if time.Since(p.start) < time.Second {
+		if p.now().Sub(p.start) < time.Second {
 			return
 		}
 		p.bar = progressbar.NewOptions64(p.total,
@@ -54,7 +58,7 @@ func (p *progress) set(done int64, found string) {
 			progressbar.OptionShowIts(),
 			progressbar.OptionSetItsString(p.unit),
 			progressbar.OptionSetPredictTime(p.total > 0),
-			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionThrottle(p.throttle),
 			progressbar.OptionClearOnFinish(),
 		)
 	}

@@ -29,13 +29,17 @@ func TestProgress(t *testing.T) {
 
 	var b bytes.Buffer
 	p := newProgressTo(&b, 1000, "runs")
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.now, p.start = func() time.Time { return clock }, clock
+	p.throttle = 0 // draw at every call, instead of waiting out progressbar's throttle
 	p.set(10, "0 violations")
+	clock = clock.Add(time.Second - time.Nanosecond)
+	p.set(20, "0 violations")
 	if b.Len() != 0 {
 		t.Errorf("drawn within the first second: %q", b.String())
 	}
-	p.start = time.Now().Add(-2 * time.Second)
+	clock = clock.Add(time.Second)
 	p.set(500, "2 violations")
-	time.Sleep(250 * time.Millisecond) // past the throttle
 	p.set(600, "3 violations")
 	out := b.String()
 	for _, want := range []string{"/1000", "runs/s", "3 violations", "50%"} {
