@@ -21,7 +21,7 @@ type Config struct {
 	// acquisition) a leader may still act; it steps down at this local
 	// deadline unless it renews first. Only variants with a local deadline
 	// (the reference) use it. 0: derived from LeaseDuration and
-	// DriftBoundPPM (see DeadlineFor).
+	// DriftBoundPPM (see RenewDeadlineInEffect).
 	RenewDeadline time.Duration
 	// DriftBoundPPM is the drift bound the algorithm is configured for:
 	// how far, in parts per million, two processes' monotonic clocks may
@@ -66,9 +66,9 @@ func (c Config) SafeDeadline() time.Duration {
 	return time.Duration(int64(c.LeaseDuration) / (1_000_000 + rho) * (1_000_000 - rho))
 }
 
-// DeadlineFor returns the renew deadline in effect: RenewDeadline, or the
+// RenewDeadlineInEffect returns the renew deadline in effect: RenewDeadline, or the
 // safe deadline less a small slack.
-func (c Config) DeadlineFor() time.Duration {
+func (c Config) RenewDeadlineInEffect() time.Duration {
 	if c.RenewDeadline != 0 {
 		return c.RenewDeadline
 	}
@@ -85,7 +85,7 @@ func (c Config) ValidateDeadline() error {
 	if rho < 0 || rho >= 1_000_000 {
 		return fmt.Errorf("drift bound %d ppm must be at least 0 and below 1000000", rho)
 	}
-	d := c.DeadlineFor()
+	d := c.RenewDeadlineInEffect()
 	switch {
 	case d <= 0:
 		return fmt.Errorf("drift bound %d ppm leaves no margin: lease %v x (1-rho)/(1+rho) = %v is not longer than the slack %v",

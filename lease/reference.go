@@ -220,7 +220,7 @@ func (r *Reference) wait(token uint64, until time.Duration) {
 // leadFrom leads with rec, written by a system call started at start,
 // until the deadline passes or a renewal loses, then returns to watching.
 func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
-	deadline := start + r.cfg.DeadlineFor()
+	deadline := start + r.cfg.RenewDeadlineInEffect()
 	if r.p.Mono() >= deadline {
 		// Paused between the write and now for longer than the deadline:
 		// the lease may already be someone else's. Never act on it.
@@ -268,7 +268,7 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		case err == nil && r.isStopping():
 			return // renewed as SIGTERM came: the handler releases what it finds
 		case err == nil:
-			rec, last, deadline = nrec, start, start+r.cfg.DeadlineFor()
+			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
 			term.mu.Lock()
 			term.deadline = deadline
 			term.mu.Unlock()

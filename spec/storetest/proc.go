@@ -282,7 +282,7 @@ func (l ServerLoss) Run(t *testing.T) Measured {
 	}
 	l.Kill()
 	m.Killed = p.Mono()
-	bound := cfg.DeadlineFor() + l.OpTimeout + 500*time.Millisecond
+	bound := cfg.RenewDeadlineInEffect() + l.OpTimeout + 500*time.Millisecond
 	select {
 	case <-stopped:
 	case <-time.After(bound):
@@ -299,7 +299,7 @@ func (l ServerLoss) Run(t *testing.T) Measured {
 	last := leads[len(leads)-1]
 	m.Renewals = len(leads) - 1
 	m.Deadline = last.Deadline
-	m.LastWrite = last.Deadline - cfg.DeadlineFor()
+	m.LastWrite = last.Deadline - cfg.RenewDeadlineInEffect()
 	if m.LastWrite >= m.Killed {
 		t.Errorf("a write that started %v after the server was killed succeeded", m.LastWrite-m.Killed)
 	}
