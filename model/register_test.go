@@ -24,6 +24,14 @@ var (
 	c  = lease.Record{Holder: 300, Until: 1760476499}
 )
 
+// A versioned store's records: 100 acquires at version 1 (epoch 1) and
+// renews to version 2; v1wrong is version 1 with another epoch.
+var (
+	v1      = lease.Record{Holder: 100, Epoch: 1, Version: 1}
+	v2      = lease.Record{Holder: 100, Epoch: 1, Version: 2}
+	v1wrong = lease.Record{Holder: 100, Epoch: 7, Version: 1}
+)
+
 // Calls.
 func read() Input                  { return Input{Op: trace.StoreRead} }
 func create(h int64) Input         { return Input{Op: trace.StoreCreate, Holder: h} }
@@ -53,6 +61,20 @@ func TestHistories(t *testing.T) {
 		ops  []porcupine.Operation
 		want bool
 	}{
+		// Records are compared whole: holder, expiry, epoch and version.
+		{"versioned: read sees the renewal", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(v1)),
+			op(0, 20, 30, renew(v1), ok(v2)),
+			op(1, 40, 50, read(), ok(v2)),
+		}, true},
+		{"versioned: read sees a wrong epoch", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(v1)),
+			op(1, 20, 30, read(), ok(v1wrong)),
+		}, false},
+		{"versioned: renew of a record with a wrong epoch succeeds", []porcupine.Operation{
+			op(0, 0, 10, create(100), ok(v1)),
+			op(0, 20, 30, renew(v1wrong), ok(v2)),
+		}, false},
 		// Read.
 		{"read sees the created record", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(a)),
@@ -328,6 +350,7 @@ func TestDescribe(t *testing.T) {
 	}{
 		{State{}, "empty"},
 		{record(b), "{200 1760476499} until 21:14:59"},
+		{record(v1), "{100 epoch 1 version 1}"},
 		{wild(200), "{200 ?}"},
 	} {
 		if got := describeState(tt.s); got != tt.want {
@@ -530,5 +553,26 @@ func TestExpire(t *testing.T) {
 	}
 	if r := CheckOps([]porcupine.Operation{create(0, 1, 0, 10, a), create(1, 2, 20, 30, b), expire(2, 35, a)}, 100, 0); r.Linearizable {
 		t.Error("an expiry after the second create explained it")
+	}
+}
+
+// FromTrace keeps store records whole: a history built from a trace sees
+// the epoch and version its events carry.
+func TestFromTraceKeepsRecordsWhole(t *testing.T) {
+	tr := trace.NewRecorded(trace.Run{Variant: "reference", Lease: lease.DefaultConfig()})
+	p := int16(tr.AddProc(100, 0))
+	call := trace.Event{T: 10, Proc: p, Kind: trace.EvStoreCall, Store: trace.StoreRenew, N: 100}
+	call.SetRecord(v1)
+	ret := trace.Event{T: 20, Proc: p, Kind: trace.EvStore, Store: trace.StoreRenew, Res: trace.ResOK}
+	ret.SetRecord(v2)
+	tr.Add(call, "")
+	tr.Add(ret, "")
+	tr.Finish(30)
+	ops := FromTrace(tr)
+	if len(ops) != 1 {
+		t.Fatalf("%d operations, want 1", len(ops))
+	}
+	if in, out := ops[0].Input.(Input), ops[0].Output.(Output); in.Rec != v1 || in.Holder != 100 || out.Rec != v2 {
+		t.Errorf("renew %+v -> %+v, want %+v -> %+v", in, out, v1, v2)
 	}
 }
