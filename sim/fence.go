@@ -44,12 +44,5 @@ func (p *proc) fence(epoch int64) {
 	if ok {
 		w.fenceMax = epoch
 	}
-	p.done(a, trace.Event{Kind: trace.EvFence, Op: trace.OpFence, N: epoch, A: b2i(ok)})
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
+	p.done(a, trace.Fence(epoch, ok))
 }

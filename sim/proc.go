@@ -471,7 +471,7 @@ func (p *proc) Role(r lease.Role) {
 // local deadline (at the process's current clock rate).
 func (p *proc) Lead(epoch int64, deadline time.Duration) {
 	a := p.w.cur
-	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvLead, N: epoch, A: p.clock.trueAt(int64(deadline))})
+	p.w.record(trace.Lead(int16(p.idx), int16(a.id), epoch, p.clock.trueAt(int64(deadline))))
 }
 
 // Log implements lease.Proc: a write(2) to stdout or stderr.

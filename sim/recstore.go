@@ -17,9 +17,7 @@ type recStore struct {
 func (s *recStore) call(op trace.StoreOp, in lease.Record, holder int64) {
 	p := s.p
 	a := p.w.cur
-	e := trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvStoreCall, Store: op, N: holder}
-	e.SetRecord(in)
-	p.w.record(e)
+	p.w.record(trace.StoreCall(int16(p.idx), int16(a.id), op, in, holder))
 }
 
 func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
@@ -29,9 +27,7 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
 	if op == trace.StoreRead && res == trace.ResOK && out.Holder == lease.Unknown {
 		res = trace.ResUnknown // it learned that a version exists, not what it holds
 	}
-	e := trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvStore, Store: op, Res: res, Errno: errno(err)}
-	e.SetRecord(out)
-	p.w.record(e)
+	p.w.record(trace.StoreReturn(int16(p.idx), int16(a.id), op, res, out, errno(err)))
 }
 
 func (s *recStore) Read() (lease.Record, error) {

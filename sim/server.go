@@ -72,9 +72,7 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 		if r.s.expire(p.w.now) {
 			// The register changed at the expiry instant, before this
 			// request: the trace says so, for the linearizability check.
-			e := trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvStore, Store: trace.StoreExpire, Res: trace.ResOK, N: r.s.expires}
-			e.SetRecord(r.s.rec)
-			p.w.record(e)
+			p.w.record(trace.Expiry(int16(p.idx), int16(a.id), r.s.rec, r.s.expires))
 		}
 		rec, err = apply(p.w.now)
 	}

@@ -360,7 +360,7 @@ func (w *World) kill(p *proc, code int64) {
 		w.lockWaiters = kept
 	}
 	p.fds.CloseAll() // releases its flock locks: their waiters wake
-	w.record(trace.Event{Proc: int16(p.idx), Kind: trace.EvExit, N: code})
+	w.record(trace.Exit(int16(p.idx), code))
 }
 
 func (w *World) record(e trace.Event) {

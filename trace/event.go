@@ -159,3 +159,50 @@ func (e *Event) ExpiredAt() int64 { return e.N }
 // hold no pointers and the garbage collector never scans a trace: a run
 // records several events per system call, and this is its hot path.
 type Str struct{ off, n uint32 }
+
+// Lead returns an EvLead event: process proc (activity act) leads with
+// fencing epoch epoch until true time deadline, unless it renews first.
+func Lead(proc, act int16, epoch, deadline int64) Event {
+	return Event{Proc: proc, Act: act, Kind: EvLead, N: epoch, A: deadline}
+}
+
+// Exit returns an EvExit event: process proc ended with code (ExitKilled,
+// ExitTerminated, or its exit status).
+func Exit(proc int16, code int64) Event {
+	return Event{Proc: proc, Kind: EvExit, N: code}
+}
+
+// Fence returns an EvFence event: an action on the fenced resource with
+// epoch, accepted or rejected as stale.
+func Fence(epoch int64, accepted bool) Event {
+	e := Event{Kind: EvFence, Op: OpFence, N: epoch}
+	if accepted {
+		e.A = 1
+	}
+	return e
+}
+
+// StoreCall returns an EvStoreCall event: process proc (activity act)
+// calls op expecting record rec, writing for holder writer.
+func StoreCall(proc, act int16, op StoreOp, rec lease.Record, writer int64) Event {
+	e := Event{Proc: proc, Act: act, Kind: EvStoreCall, Store: op, N: writer}
+	e.SetRecord(rec)
+	return e
+}
+
+// StoreReturn returns an EvStore event: op returned res with record rec
+// (and errno, if an error carried one).
+func StoreReturn(proc, act int16, op StoreOp, res StoreRes, rec lease.Record, errno syscall.Errno) Event {
+	e := Event{Proc: proc, Act: act, Kind: EvStore, Store: op, Res: res, Errno: errno}
+	e.SetRecord(rec)
+	return e
+}
+
+// Expiry returns the EvStore event of a server expiring record rec at
+// true time at, as seen by process proc's activity act (the request that
+// found it expired).
+func Expiry(proc, act int16, rec lease.Record, at int64) Event {
+	e := StoreReturn(proc, act, StoreExpire, ResOK, rec, 0)
+	e.N = at
+	return e
+}

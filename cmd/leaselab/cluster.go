@@ -218,7 +218,7 @@ func (c *cluster) signal(k *child, kind trace.FaultKind, dur time.Duration) (int
 	switch kind {
 	case trace.Kill:
 		k.killed, k.leader = true, false
-		c.events = append(c.events, trace.Event{T: t, Proc: int16(k.idx), Kind: trace.EvExit, N: -9})
+		c.events = append(c.events, withT(trace.Exit(int16(k.idx), trace.ExitKilled), t))
 		c.paths = append(c.paths, "")
 	case trace.Term:
 		k.termed = true
@@ -283,7 +283,7 @@ func (c *cluster) trace(end time.Duration) *trace.Trace {
 		// A process that ended on its own without saying so (an error
 		// exit, a program run with -exec) ends when it was waited for.
 		if !k.hist.exited && !k.killed && k.waitT > 0 {
-			add(trace.Event{T: k.waitT, Proc: int16(k.idx), Kind: trace.EvExit, N: int64(k.code)}, "")
+			add(withT(trace.Exit(int16(k.idx), int64(k.code)), k.waitT), "")
 		}
 	}
 	tr.Finish(end)

@@ -261,17 +261,17 @@ func parseHistory(r io.Reader, origin int64, proc int, onEvent func(trace.Event)
 		case "role":
 			e.Kind, e.Role = trace.EvRole, lease.Role(arg(2))
 		case "lead":
-			e.Kind, e.N, e.A = trace.EvLead, arg(2), arg(3)-origin
+			e = withT(trace.Lead(e.Proc, 0, arg(2), arg(3)-origin), e.T)
 		case "log":
 			e.Kind, e.Op, e.Msg, e.A, e.B = trace.EvLog, trace.OpLog, lease.Msg(arg(2)), arg(3), arg(4)
 		case "call":
-			e.Kind, e.Act, e.Store, e.N = trace.EvStoreCall, int16(arg(2)+1), trace.StoreOp(arg(3)), arg(8)
-			e.SetRecord(lease.Record{Holder: arg(4), Until: arg(5), Epoch: arg(6), Version: arg(7)})
+			rec := lease.Record{Holder: arg(4), Until: arg(5), Epoch: arg(6), Version: arg(7)}
+			e = withT(trace.StoreCall(e.Proc, int16(arg(2)+1), trace.StoreOp(arg(3)), rec, arg(8)), e.T)
 		case "ret":
-			e.Kind, e.Act, e.Store, e.Res, e.Errno = trace.EvStore, int16(arg(2)+1), trace.StoreOp(arg(3)), trace.StoreRes(arg(4)), syscall.Errno(arg(9))
-			e.SetRecord(lease.Record{Holder: arg(5), Until: arg(6), Epoch: arg(7), Version: arg(8)})
+			rec := lease.Record{Holder: arg(5), Until: arg(6), Epoch: arg(7), Version: arg(8)}
+			e = withT(trace.StoreReturn(e.Proc, int16(arg(2)+1), trace.StoreOp(arg(3)), trace.StoreRes(arg(4)), rec, syscall.Errno(arg(9))), e.T)
 		case "exit":
-			e.Kind, e.N = trace.EvExit, arg(2)
+			e = withT(trace.Exit(e.Proc, arg(2)), e.T)
 			ph.exited = true
 		default:
 			continue
@@ -285,4 +285,10 @@ func parseHistory(r io.Reader, origin int64, proc int, onEvent func(trace.Event)
 		}
 	}
 	return ph
+}
+
+// withT returns e at true time t.
+func withT(e trace.Event, t int64) trace.Event {
+	e.T = t
+	return e
 }
