@@ -81,7 +81,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	flags := exploreFlags(o, *skews)
-	var vs []map[string]any
+	vs := []exploreViolation{}
 	for _, v := range res.Violations {
 		path, err := out.path(fmt.Sprintf("%s-%s.decisions", o.Variant, v.Property))
 		if err != nil {
@@ -98,18 +98,15 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		vs = append(vs, map[string]any{"property": v.Property, "steps": v.Steps, "at_s": v.At.Seconds(), "detail": v.Detail,
-			"replay": "leaselab explore " + flags + " -replay " + path})
+		vs = append(vs, exploreViolation{Property: v.Property, Steps: v.Steps, AtS: v.At.Seconds(), Detail: v.Detail,
+			Replay: "leaselab explore " + flags + " -replay " + path})
 	}
 	if *asJSON {
-		if vs == nil {
-			vs = []map[string]any{}
-		}
-		err := writeJSON(stdout, map[string]any{"variant": o.Variant, "bounds": map[string]any{
-			"procs": o.Procs, "crashes": o.Crashes, "terms": o.Terms, "pauses": o.Pauses, "fserrs": o.FSErrors, "jumps": o.Jumps,
-			"preemptions": o.Preemptions, "horizon_s": o.Horizon.Seconds(), "skews": *skews},
-			"schedules": res.Schedules, "states": 0, "complete": res.Complete, "violations": vs,
-			"wall_s": res.Wall.Seconds(), "estimate": est})
+		err := writeJSON(stdout, exploreReport{Variant: o.Variant, Bounds: exploreBounds{
+			Procs: o.Procs, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors, Jumps: o.Jumps,
+			Preemptions: o.Preemptions, HorizonS: o.Horizon.Seconds(), Skews: *skews},
+			Schedules: res.Schedules, Complete: res.Complete, Violations: vs,
+			WallS: res.Wall.Seconds(), Estimate: est})
 		if err == nil && len(res.Violations) > 0 {
 			err = errViolation
 		}
@@ -122,7 +119,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 		for _, l := range v.Trace.Excerpt(0, v.At) {
 			fmt.Fprintf(stdout, "    %s\n", l)
 		}
-		fmt.Fprintf(stdout, "  replay: %s\n", vs[i]["replay"])
+		fmt.Fprintf(stdout, "  replay: %s\n", vs[i].Replay)
 	}
 	if len(res.Violations) == 0 {
 		fmt.Fprintln(stdout, "# no violation")
@@ -180,4 +177,40 @@ func exploreReplay(o spec.ExploreOptions, path string, stdout io.Writer) error {
 		return nil
 	}
 	return errViolation
+}
+
+// exploreReport is explore -json's object. Fields are in the order of
+// their names, as the report has always printed them.
+type exploreReport struct {
+	Bounds     exploreBounds      `json:"bounds"`
+	Complete   bool               `json:"complete"`
+	Estimate   float64            `json:"estimate"`
+	Schedules  int                `json:"schedules"`
+	States     int                `json:"states"` // always 0: the search is stateless
+	Variant    string             `json:"variant"`
+	Violations []exploreViolation `json:"violations"`
+	WallS      float64            `json:"wall_s"`
+}
+
+// exploreBounds are the bounds a search ran with.
+type exploreBounds struct {
+	Crashes     int     `json:"crashes"`
+	FSErrors    int     `json:"fserrs"`
+	HorizonS    float64 `json:"horizon_s"`
+	Jumps       int     `json:"jumps"`
+	Pauses      int     `json:"pauses"`
+	Preemptions int     `json:"preemptions"`
+	Procs       int     `json:"procs"`
+	Skews       string  `json:"skews"`
+	Terms       int     `json:"terms"`
+}
+
+// exploreViolation is one property a search found broken, with the
+// command that replays it.
+type exploreViolation struct {
+	AtS      float64 `json:"at_s"`
+	Detail   string  `json:"detail"`
+	Property string  `json:"property"`
+	Replay   string  `json:"replay"`
+	Steps    int     `json:"steps"`
 }

@@ -112,12 +112,17 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 		return usagef("failover: nothing to measure: %s", strings.Join(errs, "; "))
 	}
 	if *asJSON {
-		var out []map[string]any
+		var out []failoverJSON
 		for _, r := range rows {
 			out = append(out, r.json())
 		}
-		if err := writeJSON(stdout, map[string]any{"lease_ms": ms(cfg.LeaseDuration), "renew_ms": ms(cfg.RenewInterval),
-			"watch_ms": ms(cfg.WatchInterval), "procs": *procs, "rows": out}); err != nil {
+		if err := writeJSON(stdout, struct {
+			LeaseMs float64        `json:"lease_ms"`
+			Procs   int            `json:"procs"`
+			RenewMs float64        `json:"renew_ms"`
+			Rows    []failoverJSON `json:"rows"`
+			WatchMs float64        `json:"watch_ms"`
+		}{ms(cfg.LeaseDuration), *procs, ms(cfg.RenewInterval), out, ms(cfg.WatchInterval)}); err != nil {
 			return err
 		}
 	} else {
@@ -165,14 +170,35 @@ func (r failoverRow) quantile(q float64) time.Duration {
 	return r.gaps[max(0, min(i, len(r.gaps)-1))]
 }
 
-func (r failoverRow) json() map[string]any {
+// failoverJSON is a row of failover -json: a measurement, or the error
+// that stopped it. Fields are in the order of their names, as the report
+// has always printed them.
+type failoverJSON struct {
+	Bound       string   `json:"bound,omitempty"`
+	BoundMs     *float64 `json:"bound_ms,omitempty"`
+	Error       string   `json:"error,omitempty"`
+	MaxMs       *float64 `json:"max_ms,omitempty"`
+	MaxRatio    *float64 `json:"max_ratio,omitempty"`
+	MedianMs    *float64 `json:"median_ms,omitempty"`
+	MedianRatio *float64 `json:"median_ratio,omitempty"`
+	Missed      *int     `json:"missed,omitempty"`
+	N           *int     `json:"n,omitempty"`
+	P99Ms       *float64 `json:"p99_ms,omitempty"`
+	P99Ratio    *float64 `json:"p99_ratio,omitempty"`
+	Signal      string   `json:"signal,omitempty"`
+	Variant     string   `json:"variant"`
+}
+
+func (r failoverRow) json() failoverJSON {
 	if r.err != "" {
-		return map[string]any{"variant": r.variant, "error": r.err}
+		return failoverJSON{Variant: r.variant, Error: r.err}
 	}
-	return map[string]any{"variant": r.variant, "signal": r.signal.String(), "n": len(r.gaps), "missed": r.missed,
-		"median_ms": ms(r.quantile(0.5)), "p99_ms": ms(r.quantile(0.99)), "max_ms": ms(r.quantile(1)),
-		"bound_ms": ms(r.bound), "bound": r.why,
-		"median_ratio": ratio(r.quantile(0.5), r.bound), "p99_ratio": ratio(r.quantile(0.99), r.bound), "max_ratio": ratio(r.quantile(1), r.bound)}
+	f := func(x float64) *float64 { return &x }
+	i := func(x int) *int { return &x }
+	return failoverJSON{Variant: r.variant, Signal: r.signal.String(), N: i(len(r.gaps)), Missed: i(r.missed),
+		MedianMs: f(ms(r.quantile(0.5))), P99Ms: f(ms(r.quantile(0.99))), MaxMs: f(ms(r.quantile(1))),
+		BoundMs: f(ms(r.bound)), Bound: r.why,
+		MedianRatio: f(ratio(r.quantile(0.5), r.bound)), P99Ratio: f(ratio(r.quantile(0.99), r.bound)), MaxRatio: f(ratio(r.quantile(1), r.bound))}
 }
 
 func ratio(a, b time.Duration) float64 {

@@ -250,11 +250,17 @@ func cmdVariants(args []string, stdout, _ io.Writer) error {
 		return usagef("variants takes no arguments (got %s)", strings.Join(pos, " "))
 	}
 	if *asJSON {
-		var vs []map[string]string
-		for _, v := range lease.Variants() {
-			vs = append(vs, map[string]string{"name": v.Name, "summary": v.Summary})
+		type variant struct {
+			Name    string `json:"name"`
+			Summary string `json:"summary"`
 		}
-		return writeJSON(stdout, map[string]any{"variants": vs})
+		var vs []variant
+		for _, v := range lease.Variants() {
+			vs = append(vs, variant{v.Name, v.Summary})
+		}
+		return writeJSON(stdout, struct {
+			Variants []variant `json:"variants"`
+		}{vs})
 	}
 	for _, v := range lease.Variants() {
 		fmt.Fprintf(stdout, "%-12s %s\n", v.Name, v.Summary)
