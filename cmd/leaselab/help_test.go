@@ -120,4 +120,8 @@ func TestUsage(t *testing.T) {
 			t.Errorf("help lacks %s", c.name)
 		}
 	}
+	// help is among the commands help lists, so help help works too.
+	if code, again, _ := runCLI("help", "help"); code != 0 || again != out {
+		t.Errorf("help help: exit %d, %d bytes: want 0 and help's page", code, len(again))
+	}
 }

@@ -150,7 +150,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
-		if len(args) == 1 {
+		if len(args) == 1 || len(args) == 2 && args[0] == "help" && args[1] == "help" {
 			writeHelp(stdout)
 			return nil
 		}
