@@ -71,7 +71,7 @@ var Bugs = []Bug{
 		InPost:  "no",
 		Match: func(tr *trace.Trace, v *Violation) bool {
 			for _, e := range tr.Events {
-				if e.Kind == trace.EvExit && e.N == -15 {
+				if e.Kind == trace.EvExit && e.ExitCode() == trace.ExitTerminated {
 					return true
 				}
 			}
@@ -150,7 +150,7 @@ func (b Bug) Find(seed uint64, scheduler string, runs int) (f Found, n int, ok b
 // the setup or injected by an exploration).
 func hasFault(tr *trace.Trace, k trace.FaultKind) bool {
 	for _, e := range tr.Events {
-		if e.Kind == trace.EvFault && trace.FaultKind(e.N) == k && e.A >= 0 {
+		if e.Kind == trace.EvFault && e.FaultKind() == k && !e.Missed() {
 			return true
 		}
 	}
@@ -224,7 +224,7 @@ func emptyLeftBy(calls ...string) func(*trace.Trace, *Violation) bool {
 				if int(e.Proc) != p {
 					continue
 				}
-				if e.Kind == trace.EvExit && e.N == -9 {
+				if e.Kind == trace.EvExit && e.ExitCode() == trace.ExitKilled {
 					dead = true
 				}
 				if e.Kind == trace.EvSyscall {

@@ -30,7 +30,7 @@ func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
 		epochs[k] = -1
 		for _, e := range tr.Events {
 			if e.Kind == trace.EvLead && int(e.Proc) == x.Proc && e.T >= x.From && e.T <= x.To {
-				epochs[k] = e.N
+				epochs[k] = e.Epoch()
 				break
 			}
 		}
@@ -48,16 +48,16 @@ func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
 	}
 	owner := map[int64]int{}
 	for i, e := range tr.Events {
-		if e.Kind != trace.EvFence || e.A != 1 {
+		if e.Kind != trace.EvFence || !e.Accepted() {
 			continue
 		}
-		if p, ok := owner[e.N]; ok && p != int(e.Proc) {
+		if p, ok := owner[e.Epoch()]; ok && p != int(e.Proc) {
 			return &Violation{Property: Fencing, At: time.Duration(e.T),
 				PIDs: []int{tr.Procs[p].PID, tr.Procs[e.Proc].PID}, Events: []int{i},
 				Detail: fmt.Sprintf("the resource accepted epoch %d from process %d and from process %d: an epoch was reused",
-					e.N, tr.Procs[p].PID, tr.Procs[e.Proc].PID)}
+					e.Epoch(), tr.Procs[p].PID, tr.Procs[e.Proc].PID)}
 		}
-		owner[e.N] = int(e.Proc)
+		owner[e.Epoch()] = int(e.Proc)
 	}
 	return nil
 }

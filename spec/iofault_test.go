@@ -73,7 +73,7 @@ func TestReferenceIOFaults(t *testing.T) {
 
 func injected(tr *trace.Trace) bool {
 	for _, e := range tr.Events {
-		if e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.FSError {
+		if e.Kind == trace.EvFault && e.FaultKind() == trace.FSError {
 			return true
 		}
 	}

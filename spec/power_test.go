@@ -113,7 +113,7 @@ func TestPowerLossNeedsDirSync(t *testing.T) {
 		}
 		power := false
 		for _, e := range tr.Events {
-			if e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Power {
+			if e.Kind == trace.EvFault && e.FaultKind() == trace.Power {
 				power = true
 			}
 		}

@@ -119,7 +119,7 @@ func Check(tr *trace.Trace) []Verdict {
 // apply, and what must survive, the epochs, is fencing's to check.
 func durable(tr *trace.Trace) bool {
 	for _, e := range tr.Events {
-		if e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Power {
+		if e.Kind == trace.EvFault && e.FaultKind() == trace.Power {
 			return false
 		}
 	}
@@ -197,9 +197,9 @@ func eligible(tr *trace.Trace) [][]span {
 		case e.Kind == trace.EvExit:
 			stop(p, e.T)
 			dead[p] = true
-		case e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Stop && e.A >= 0:
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Stop && !e.Missed():
 			stop(p, e.T)
-		case e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Cont && !dead[p] && !on[p]:
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Cont && !dead[p] && !on[p]:
 			// A process continued before it started runs from its start.
 			from[p], on[p] = max(e.T, int64(tr.Procs[p].Start)), true
 		}
@@ -252,7 +252,7 @@ func leaderless(tr *trace.Trace, iv []trace.Interval) []span {
 func faultTimes(tr *trace.Trace) []int64 {
 	var ts []int64
 	for _, e := range tr.Events {
-		if e.Kind == trace.EvFault && e.A >= 0 || e.Kind == trace.EvExit {
+		if e.Kind == trace.EvFault && !e.Missed() || e.Kind == trace.EvExit {
 			ts = append(ts, e.T)
 		}
 	}
@@ -311,10 +311,10 @@ func CheckNoWedge(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 func CheckFailover(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 	el := eligible(tr)
 	for i, e := range tr.Events {
-		if e.Kind != trace.EvFault || e.Proc < 0 || e.A < 0 {
+		if e.Kind != trace.EvFault || e.Proc < 0 || e.Missed() {
 			continue
 		}
-		kind := trace.FaultKind(e.N)
+		kind := e.FaultKind()
 		if kind != trace.Kill && kind != trace.Term {
 			continue
 		}
@@ -366,8 +366,8 @@ func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
 	p := tr.Events[i].Proc
 	stopped := false
 	for _, e := range tr.Events[:i] {
-		if e.Proc == p && e.Kind == trace.EvFault && e.A >= 0 {
-			switch trace.FaultKind(e.N) {
+		if e.Proc == p && e.Kind == trace.EvFault && !e.Missed() {
+			switch e.FaultKind() {
 			case trace.Stop:
 				stopped = true
 			case trace.Cont:
@@ -382,7 +382,7 @@ func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
 		if e.Proc == p && e.Kind == trace.EvExit {
 			return 0, false
 		}
-		if e.Proc == p && e.Kind == trace.EvFault && trace.FaultKind(e.N) == trace.Cont {
+		if e.Proc == p && e.Kind == trace.EvFault && e.FaultKind() == trace.Cont {
 			return e.T, true
 		}
 	}
@@ -396,7 +396,7 @@ func faultIn(tr *trace.Trace, i int, t int64) bool {
 		if e.T > t {
 			break
 		}
-		if (e.Kind == trace.EvFault && e.A >= 0 && trace.FaultKind(e.N) != trace.Cont) || e.Kind == trace.EvExit && e.Proc != tr.Events[i].Proc {
+		if (e.Kind == trace.EvFault && !e.Missed() && e.FaultKind() != trace.Cont) || e.Kind == trace.EvExit && e.Proc != tr.Events[i].Proc {
 			return true
 		}
 	}

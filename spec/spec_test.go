@@ -98,7 +98,7 @@ func intervalsOf(tr *trace.Trace, p int) []trace.Interval {
 func exitOf(tr *trace.Trace, p int) (int64, int64, bool) {
 	for _, e := range tr.Events {
 		if e.Kind == trace.EvExit && int(e.Proc) == p {
-			return e.N, e.T, true
+			return e.ExitCode(), e.T, true
 		}
 	}
 	return 0, 0, false
@@ -268,7 +268,7 @@ func TestFailoverSIGTERMBeforeHandler(t *testing.T) {
 	})
 	dumpOnFailure(t, tr)
 	code, died, ok := exitOf(tr, 0)
-	if !ok || code != -15 {
+	if !ok || code != trace.ExitTerminated {
 		t.Fatalf("process 100: exit %d (exited %v), want -15: the default action of SIGTERM", code, ok)
 	}
 	for _, e := range tr.Events {
@@ -297,7 +297,7 @@ func TestFailoverSIGTERMBeforeHandler(t *testing.T) {
 		!strings.Contains(v.Detail, "SIGTERM") || !strings.Contains(v.Detail, b.Term.String()) {
 		t.Errorf("failover-bound %v, PIDs %v: want a SIGTERM violation at %v by [100 200]", v, v.PIDs, want)
 	}
-	if len(v.Events) != 1 || tr.Events[v.Events[0]].Kind != trace.EvFault || trace.FaultKind(tr.Events[v.Events[0]].N) != trace.Term {
+	if len(v.Events) != 1 || tr.Events[v.Events[0]].Kind != trace.EvFault || tr.Events[v.Events[0]].FaultKind() != trace.Term {
 		t.Errorf("events %v: want the SIGTERM fault", v.Events)
 	}
 	// The wait is the lease's, which no-wedge allows; one leader at a time.
@@ -441,7 +441,7 @@ func TestNoWedgeCrashAfterCreate(t *testing.T) {
 		Faults:  []sim.Fault{{Kind: trace.Kill, Proc: 0, After: "open-excl", Nth: 1}},
 	})
 	dumpOnFailure(t, tr)
-	if code, _, ok := exitOf(tr, 0); !ok || code != -9 {
+	if code, _, ok := exitOf(tr, 0); !ok || code != trace.ExitKilled {
 		t.Fatalf("process 100: exit %d (exited %v), want SIGKILL", code, ok)
 	}
 	if n := len(tr.Leadership()); n != 0 {
