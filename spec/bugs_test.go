@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // findRuns is the budget the catalogue tests give each bug: a few seconds
@@ -90,4 +92,155 @@ func BenchmarkTimeToFind(b *testing.B) {
 			})
 		}
 	}
+}
+
+// alsoShows lists the runs that catalogue searches find first and that
+// show another catalogued bug besides their own, as [run's bug, other
+// bug]: such a run is no evidence that the other bug's matcher can fail.
+// The empty-after-create search's first run is a renewal's wedge (a
+// leader killed after its open(O_TRUNC)); the empty-after-create matcher
+// accepts it because a watcher was later killed after an O_EXCL create
+// that failed with EEXIST.
+var alsoShows = map[[2]string]bool{{"empty-after-create", "empty-after-renew"}: true}
+
+// otherViolations names, for a bug that no other catalogued bug shares a
+// property with, catalogued runs that violate its property another way:
+// the first runs of the naive-race, takeover-race and term-resurrects
+// searches break linearizable-store with a create, a takeover and a read
+// that return a record the register cannot explain, not with a read of an
+// empty lock file.
+var otherViolations = map[string][]string{"truncated-read": {"naive-race", "takeover-race", "term-resurrects"}}
+
+// scripted are runs that show one catalogued bug while a fault fires that
+// another bug's search injects: a matcher that only asks whether such a
+// fault fired would take them for its own.
+var scripted = []struct {
+	bug, what string
+	cfg       sim.Config
+}{
+	{"empty-after-renew", "the leader is killed after its first renewal's open(O_TRUNC); the watcher is paused for 2 s meanwhile",
+		sim.Config{Variant: "seed", Procs: []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second}}, Horizon: 48 * time.Second,
+			Faults: []sim.Fault{{Kind: trace.Kill, Proc: 0, After: "open-trunc", Nth: 2}, {Kind: trace.Stop, Proc: 1, At: 5 * time.Second, Dur: 2 * time.Second}}}},
+	{"clock-skew", "a watcher whose wall clock is 20 s ahead, paused for 1 s first, takes over the live lease",
+		sim.Config{Variant: "seed", Procs: []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second, Skew: 20 * time.Second}}, Horizon: 27 * time.Second,
+			Faults: []sim.Fault{{Kind: trace.Stop, Proc: 1, At: 1500 * time.Millisecond, Dur: time.Second}}}},
+}
+
+// Every matcher can fail: it accepts the run its own search finds, and
+// rejects the runs other catalogued bugs' searches find that violate the
+// same property another way, the scripted runs of another bug that do,
+// and a run of its variant that violates nothing (judged as if it broke
+// the property at its end, between its first two processes).
+func TestBugMatchersCanFail(t *testing.T) {
+	found := map[string]Found{}
+	for _, b := range Bugs {
+		f, _, ok := b.Find(1, "random", findRuns)
+		if !ok {
+			t.Fatalf("%s not found in %d runs", b.ID, findRuns)
+		}
+		found[b.ID] = f
+	}
+	clean := map[string]*trace.Trace{}
+	for _, b := range Bugs {
+		if clean[b.Variant] == nil {
+			clean[b.Variant] = cleanRun(t, b.Variant)
+		}
+	}
+	for _, b := range Bugs {
+		t.Run(b.ID, func(t *testing.T) {
+			own := found[b.ID]
+			if !b.Match(own.Trace, &own.Violation) {
+				t.Errorf("rejects its own search's run: %v", &own.Violation)
+			}
+			others := 0
+			for _, o := range Bugs {
+				if o.ID == b.ID || o.Property != b.Property || alsoShows[[2]string{o.ID, b.ID}] {
+					continue
+				}
+				f := found[o.ID]
+				others++
+				if b.Match(f.Trace, &f.Violation) {
+					t.Errorf("accepts the %s search's run: %v", o.ID, &f.Violation)
+				}
+			}
+			for _, id := range otherViolations[b.ID] {
+				f := found[id]
+				v := violationOf(f.Trace, b.Property)
+				if v == nil {
+					t.Fatalf("the %s search's run does not violate %s", id, b.Property)
+				}
+				others++
+				if b.Match(f.Trace, v) {
+					t.Errorf("accepts the %s search's run's %v", id, v)
+				}
+			}
+			for _, sc := range scripted {
+				o, _ := LookupBug(sc.bug)
+				if o.Property != b.Property {
+					continue
+				}
+				cfg := sc.cfg
+				cfg.Lease = lease.DefaultConfig()
+				tr, err := sim.Run(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := violationOf(tr, b.Property)
+				if v == nil || !o.Match(tr, v) {
+					t.Fatalf("%s: want a violation of %s that %s accepts, got %v", sc.what, b.Property, o.ID, v)
+				}
+				if o.ID == b.ID {
+					continue
+				}
+				others++
+				if b.Match(tr, v) {
+					t.Errorf("accepts a run of %s (%s): %v", o.ID, sc.what, v)
+				}
+			}
+			if others == 0 {
+				t.Errorf("no run of another bug violates %s", b.Property)
+			}
+			tr := clean[b.Variant]
+			v := &Violation{Property: b.Property, At: tr.End, PIDs: []int{tr.Procs[0].PID, tr.Procs[1].PID}}
+			if b.Match(tr, v) {
+				t.Errorf("accepts a run of %s without violations", b.Variant)
+			}
+		})
+	}
+}
+
+// violationOf returns the run's violation of property p, or nil.
+func violationOf(tr *trace.Trace, p string) *Violation {
+	for _, v := range Check(tr) {
+		if v.Property == p {
+			return v.Violation
+		}
+	}
+	return nil
+}
+
+// cleanRun returns the first run of a search on variant without faults
+// that violates no property.
+func cleanRun(t *testing.T, variant string) *trace.Trace {
+	t.Helper()
+	o := sim.SetupOptions{Variant: variant, Procs: 3}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		tr, err := sim.Run(sim.RandomSetup(o, RunSeed(1, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := false
+		for _, v := range Check(tr) {
+			bad = bad || v.Violation != nil
+		}
+		if !bad {
+			return tr
+		}
+		tr.Release()
+	}
+	t.Fatalf("no run of %s without faults is free of violations", variant)
+	return nil
 }
