@@ -68,14 +68,7 @@ var Bugs = []Bug{
 	{ID: "term-before-handler", Variant: "seed", Faults: "term", Property: FailoverBound,
 		Summary: "SIGTERM before signal.Notify is installed kills with the default action: the lease is left to expire",
 		InPost:  "no",
-		Match: func(tr *trace.Trace, v *Violation) bool {
-			for _, e := range tr.Events {
-				if e.Kind == trace.EvExit && e.ExitCode() == trace.ExitTerminated {
-					return true
-				}
-			}
-			return false
-		}},
+		Match:   terminatedByDefault},
 	{ID: "term-resurrects", Variant: "seed", Faults: "term", Property: FailoverBound,
 		Summary: "SIGTERM during a renewal: the handler removes the lock file, the renewal's O_CREAT|O_TRUNC write recreates it, the process exits; the lease must expire",
 		InPost:  "no",
@@ -532,6 +525,24 @@ func takeoverBySkew(tr *trace.Trace, v *Violation) bool {
 func takeoverByJump(tr *trace.Trace, v *Violation) bool {
 	x, ok := liveTakeover(tr, v)
 	return ok && forwardJumps(tr, x.writerClock, x.takerClock) > 0
+}
+
+// terminatedByDefault matches term-before-handler: the SIGTERM of the
+// leader that the failover violation names ended it with the default
+// action (no handler installed yet), so it released nothing and its
+// lease was left to expire.
+func terminatedByDefault(tr *trace.Trace, v *Violation) bool {
+	if len(v.Events) != 1 {
+		return false
+	}
+	i := v.Events[0]
+	p := tr.Events[i].Proc
+	for j := i; j < len(tr.Events); j++ {
+		if e := &tr.Events[j]; e.Proc == p && e.Kind == trace.EvExit {
+			return e.ExitCode() == trace.ExitTerminated
+		}
+	}
+	return false
 }
 
 // pausedOnEmptyLock matches paused-creator: the wedge falls within the

@@ -124,6 +124,9 @@ var scripted = []struct {
 	{"clock-skew", "a watcher whose wall clock is 20 s ahead, paused for 1 s first, takes over the live lease",
 		sim.Config{Variant: "seed", Procs: []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second, Skew: 20 * time.Second}}, Horizon: 27 * time.Second,
 			Faults: []sim.Fault{{Kind: trace.Stop, Proc: 1, At: 1500 * time.Millisecond, Dur: time.Second}}}},
+	{"term-resurrects", "the leader's SIGTERM lands in its first renewal, which recreates the lock file the handler removed; a watcher died of a SIGTERM before it installed its handler",
+		sim.Config{Variant: "seed", Procs: []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second}, {PID: 103, Start: time.Second}}, Horizon: 27 * time.Second,
+			Faults: []sim.Fault{{Kind: trace.Term, Proc: 0, After: "read", Nth: 1}, {Kind: trace.Term, Proc: 2, After: "log", Nth: 1}}}},
 }
 
 // Every matcher can fail: it accepts the run its own search finds, and
