@@ -255,13 +255,9 @@ func init() {
 	}
 }
 
-// defaultChecks is rapid's default number of checks, for the properties
-// that must hold; searchRuns is how many runs the checker gets to find a
-// bug (it stops at the first).
-const (
-	defaultChecks = 100
-	searchRuns    = 1000
-)
+// searchRuns is how many runs the checker gets to find a bug (it stops at
+// the first).
+const searchRuns = 1000
 
 // TestVerdicts checks the expected verdict of every (variant, faults,
 // property) in the table. A bug the checker must find is searched for with
