@@ -72,7 +72,7 @@ func TestFlockCloseAllReleases(t *testing.T) {
 	f.Flock(p, c, lease.LOCK_EX)
 }
 
-func isErrno(err error, e syscall.Errno) bool { return errno(err) == e }
+func isErrno(err error, e syscall.Errno) bool { return errno(err).Sys() == e }
 
 // SIGKILL of the holder wakes the waiter a system-call latency later, and
 // it leads with the next epoch. The trace shows the wait and the flock.
@@ -88,7 +88,7 @@ func TestFlockKillWakesWaiter(t *testing.T) {
 	got := done[1]
 	if got.Errno != 0 || got.T < int64(5*time.Second+cfg.SyscallMin) || got.T > int64(5*time.Second+cfg.SyscallMax) {
 		t.Errorf("the waiter's flock returned %v at %v; want ok a system-call latency after the kill at 5s",
-			trace.ErrnoName(got.Errno), time.Duration(got.T))
+			got.Errno.String(), time.Duration(got.T))
 	}
 	if ls := leaderEvents(tr, 1); len(ls) != 1 || ls[0] > int64(5*time.Second+time.Millisecond) {
 		t.Errorf("process 200 led at %v, want once within a millisecond of the kill", ls)

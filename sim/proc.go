@@ -187,7 +187,7 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 	inj := a.inject
 	a.inject = 0
 	if inj != 0 {
-		p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: inj, Text: p.w.tr.Str("fserr " + op.String() + " fails with " + trace.ErrnoName(inj))})
+		p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: trace.ErrnoOf(inj), Text: p.w.tr.Str("fserr " + op.String() + " fails with " + trace.ErrnoName(inj))})
 	}
 	for i := range p.triggers {
 		tr := &p.triggers[i]
@@ -196,7 +196,7 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 			if tr.count == max(tr.f.Nth, 1) {
 				inj = tr.f.Errno
 				p.w.setup.fate(tr.f, fired)
-				p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: inj, Text: p.w.tr.Str(tr.f.String())})
+				p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: trace.ErrnoOf(inj), Text: p.w.tr.Str(tr.f.String())})
 			}
 		}
 	}
@@ -226,18 +226,18 @@ func (p *proc) done(a *activity, e trace.Event) {
 	}
 }
 
-func errno(err error) syscall.Errno {
+func errno(err error) trace.Errno {
 	if err == nil {
 		return 0
 	}
 	if pe, ok := err.(*fs.PathError); ok {
 		if e, ok := pe.Err.(syscall.Errno); ok {
-			return e
+			return trace.ErrnoOf(e)
 		}
 	}
 	var e syscall.Errno
 	if errors.As(err, &e) {
-		return e
+		return trace.ErrnoOf(e)
 	}
 	return 0 // not a system call's error (a parse error, say)
 }

@@ -207,7 +207,7 @@ func TestCrashAfterExclCreate(t *testing.T) {
 	}
 	// The wedge defeats O_EXCL: every acquisition attempt fails EEXIST.
 	for _, e := range syscallsOf(tr, 1, trace.OpOpen) {
-		if e.Errno != syscall.EEXIST {
+		if e.Errno.Sys() != syscall.EEXIST {
 			t.Errorf("process 200's open at %s = %v, want EEXIST", trace.Secs(e.T), e.Errno)
 		}
 	}
@@ -406,7 +406,7 @@ func TestFSErrorRenewal(t *testing.T) {
 	defer dump(t, tr)
 
 	writes := syscallsOf(tr, 0, trace.OpWrite)
-	if len(writes) < 2 || writes[0].Errno != 0 || writes[1].Errno != syscall.ENOSPC {
+	if len(writes) < 2 || writes[0].Errno != 0 || writes[1].Errno.Sys() != syscall.ENOSPC {
 		t.Fatalf("process 100's writes: %+v; want the second to fail with ENOSPC", writes)
 	}
 	failed := logsOf(tr, 0, lease.MsgRenewFailed)

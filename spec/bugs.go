@@ -310,7 +310,7 @@ func createAfterNoFile(tr *trace.Trace, p int, t int64) (stat, done int, ok bool
 		switch {
 		case e.Kind == trace.EvStoreCall:
 			sawNone = false
-		case e.Kind == trace.EvSyscall && e.Op == trace.OpStat && e.Errno == syscall.ENOENT && tr.S(e.Path) == lock:
+		case e.Kind == trace.EvSyscall && e.Op == trace.OpStat && e.Errno.Sys() == syscall.ENOENT && tr.S(e.Path) == lock:
 			stat, sawNone = i, true
 		case e.Kind == trace.EvStore && e.Store == trace.StoreCreate && e.Res == trace.ResOK:
 			done, ok = i, sawNone

@@ -72,17 +72,6 @@ func (o Op) String() string {
 // and the recorders through the same names (SetRecord, ...).
 type Event struct {
 	T     int64 // true time in ns since the start of the run
-	Proc  int16 // process index, -1 for the world
-	Act   int16 // activity number within the process
-	Kind  Kind
-	Op    Op
-	Role  lease.Role
-	Msg   lease.Msg
-	Store StoreOp  // EvStoreCall, EvStore
-	Res   StoreRes // EvStore
-	Errno syscall.Errno
-	Flag  int32
-	FD    int32
 	N     int64 // bytes, result, clock reading; see the accessors
 	A, B  int64 // log arguments; see the accessors
 	C, D  int64 // see the accessors
@@ -90,7 +79,32 @@ type Event struct {
 	Path2 Str   // rename/link target
 	Data  Str   // bytes written or read; a server's reply
 	Text  Str   // an activity's name (EvSpawn), a fault's description (EvFault)
+	Flag  int32
+	FD    int32
+	Proc  int16 // process index, -1 for the world
+	Act   int16 // activity number within the process
+	Errno Errno
+	Kind  Kind
+	Op    Op
+	Role  lease.Role
+	Msg   lease.Msg
+	Store StoreOp  // EvStoreCall, EvStore
+	Res   StoreRes // EvStore
 }
+
+// Errno is a system call's error number as a trace keeps it: in two
+// bytes, which hold every Linux errno (they are below 4096), so that an
+// event stays small.
+type Errno uint16
+
+// ErrnoOf returns e as an Errno.
+func ErrnoOf(e syscall.Errno) Errno { return Errno(e) }
+
+// Sys returns the error number as a syscall.Errno.
+func (e Errno) Sys() syscall.Errno { return syscall.Errno(e) }
+
+// String names the error number as the trace prints it ("EIO", "ok").
+func (e Errno) String() string { return ErrnoName(e.Sys()) }
 
 // Exit codes of EvExit events for a process that died of a signal: the
 // negated signal number.
@@ -193,7 +207,7 @@ func StoreCall(proc, act int16, op StoreOp, rec lease.Record, writer int64) Even
 // StoreReturn returns an EvStore event: op returned res with record rec
 // (and errno, if an error carried one).
 func StoreReturn(proc, act int16, op StoreOp, res StoreRes, rec lease.Record, errno syscall.Errno) Event {
-	e := Event{Proc: proc, Act: act, Kind: EvStore, Store: op, Res: res, Errno: errno}
+	e := Event{Proc: proc, Act: act, Kind: EvStore, Store: op, Res: res, Errno: ErrnoOf(errno)}
 	e.SetRecord(rec)
 	return e
 }

@@ -72,7 +72,7 @@ func (tr *Trace) describe(e *Event) string {
 	path, path2, data := tr.S(e.Path), tr.S(e.Path2), tr.S(e.Data)
 	res := func(ok string) string {
 		if e.Errno != 0 {
-			return ErrnoName(e.Errno)
+			return e.Errno.String()
 		}
 		return ok
 	}
@@ -154,7 +154,7 @@ func (tr *Trace) describe(e *Event) string {
 		if e.Errno == 0 {
 			return fmt.Sprintf("store %s = %s", e.Store, e.Res)
 		}
-		return fmt.Sprintf("store %s = %s %s", e.Store, e.Res, ErrnoName(e.Errno))
+		return fmt.Sprintf("store %s = %s %s", e.Store, e.Res, e.Errno)
 	}
 	return fmt.Sprintf("event kind %d", e.Kind)
 }
