@@ -21,8 +21,9 @@ type Bug struct {
 	Faults   string
 	Property string
 	Summary  string
-	// InPost says whether the post mentions it.
-	InPost string
+	// Post is what the post says of it, and PostNote how.
+	Post     Mention
+	PostNote string
 	// Match reports whether a violation of Property in tr is this bug.
 	Match func(tr *trace.Trace, v *Violation) bool
 }
@@ -31,66 +32,89 @@ type Bug struct {
 var Bugs = []Bug{
 	{ID: "naive-race", Variant: "seed-naive", Faults: "none", Property: ExclusiveLeadership,
 		Summary: "stat, then create: two processes both see no lock file and both lead",
-		InPost:  "yes (3 / 30 trials)",
-		Match:   bothSawNoLockFile},
+		Post:    Shown, PostNote: "3 / 30 trials",
+		Match: bothSawNoLockFile},
 	{ID: "empty-after-create", Variant: "seed", Faults: "kill", Property: NoWedge,
 		Summary: "a crash between the O_EXCL create and the write leaves an empty lock file; nobody ever leads again",
-		InPost:  "yes (the empty-file experiment, made by hand)",
-		Match:   emptyLeftBy("open-excl", "close-after-create")},
+		Post:    Shown, PostNote: "the empty-file experiment, made by hand",
+		Match: emptyLeftBy("open-excl", "close-after-create")},
 	{ID: "empty-after-renew", Variant: "seed", Faults: "kill", Property: NoWedge,
 		Summary: "a crash between a renewal's open(O_TRUNC) and its write leaves an empty lock file: the same wedge, from every renewal",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match:   emptyLeftBy("open-trunc")},
 	{ID: "empty-after-enospc", Variant: "seed", Faults: "fserr", Property: NoWedge,
 		Summary: "ENOSPC or EIO on a write after O_TRUNC leaves an empty lock file; the leader steps down after three unreadable reads and the system wedges",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match: func(tr *trace.Trace, v *Violation) bool {
 			return lockEmpty(tr) && hasFault(tr, trace.FSError)
 		}},
 	{ID: "takeover-race", Variant: "seed", Faults: "kill", Property: ExclusiveLeadership,
 		Summary: "two watchers see the expiry together; the second's os.Remove deletes the first's fresh lease and both lead",
-		InPost:  "no: the post calls this race safe",
+		Post:    CalledSafe, PostNote: "the post calls this race safe",
 		Match: func(tr *trace.Trace, v *Violation) bool {
 			return countLogs(tr, lease.MsgTakeover) >= 2
 		}},
 	{ID: "paused-leader", Variant: "seed", Faults: "stop", Property: ExclusiveLeadership,
 		Summary: "a leader paused past its lease still believes it leads when it resumes (no local deadline) and renews over the new leader's lease",
-		InPost:  "yes, in words (a GC pause evicts a healthy leader)",
-		Match:   pausedPastLease},
+		Post:    InWords, PostNote: "a GC pause evicts a healthy leader",
+		Match: pausedPastLease},
 	{ID: "clock-skew", Variant: "seed", Faults: "skew", Property: ExclusiveLeadership,
 		Summary: "expiry compares the writer's wall clock with the reader's: a watcher whose clock runs ahead takes over a live lease",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match:   takeoverBySkew},
 	{ID: "clock-jump", Variant: "seed", Faults: "jump", Property: ExclusiveLeadership,
 		Summary: "a wall-clock step forward (NTP, an operator) expires the live lease for every watcher at once",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match:   takeoverByJump},
 	{ID: "term-before-handler", Variant: "seed", Faults: "term", Property: FailoverBound,
 		Summary: "SIGTERM before signal.Notify is installed kills with the default action: the lease is left to expire",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match:   terminatedByDefault},
 	{ID: "term-resurrects", Variant: "seed", Faults: "term", Property: FailoverBound,
 		Summary: "SIGTERM during a renewal: the handler removes the lock file, the renewal's O_CREAT|O_TRUNC write recreates it, the process exits; the lease must expire",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match: func(tr *trace.Trace, v *Violation) bool {
 			return !lockEmpty(tr) && recreatedAfterRelease(tr)
 		}},
 	{ID: "term-wedges", Variant: "seed", Faults: "term", Property: NoWedge,
 		Summary: "the same race, with the exit between the renewal's O_TRUNC and its write: a graceful shutdown leaves an empty lock file and wedges",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match: func(tr *trace.Trace, v *Violation) bool {
 			return lockEmpty(tr) && recreatedAfterRelease(tr)
 		}},
 	{ID: "paused-creator", Variant: "seed", Faults: "stop", Property: NoWedge,
 		Summary: "a process paused between create and write holds an empty lock file: everyone is locked out for the whole pause",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match:   pausedOnEmptyLock},
 	{ID: "truncated-read", Variant: "seed", Faults: "none", Property: LinearizableStore,
 		Summary: "a watcher reads the lock file between a renewal's O_TRUNC and its write and sees an empty record (harmless to leadership only because O_EXCL then fails)",
-		InPost:  "no",
+		Post:    NotMentioned,
 		Match: func(tr *trace.Trace, v *Violation) bool {
 			return strings.Contains(v.Detail, "read → corrupt")
 		}},
+}
+
+// Mention is what the post says of a bug.
+type Mention uint8
+
+// What the post says.
+const (
+	NotMentioned Mention = iota // nothing
+	Shown                       // it shows the bug happening
+	InWords                     // it describes the failure in words, without showing it
+	CalledSafe                  // it discusses the case and calls it safe
+)
+
+func (m Mention) String() string {
+	switch m {
+	case Shown:
+		return "shown"
+	case InWords:
+		return "in words"
+	case CalledSafe:
+		return "called safe"
+	}
+	return "not mentioned"
 }
 
 // LookupBug returns the catalogued bug with the given ID.

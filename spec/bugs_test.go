@@ -2,7 +2,9 @@ package spec
 
 import (
 	"bytes"
+	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -246,4 +248,44 @@ func cleanRun(t *testing.T, variant string) *trace.Trace {
 	}
 	t.Fatalf("no run of %s without faults is free of violations", variant)
 	return nil
+}
+
+// The README's bug table says, in its post column, what the catalogue
+// says the post says of each bug.
+func TestCatalogueMatchesREADMEPostColumn(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		cols := strings.Split(l, " | ")
+		if len(cols) < 6 || !strings.HasPrefix(cols[0], "| `") {
+			continue
+		}
+		id := strings.TrimPrefix(cols[0], "| `")
+		id = id[:strings.IndexByte(id, '`')]
+		rows[id] = cols[3]
+	}
+	for _, bug := range Bugs {
+		post, ok := rows[bug.ID]
+		if !ok {
+			t.Errorf("%s: no row in the README's bug table", bug.ID)
+			continue
+		}
+		var want bool
+		switch bug.Post {
+		case NotMentioned:
+			want = post == "no"
+		case Shown:
+			want = strings.HasPrefix(post, "yes")
+		case InWords:
+			want = strings.HasPrefix(post, "in words")
+		case CalledSafe:
+			want = strings.Contains(post, "calls it safe")
+		}
+		if !want {
+			t.Errorf("%s: the README's post column says %q; the catalogue says %v (%s)", bug.ID, post, bug.Post, bug.PostNote)
+		}
+	}
 }
