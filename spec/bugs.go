@@ -517,7 +517,7 @@ func lastWallReading(tr *trace.Trace, p int, i int) int {
 // the true time). An EvClock event's N is its reading (trace.EvClock).
 func wallOffset(tr *trace.Trace, i int) time.Duration {
 	e := &tr.Events[i]
-	return time.Duration(e.N - tr.Base.UnixNano() - e.T)
+	return time.Duration(e.Reading() - tr.Base.UnixNano() - e.T)
 }
 
 // forwardJumps sums the forward steps of the machine's wall clock after

@@ -60,8 +60,8 @@ func (tr *Trace) Leadership() []Interval {
 				out = append(out, Interval{Proc: p, From: e.T})
 			}
 		case e.Kind == EvLead:
-			dl[p], hasDl[p] = e.A, true
-			if leader[p] && open[p] < 0 && e.A > e.T {
+			dl[p], hasDl[p] = e.Deadline(), true
+			if leader[p] && open[p] < 0 && e.Deadline() > e.T {
 				open[p] = len(out)
 				out = append(out, Interval{Proc: p, From: e.T})
 			}

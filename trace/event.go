@@ -141,6 +141,10 @@ func Fault(proc int16, k FaultKind, pause, step time.Duration, missed bool, text
 	return e
 }
 
+// Reading is an EvClock's reading in ns: Unix ns for a wall-clock read
+// (OpClockWall), the monotonic clock for OpClockMono.
+func (e *Event) Reading() int64 { return e.N }
+
 // Epoch is the fencing epoch of an EvLead or EvFence event.
 func (e *Event) Epoch() int64 { return e.N }
 

@@ -105,9 +105,9 @@ func (tr *Trace) describe(e *Event) string {
 		return fmt.Sprintf("%s %q", stream, e.Msg.Format(e.A, e.B, time.UTC))
 	case EvClock:
 		if e.Op == OpClockWall {
-			return "now " + time.Unix(0, e.N).UTC().Format("15:04:05.000000")
+			return "now " + time.Unix(0, e.Reading()).UTC().Format("15:04:05.000000")
 		}
-		return "mono " + Secs(e.N)
+		return "mono " + Secs(e.Reading())
 	case EvRole:
 		return "role " + e.Role.String()
 	case EvSpawn:
@@ -124,25 +124,25 @@ func (tr *Trace) describe(e *Event) string {
 	case EvFault:
 		return "FAULT " + tr.S(e.Text)
 	case EvLead:
-		return fmt.Sprintf("lead epoch %d until %s", e.N, Secs(e.A))
+		return fmt.Sprintf("lead epoch %d until %s", e.Epoch(), Secs(e.Deadline()))
 	case EvBlock:
 		return fmt.Sprintf("flock fd %d %s blocks", e.FD, flockString(int(e.Flag)))
 	case EvFence:
-		if e.A == 1 {
-			return fmt.Sprintf("fenced action epoch %d accepted", e.N)
+		if e.Accepted() {
+			return fmt.Sprintf("fenced action epoch %d accepted", e.Epoch())
 		}
-		return fmt.Sprintf("fenced action epoch %d REJECTED (stale)", e.N)
+		return fmt.Sprintf("fenced action epoch %d REJECTED (stale)", e.Epoch())
 	case EvExit:
-		if e.N == -9 {
+		if e.ExitCode() == ExitKilled {
 			return "killed"
 		}
-		return fmt.Sprintf("exited %d", e.N)
+		return fmt.Sprintf("exited %d", e.ExitCode())
 	case EvStoreCall:
 		switch e.Store {
 		case StoreRead:
 			return "store read"
 		case StoreCreate:
-			return fmt.Sprintf("store create holder %d", e.N)
+			return fmt.Sprintf("store create holder %d", e.Writer())
 		case StoreTakeover:
 			return fmt.Sprintf("store takeover of %s by %d", short(e.Record()), e.Writer())
 		}
