@@ -40,6 +40,9 @@ type Found struct {
 	Replay  string     // the command line that replays it
 	Config  sim.Config // its setup
 	Trace   *trace.Trace
+	// Verdicts are every property's verdict on the run, from its one
+	// Check.
+	Verdicts []Verdict
 }
 
 // Report is a search's outcome.
@@ -48,8 +51,11 @@ type Report struct {
 	Runs    int // runs done
 	Found   []Found
 	// Counts is how many runs violated each property.
-	Counts  map[string]int
-	Elapsed time.Duration
+	Counts map[string]int
+	// NotApplicable says, for each property that did not apply to some
+	// run (fencing without epochs, a store across a power loss), why.
+	NotApplicable map[string]string
+	Elapsed       time.Duration
 }
 
 // RunSeed is the seed of run i of a search seeded with seed (splitmix64).
@@ -80,7 +86,7 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 	if keep <= 0 {
 		keep = DefaultKeep
 	}
-	rep := Report{Variant: s.Setup.Variant, Counts: map[string]int{}}
+	rep := Report{Variant: s.Setup.Variant, Counts: map[string]int{}, NotApplicable: map[string]string{}}
 	start := time.Now()
 	for i := 0; i < s.Runs; i++ {
 		seed := RunSeed(s.Seed, i)
@@ -91,13 +97,17 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 		}
 		rep.Runs++
 		kept, bad := false, false
-		for _, v := range Check(tr) {
+		verdicts := Check(tr)
+		for _, v := range verdicts {
+			if !v.Applicable && rep.NotApplicable[v.Property] == "" {
+				rep.NotApplicable[v.Property] = v.Reason
+			}
 			if v.Violation == nil || len(want) > 0 && !want[v.Property] {
 				continue
 			}
 			bad = true
 			rep.Counts[v.Property]++
-			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Replay: ReplayCommand(s.Setup, seed), Config: cfg, Trace: tr}
+			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Replay: ReplayCommand(s.Setup, seed), Config: cfg, Trace: tr, Verdicts: verdicts}
 			switch k := indexOf(rep.Found, v.Property); {
 			case s.Smallest && k >= 0:
 				if smaller(f, rep.Found[k]) {

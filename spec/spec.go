@@ -41,7 +41,8 @@ func (v *Violation) String() string {
 // Verdict is one property's result on one run.
 type Verdict struct {
 	Property   string
-	Applicable bool // false: the variant lacks what the property is about (fencing without epochs)
+	Applicable bool   // false: the run lacks what the property is about (fencing without epochs)
+	Reason     string // why it is not Applicable
 	Violation  *Violation
 }
 
@@ -103,13 +104,20 @@ func Check(tr *trace.Trace) []Verdict {
 	}
 	iv := tr.Leadership()
 	lin := durable(tr) || tr.Run.Server // a server keeps its state when the clients' machine loses power
-	return []Verdict{
+	vs := []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
 		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, tr, iv)},
 		{Property: NoWedge, Applicable: true, Violation: CheckNoWedge(tr, iv, b)},
 		{Property: FailoverBound, Applicable: true, Violation: CheckFailover(tr, iv, b)},
 		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, tr)},
 	}
+	if !v.Epochs {
+		vs[1].Reason = "no epochs"
+	}
+	if !lin {
+		vs[4].Reason = "across a power loss"
+	}
+	return vs
 }
 
 // durable reports whether the run's store never lost power. A store on a

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -763,5 +764,35 @@ func TestReplayCommand(t *testing.T) {
 	}
 	if got, want := SetupFlags(d), "-variant seed -procs 0 -faults none -scheduler random"; got != want {
 		t.Errorf("SetupFlags(defaults) = %q, want %q", got, want)
+	}
+}
+
+// A search says which properties did not apply, and why, from its runs'
+// own verdicts: fencing for a variant without epochs, the store's
+// linearizability once a run has lost power, nothing for the reference
+// without power loss.
+func TestSearchNotApplicable(t *testing.T) {
+	for _, c := range []struct {
+		variant string
+		faults  []trace.FaultKind
+		want    map[string]string
+	}{
+		{"seed", []trace.FaultKind{trace.Kill}, map[string]string{Fencing: "no epochs"}},
+		{"reference", []trace.FaultKind{trace.Kill}, map[string]string{}},
+		{"reference", []trace.FaultKind{trace.Power}, map[string]string{LinearizableStore: "across a power loss"}},
+		{"redis", []trace.FaultKind{trace.Power}, map[string]string{}}, // a server keeps its state
+	} {
+		rep, err := Search{Setup: sim.SetupOptions{Variant: c.variant, Faults: c.faults}, Runs: 30, Seed: 1, KeepGoing: true}.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(rep.NotApplicable) != fmt.Sprint(c.want) {
+			t.Errorf("%s %v: NotApplicable %v, want %v", c.variant, c.faults, rep.NotApplicable, c.want)
+		}
+		for _, f := range rep.Found {
+			if len(f.Verdicts) != len(Properties) {
+				t.Errorf("%s: a found run carries %d verdicts, want one per property", c.variant, len(f.Verdicts))
+			}
+		}
 	}
 }

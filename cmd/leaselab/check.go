@@ -144,7 +144,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		foundBefore += len(rep.Found)
 		if *outPath != "" && !found && len(rep.Found) > 0 {
 			f := rep.Found[0]
-			if timeline, err = writeTimelinePage(*outPath, f.Trace, spec.Check(f.Trace), fmt.Sprintf("leaselab: %s, seed %d", rep.Variant, f.RunSeed)); err != nil {
+			if timeline, err = writeTimelinePage(*outPath, f.Trace, f.Verdicts, fmt.Sprintf("leaselab: %s, seed %d", rep.Variant, f.RunSeed)); err != nil {
 				return usagef("-o %s: %v", *outPath, err)
 			}
 		}
@@ -206,6 +206,9 @@ type searchReport struct {
 	NotShown map[string]int `json:"not_shown"`
 	RunsPerS float64        `json:"runs_per_s"`
 	WallS    float64        `json:"wall_s"`
+	// notApplicable is the search's Report.NotApplicable, for the
+	// verdict table.
+	notApplicable map[string]string
 }
 
 type searchViolation struct {
@@ -224,7 +227,8 @@ type searchViolation struct {
 // linearizable-store violation of the report into out.
 func newSearchReport(rep spec.Report, o sim.SetupOptions, asked int, out *outDir) searchReport {
 	r := searchReport{Variant: rep.Variant, Runs: rep.Runs, RunsAsked: asked, Faults: sim.FaultNames(o.Faults), Scheduler: o.Scheduler,
-		Violations: []searchViolation{}, Counts: rep.Counts, NotShown: map[string]int{}, WallS: rep.Elapsed.Seconds()}
+		Violations: []searchViolation{}, Counts: rep.Counts, NotShown: map[string]int{}, WallS: rep.Elapsed.Seconds(),
+		notApplicable: rep.NotApplicable}
 	if rep.Elapsed > 0 {
 		r.RunsPerS = float64(rep.Runs) / rep.Elapsed.Seconds()
 	}
@@ -494,11 +498,8 @@ func writeVerdicts(w io.Writer, reports []searchReport) {
 		fmt.Fprintf(w, "| %s |", label)
 		for _, p := range spec.Properties {
 			cell := fmt.Sprintf(" holds in %d runs |", r.Runs)
-			if p == spec.Fencing && !v.Epochs {
-				cell = " n/a (no epochs) |"
-			}
-			if p == spec.LinearizableStore && strings.Contains(r.Faults, "power") && v.Claims.Handover != lease.ServerExpiry {
-				cell = " n/a (across a power loss) |"
+			if why, ok := r.notApplicable[p]; ok {
+				cell = fmt.Sprintf(" n/a (%s) |", why)
 			}
 			for _, x := range r.Violations {
 				if x.Property == p {
