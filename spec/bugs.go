@@ -245,8 +245,8 @@ func emptyLeftBy(calls ...string) func(*trace.Trace, *Violation) bool {
 					prev, last = last, e
 				}
 			}
-			if !dead || last == nil {
-				continue
+			if !dead || last == nil || last.Errno != 0 || last.Op == trace.OpClose && (prev == nil || prev.Errno != 0) {
+				continue // its last call failed: it created nothing
 			}
 			for _, c := range calls {
 				switch {
