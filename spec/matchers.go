@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"iter"
 	"syscall"
 	"time"
 
@@ -191,18 +192,8 @@ func pausedPastLease(tr *trace.Trace, v *Violation) bool {
 	if fromA < 0 || fromB < 0 {
 		return false
 	}
-	for c := range tr.Events {
+	for c, w := range takeoverCalls(tr, at) {
 		call := &tr.Events[c]
-		if call.T > at {
-			break
-		}
-		if call.Kind != trace.EvStoreCall || call.Store != trace.StoreTakeover {
-			continue
-		}
-		w := recordWrite(tr, call.Record(), c)
-		if w < 0 {
-			continue
-		}
 		paused := int(tr.Events[w].Proc)
 		pausedFrom, otherFrom := fromA, fromB
 		switch paused {
@@ -227,6 +218,26 @@ func pausedPastLease(tr *trace.Trace, v *Violation) bool {
 		}
 	}
 	return false
+}
+
+// takeoverCalls yields, for each Takeover called by true time at, the
+// index of its call event and of the store event that wrote the record
+// it expected (skipping calls on a record no event wrote).
+func takeoverCalls(tr *trace.Trace, at int64) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for c := range tr.Events {
+			call := &tr.Events[c]
+			if call.T > at {
+				return
+			}
+			if call.Kind != trace.EvStoreCall || call.Store != trace.StoreTakeover {
+				continue
+			}
+			if w := recordWrite(tr, call.Record(), c); w >= 0 && !yield(c, w) {
+				return
+			}
+		}
+	}
 }
 
 // leadingSince returns when process p began the leadership interval that
@@ -266,18 +277,8 @@ func liveTakeover(tr *trace.Trace, v *Violation) (takeover, bool) {
 	if fromA < 0 || fromB < 0 {
 		return takeover{}, false
 	}
-	for c := range tr.Events {
+	for c, w := range takeoverCalls(tr, at) {
 		call := &tr.Events[c]
-		if call.T > at {
-			break
-		}
-		if call.Kind != trace.EvStoreCall || call.Store != trace.StoreTakeover {
-			continue
-		}
-		w := recordWrite(tr, call.Record(), c)
-		if w < 0 {
-			continue
-		}
 		holder := int(tr.Events[w].Proc)
 		x := takeover{writerClock: lastWallReading(tr, holder, w), takerClock: lastWallReading(tr, int(call.Proc), c)}
 		if x.writerClock < 0 || x.takerClock < 0 {
