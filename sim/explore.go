@@ -1,21 +1,36 @@
 package sim
 
 import (
-	"github.com/leaselab/leaselab/trace"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/leaselab/leaselab/trace"
 )
 
 // Explore turns a run into one branch of a systematic search (package
 // spec's Explore): before every step the Chooser is asked whether the
 // process about to step is killed, signalled, paused, or has its system
-// call fail, while budgets last, and every tie is ordered by a
-// delay-bounded scheduler. The fast path is off, so every scheduling point
-// is a choice point.
+// call fail, or whether the machine loses power, while budgets last, and
+// every tie is ordered by a delay-bounded scheduler. The fast path is off,
+// so every scheduling point is a choice point.
 type Explore struct {
 	Chooser Chooser
 	// Budgets: how many of each a run may inject.
 	Crashes, Terms, Pauses, FSErrors, Jumps int
+	// Powers is how many power losses a run may inject. A power loss kills
+	// every process at once; the file system keeps its durable state, a
+	// prefix of its metadata journal (every prefix is a choice) and, of
+	// the files written since their last fsync, the data as written,
+	// except that up to TornFiles of them (each file, each fate, is a
+	// choice) get another of PowerLoss's outcomes: the synced data, zeros,
+	// or the new data cut after one byte, in the middle, or before its last
+	// byte. PowerRestart later the machine is up again and every process
+	// of the config starts again, with its PID, skew and drift, on what the
+	// disk kept.
+	Powers       int
+	PowerRestart time.Duration
+	TornFiles    int
 	// PauseLengths are the lengths a pause may take.
 	PauseLengths []time.Duration
 	// JumpSizes are the steps the machine's wall clock may take.
@@ -29,8 +44,12 @@ type Explore struct {
 
 // exploreState is a run's use of its Explore budgets.
 type exploreState struct {
-	crashes, terms, pauses, fserrs, jumps, deviations int
-	last                                              *activity
+	crashes, terms, pauses, fserrs, jumps, powers, deviations int
+	last                                                      *activity
+	// started is set at the run's first step; procs is then the number
+	// of configured processes, those a restart starts again.
+	started bool
+	procs   int
 }
 
 // exploreStep offers the faults at the step activity a is about to take.
@@ -38,9 +57,20 @@ type exploreState struct {
 func (w *World) exploreStep(a *activity) bool {
 	e, s := w.cfg.Explore, &w.ex
 	p := a.p
+	if !s.started {
+		s.started, s.procs = true, len(w.procs)
+		if e.Powers > 0 {
+			w.fs.TrackDurability() // what New placed is on the disk
+		}
+	}
 	if s.crashes < e.Crashes && e.Chooser.Choose(2) == 1 {
 		s.crashes++
 		w.fire(Fault{Kind: trace.Kill, Proc: p.idx, At: time.Duration(w.now)}, nil)
+		return false
+	}
+	if s.powers < e.Powers && e.Chooser.Choose(2) == 1 {
+		s.powers++
+		w.explorePowerLoss()
 		return false
 	}
 	if s.terms < e.Terms && e.Chooser.Choose(2) == 1 {
@@ -69,6 +99,112 @@ func (w *World) exploreStep(a *activity) bool {
 		a.inject = syscall.ENOSPC
 	}
 	return true
+}
+
+// explorePowerLoss fires a power loss now, its outcomes chosen by the
+// explorer (tornChooser), and starts the machine's restart.
+func (w *World) explorePowerLoss() {
+	e := w.cfg.Explore
+	c := w.choose
+	w.choose = &tornChooser{c: e.Chooser, budget: e.TornFiles}
+	w.fire(Fault{Kind: trace.Power, At: time.Duration(w.now)}, nil)
+	w.choose = c
+	at := w.now + int64(e.PowerRestart)
+	for _, ps := range w.cfg.Procs[:w.ex.procs] {
+		ps.Start = time.Duration(at)
+		w.addProc(ps)
+	}
+}
+
+// addProc adds a process to a run under way (a restart after a power
+// loss), as New adds the configured ones: the run's config, its setup
+// line and its trace list it from then on.
+func (w *World) addProc(ps ProcSpec) {
+	p := &proc{w: w, idx: len(w.procs), pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
+	w.procs = append(w.procs, p)
+	// Clip: the slices may share an array with the caller's Config.
+	w.cfg.Procs = append(slices.Clip(w.cfg.Procs), ps)
+	w.setup.cfg.Procs = append(slices.Clip(w.setup.cfg.Procs), ps)
+	w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start})
+	w.tr.Acts = append(w.tr.Acts, nil)
+	p.spawn("main", int64(ps.Start), p.main)
+}
+
+// tornFates are the fates, other than keeping its new data (TornNew), an
+// exploration gives a file written since its last fsync when the power
+// fails: PowerLoss's other outcomes, a torn prefix at three cuts.
+var tornFates = []struct{ torn, cut int }{{TornOld, 0}, {TornZeros, 0}, {TornPrefix, 0}, {TornPrefix, 1}, {TornPrefix, 2}}
+
+// tornChooser makes FileSystem.PowerLoss's choices for an exploration,
+// from the explorer's Chooser c: first the length of the metadata
+// journal's surviving prefix (every length, the whole journal first),
+// then, for each file written since its last fsync, its fate: its new
+// data without a choice once budget files have had another, else any of
+// tornFates (TornNew first); a torn prefix's length follows from its cut.
+type tornChooser struct {
+	c       Chooser
+	budget  int
+	journal bool // the journal's prefix is chosen
+	cut     int  // the pending torn prefix's cut, plus one (0: none)
+}
+
+// Choose implements Chooser.
+func (t *tornChooser) Choose(n int) int {
+	switch {
+	case !t.journal:
+		t.journal = true
+		if n == 1 {
+			return 0 // an empty journal: nothing to choose
+		}
+		return n - 1 - t.c.Choose(n)
+	case t.cut > 0:
+		// n-1 is the new data's length: cut after one byte, in the middle,
+		// or before the last byte.
+		cut := t.cut - 1
+		t.cut = 0
+		return [...]int{min(1, n-1), (n - 1) / 2, max(n-2, 0)}[cut]
+	case n != numTorn:
+		panic("sim: a power loss asked the explorer for a choice it does not know")
+	case t.budget == 0:
+		return TornNew
+	}
+	k := t.c.Choose(1 + len(tornFates))
+	if k == 0 {
+		return TornNew
+	}
+	t.budget--
+	f := tornFates[k-1]
+	if f.torn == TornPrefix {
+		t.cut = f.cut + 1
+	}
+	return f.torn
+}
+
+// PowerLossOutcomes returns how many outcomes a power loss now would have
+// in an exploration with torn as Explore.TornFiles: the surviving prefixes
+// of the metadata journal times the fates of the files written since
+// their last fsync (for the estimate of an exploration's size; it counts
+// the files of the whole namespace, not of each prefix's).
+func (w *World) PowerLossOutcomes(torn int) float64 {
+	f := w.fs
+	if !f.tracking {
+		return 1
+	}
+	dirty := 0
+	seen := map[*inode]bool{}
+	for _, ino := range f.names {
+		if ino.dirty && !seen[ino] {
+			seen[ino] = true
+			dirty++
+		}
+	}
+	// Sum over k <= torn of C(dirty, k) * len(tornFates)^k.
+	fates, term := 0.0, 1.0
+	for k := 0; k <= min(torn, dirty); k++ {
+		fates += term
+		term *= float64(dirty-k) / float64(k+1) * float64(len(tornFates))
+	}
+	return float64(len(f.journal)+1) * fates
 }
 
 // delayBounded is Explore's scheduler.

@@ -20,6 +20,18 @@ type ExploreOptions struct {
 	// Jumps steps the machine's wall clock by the lease, forward, at any
 	// scheduling point (per run).
 	Jumps int
+	// Powers is the number of power losses per run, each at any
+	// scheduling point: every process dies, the disk keeps what was
+	// durable (every prefix of the metadata journal, and up to
+	// TornFilesPerPowerLoss files written since their last fsync with
+	// each other fate: see sim.Explore), and PowerRestart later every
+	// process starts again on it.
+	Powers int
+	// Drifts is the number of processes whose clocks run at a rate off by
+	// the drift bound the variant is configured for
+	// (lease.Config.DriftBound: 1% by default), either way: each process,
+	// while the budget lasts, is a choice of no drift, slow or fast.
+	Drifts int
 	// Preemptions bounds deviations from the default schedule.
 	Preemptions int
 	// Horizon is the simulated time of each run (default three leases).
@@ -35,11 +47,28 @@ type ExploreOptions struct {
 	Match func(*trace.Trace, *Violation) bool
 }
 
+// PowerRestart is how long after a power loss the machine is up again
+// and every process starts again.
+const PowerRestart = time.Second
+
+// TornFilesPerPowerLoss is how many files written since their last fsync
+// a power loss may give a fate other than their new data, in an
+// exploration: one is what a reader of the latest version or of a lock
+// file can tell.
+const TornFilesPerPowerLoss = 1
+
 // PauseLengths are the representative pause lengths for a config: shorter
 // than the renew interval, between renew and lease, and twice the lease
 // (longer than the lease plus a watch, the random search's longest).
 func PauseLengths(c lease.Config) []time.Duration {
 	return []time.Duration{c.RenewInterval / 3, (c.RenewInterval + c.LeaseDuration) / 2, 2 * c.LeaseDuration}
+}
+
+// DriftRates are the clock rates, in parts per million, a drifting
+// process may have in an exploration: slow and fast by the drift bound c
+// is configured for.
+func DriftRates(c lease.Config) []int64 {
+	return []int64{-c.DriftBound(), c.DriftBound()}
 }
 
 // ExploreViolation is the shortest counterexample found for a property.
@@ -88,17 +117,25 @@ func ExploreConfig(o ExploreOptions, c sim.Chooser) (sim.Config, error) {
 	if cfg.Horizon == 0 {
 		cfg.Horizon = 3 * lc.LeaseDuration
 	}
+	drifts := 0
 	for i := range o.Procs {
 		ps := sim.ProcSpec{PID: 100 * (i + 1)}
 		if len(o.Skews) > 1 {
 			ps.Skew = o.Skews[c.Choose(len(o.Skews))]
+		}
+		if drifts < o.Drifts {
+			if k := c.Choose(3); k > 0 {
+				drifts++
+				ps.DriftPPM = DriftRates(lc)[k-1]
+			}
 		}
 		cfg.Procs = append(cfg.Procs, ps)
 	}
 	cfg.Chooser = c
 	cfg.Explore = &sim.Explore{Chooser: c, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors,
 		PauseLengths: PauseLengths(lc), Preemptions: o.Preemptions,
-		Jumps: o.Jumps, JumpSizes: []time.Duration{lc.LeaseDuration}}
+		Jumps: o.Jumps, JumpSizes: []time.Duration{lc.LeaseDuration},
+		Powers: o.Powers, PowerRestart: PowerRestart, TornFiles: TornFilesPerPowerLoss}
 	return cfg, nil
 }
 
@@ -196,23 +233,29 @@ func stepsUntil(tr *trace.Trace, t time.Duration) int {
 
 // EstimateSchedules estimates the number of schedules within the bounds
 // from one run: with S scheduling points per run and B injections in all,
-// about S^B / B! placements, times the alternatives of each.
+// about S^B / B! placements, times the alternatives of each. A power
+// loss's alternatives are its outcomes (sim.World.PowerLossOutcomes),
+// which grow with the run: a third of those at the run's end, the mean of
+// a product of two counts that grow linearly.
 func EstimateSchedules(o ExploreOptions) (float64, int, error) {
 	d := &dfs{}
 	cfg, err := ExploreConfig(o, d)
 	if err != nil {
 		return 0, 0, err
 	}
-	tr, err := sim.Run(cfg)
+	w, err := sim.New(cfg)
 	if err != nil {
 		return 0, 0, err
 	}
+	w.Run()
+	tr := w.Trace()
 	s := float64(stepsUntil(tr, tr.End))
+	power := max(1, w.PowerLossOutcomes(TornFilesPerPowerLoss)/3)
 	est := 1.0
 	for _, k := range []struct {
 		budget int
 		alts   float64
-	}{{o.Crashes, 1}, {o.Terms, 1}, {o.Pauses, 3}, {o.FSErrors, 1}, {o.Jumps, 1}, {o.Preemptions, float64(o.Procs)}} {
+	}{{o.Crashes, 1}, {o.Terms, 1}, {o.Pauses, 3}, {o.FSErrors, 1}, {o.Jumps, 1}, {o.Powers, power}, {o.Preemptions, float64(o.Procs)}} {
 		for i := 1; i <= k.budget; i++ {
 			est *= s * k.alts / float64(i)
 		}
@@ -220,5 +263,12 @@ func EstimateSchedules(o ExploreOptions) (float64, int, error) {
 	for range o.Procs {
 		est *= math.Max(1, float64(len(o.Skews)))
 	}
+	// Drift: every way to pick at most Drifts processes, each slow or fast.
+	drifts, ways := 0.0, 1.0
+	for k := 0; k <= min(o.Drifts, o.Procs); k++ {
+		drifts += ways
+		ways *= float64(o.Procs-k) / float64(k+1) * 2
+	}
+	est *= drifts
 	return est, int(s), nil
 }

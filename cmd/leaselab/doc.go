@@ -30,8 +30,8 @@
 // Draw one simulated run as a self-contained HTML timeline.
 //
 //	leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K]
-//	                 [-preemptions K] [-horizon D] [-skews LIST] [-max-schedules N] [-force] [-json]
-//	                 [-replay FILE] [-out-dir DIR]
+//	                 [-powers K] [-drifts K] [-preemptions K] [-horizon D] [-skews LIST] [-max-schedules N]
+//	                 [-force] [-json] [-replay FILE] [-out-dir DIR]
 //
 // Search every schedule within the bounds, depth first.
 //

@@ -26,6 +26,8 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Pauses, "pauses", 0, "pauses per schedule, of three lengths (shorter than renew, between renew and lease, longer than lease)")
 	fs.IntVar(&o.FSErrors, "fserrs", 0, "ENOSPC failures injected into file system calls per schedule")
 	fs.IntVar(&o.Jumps, "jumps", 0, "wall-clock steps forward by the lease per schedule")
+	fs.IntVar(&o.Powers, "powers", 0, "power losses per schedule, each at any scheduling point with every outcome for the disk (journal prefixes, one torn file); every process restarts 1 s later")
+	fs.IntVar(&o.Drifts, "drifts", 0, "processes whose clocks run slow or fast by the drift bound the algorithm is configured for (1%)")
 	fs.IntVar(&o.Preemptions, "preemptions", 0, "deviations from the default schedule (delay bounding)")
 	fs.DurationVar(&o.Horizon, "horizon", 27*time.Second, "simulated time of each schedule (default three leases)")
 	skews := fs.String("skews", "", "wall-clock offsets a process may start with, comma list (e.g. 0,5s)")
@@ -45,7 +47,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if _, err := lease.LookupVariant(o.Variant); err != nil {
 		return err
 	}
-	if o.Procs < 1 || o.Procs > 8 || o.Crashes < 0 || o.Terms < 0 || o.Pauses < 0 || o.FSErrors < 0 || o.Jumps < 0 || o.Preemptions < 0 || o.Horizon <= 0 {
+	if o.Procs < 1 || o.Procs > 8 || o.Crashes < 0 || o.Terms < 0 || o.Pauses < 0 || o.FSErrors < 0 || o.Jumps < 0 || o.Powers < 0 || o.Drifts < 0 || o.Preemptions < 0 || o.Horizon <= 0 {
 		return usagef("bounds out of range: want 1 to 8 -procs, budgets of 0 or more and a positive -horizon")
 	}
 	if *skews != "" {
@@ -104,7 +106,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		err := writeJSON(stdout, exploreReport{Variant: o.Variant, Bounds: exploreBounds{
 			Procs: o.Procs, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors, Jumps: o.Jumps,
-			Preemptions: o.Preemptions, HorizonS: o.Horizon.Seconds(), Skews: *skews},
+			Powers: o.Powers, Drifts: o.Drifts, Preemptions: o.Preemptions, HorizonS: o.Horizon.Seconds(), Skews: *skews},
 			Schedules: res.Schedules, Complete: res.Complete, Violations: vs,
 			WallS: res.Wall.Seconds(), Estimate: est})
 		if err == nil && len(res.Violations) > 0 {
@@ -130,9 +132,18 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// exploreFlags are the flags that replay a search's schedules: -powers
+// and -drifts only when set, so that the replay lines of searches without
+// them read as they always have.
 func exploreFlags(o spec.ExploreOptions, skews string) string {
 	s := fmt.Sprintf("-variant %s -procs %d -crashes %d -terms %d -pauses %d -fserrs %d -jumps %d -preemptions %d -horizon %v",
 		o.Variant, o.Procs, o.Crashes, o.Terms, o.Pauses, o.FSErrors, o.Jumps, o.Preemptions, o.Horizon)
+	if o.Powers != 0 {
+		s += fmt.Sprintf(" -powers %d", o.Powers)
+	}
+	if o.Drifts != 0 {
+		s += fmt.Sprintf(" -drifts %d", o.Drifts)
+	}
 	if skews != "" {
 		s += " -skews " + skews
 	}
@@ -195,10 +206,12 @@ type exploreReport struct {
 // exploreBounds are the bounds a search ran with.
 type exploreBounds struct {
 	Crashes     int     `json:"crashes"`
+	Drifts      int     `json:"drifts"`
 	FSErrors    int     `json:"fserrs"`
 	HorizonS    float64 `json:"horizon_s"`
 	Jumps       int     `json:"jumps"`
 	Pauses      int     `json:"pauses"`
+	Powers      int     `json:"powers"`
 	Preemptions int     `json:"preemptions"`
 	Procs       int     `json:"procs"`
 	Skews       string  `json:"skews"`

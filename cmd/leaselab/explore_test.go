@@ -38,3 +38,48 @@ func TestExploreRefusesExplosion(t *testing.T) {
 		t.Fatalf("exit %d: %q", code, errOut)
 	}
 }
+
+// -powers and -drifts: the seed's lock file comes back empty after a power
+// loss (and the replay line carries -powers); the reference with one
+// drifting clock runs five schedules (no drift, or either process slow or
+// fast) and holds.
+func TestExplorePowersAndDrifts(t *testing.T) {
+	type report struct {
+		Bounds struct {
+			Powers, Drifts int
+		}
+		Complete   bool
+		Schedules  int
+		Violations []struct {
+			Property, Replay string
+		}
+	}
+	code, out, errOut := runCLI("explore", "-variant", "seed", "-procs", "2", "-powers", "1", "-json", "-out-dir", t.TempDir())
+	var j report
+	if code != 1 || json.Unmarshal([]byte(out), &j) != nil {
+		t.Fatalf("-powers 1: exit %d, want 1 (violations): %s\n%s", code, errOut, out)
+	}
+	if j.Bounds.Powers != 1 || !j.Complete || len(j.Violations) != 1 || j.Violations[0].Property != "no-wedge" ||
+		!strings.Contains(j.Violations[0].Replay, " -powers 1 ") {
+		t.Fatalf("-powers 1: %+v", j)
+	}
+	code, out, errOut = runCLI(strings.Fields(strings.TrimPrefix(j.Violations[0].Replay, "leaselab "))...)
+	if code != 1 || !strings.Contains(out, "power loss") || !strings.Contains(out, "VIOLATION no-wedge") {
+		t.Fatalf("replay %q: exit %d %s\n%s", j.Violations[0].Replay, code, errOut, out)
+	}
+
+	code, out, errOut = runCLI("explore", "-variant", "reference", "-procs", "2", "-drifts", "1", "-json")
+	j = report{}
+	if code != 0 || json.Unmarshal([]byte(out), &j) != nil {
+		t.Fatalf("-drifts 1: exit %d, want 0: %s\n%s", code, errOut, out)
+	}
+	if j.Bounds.Drifts != 1 || !j.Complete || j.Schedules != 5 || len(j.Violations) != 0 {
+		t.Fatalf("-drifts 1: %+v", j)
+	}
+
+	for _, f := range []string{"-powers", "-drifts"} {
+		if code, _, errOut := runCLI("explore", f, "-1"); code != 2 || !strings.Contains(errOut, "bounds out of range") {
+			t.Errorf("%s -1: exit %d %q, want 2", f, code, errOut)
+		}
+	}
+}
