@@ -89,6 +89,7 @@ type Term struct {
 	epoch    int64
 	mu       sync.Mutex
 	deadline time.Duration
+	lapsed   bool // the deadline passed once: the term is over for good
 }
 
 // Epoch is the term's fencing epoch: pass it with every action on a
@@ -97,15 +98,50 @@ func (t *Term) Epoch() int64 { return t.epoch }
 
 // Valid reports whether the term's local deadline has not passed: check
 // it before acting. (An action already under way when it passes is what
-// fencing is for.)
+// fencing is for.) Once it has reported false it always does: a renewal
+// that lands after the deadline does not revive the term.
 func (t *Term) Valid() bool {
 	t.mu.Lock()
-	d := t.deadline
-	t.mu.Unlock()
-	return t.clock.Mono() < d
+	defer t.mu.Unlock()
+	if !t.lapsed && t.clock.Mono() >= t.deadline {
+		t.lapsed = true
+	}
+	return !t.lapsed
+}
+
+// extend moves the term's deadline to d, unless the term has lapsed; it
+// reports whether it did.
+func (t *Term) extend(d time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lapsed || t.clock.Mono() >= t.deadline {
+		t.lapsed = true
+		return false
+	}
+	t.deadline = d
+	return true
 }
 
 type termKey struct{}
+
+// termContext is a leader's context: done when the leader steps down,
+// and, whatever the algorithm is doing (a store call may hang), reporting
+// DeadlineExceeded from Err once the term's local deadline has passed. A
+// user who checks ctx.Err() before acting never acts on a lapsed term.
+type termContext struct {
+	context.Context
+	term *Term
+}
+
+func (c termContext) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !c.term.Valid() {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
 
 // TermOf returns the leadership term carried by ctx.
 func TermOf(ctx context.Context) (*Term, bool) {
@@ -228,7 +264,8 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		return
 	}
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
+	cctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
+	ctx := termContext{cctx, term}
 	r.mu.Lock()
 	if r.stopping {
 		r.mu.Unlock()
@@ -267,11 +304,18 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		switch {
 		case err == nil && r.isStopping():
 			return // renewed as SIGTERM came: the handler releases what it finds
+		case err == nil && !term.extend(start+r.cfg.RenewDeadlineInEffect()):
+			// The term lapsed while the renewal was in flight (a pause, a
+			// slow store): the user's context already says so, and a new
+			// version does not revive it. Step down; the lease, still
+			// ours, expires as any other and a watcher takes over.
+			if r.resign() {
+				r.p.Log(MsgRefDeadline, 0, 0)
+				r.stoppedLeading()
+			}
+			return
 		case err == nil:
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
-			term.mu.Lock()
-			term.deadline = deadline
-			term.mu.Unlock()
 			r.mu.Lock()
 			r.cur = rec
 			r.mu.Unlock()

@@ -131,8 +131,15 @@ func (s *VersionedFile) latest() (int64, error) {
 
 // Read returns the highest version's record; a released lease (or none)
 // is an error for which errors.Is(err, fs.ErrNotExist). A version whose
-// content cannot be parsed (a foreign or damaged file) is a record held by
-// Unknown: it expires on the observer's clock like any other.
+// content cannot be parsed (a foreign or damaged file), or cannot be read
+// this time (EIO), is a record held by Unknown with its Version and no
+// error: it expires on the observer's clock like any other.
+//
+// Such a record is named by its version alone: it may be a lease or (when
+// the content could not be read) a release. Renew, Takeover and Release
+// compare versions only, so a Takeover of it replaces whatever that
+// version holds, if it is still the latest. (The linearizability model,
+// model.Register, reads it so.)
 func (s *VersionedFile) Read() (Record, error) {
 	if s.Boot != nil {
 		// Learn (or make) this boot's record now, while watching, so that
@@ -140,13 +147,27 @@ func (s *VersionedFile) Read() (Record, error) {
 		s.epochBase()
 	}
 	rec, err := s.readLatest()
-	if err == nil && rec.Holder == 0 {
+	var ue *unreadError
+	switch {
+	case errors.As(err, &ue):
+		return rec, nil
+	case err == nil && rec.Holder == 0:
 		return Record{}, &fs.PathError{Op: "read", Path: s.name(rec.Version), Err: syscall.ENOENT}
 	}
 	return rec, err
 }
 
-// readLatest returns the highest version's record, released or not.
+// unreadError is readLatest's error for a version whose name exists but
+// whose content could not be read this time: Read reports the version
+// held by Unknown, Create the I/O error.
+type unreadError struct{ err error }
+
+func (e *unreadError) Error() string { return e.err.Error() }
+func (e *unreadError) Unwrap() error { return e.err }
+
+// readLatest returns the highest version's record, released or not. When
+// the version's content could not be read, it returns the version held by
+// Unknown and an *unreadError.
 func (s *VersionedFile) readLatest() (Record, error) {
 	v, err := s.latest()
 	if err != nil {
@@ -165,10 +186,10 @@ func (s *VersionedFile) readLatest() (Record, error) {
 	b, err := s.FS.ReadFile(s.name(v))
 	if err != nil && !errors.Is(err, syscall.EISDIR) {
 		// The version exists (its name is there) but its content could not
-		// be read this time: report the version, held by Unknown, so that
-		// the observer's clock for it starts now; read the content again
-		// next time.
-		return Record{Holder: Unknown, Version: v}, nil
+		// be read this time: Read reports the version, held by Unknown, so
+		// that the observer's clock for it starts now; the content is read
+		// again next time.
+		return Record{Holder: Unknown, Version: v}, &unreadError{err}
 	}
 	rec, perr := parseVersioned(b)
 	if err != nil || perr != nil {
@@ -184,10 +205,17 @@ func (s *VersionedFile) readLatest() (Record, error) {
 }
 
 // Create publishes a lease for holder if the latest version is released
-// or there is none.
+// or there is none. When the latest version's content cannot be read (EIO)
+// it returns that error: it cannot tell a release from a lease, and must
+// not say a record exists when the version may be a release.
 func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) {
 	cur, err := s.readLatest()
+	var ue *unreadError
 	switch {
+	case errors.As(err, &ue):
+		// (First: a version removed between its stat and its read is
+		// ENOENT, and is not an absent lease.)
+		return Record{}, ue.err
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return Record{}, err

@@ -1,9 +1,14 @@
 package lease_test
 
 import (
+	"errors"
+	"io/fs"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 )
 
 // FuzzVersionedRecord: the reference store's record parser never panics,
@@ -22,4 +27,66 @@ func FuzzVersionedRecord(f *testing.F) {
 			t.Fatalf("%q parsed as %+v, which encodes as %q", b, r, got)
 		}
 	})
+}
+
+// eioReads fails every ReadFile with EIO while on: a disk that cannot
+// read a version's content, though its name is there.
+type eioReads struct {
+	lease.FS
+	on bool
+}
+
+func (e *eioReads) ReadFile(name string) ([]byte, error) {
+	if e.on {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EIO}
+	}
+	return e.FS.ReadFile(name)
+}
+
+// A version whose content cannot be read (EIO) is named by its version
+// alone. Read reports it held by lease.Unknown, so that the observer's
+// clock for it starts; a takeover of that record is a compare-and-set on
+// the version, whatever it holds, here a release. Create cannot tell a
+// release from a lease and must not say a record exists: it returns the
+// I/O error (the model rejects "exists" from an empty register).
+func TestVersionedUnreadableVersion(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	a := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 100}
+	eio := &eioReads{FS: f.View(f.NewFDTable())}
+	b := &lease.VersionedFile{FS: eio, Path: lockPath, PID: 200}
+	v1, err := a.Create(100, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(v1); err != nil {
+		t.Fatal(err)
+	}
+	eio.on = true
+	rec, err := b.Read()
+	if err != nil || rec != (lease.Record{Holder: lease.Unknown, Version: 2}) {
+		t.Errorf("Read of a released version that cannot be read = %+v, %v; want {Holder: Unknown, Version: 2}", rec, err)
+	}
+	if _, err := b.Create(200, time.Second); err == nil || errors.Is(err, fs.ErrExist) || !errors.Is(err, syscall.EIO) {
+		t.Errorf("Create over a released version that cannot be read: %v, want EIO (not EEXIST)", err)
+	}
+	got, err := b.Takeover(rec, 200, time.Second)
+	if want := (lease.Record{Holder: 200, Epoch: 3, Version: 3}); err != nil || got != want {
+		t.Errorf("Takeover(%+v) = %+v, %v; want %+v", rec, got, err, want)
+	}
+	if _, err := b.Takeover(rec, 300, time.Second); !errors.Is(err, lease.ErrConflict) {
+		t.Errorf("a second Takeover(%+v): %v, want ErrConflict", rec, err)
+	}
+	// Content that is not a record is one held by Unknown, for good: that
+	// record exists.
+	if err := f.Place(lockPath+".4", []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eio.on = false
+	if rec, err := b.Read(); err != nil || rec != (lease.Record{Holder: lease.Unknown, Version: 4}) {
+		t.Errorf("Read of a foreign version = %+v, %v; want {Holder: Unknown, Version: 4}", rec, err)
+	}
+	if _, err := b.Create(200, time.Second); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Create over a foreign version: %v, want EEXIST", err)
+	}
 }

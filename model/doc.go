@@ -11,7 +11,11 @@
 // whose outcome is unknown (an I/O error, or no return because its process
 // died) may or may not have taken effect; if it wrote, the register holds
 // a wildcard record: its holder is known, its expiry is not, and the next
-// read of that holder's record fixes it.
+// read of that holder's record fixes it. A versioned store's read that
+// found a version but could not read its content returns a record held by
+// lease.Unknown, named by its version alone: it stands for whatever that
+// version holds (a lease, or a release, which the register then names by
+// that version), and a Takeover of it compares versions only.
 //
 //   - Register: the porcupine Model (a NondeterministicModel's ToModel);
 //     its operations are Input and Output values, its states State values.

@@ -32,10 +32,15 @@ type Output struct {
 // State is the register's content: no record, a record, or (Wild) a record
 // whose holder is known and whose expiry is not, left by an operation that
 // may have written it but never said what it wrote.
+//
+// A versioned store names even its empty register: its release is a new
+// version, held by nobody. When a read has told that version (see
+// versionOnly), an empty State keeps it in Rec.Version; otherwise an empty
+// State's Rec is zero.
 type State struct {
 	Present bool
 	Wild    bool
-	Rec     lease.Record // Until is meaningless when Wild
+	Rec     lease.Record // Until is meaningless when Wild; only Version is set when empty
 }
 
 var empty = State{}
@@ -45,9 +50,28 @@ func wild(holder int64) State {
 	return State{Present: true, Wild: true, Rec: lease.Record{Holder: holder}}
 }
 
+// versionOnly reports whether r names a versioned store's record by its
+// version alone: a record held by lease.Unknown, which lease.VersionedFile
+// returns for a version whose name it found but whose content it could not
+// read (EIO, or content that is not a record). Such a store compares its
+// records by version (link(2) of the next version's name), so a Takeover
+// of r replaces whatever version r.Version holds: a lease or a release.
+// The seed's and the servers' records never have holder Unknown with a
+// version. (flock's takeover of a lock file that holds no record makes one
+// up, with a version from the wall clock; its store compares nothing, and
+// the model rejects that takeover, as it always has: no checked run has
+// such a file.)
+func versionOnly(r lease.Record) bool { return r.Holder == lease.Unknown && r.Version != 0 }
+
 // is reports whether the register can hold exactly r: a record equal to
-// r, or a wildcard record for r's holder.
+// r, or a wildcard record for r's holder. A record named by its version
+// alone (versionOnly) is any record of that version, a wildcard (whose
+// version is not known), or an empty register a read named with that
+// version.
 func (s State) is(r lease.Record) bool {
+	if versionOnly(r) {
+		return s.Wild || s.Rec.Version == r.Version
+	}
 	if !s.Present {
 		return false
 	}
@@ -61,7 +85,28 @@ func (s State) is(r lease.Record) bool {
 // wildcard record for r's holder can: its expiry may differ. (The state
 // then stays a wildcard, a slight over-approximation: it could exclude
 // r.Until.)
-func (s State) isNot(r lease.Record) bool { return !s.Present || s.Wild || s.Rec != r }
+func (s State) isNot(r lease.Record) bool {
+	if versionOnly(r) {
+		// An empty register not named by a read may be any version.
+		return s.Wild || s.Rec.Version != r.Version
+	}
+	return !s.Present || s.Wild || s.Rec != r
+}
+
+// readVersion is the step of a read that returned r, a record named by its
+// version alone (versionOnly), whether recorded as ResOK or (as the
+// recorders do: it says nothing of the holder) ResUnknown: the version was
+// current during the read. An empty register takes the version as its
+// name, which a Takeover of r then compares with.
+func readVersion(s State, r lease.Record) []State {
+	switch {
+	case !s.Present && (s.Rec.Version == 0 || s.Rec.Version == r.Version):
+		return []State{{Rec: lease.Record{Version: r.Version}}}
+	case s.Present && s.is(r):
+		return []State{s}
+	}
+	return nil
+}
 
 // writer is the holder of the record a write operation publishes: Renew
 // keeps cur's holder, Create and Takeover write their holder's.
@@ -75,6 +120,9 @@ func writer(in Input) int64 {
 // step is the register's transition relation: the states that can follow
 // s when the operation in returns out. None means out is impossible.
 func step(s State, in Input, out Output) []State {
+	if in.Op == trace.StoreRead && (out.Res == trace.ResOK || out.Res == trace.ResUnknown) && versionOnly(out.Rec) {
+		return readVersion(s, out.Rec)
+	}
 	if out.Res == trace.ResUnknown {
 		// An I/O error, or no return at all: the operation may or may not
 		// have taken effect, and it said nothing about what it saw. For a
@@ -209,8 +257,11 @@ var ExpiringRegister = func() porcupine.Model {
 
 // recString renders a record with the fields its store writes: the seed's
 // {holder until} (Unix seconds), a versioned store's {holder epoch E
-// version V}.
+// version V}, or {? version V} for one named by its version alone.
 func recString(r lease.Record) string {
+	if versionOnly(r) {
+		return fmt.Sprintf("{? version %d}", r.Version)
+	}
 	if r.Epoch == 0 && r.Version == 0 {
 		return fmt.Sprintf("{%d %d}", r.Holder, r.Until)
 	}
@@ -238,11 +289,14 @@ func describeOp(in Input, out Output) string {
 	return call + " → " + ret
 }
 
-// describeState renders a state as "empty", "{200 1760476508} until
+// describeState renders a state as "empty", "empty, version 2" (a
+// versioned store's release, named by a read), "{200 1760476508} until
 // 21:15:08" (the seed's), "{200 epoch 3 version 5}" (a versioned store's)
 // or "{200 ?}" (a wildcard).
 func describeState(s State) string {
 	switch {
+	case !s.Present && s.Rec.Version != 0:
+		return fmt.Sprintf("empty, version %d", s.Rec.Version)
 	case !s.Present:
 		return "empty"
 	case s.Wild:

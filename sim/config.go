@@ -52,6 +52,33 @@ type Config struct {
 	Chooser Chooser
 	// Explore, if set, makes the run one branch of a systematic search.
 	Explore *Explore
+	// NoBootID makes the machine one that cannot tell its boot (no
+	// /proc/sys/kernel/random/boot_id): every process's BootID fails.
+	NoBootID bool
+	// MaxSyscalls stops the run, before its horizon, once its processes
+	// have made that many system calls (0: DefaultMaxSyscallsPerProc for
+	// each process; negative: no limit). A process that retries a failing
+	// call in a tight loop makes tens of thousands a simulated second; the
+	// limit keeps such a run's cost and trace bounded, and its trace ends
+	// where the run stopped (the setup line says so).
+	MaxSyscalls int
+}
+
+// DefaultMaxSyscallsPerProc is the system calls a run allows per process
+// unless Config.MaxSyscalls says otherwise: some twenty times what a
+// process makes in the longest runs RandomSetup draws (three minutes at
+// intervals of 300 ms).
+const DefaultMaxSyscallsPerProc = 20_000
+
+// syscallLimit is the run's limit on system calls (0: none).
+func (c Config) syscallLimit() int {
+	switch {
+	case c.MaxSyscalls > 0:
+		return c.MaxSyscalls
+	case c.MaxSyscalls == 0:
+		return DefaultMaxSyscallsPerProc * len(c.Procs)
+	}
+	return 0
 }
 
 // Defaults used by Normalize.
@@ -144,6 +171,9 @@ func (c Config) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "variant=%s seed=%d lease=%v renew=%v watch=%v horizon=%v", c.Variant, c.Seed,
 		c.Lease.LeaseDuration, c.Lease.RenewInterval, c.Lease.WatchInterval, c.Horizon)
+	if c.NoBootID {
+		b.WriteString(" nobootid")
+	}
 	for _, p := range c.Procs {
 		fmt.Fprintf(&b, " proc=%d@%v", p.PID, p.Start)
 		if p.Skew != 0 {

@@ -28,6 +28,21 @@ import (
 //     FileSystem.PowerLoss), unsynced data dropped, torn or kept as the
 //     run chooses. Processes configured to start later start on what is
 //     left: the machine's restart.
+//   - DiskFull is a stretch of Dur during which the machine's disk is
+//     full: every write, every open that creates a file and every link,
+//     of every process, fails with ENOSPC without effect (truncation,
+//     reads, renames and removals still work). DiskEIO is the same
+//     stretch with EIO.
+//   - Stall is a stretch of Dur during which no process of the machine
+//     takes a step, with no signal sent (a loaded VM whose virtual CPUs do
+//     not run): timers keep running and fire late, as under SIGSTOP, and a
+//     process that starts or is woken meanwhile runs when the stall ends.
+//     A process also stopped by SIGSTOP stays stopped until its SIGCONT.
+//
+// A stretch's start is a fault event with the stretch as its pause
+// (Event.PauseFor); its end is an End event (Event.Ended), as a Stop's
+// SIGCONT is. Stretches of the same kind may overlap: the disk is full,
+// or the machine stalled, until the last of them ends.
 //
 // A fault fires at true time At, or, when After is set, right after the
 // process's Nth system call of kind After: "crash after the O_EXCL create,
@@ -53,7 +68,8 @@ type Fault struct {
 	Call  string        // FSError: the kind of call that fails
 	Errno syscall.Errno // FSError: the error it fails with
 
-	idx int // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
+	ends trace.FaultKind // End: the kind of stretch that ends
+	idx  int             // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
 }
 
 // Fates of a configured fault, as Trace.Setup reports them.
@@ -111,6 +127,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
 	case trace.Power:
 		return fmt.Sprintf("power loss %s", when)
+	case trace.DiskFull, trace.DiskEIO, trace.Stall:
+		return fmt.Sprintf("%s %s for %v", f.Kind, when, f.Dur)
 	case trace.FSError:
 		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), trace.ErrnoName(f.Errno))
 	}
@@ -118,10 +136,18 @@ func (f Fault) String() string {
 }
 
 func (f Fault) validate(nprocs int) error {
-	if f.Kind < trace.Kill || f.Kind > trace.Power {
+	if f.Kind < trace.Kill || f.Kind > trace.Stall {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
-	if f.Kind != trace.Jump && f.Kind != trace.Power && (f.Proc < Leader || f.Proc >= nprocs) {
+	if f.Kind.IsStretch() {
+		if f.After != "" {
+			return fmt.Errorf("fault %v: a stretch of the whole machine starts at a time, not after a call", f.Kind)
+		}
+		if f.Dur <= 0 {
+			return fmt.Errorf("fault %v: a stretch needs a positive duration", f.Kind)
+		}
+	}
+	if !machineWide(f.Kind) && (f.Proc < Leader || f.Proc >= nprocs) {
 		return fmt.Errorf("fault %v: no process %d (have %d)", f.Kind, f.Proc, nprocs)
 	}
 	if f.After != "" && !validCall(f.After) {
@@ -140,6 +166,12 @@ func (f Fault) validate(nprocs int) error {
 		return fmt.Errorf("fault %v: negative time", f.Kind)
 	}
 	return nil
+}
+
+// machineWide reports whether faults of kind k hit the whole machine, not
+// one process: their Proc is ignored.
+func machineWide(k trace.FaultKind) bool {
+	return k == trace.Jump || k == trace.Power || k.IsStretch()
 }
 
 // CallKind names a call of op with flag as a fault's After and Call do:

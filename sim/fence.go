@@ -8,22 +8,48 @@ import (
 	"github.com/leaselab/leaselab/trace"
 )
 
-// workloadEvery is how often a leader's workload acts on the fenced
-// resource.
+// workloadEvery is the mean interval between a leader's workload actions
+// on the fenced resource.
 const workloadEvery = 500 * time.Millisecond
 
-// workload wraps cb so that every leader of a variant with epochs runs a
-// workload: while its term is valid, it acts on the world's fenced
-// resource with its epoch every workloadEvery, as a real leader would act
-// on a storage service that rejects stale epochs.
-func (p *proc) workload(cb lease.Callbacks) lease.Callbacks {
+// leaderCtx is a context the process's OnStartedLeading was given, as the
+// user's code sees it.
+type leaderCtx struct {
+	ctx      context.Context
+	lastLive int64 // the last instant it was seen live
+}
+
+// observeLeadership wraps cb so that the world sees leadership as the
+// user's code does: each OnStartedLeading is recorded (EvStarted) and its
+// context watched at every step of the process (observe) until it is seen
+// done (EvStopped). For a variant with epochs, the leader also runs a
+// workload: at random instants, whenever its context is live (whatever the
+// algorithm's role, Lead or Term.Valid say), it acts on the world's fenced
+// resource with its term's epoch, as a user's code acts on a storage
+// service that rejects stale epochs.
+func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callbacks {
 	started := cb.OnStartedLeading
 	cb.OnStartedLeading = func(ctx context.Context) {
-		if term, ok := lease.TermOf(ctx); ok {
+		a := p.w.cur
+		term, hasTerm := lease.TermOf(ctx)
+		var epoch int64
+		if hasTerm {
+			epoch = term.Epoch()
+		}
+		p.w.record(trace.Started(int16(p.idx), int16(a.id), epoch))
+		if p.live(ctx) {
+			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, lastLive: p.w.now})
+			p.w.leading++
+		} else {
+			// Done before the user could act on it (a term whose deadline
+			// passed while the process was paused): no leadership at all.
+			p.w.record(trace.Stopped(int16(p.idx), -1, false))
+		}
+		if workload && hasTerm {
 			p.Go("work", func() {
-				for ctx.Err() == nil && term.Valid() {
-					p.fence(term.Epoch())
-					p.Sleep(workloadEvery)
+				for p.live(ctx) {
+					p.fence(epoch)
+					p.Sleep(p.w.workloadPause())
 				}
 			})
 		}
@@ -32,6 +58,83 @@ func (p *proc) workload(cb lease.Callbacks) lease.Callbacks {
 		}
 	}
 	return cb
+}
+
+// live is the user's code asking its context whether it still leads.
+func (p *proc) live(ctx context.Context) bool {
+	p.silent = true
+	err := ctx.Err()
+	p.silent = false
+	return err == nil
+}
+
+// observe looks at the leader contexts of every process that can run
+// (not paused, not dead), at a step of the world: whatever happens in the
+// world, a process that runs could look at its context then. A paused
+// process sees nothing.
+func (w *World) observe() {
+	if w.leading == 0 {
+		return
+	}
+	for _, p := range w.procs {
+		if !p.stopped && !p.dead {
+			p.observe()
+		}
+	}
+}
+
+// observeAtEnd settles, when the run ends, the leadership of paused
+// processes: what each would see on resuming. A context already done
+// ended its leadership when the process was last seen live; one still
+// live leaves it leading to the end of the run.
+func (w *World) observeAtEnd() {
+	for _, p := range w.procs {
+		if p.stopped && !p.dead {
+			kept := p.leaders[:0]
+			for _, l := range p.leaders {
+				if p.live(l.ctx) {
+					kept = append(kept, l)
+					continue
+				}
+				p.w.record(trace.Stopped(int16(p.idx), l.lastLive, false))
+				p.w.leading--
+			}
+			clear(p.leaders[len(kept):])
+			p.leaders = kept
+		}
+	}
+}
+
+// observe looks at the process's leader contexts: a context seen live
+// extends its leadership to now; one seen done ends it at the last instant
+// it was seen live.
+func (p *proc) observe() {
+	if len(p.leaders) == 0 {
+		return
+	}
+	kept := p.leaders[:0]
+	for _, l := range p.leaders {
+		if p.live(l.ctx) {
+			l.lastLive = p.w.now
+			kept = append(kept, l)
+			continue
+		}
+		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, false))
+		p.w.leading--
+	}
+	clear(p.leaders[len(kept):])
+	p.leaders = kept
+}
+
+// diedLeading ends the leadership of a process that dies: at the last
+// instant its context was seen live (a paused process saw nothing).
+func (p *proc) diedLeading() {
+	for _, l := range p.leaders {
+		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, true))
+		p.w.leading--
+	}
+	clear(p.leaders)
+	p.leaders = p.leaders[:0]
 }
 
 // fence is one action on the fenced resource: a request that takes effect
@@ -45,4 +148,15 @@ func (p *proc) fence(epoch int64) {
 		w.fenceMax = epoch
 	}
 	p.done(a, trace.Fence(epoch, ok))
+}
+
+// workloadPause draws the time until a leader's next action: uniform in
+// (0, 2*workloadEvery] in whole milliseconds. An exploration does not
+// enumerate it (its choices are the schedule's): there it is
+// workloadEvery.
+func (w *World) workloadPause() time.Duration {
+	if w.cfg.Explore != nil {
+		return workloadEvery
+	}
+	return time.Duration(1+w.choose.Choose(int(2*workloadEvery/time.Millisecond))) * time.Millisecond
 }

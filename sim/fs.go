@@ -66,7 +66,8 @@ type description struct {
 // Names are resolved lexically: relative names are taken relative to "/",
 // and "." and ".." are cleaned away before lookup, which differs from Linux
 // only for names such as "f/.." where f is not a directory. There are no
-// symbolic links, permissions, umask, timestamps or size limits.
+// symbolic links, permissions, umask, timestamps or size limits, but the disk
+// can be full or failing for a while (full).
 type FileSystem struct {
 	// names maps absolute clean paths to inodes, directories included.
 	// Every entry's parent is a directory entry, so a lookup that finds a
@@ -85,6 +86,13 @@ type FileSystem struct {
 	// its process), so that the world can wake the processes waiting for
 	// it.
 	unlocked func(*inode)
+	// full, when set, is the error that a full disk (ENOSPC) or a failing
+	// one (EIO) gives every call that needs a new block, inode or name: a
+	// write of at least one byte, an open that creates a file, a link.
+	// Each fails without effect, after the checks that come first on
+	// Linux (EBADF, EEXIST, ENOENT). The world sets it for the length of
+	// a DiskFull or DiskEIO stretch.
+	full syscall.Errno
 }
 
 // NewFileSystem returns a file system holding only the directory "/".
@@ -214,6 +222,9 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 		if flag&lease.O_CREATE == 0 {
 			return -1, pathErr("open", name, syscall.ENOENT)
 		}
+		if f.full != 0 {
+			return -1, pathErr("open", name, f.full)
+		}
 		ino = &inode{mode: perm.Perm()}
 		f.names[p] = ino
 		f.logSet(p, ino)
@@ -245,6 +256,9 @@ func (f *FileSystem) Write(t *FDTable, fd lease.FD, b []byte) (int, error) {
 	}
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if f.full != 0 {
+		return 0, fdErr("write", fd, f.full)
 	}
 	ino := d.ino
 	f.dirty(ino)
@@ -473,6 +487,9 @@ func (f *FileSystem) Link(oldname, newname string) error {
 	default:
 		if errno = f.parentErr(np); errno == 0 && src.mode.IsDir() {
 			errno = syscall.EPERM
+		}
+		if errno == 0 {
+			errno = f.full
 		}
 	}
 	if errno != 0 {

@@ -54,6 +54,7 @@ func (a *activity) point(ready int64) {
 	if a.p.dead || a.killed {
 		panic(errKilled)
 	}
+	w.observe()
 	if w.runsNext(a, ready) {
 		// The scheduler would resume this activity next anyway: no other
 		// step and no fault is due before it, and no step ties with it, so
@@ -71,6 +72,7 @@ func (a *activity) point(ready int64) {
 
 // block suspends the activity until something wakes it.
 func (a *activity) block() {
+	a.p.w.observe()
 	a.state = actBlocked
 	a.suspend()
 }
@@ -116,6 +118,12 @@ type proc struct {
 	sigWaiter                                  *activity
 
 	triggers []trigger
+
+	// leaders are the contexts the user's OnStartedLeading was given and
+	// has not yet seen done; silent makes clock reads leave no trace
+	// while the world looks at them.
+	leaders []leaderCtx
+	silent  bool
 }
 
 var _ lease.Proc = (*proc)(nil)
@@ -123,9 +131,7 @@ var _ lease.Proc = (*proc)(nil)
 func (p *proc) main() {
 	store := &recStore{inner: p.w.variant.NewStore(p, p.w.cfg.LockPath), p: p}
 	cfg := p.w.cfg.Lease
-	if p.w.variant.Epochs {
-		cfg.Callbacks = p.workload(cfg.Callbacks)
-	}
+	cfg.Callbacks = p.observeLeadership(cfg.Callbacks, p.w.variant.Epochs)
 	if err := p.w.variant.Start(p, store, p.w.cfg.LockPath, cfg); err != nil {
 		panic(err) // New validated the config
 	}
@@ -408,6 +414,9 @@ func (p *proc) Now() time.Time {
 
 // Mono implements lease.Clock.
 func (p *proc) Mono() time.Duration {
+	if p.silent {
+		return time.Duration(p.clock.mono(p.w.now))
+	}
 	a := p.w.cur
 	m := p.clock.mono(a.t)
 	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockMono, N: m})
@@ -503,7 +512,14 @@ func (p *proc) AwaitShutdown() {
 
 // BootID implements lease.BootIDer: the machine's boot, counted in power
 // losses. It makes no system call (the real one reads a /proc file once).
-func (p *proc) BootID() (string, error) { return "boot-" + strconv.Itoa(p.w.boots), nil }
+// On a machine without a boot id (Config.NoBootID) it fails, as the real
+// one does where /proc/sys/kernel/random/boot_id is missing.
+func (p *proc) BootID() (string, error) {
+	if p.w.cfg.NoBootID {
+		return "", bootIDErr
+	}
+	return "boot-" + strconv.Itoa(p.w.boots), nil
+}
 
 // NotifyShutdown implements lease.ShutdownNotifier: the sigaction, once.
 func (p *proc) NotifyShutdown() {

@@ -33,9 +33,28 @@ type SetupOptions struct {
 var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Skew, trace.Drift, trace.Jump, trace.FSError}
 
 // MachineFaults are the faults of the whole machine, chosen by name only
-// ("all,power"): a power loss ends every process and needs a setup with
-// the machine's restart.
-var MachineFaults = []trace.FaultKind{trace.Power}
+// ("all,power", "all,diskfull,eio,stall"), so that what "all" draws, and
+// every replay line that names it, stays as it was: a power loss ends
+// every process and needs a setup with the machine's restart; a full disk
+// (diskfull) or a failing one (eio) lasts seconds to minutes; a stall
+// stops every process for 1 to 3 s. "nobootid" is a machine without a
+// boot id: half of the runs that name it get one (Config.NoBootID).
+var MachineFaults = []trace.FaultKind{trace.Power, trace.DiskFull, trace.DiskEIO, trace.Stall, trace.NoBootID}
+
+// faultChoices names every kind ParseFaults reads, for its error: the
+// kinds that came first as they always read, then the stretches and
+// nobootid.
+func faultChoices() string {
+	names := func(ks []trace.FaultKind) []string {
+		var out []string
+		for _, k := range ks {
+			out = append(out, k.String())
+		}
+		return out
+	}
+	first := append(names(FaultKinds), names(MachineFaults[:1])...)
+	return strings.Join(append(first, "all", "none"), ", ") + "; and " + strings.Join(names(MachineFaults[1:]), ", ")
+}
 
 // ParseFaults parses "kill,term", "all", "all,power" or "none".
 func ParseFaults(s string) ([]trace.FaultKind, error) {
@@ -53,7 +72,7 @@ func ParseFaults(s string) ([]trace.FaultKind, error) {
 		if name != "all" {
 			k, ok := faultByName(name)
 			if !ok {
-				return nil, fmt.Errorf("unknown fault %q (valid: kill, term, stop, skew, drift, jump, fserr, power, all, none)", name)
+				return nil, fmt.Errorf("unknown fault %q (valid: %s)", name, faultChoices())
 			}
 			kinds = []trace.FaultKind{k}
 		}
@@ -170,11 +189,11 @@ func RandomSetup(o SetupOptions, seed uint64) Config {
 // SetupFrom draws a setup from c. The run's own choices (latencies,
 // lateness, step order) are left to the caller: RandomSetup seeds them,
 // a property test sets Config.Chooser so that one Chooser makes them all.
-func SetupFrom(o SetupOptions, c Chooser) Config {
+func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	rng := chooserRand{c}
 	lc := o.Lease
 	lc.Callbacks = lease.Callbacks{}
-	cfg := Config{
+	cfg = Config{
 		Variant: o.Variant,
 		Lease:   lc,
 		Horizon: 4 * (lc.LeaseDuration + lc.WatchInterval),
@@ -205,6 +224,21 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 	if len(o.Faults) == 0 {
 		return cfg
 	}
+	// NoBootID is drawn last, from the setup's own stream, so that the
+	// faults drawn with it are those drawn without it.
+	kinds := o.Faults
+	noBoot := slices.Contains(kinds, trace.NoBootID)
+	if noBoot {
+		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.NoBootID })
+	}
+	defer func() {
+		if noBoot {
+			cfg.NoBootID = rng.IntN(2) == 0
+		}
+	}()
+	if len(kinds) == 0 {
+		return cfg
+	}
 	crashCalls, errCalls := crashCalls, errCalls
 	if v, err := lease.LookupVariant(o.Variant); err == nil && v.Claims.Handover == lease.KernelLock {
 		crashCalls, errCalls = crashCallsFlock, errCallsFlock
@@ -215,7 +249,7 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 	span := int64(cfg.Horizon * 3 / 4)
 	power := false
 	for range 1 + rng.IntN(4) {
-		f := Fault{Kind: o.Faults[rng.IntN(len(o.Faults))], At: time.Duration(rng.Int64N(span))}
+		f := Fault{Kind: kinds[rng.IntN(len(kinds))], At: time.Duration(rng.Int64N(span))}
 		f.Proc = rng.IntN(n)
 		if rng.IntN(2) == 0 && f.Kind != trace.Jump && f.Kind != trace.FSError {
 			f.Proc = Leader
@@ -270,6 +304,19 @@ func SetupFrom(o SetupOptions, c Chooser) Config {
 				cfg.Procs = append(cfg.Procs, ProcSpec{PID: cfg.Procs[i].PID, Start: reboot + time.Duration(rng.Int64N(int64(time.Second)))})
 			}
 			cfg.Horizon = max(cfg.Horizon, reboot+3*(lc.LeaseDuration+lc.WatchInterval))
+		case trace.DiskFull, trace.DiskEIO, trace.Stall:
+			// A full or failing disk for seconds to minutes (1 s to 2 min,
+			// each doubling of length as likely as the next); a stall of
+			// 1 to 3 s, as a loaded VM has. The run goes on for two leases
+			// and watches after the stretch ends: liveness is owed then.
+			f.Proc = 0
+			if f.Kind == trace.Stall {
+				f.Dur = time.Second + time.Duration(rng.Int64N(int64(2*time.Second)+1))
+			} else {
+				base := time.Second << rng.IntN(7)
+				f.Dur = base + time.Duration(rng.Int64N(int64(base)))
+			}
+			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
 		case trace.FSError:
 			f.Call = errCalls[rng.IntN(len(errCalls))]
 			f.Nth = 1 + rng.IntN(4)

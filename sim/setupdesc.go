@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/leaselab/leaselab/trace"
 )
 
 // setup is a run's configuration and what became of each configured
@@ -10,7 +12,15 @@ import (
 type setup struct {
 	cfg   Config
 	fates []uint8 // per cfg.Faults: neverFired, fired or noLeader
+	// stopAt and stopN, when stopN is set, say that the run stopped at
+	// true time stopAt after stopN system calls (Config.MaxSyscalls).
+	stopAt int64
+	stopN  int
 }
+
+// stopped records that the run stopped at true time t, before its
+// horizon, after n system calls.
+func (s *setup) stopped(t int64, n int) { s.stopAt, s.stopN = t, n }
 
 // fate records what became of the configured fault f.
 func (s *setup) fate(f Fault, what uint8) {
@@ -24,6 +34,14 @@ func (s *setup) fate(f Fault, what uint8) {
 // it waited for was never made) and each that found no leader to hit
 // marked so: what a reader of the setup can take as really exercised.
 func (s *setup) String() string {
+	if s.stopN > 0 {
+		return fmt.Sprintf("%s stopped=[at %s after %d system calls, before the horizon]", s.faults(), trace.Secs(s.stopAt), s.stopN)
+	}
+	return s.faults()
+}
+
+// faults is the configuration with the fates of its faults.
+func (s *setup) faults() string {
 	c := s.cfg
 	if len(c.Faults) == 0 {
 		return c.String()

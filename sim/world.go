@@ -31,10 +31,11 @@ type World struct {
 	cands    []Candidate
 	candAct  []*activity
 	tr       *trace.Trace
+	leading  int    // leader contexts not yet seen done, over all processes
 	setup    *setup // tr.Run.Setup
 	syscalls int
 	// limit, when positive, stops the run after that many system calls
-	// (for the benchmark, whose unit is one system call).
+	// (Config.MaxSyscalls; the benchmark's unit is one system call).
 	limit int
 	// noFastPath sends every step through the scheduler (for the test that
 	// the fast path changes nothing).
@@ -47,6 +48,8 @@ type World struct {
 	// lockWaiters are activities waiting in flock for an inode's lock, in
 	// the order they began to wait.
 	lockWaiters []lockWaiter
+	// stretches are the stretch faults under way (stretch.go).
+	stretches stretchState
 }
 
 // Run runs cfg to its horizon and returns the trace.
@@ -74,6 +77,7 @@ func New(cfg Config) (*World, error) {
 		base:    cfg.WallBase.UnixNano(),
 		tr:      trace.New(),
 	}
+	w.limit = cfg.syscallLimit()
 	if cfg.Explore != nil {
 		w.noFastPath = true
 		w.sched = delayBounded{w}
@@ -153,7 +157,7 @@ func (w *World) Run() {
 			break
 		}
 		a := w.pick()
-		if a.p.stopped {
+		if a.p.stopped || w.stalled() {
 			a.p.parked = append(a.p.parked, a)
 			continue
 		}
@@ -166,7 +170,12 @@ func (w *World) Run() {
 		}
 		w.step(a)
 	}
-	w.now = max(w.now, horizon)
+	if w.limit > 0 && w.syscalls >= w.limit {
+		w.setup.stopped(w.now, w.syscalls) // the run ends here, not at its horizon
+	} else {
+		w.now = max(w.now, horizon)
+	}
+	w.observeAtEnd()
 	w.tr.End = time.Duration(w.now)
 	// Unwind every activity still suspended and return its worker.
 	for _, p := range w.procs {
@@ -230,6 +239,9 @@ func (w *World) step(a *activity) {
 	alive := a.wk.resume()
 	w.cur = nil
 	if !alive {
+		w.observe() // what the activity did before it ended
+	}
+	if !alive {
 		a.state = actDone
 		putWorker(a.wk)
 		a.wk = nil
@@ -265,6 +277,11 @@ func (w *World) finish(a *activity) {
 
 // fire applies a fault now. at is the activity that triggered it, if any.
 func (w *World) fire(f Fault, by *proc) {
+	w.observe() // the world reached the fault's instant: who leads, as its code sees it
+	if f.Kind.IsStretch() || f.Kind == trace.End {
+		w.fireStretch(f)
+		return
+	}
 	var p *proc
 	switch {
 	case f.Kind == trace.Jump || f.Kind == trace.Power:
@@ -335,8 +352,10 @@ func (w *World) kill(p *proc, code int64) {
 	if p.dead {
 		return
 	}
+	w.observe() // it ran until now, unless paused
 	p.dead = true
 	p.role = lease.RoleStarting
+	p.diedLeading()
 	for _, a := range p.acts {
 		if a.state == actDone {
 			continue

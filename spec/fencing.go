@@ -21,15 +21,15 @@ func checkFencingIf(applicable bool, tr *trace.Trace, iv []trace.Interval) *Viol
 // accepted under the same epoch: then no stale leader's action is ever
 // accepted after a newer one's.
 func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
-	// Each leadership interval's epoch is that of the first Lead event
-	// inside it. The intervals already end at local deadlines and leave
-	// out terms that never led, so fencing judges the same leadership as
-	// exclusive-leadership does.
+	// Each leadership interval's epoch is that of the term the user's
+	// OnStartedLeading was given (EvStarted at its start); on a recorded
+	// trace, whose leadership is reported, the first Lead event inside it.
 	epochs := make([]int64, len(iv))
 	for k, x := range iv {
 		epochs[k] = -1
 		for _, e := range tr.Events {
-			if e.Kind == trace.EvLead && int(e.Proc) == x.Proc && e.T >= x.From && e.T <= x.To {
+			if e.Kind == trace.EvStarted && int(e.Proc) == x.Proc && e.T == x.From ||
+				tr.Recorded && e.Kind == trace.EvLead && int(e.Proc) == x.Proc && e.T >= x.From && e.T <= x.To {
 				epochs[k] = e.Epoch()
 				break
 			}

@@ -15,12 +15,14 @@ func fencingTrace(terms [][3]int64, accepted [][2]int64) *trace.Trace {
 		p, t, epoch := int16(x[0]), x[1], x[2]
 		tr.Events = append(tr.Events,
 			trace.Event{T: t, Proc: p, Kind: trace.EvRole, Role: lease.RoleLeader},
-			trace.Event{T: t, Proc: p, Kind: trace.EvLead, N: epoch, A: 1000})
+			trace.Event{T: t, Proc: p, Kind: trace.EvLead, N: epoch, A: 1000},
+			withT(trace.Started(p, 0, epoch), t))
 		end := int64(90)
 		if i+1 < len(terms) {
 			end = terms[i+1][1]
 		}
-		tr.Events = append(tr.Events, trace.Event{T: end, Proc: p, Kind: trace.EvRole, Role: lease.RoleWatcher})
+		tr.Events = append(tr.Events, trace.Event{T: end, Proc: p, Kind: trace.EvRole, Role: lease.RoleWatcher},
+			withT(trace.Stopped(p, end, false), end))
 	}
 	for _, a := range accepted {
 		tr.Events = append(tr.Events, trace.Event{T: 95, Proc: int16(a[0]), Kind: trace.EvFence, N: a[1], A: 1})
@@ -47,4 +49,10 @@ func TestCheckFencing(t *testing.T) {
 			t.Errorf("%s: violation %v, want broken %v", c.name, v, c.broken)
 		}
 	}
+}
+
+// withT returns e at true time t.
+func withT(e trace.Event, t int64) trace.Event {
+	e.T = t
+	return e
 }

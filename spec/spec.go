@@ -17,10 +17,13 @@ const (
 	NoWedge             = "no-wedge"
 	FailoverBound       = "failover-bound"
 	LinearizableStore   = "linearizable-store"
+	// HonestRole: the algorithm reports leading (Proc.Role, Proc.Lead)
+	// whenever its user's leader context is live (CheckHonestRole).
+	HonestRole = "honest-role"
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -110,12 +113,16 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: NoWedge, Applicable: true, Violation: CheckNoWedge(tr, iv, b)},
 		{Property: FailoverBound, Applicable: true, Violation: CheckFailover(tr, iv, b)},
 		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, tr)},
+		{Property: HonestRole, Applicable: !tr.Recorded, Violation: CheckHonestRole(tr, iv)},
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
 	}
 	if !lin {
 		vs[4].Reason = "across a power loss"
+	}
+	if tr.Recorded {
+		vs[5].Reason = "a recorded trace: its roles are all it says"
 	}
 	return vs
 }
@@ -142,14 +149,16 @@ func checkLinearizableIf(applicable bool, tr *trace.Trace) *Violation {
 }
 
 // CheckExclusive reports the first instant at which two processes lead at
-// once. An interval runs from becoming leader to stepping down or dying
-// (the seed variants have no local deadline); a paused leader still leads.
+// once, as their users' code saw it: an interval runs from the call of
+// OnStartedLeading to the last instant its context was seen live
+// (Interval.Seen); a paused leader whose context is still live when it
+// resumes led all through the pause.
 func CheckExclusive(tr *trace.Trace, iv []trace.Interval) *Violation {
 	var first *Violation
 	for i := range iv {
 		for j := range iv {
 			a, b := iv[i], iv[j]
-			if a.Proc >= b.Proc || a.From >= b.To || b.From >= a.To {
+			if a.Proc >= b.Proc || a.From >= b.Seen || b.From >= a.Seen {
 				continue
 			}
 			at := max(a.From, b.From)
@@ -291,10 +300,19 @@ func splitAt(spans []span, cuts []int64) []span {
 // lease, before it knew it led, leaves a valid lease that every correct
 // algorithm must wait out; a wedge (an empty lock file) outlasts every
 // restart.
+//
+// A stretch (a full or failing disk, a stalled machine: trace.Stretch) is
+// excused as a pause is: nobody owes a leader while the disk refuses every
+// write or no process runs. The clock restarts when it ends, so a stretch
+// that ends late in the run owes a leader within b.Wedge after it.
 func CheckNoWedge(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 	el := eligible(tr)
+	st := tr.Stretches()
 	var first *Violation
 	for _, g := range splitAt(leaderless(tr, iv), faultTimes(tr)) {
+		if within(st, g) {
+			continue // the stretch itself: its start and end cut the spans
+		}
 		for p, spans := range el {
 			for _, s := range spans {
 				from, to := max(g.from, s.from), min(g.to, s.to)
@@ -316,8 +334,13 @@ func CheckNoWedge(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 // CheckFailover reports the first SIGKILL (SIGTERM) of a leader not
 // followed by a new leader within b.Kill (b.Term), when some other process
 // was alive and unpaused all that time and the run lasted long enough.
+// A signal whose bound meets a stretch (under way when the signal came, or
+// starting before the bound ran out) is not judged here, as one followed
+// by another fault is not: no-wedge, whose clock restarts when the
+// stretch ends, owes the next leader after it.
 func CheckFailover(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 	el := eligible(tr)
+	st := tr.Stretches()
 	for i, e := range tr.Events {
 		if e.Kind != trace.EvFault || e.Proc < 0 || e.Missed() {
 			continue
@@ -343,8 +366,8 @@ func CheckFailover(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 			}
 		}
 		deadline := from + int64(bound)
-		if deadline > int64(tr.End) || faultIn(tr, i, deadline) {
-			continue // too late to tell, or another fault restarted the clock
+		if deadline > int64(tr.End) || faultIn(tr, i, deadline) || meets(st, e.T, deadline) {
+			continue // too late to tell, or another fault (or a stretch) restarted the clock
 		}
 		if newLeaderIn(iv, victim, e.T, deadline) {
 			continue
@@ -395,6 +418,27 @@ func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// within reports whether span g lies within one of the stretches.
+func within(st []trace.Stretch, g span) bool {
+	for _, s := range st {
+		if s.From <= g.from && g.to <= s.To {
+			return true
+		}
+	}
+	return false
+}
+
+// meets reports whether a stretch was under way at some instant of
+// [from, to].
+func meets(st []trace.Stretch, from, to int64) bool {
+	for _, s := range st {
+		if s.From <= to && s.To > from {
+			return true
+		}
+	}
+	return false
 }
 
 // faultIn reports whether a fault fires or a process ends after event i

@@ -495,20 +495,20 @@ func TestExclusiveHandOver(t *testing.T) {
 		t.Errorf("kill-leader: %v", v)
 	}
 	s := int64(5 * time.Second)
-	if v := CheckExclusive(tr, []trace.Interval{{Proc: 0, From: 1, To: s}, {Proc: 1, From: s, To: 2 * s}}); v != nil {
+	if v := CheckExclusive(tr, []trace.Interval{{Proc: 0, From: 1, To: s, Seen: s}, {Proc: 1, From: s, To: 2 * s, Seen: 2 * s}}); v != nil {
 		t.Errorf("hand-over at one instant: %v", v)
 	}
 	// One process leading twice, back to back, is not two leaders.
-	if v := CheckExclusive(tr, []trace.Interval{{Proc: 0, From: 1, To: s}, {Proc: 0, From: s - 1, To: 2 * s}}); v != nil {
+	if v := CheckExclusive(tr, []trace.Interval{{Proc: 0, From: 1, To: s, Seen: s}, {Proc: 0, From: s - 1, To: 2 * s, Seen: 2 * s}}); v != nil {
 		t.Errorf("one process: %v", v)
 	}
-	v := CheckExclusive(tr, []trace.Interval{{Proc: 1, From: s - 1, To: 2 * s}, {Proc: 0, From: 1, To: s}})
+	v := CheckExclusive(tr, []trace.Interval{{Proc: 1, From: s - 1, To: 2 * s, Seen: 2 * s}, {Proc: 0, From: 1, To: s, Seen: s}})
 	if v == nil || v.At != time.Duration(s-1) || !reflect.DeepEqual(v.PIDs, []int{tr.Procs[0].PID, tr.Procs[1].PID}) {
 		t.Errorf("overlap of 1 ns: got %v, want a violation at %v by processes 0 and 1", v, time.Duration(s-1))
 	}
 	// The first overlap is reported, not the first pair.
 	v = CheckExclusive(tr, []trace.Interval{
-		{Proc: 0, From: 1, To: 4 * s}, {Proc: 1, From: 3 * s, To: 4 * s}, {Proc: 2, From: 2 * s, To: 3 * s},
+		{Proc: 0, From: 1, To: 4 * s, Seen: 4 * s}, {Proc: 1, From: 3 * s, To: 4 * s, Seen: 4 * s}, {Proc: 2, From: 2 * s, To: 3 * s, Seen: 3 * s},
 	})
 	if v == nil || v.At != time.Duration(2*s) || !reflect.DeepEqual(v.PIDs, []int{tr.Procs[0].PID, tr.Procs[2].PID}) {
 		t.Errorf("three intervals: got %v, want the overlap of processes 0 and 2 at %v", v, time.Duration(2*s))

@@ -11,18 +11,79 @@ import (
 // led: from the step that made it leader to the step at which it stepped
 // down or died, or the end of the run.
 type Interval struct {
-	Proc       int
-	From, To   int64
+	Proc     int
+	From, To int64
+	// Seen is the last instant the user's code saw its context live, the
+	// end of the leadership it could act on (safety is judged on it). To
+	// is where the process stopped holding leadership for everyone else:
+	// Seen, or its death if it died with its context live (a paused
+	// leader still holds the lease or the lock until then). For
+	// ReportedLeadership, Seen is To.
+	Seen       int64
 	Open       bool // still leading when the run ended
 	EndedByDie bool
 }
 
-// Leadership returns every leadership interval of the run, ordered by
-// start. An interval runs from the step that made a process leader to the
-// step at which it stepped down or died, or to its local deadline (Lead
-// events) if that comes first; a renewal that lands after the deadline
-// starts a new interval. A paused leader is still leader until then.
+// Leadership returns every leadership interval of the run as the user's
+// code experienced it, ordered by start: from the call of its
+// OnStartedLeading (EvStarted) to the last instant at which its leader
+// context was seen live (EvStopped), or the end of the run. The simulator
+// looks at the context at every step of the process, through the context
+// alone (Err), whatever the algorithm reports of its role: a paused
+// process sees nothing, so a context still live when it resumes was live
+// all through the pause. A recorded trace of real processes has no such
+// observations yet: its leadership is what the processes reported
+// (ReportedLeadership).
 func (tr *Trace) Leadership() []Interval {
+	if tr.Recorded {
+		return tr.ReportedLeadership()
+	}
+	var out []Interval
+	open := make([]int, len(tr.Procs))
+	for i := range open {
+		open[i] = -1
+	}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		switch e.Kind {
+		case EvStarted:
+			if open[e.Proc] < 0 {
+				open[e.Proc] = len(out)
+				out = append(out, Interval{Proc: int(e.Proc), From: e.T})
+			}
+		case EvStopped:
+			if k := open[e.Proc]; k >= 0 {
+				out[k].Seen, out[k].To, out[k].EndedByDie = e.LastLive(), e.LastLive(), e.DiedLeading()
+				if e.DiedLeading() {
+					out[k].To = e.T
+				}
+				open[e.Proc] = -1
+			}
+		}
+	}
+	for _, k := range open {
+		if k >= 0 {
+			out[k].Seen, out[k].To, out[k].Open = int64(tr.End), int64(tr.End), true
+		}
+	}
+	// A context never seen live (done before the user's code could act
+	// on it) is no leadership.
+	kept := out[:0]
+	for _, x := range out {
+		if x.Seen >= x.From {
+			kept = append(kept, x)
+		}
+	}
+	return kept
+}
+
+// ReportedLeadership returns every leadership interval as the processes
+// reported it (Proc.Role and Proc.Lead), ordered by start: from the step
+// that made a process leader to the step at which it stepped down or
+// died, or to its local deadline (Lead events) if that comes first; a
+// renewal that lands after the deadline starts a new interval. A paused
+// leader is still leader until then.
+func (tr *Trace) ReportedLeadership() []Interval {
 	n := len(tr.Procs)
 	var out []Interval
 	open := make([]int, n)
@@ -88,6 +149,7 @@ func (tr *Trace) Leadership() []Interval {
 	kept := out[:0]
 	for _, x := range out {
 		if x.To >= x.From || x.Open {
+			x.Seen = x.To
 			kept = append(kept, x)
 		}
 	}

@@ -28,6 +28,8 @@ const (
 	EvLead                      // the process leads (see Event.Epoch, Event.Deadline)
 	EvFence                     // the process acted on the fenced resource (Event.Epoch, Event.Accepted)
 	EvBlock                     // a system call (Op, FD, Flag) must wait: a blocking flock on a lock held elsewhere
+	EvStarted                   // the user's OnStartedLeading was called (Event.Epoch: its term's, 0 without one)
+	EvStopped                   // the user's leader context was seen done, or its process died (Event.LastLive, Event.DiedLeading)
 )
 
 // Op is a system call.
@@ -145,7 +147,34 @@ func Fault(proc int16, k FaultKind, pause, step time.Duration, missed bool, text
 // (OpClockWall), the monotonic clock for OpClockMono.
 func (e *Event) Reading() int64 { return e.N }
 
-// Epoch is the fencing epoch of an EvLead or EvFence event.
+// Started returns an EvStarted event: process proc's (activity act's)
+// OnStartedLeading was called, with a context whose term has epoch (0:
+// none).
+func Started(proc, act int16, epoch int64) Event {
+	return Event{Proc: proc, Act: act, Kind: EvStarted, N: epoch}
+}
+
+// Stopped returns an EvStopped event: process proc's leader context was
+// last seen live at true time lastLive and is now seen done, or (died)
+// the process died with it live.
+func Stopped(proc int16, lastLive int64, died bool) Event {
+	e := Event{Proc: proc, Kind: EvStopped, A: lastLive}
+	if died {
+		e.B = 1
+	}
+	return e
+}
+
+// LastLive is the last instant, in true time ns, at which an EvStopped's
+// context was seen live: where the user's leadership ends (-1: it was
+// never seen live).
+func (e *Event) LastLive() int64 { return e.A }
+
+// DiedLeading reports whether an EvStopped's process died with its
+// leader context live.
+func (e *Event) DiedLeading() bool { return e.B == 1 }
+
+// Epoch is the fencing epoch of an EvLead, EvFence or EvStarted event.
 func (e *Event) Epoch() int64 { return e.N }
 
 // Deadline is an EvLead's local deadline, in true time ns: the process

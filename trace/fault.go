@@ -1,6 +1,9 @@
 package trace
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // FaultKind is the kind of a fault (the simulator's fault model, and the
 // signals leaselab torture sends real processes).
@@ -16,18 +19,85 @@ const (
 	Jump                         // the machine's wall clock steps
 	FSError                      // a system call fails with an errno
 	Power                        // the machine loses power
+	// DiskFull is a stretch during which the machine's file system is
+	// full: every write, every open that would create a file and every
+	// link fails with ENOSPC, for every process, until the stretch ends.
+	DiskFull
+	// DiskEIO is the same stretch with EIO: a disk that fails every write.
+	DiskEIO
+	// Stall is a stretch during which every process of the machine takes
+	// no step at once, and is sent no signal: a loaded virtual machine
+	// whose virtual CPUs do not run. Timers keep running and fire late,
+	// as under SIGSTOP.
+	Stall
+	// NoBootID is not an event: a setup whose machine cannot tell its boot
+	// (no /proc/sys/kernel/random/boot_id), so that every process's BootID
+	// fails. The simulator's setup line says so.
+	NoBootID
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.
 	Cont FaultKind = 100
+	// End is the end of a stretch (DiskFull, DiskEIO, Stall): the event
+	// that a stretch's start schedules, as Stop schedules Cont. Its
+	// Event.Ended names the kind of stretch that ended.
+	End FaultKind = 101
 )
 
-var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power"}
+var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power",
+	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid"}
 
 func (k FaultKind) String() string {
-	if k == Cont {
+	switch k {
+	case Cont:
 		return "cont"
+	case End:
+		return "end"
 	}
 	if int(k) < len(faultNames) && faultNames[k] != "" {
 		return faultNames[k]
 	}
 	return fmt.Sprintf("FaultKind(%d)", k)
 }
+
+// IsStretch reports whether faults of kind k last a stretch of time and
+// end with an End event: DiskFull, DiskEIO and Stall.
+func (k FaultKind) IsStretch() bool { return k == DiskFull || k == DiskEIO || k == Stall }
+
+// FaultEnd returns the EvFault event that ends a stretch of kind k (on
+// process proc; -1: the whole machine), described by text.
+func FaultEnd(proc int16, k FaultKind, text Str) Event {
+	return Event{Proc: proc, Kind: EvFault, N: int64(End), C: int64(k), Text: text}
+}
+
+// Ended is the kind of stretch an End event ends.
+func (e *Event) Ended() FaultKind { return FaultKind(e.C) }
+
+// Stretch is a stretch fault as a run had it: from its start to its end in
+// true time ns, or to the end of the run if it lasted that long.
+type Stretch struct {
+	Kind     FaultKind
+	From, To int64
+	Proc     int16 // -1: the whole machine
+}
+
+// Stretches returns the run's stretch faults (DiskFull, DiskEIO, Stall), in
+// the order they started. A stretch's start is an EvFault whose PauseFor
+// is its length; it ends then, or with the run.
+func (tr *Trace) Stretches() []Stretch {
+	var out []Stretch
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Kind != EvFault || e.Missed() || !e.FaultKind().IsStretch() {
+			continue
+		}
+		to := min(e.T+int64(e.PauseFor()), int64(tr.End))
+		out = append(out, Stretch{Kind: e.FaultKind(), From: e.T, To: to, Proc: e.Proc})
+	}
+	return out
+}
+
+// In reports whether true time t lies within the stretch: at or after its
+// start and before its end.
+func (s Stretch) In(t int64) bool { return s.From <= t && t < s.To }
+
+// Len is the stretch's length.
+func (s Stretch) Len() time.Duration { return time.Duration(s.To - s.From) }

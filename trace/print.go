@@ -125,6 +125,13 @@ func (tr *Trace) describe(e *Event) string {
 		return "FAULT " + tr.S(e.Text)
 	case EvLead:
 		return fmt.Sprintf("lead epoch %d until %s", e.Epoch(), Secs(e.Deadline()))
+	case EvStarted:
+		return fmt.Sprintf("started leading (user's callback), epoch %d", e.Epoch())
+	case EvStopped:
+		if e.DiedLeading() {
+			return fmt.Sprintf("died leading, context last seen live at %s", Secs(e.LastLive()))
+		}
+		return fmt.Sprintf("leader context seen done, last seen live at %s", Secs(e.LastLive()))
 	case EvBlock:
 		return fmt.Sprintf("flock fd %d %s blocks", e.FD, flockString(int(e.Flag)))
 	case EvFence:

@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"io/fs"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/trace"
+)
+
+// stretchState counts the stretch faults under way (see Fault): a stretch
+// of a kind lasts until the last one of that kind ends.
+type stretchState struct {
+	full, eio, stall int
+}
+
+// stalled reports whether the machine is stalled: no process takes a step.
+func (w *World) stalled() bool { return w.stretches.stall > 0 }
+
+// fireStretch starts a stretch fault (DiskFull, DiskEIO, Stall), recording
+// it with its length and scheduling its End, or ends one.
+func (w *World) fireStretch(f Fault) {
+	s := &w.stretches
+	if f.Kind == trace.End {
+		switch f.ends {
+		case trace.DiskFull:
+			s.full--
+		case trace.DiskEIO:
+			s.eio--
+		case trace.Stall:
+			s.stall--
+		}
+		w.record(trace.FaultEnd(-1, f.ends, w.tr.Str(f.ends.String()+" ends")))
+		w.setDisk()
+		if f.ends == trace.Stall && !w.stalled() {
+			for _, p := range w.procs {
+				if !p.stopped {
+					p.unpark()
+				}
+			}
+		}
+		return
+	}
+	w.setup.fate(f, fired)
+	w.record(trace.Fault(-1, f.Kind, f.Dur, 0, false, w.tr.Str(f.String())))
+	switch f.Kind {
+	case trace.DiskFull:
+		s.full++
+	case trace.DiskEIO:
+		s.eio++
+	case trace.Stall:
+		s.stall++
+	}
+	w.setDisk()
+	w.faults = insertFault(w.faults, Fault{Kind: trace.End, At: time.Duration(w.now) + f.Dur, ends: f.Kind})
+}
+
+// setDisk gives the file system the error of the disk stretches under way:
+// EIO while the disk fails (it fails whether or not it is also full),
+// ENOSPC while it is full, none otherwise.
+func (w *World) setDisk() {
+	switch {
+	case w.stretches.eio > 0:
+		w.fs.full = syscall.EIO
+	case w.stretches.full > 0:
+		w.fs.full = syscall.ENOSPC
+	default:
+		w.fs.full = 0
+	}
+}
+
+// unpark puts the activities that p could not run while it was stopped or
+// the machine stalled back in the queue, ready now at the earliest: their
+// timers fired late.
+func (p *proc) unpark() {
+	for _, a := range p.parked {
+		a.ready = max(a.ready, p.w.now)
+		p.w.queue.push(a)
+	}
+	p.parked = p.parked[:0]
+}
+
+// bootIDErr is what BootID returns on a machine that cannot tell its boot
+// (Config.NoBootID), as reading a missing /proc/sys/kernel/random/boot_id
+// would.
+var bootIDErr = &fs.PathError{Op: "open", Path: "/proc/sys/kernel/random/boot_id", Err: syscall.ENOENT}

@@ -1,0 +1,400 @@
+package sim
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// A full (or failing) disk refuses what needs a new block, inode or name,
+// after the checks Linux makes first, and nothing else.
+func TestFullDisk(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
+		f := NewFileSystem()
+		f.MkdirAll("/d")
+		if err := f.Place("/d/old", []byte("old data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fds := f.NewFDTable()
+		wfd, err := f.Open(fds, "/d/old", lease.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.full = errno
+		is := func(what string, err, want error) {
+			t.Helper()
+			if !errors.Is(err, want) {
+				t.Errorf("%v: %s: %v, want %v", errno, what, err, want)
+			}
+		}
+		_, err = f.Open(fds, "/d/new", lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o644)
+		is("create", err, errno)
+		_, err = f.Open(fds, "/d/old", lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o644)
+		is("O_EXCL create of an existing name", err, syscall.EEXIST)
+		_, err = f.Open(fds, "/nodir/new", lease.O_WRONLY|lease.O_CREATE, 0o644)
+		is("create in a missing directory", err, syscall.ENOENT)
+		_, err = f.Write(fds, wfd, []byte("x"))
+		is("write", err, errno)
+		_, err = f.Write(fds, 99, []byte("x"))
+		is("write to a bad descriptor", err, syscall.EBADF)
+		is("link", f.Link("/d/old", "/d/other"), errno)
+		is("link onto an existing name", f.Link("/d/old", "/d/old"), syscall.EEXIST)
+		if _, err := f.Stat("/d/new"); !errors.Is(err, syscall.ENOENT) {
+			t.Errorf("%v: the refused create left a name: %v", errno, err)
+		}
+		// What needs no new space still works: an open of an existing file
+		// with O_CREAT, O_TRUNC (which frees space), a read, a rename, a
+		// removal.
+		tfd, err := f.Open(fds, "/d/old", lease.O_WRONLY|lease.O_CREATE|lease.O_TRUNC, 0o644)
+		is("O_CREAT|O_TRUNC of an existing file", err, nil)
+		if b, err := f.ReadFile("/d/old"); err != nil || len(b) != 0 {
+			t.Errorf("%v: after O_TRUNC: %q, %v", errno, b, err)
+		}
+		is("rename", f.Rename("/d/old", "/d/renamed"), nil)
+		is("remove", f.Remove("/d/renamed"), nil)
+		f.full = 0
+		if _, err := f.Write(fds, tfd, []byte("y")); err != nil {
+			t.Errorf("%v: write after the disk recovered: %v", errno, err)
+		}
+	}
+}
+
+// stretchRun runs the reference, processes 100 and 200, with the given
+// faults.
+func stretchRun(t *testing.T, variant string, faults ...Fault) *trace.Trace {
+	t.Helper()
+	cfg := worldCfg(7)
+	cfg.Variant = variant
+	cfg.Faults = faults
+	return mustRun(t, cfg)
+}
+
+// faultEvents returns the run's fault events of kind k (End: of stretches
+// of kind ended).
+func faultEvents(tr *trace.Trace, k, ended trace.FaultKind) []trace.Event {
+	var out []trace.Event
+	for _, e := range tr.Events {
+		if e.Kind == trace.EvFault && e.FaultKind() == k && (k != trace.End || e.Ended() == ended) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A disk stretch is one fault event with its length and one end event,
+// and every write, create and link of every process between them fails
+// with its errno; after it, writes work again.
+func TestDiskStretch(t *testing.T) {
+	for _, c := range []struct {
+		kind  trace.FaultKind
+		errno syscall.Errno
+	}{{trace.DiskFull, syscall.ENOSPC}, {trace.DiskEIO, syscall.EIO}} {
+		// Shorter than a lease: the reference's watchers do not try to take
+		// over during it (when they do, they retry at once: the spin that
+		// spec's no-busy-loop reports).
+		from, dur := 5*time.Second, 3*time.Second
+		for _, variant := range []string{"seed", "reference", "flock"} {
+			faults := []Fault{{Kind: c.kind, At: from, Dur: dur}}
+			if variant == "flock" {
+				// A flock leader writes nothing until it leaves: SIGTERM it,
+				// so that the next holder writes its epoch during the stretch.
+				faults = append(faults, Fault{Kind: trace.Term, Proc: Leader, At: from + time.Second})
+			}
+			tr := stretchRun(t, variant, faults...)
+			starts, ends := faultEvents(tr, c.kind, 0), faultEvents(tr, trace.End, c.kind)
+			if len(starts) != 1 || starts[0].T != int64(from) || starts[0].PauseFor() != dur || starts[0].Proc != -1 {
+				t.Fatalf("%s %v: start events %+v, want one at %v lasting %v", variant, c.kind, starts, from, dur)
+			}
+			if len(ends) != 1 || ends[0].T != int64(from+dur) {
+				t.Fatalf("%s %v: end events %+v, want one at %v", variant, c.kind, ends, from+dur)
+			}
+			refused, after := 0, 0
+			for _, e := range tr.Events {
+				if e.Kind != trace.EvSyscall {
+					continue
+				}
+				needsSpace := e.Op == trace.OpWrite || e.Op == trace.OpLink ||
+					e.Op == trace.OpOpen && int(e.Flag)&lease.O_CREATE != 0 && e.Errno.Sys() != syscall.EEXIST
+				during := e.T >= int64(from) && e.T < int64(from+dur)
+				switch {
+				case during && e.Op == trace.OpWrite && e.Errno == 0:
+					t.Errorf("%s %v: a write succeeded during the stretch: %s", variant, c.kind, tr.Format(slices.Index(tr.Events, e)))
+				case during && e.Errno.Sys() == c.errno:
+					refused++
+				case !during && e.Errno.Sys() == c.errno:
+					t.Errorf("%s %v: %v outside the stretch: %s", variant, c.kind, c.errno, tr.Format(slices.Index(tr.Events, e)))
+				case e.T >= int64(from+dur) && needsSpace && e.Errno == 0:
+					after++
+				}
+			}
+			if variant == "seed" {
+				after = max(after, 1) // its renewal emptied the lock file: it never writes again (empty-after-enospc)
+			}
+			if refused == 0 || after == 0 {
+				t.Errorf("%s %v: %d calls refused during the stretch, %d that need space succeeded after it: want some of each", variant, c.kind, refused, after)
+			}
+			if s := tr.Setup(); !strings.Contains(s, c.kind.String()+" at 5.000000s for 3s") {
+				t.Errorf("%s: the setup line does not name the stretch: %s", variant, s)
+			}
+		}
+	}
+}
+
+// During a stall no process takes a step; every process goes on when it
+// ends, its timers late; one that was also stopped waits for its SIGCONT;
+// one due to start during the stall starts when it ends.
+func TestStall(t *testing.T) {
+	from, dur := 4*time.Second, 2500*time.Millisecond
+	end := int64(from + dur)
+	procs := []ProcSpec{{PID: 100}, {PID: 200, Start: 100 * time.Millisecond}, {PID: 300, Start: 5 * time.Second}}
+	cfg := worldCfg(3, procs...)
+	cfg.Variant = "seed"
+	cfg.Faults = []Fault{
+		{Kind: trace.Stall, At: from, Dur: dur},
+		{Kind: trace.Stop, Proc: 1, At: 3 * time.Second, Dur: 5 * time.Second}, // continued at 8 s, after the stall
+	}
+	tr := mustRun(t, cfg)
+	if ends := faultEvents(tr, trace.End, trace.Stall); len(ends) != 1 || ends[0].T != end {
+		t.Fatalf("stall end events %+v, want one at %v", ends, time.Duration(end))
+	}
+	first := make([]int64, len(procs)) // each process's first step after the stall began
+	for i := range first {
+		first[i] = -1
+	}
+	for i, e := range tr.Events {
+		if e.Proc < 0 || e.Kind == trace.EvFault || e.T < int64(from) {
+			continue
+		}
+		if e.T > int64(from) && e.T < end {
+			t.Errorf("a step during the stall: %s", tr.Format(i))
+		}
+		if first[e.Proc] < 0 {
+			first[e.Proc] = e.T
+		}
+	}
+	// 100's renewal ticker was due at 6 s, during the stall: it fires at its
+	// end. 200 was stopped until 8 s. 300 was due to start at 5 s.
+	if first[0] != end {
+		t.Errorf("process 100 first stepped at %v after the stall began, want at its end %v", time.Duration(first[0]), time.Duration(end))
+	}
+	if first[1] != int64(8*time.Second) {
+		t.Errorf("process 200 (stopped until 8 s) first stepped at %v, want 8s", time.Duration(first[1]))
+	}
+	if first[2] < end || first[2] > end+int64(cfg.SyscallMax) { // its first event is its first system call
+		t.Errorf("process 300 (due at 5 s) started at %v, want at the stall's end %v", time.Duration(first[2]), time.Duration(end))
+	}
+}
+
+// Overlapping stretches of a kind last until the last one ends; a run
+// with stretches is deterministic.
+func TestOverlappingStretches(t *testing.T) {
+	faults := []Fault{
+		{Kind: trace.DiskFull, At: 5 * time.Second, Dur: 10 * time.Second},
+		{Kind: trace.DiskFull, At: 8 * time.Second, Dur: 20 * time.Second},
+		{Kind: trace.DiskEIO, At: 12 * time.Second, Dur: 2 * time.Second},
+		{Kind: trace.Stall, At: 6 * time.Second, Dur: 3 * time.Second},
+		{Kind: trace.Stall, At: 7 * time.Second, Dur: 1 * time.Second},
+	}
+	tr := stretchRun(t, "reference", faults...)
+	for i, e := range tr.Events {
+		if e.Kind != trace.EvSyscall || e.Errno == 0 {
+			continue
+		}
+		want := syscall.Errno(0)
+		switch {
+		case e.T >= int64(12*time.Second) && e.T < int64(14*time.Second):
+			want = syscall.EIO
+		case e.T >= int64(5*time.Second) && e.T < int64(28*time.Second):
+			want = syscall.ENOSPC
+		}
+		if want != 0 && e.Errno.Sys() != want && e.Errno.Sys() != syscall.ENOENT && e.Errno.Sys() != syscall.EEXIST {
+			t.Errorf("want %v here: %s", want, tr.Format(i))
+		}
+		if want == 0 && (e.Errno.Sys() == syscall.ENOSPC || e.Errno.Sys() == syscall.EIO) {
+			t.Errorf("no stretch here: %s", tr.Format(i))
+		}
+		if e.T >= int64(6*time.Second) && e.T < int64(9*time.Second) {
+			t.Errorf("a step during the stall: %s", tr.Format(i))
+		}
+	}
+	a, b := traceText(t, tr), traceText(t, stretchRun(t, "reference", faults...))
+	if a != b {
+		t.Errorf("two runs of one config differ:\n%s", firstLineDiff(a, b))
+	}
+}
+
+// A machine without a boot id: BootID fails as reading a missing
+// /proc/sys/kernel/random/boot_id does, and the setup line says so.
+func TestNoBootID(t *testing.T) {
+	cfg := worldCfg(1)
+	cfg.NoBootID = true
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.procs[0].BootID(); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("BootID without a boot id: %v, want ENOENT", err)
+	}
+	w.Run()
+	if s := w.Trace().Setup(); !strings.Contains(s, " nobootid ") {
+		t.Errorf("the setup line does not say the machine has no boot id: %s", s)
+	}
+	cfg.NoBootID = false
+	w, _ = New(cfg)
+	if id, err := w.procs[0].BootID(); err != nil || id == "" {
+		t.Errorf("BootID: %q, %v", id, err)
+	}
+}
+
+func TestParseStretchFaults(t *testing.T) {
+	kinds, err := ParseFaults("stall,nobootid,eio,diskfull")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []trace.FaultKind{trace.DiskFull, trace.DiskEIO, trace.Stall, trace.NoBootID}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("ParseFaults = %v, want %v", kinds, want)
+	}
+	if s := FaultNames(kinds); s != "diskfull,eio,stall,nobootid" {
+		t.Errorf("FaultNames = %q", s)
+	}
+	all, _ := ParseFaults("all,diskfull")
+	if !slices.Equal(all, append(slices.Clone(FaultKinds), trace.DiskFull)) || FaultNames(all) != "all,diskfull" {
+		t.Errorf("all,diskfull = %v (%s)", all, FaultNames(all))
+	}
+	if all, _ := ParseFaults("all"); !slices.Equal(all, FaultKinds) || slices.ContainsFunc(all, func(k trace.FaultKind) bool { return k.IsStretch() || k == trace.NoBootID }) {
+		t.Errorf(`"all" = %v: it must stay FaultKinds, without the stretches`, all)
+	}
+	_, err = ParseFaults("kill,diskful")
+	if err == nil || strings.Count(err.Error(), "\n") > 0 {
+		t.Fatalf("unknown name: %v, want one line", err)
+	}
+	for _, name := range []string{`"diskful"`, "kill", "fserr", "power", "diskfull", "eio", "stall", "nobootid", "all", "none"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("the error %q does not name %s", err, name)
+		}
+	}
+}
+
+// What RandomSetup draws for the new names: disk stretches of 1 s to about
+// 2 min, stalls of 1 to 3 s, a horizon that leaves two leases and watches
+// after every stretch, no boot id in about half the runs; and adding
+// "nobootid" to a fault list changes nothing else of any setup.
+func TestRandomStretchSetups(t *testing.T) {
+	o := SetupOptions{Variant: "reference"}
+	o.Faults, _ = ParseFaults("diskfull,eio,stall")
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	after := 2 * (o.Lease.LeaseDuration + o.Lease.WatchInterval)
+	var long, short bool
+	for seed := range uint64(500) {
+		cfg := RandomSetup(o, seed)
+		if err := cfg.Normalize(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, f := range cfg.Faults {
+			lo, hi := time.Second, 128*time.Second
+			if f.Kind == trace.Stall {
+				hi = 3 * time.Second
+			}
+			if !f.Kind.IsStretch() || f.Dur < lo || f.Dur > hi || f.After != "" {
+				t.Fatalf("seed %d: %v", seed, f)
+			}
+			if cfg.Horizon < f.At+f.Dur+after {
+				t.Errorf("seed %d: horizon %v leaves less than %v after %v", seed, cfg.Horizon, after, f)
+			}
+			long = long || f.Dur > time.Minute
+			short = short || f.Kind != trace.Stall && f.Dur < 2*time.Second
+		}
+		if cfg.NoBootID {
+			t.Fatalf("seed %d: no boot id without nobootid", seed)
+		}
+	}
+	if !long || !short {
+		t.Errorf("disk stretches drawn: some over a minute %v, some under 2 s %v", long, short)
+	}
+	for _, base := range []string{"none", "all", "kill,stall"} {
+		o.Faults, _ = ParseFaults(base)
+		withOut := o
+		o.Faults, _ = ParseFaults(base + ",nobootid")
+		if base == "none" {
+			o.Faults, _ = ParseFaults("nobootid")
+		}
+		without := 0
+		for seed := range uint64(200) {
+			a, b := RandomSetup(withOut, seed), RandomSetup(o, seed)
+			if !b.NoBootID {
+				without++
+			}
+			b.NoBootID = false
+			if a.String() != b.String() {
+				t.Fatalf("%s: nobootid changed the rest of seed %d's setup:\n%s\n%s", base, seed, a, b)
+			}
+		}
+		if without < 60 || without > 140 {
+			t.Errorf("%s,nobootid: %d of 200 setups kept their boot id, want about half", base, without)
+		}
+	}
+}
+
+// A run whose processes spin stops at the system-call limit, its trace
+// ending there and its setup line saying so.
+func TestSyscallLimit(t *testing.T) {
+	cfg := worldCfg(1)
+	cfg.Variant = "reference"
+	cfg.NoBootID = true // the reference cannot acquire, and retries at once
+	tr := mustRun(t, cfg)
+	limit := DefaultMaxSyscallsPerProc * len(cfg.Procs)
+	calls := 0
+	for _, e := range tr.Events {
+		if e.Proc >= 0 && (e.Kind == trace.EvSyscall || e.Kind == trace.EvLog || e.Op == trace.OpFence || e.Op == trace.OpSigaction) {
+			calls++
+		}
+	}
+	if tr.End >= cfg.Horizon || calls != limit {
+		t.Errorf("run ended at %v (horizon %v) after %d calls, want stopped at %d", tr.End, cfg.Horizon, calls, limit)
+	}
+	if s := tr.Setup(); !strings.Contains(s, "stopped=[at ") || !strings.Contains(s, "after 40000 system calls") {
+		t.Errorf("the setup line does not say the run stopped: %s", s)
+	}
+	cfg.MaxSyscalls = 1000
+	if tr := mustRun(t, cfg); tr.End >= time.Second/10 {
+		t.Errorf("MaxSyscalls 1000: ran to %v", tr.End)
+	}
+	// A run that does not spin is not stopped.
+	cfg = worldCfg(1)
+	cfg.Variant = "reference"
+	if tr := mustRun(t, cfg); tr.End != cfg.Horizon || strings.Contains(tr.Setup(), "stopped") {
+		t.Errorf("a quiet run ended at %v: %s", tr.End, tr.Setup())
+	}
+}
+
+func TestStretchValidation(t *testing.T) {
+	for _, c := range []struct {
+		f    Fault
+		want string
+	}{
+		{Fault{Kind: trace.DiskFull, At: time.Second}, "positive duration"},
+		{Fault{Kind: trace.Stall, Proc: 0, After: "write", Dur: time.Second}, "starts at a time"},
+		{Fault{Kind: trace.NoBootID, At: time.Second}, "unknown kind"},
+		{Fault{Kind: trace.End, At: time.Second}, "unknown kind"},
+	} {
+		cfg := worldCfg(1)
+		cfg.Faults = []Fault{c.f}
+		if err := cfg.Normalize(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.f, err, c.want)
+		}
+	}
+	cfg := worldCfg(1)
+	cfg.Faults = []Fault{{Kind: trace.Stall, Proc: 17, At: time.Second, Dur: time.Second}} // Proc is ignored
+	if err := cfg.Normalize(); err != nil {
+		t.Error(err)
+	}
+}

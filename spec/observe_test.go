@@ -1,0 +1,52 @@
+package spec
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// registerImmortal registers, once, a reference whose user's context
+// outlives the term (the algorithm hands OnStartedLeading a context it
+// never cancels, while reporting its role and deadline honestly): the
+// checker must judge leadership by that context, not by the reports. It
+// is registered by the test that needs it, so that tests iterating over
+// every variant do not meet it.
+var registerImmortal = sync.OnceFunc(func() {
+	v, err := lease.LookupVariant("reference")
+	if err != nil {
+		panic(err)
+	}
+	run := v.Run
+	v.Name = "mutant-immortal-context"
+	v.Summary = "the reference, handing its user a context that is never cancelled"
+	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+		started := cfg.Callbacks.OnStartedLeading
+		cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+			if started != nil {
+				started(context.WithoutCancel(ctx))
+			}
+		}
+		return run(p, s, path, cfg)
+	}
+	if err := lease.Register(v); err != nil {
+		panic(err)
+	}
+})
+
+func TestCheckerObservesTheUsersContext(t *testing.T) {
+	registerImmortal()
+	rep, err := Search{Setup: sim.SetupOptions{Variant: "mutant-immortal-context", Faults: []trace.FaultKind{trace.Kill, trace.Stop}},
+		Runs: 2000, Seed: 1, KeepGoing: true}.Run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[ExclusiveLeadership] == 0 || rep.Counts[HonestRole] == 0 {
+		t.Errorf("a leader whose context outlives its term: counts %v in %d runs, want exclusive-leadership and honest-role broken", rep.Counts, rep.Runs)
+	}
+	t.Logf("%d runs: %v", rep.Runs, rep.Counts)
+}

@@ -1,0 +1,163 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// livenessTrace is a hand-made run of the reference: processes 100 and 200
+// alive from 0 to end, the stretches given, and the leadership intervals
+// given to the checks (iv).
+func livenessTrace(end time.Duration, kind trace.FaultKind, stretches ...[2]time.Duration) *trace.Trace {
+	tr := &trace.Trace{Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, Acts: [][]string{{"main"}, {"main"}},
+		End: end, Run: trace.Run{Variant: "reference", Lease: lease.DefaultConfig()}}
+	for _, s := range stretches {
+		e := trace.Fault(-1, kind, s[1]-s[0], 0, false, trace.Str{})
+		e.T = int64(s[0])
+		tr.Events = append(tr.Events, e)
+		if s[1] <= end {
+			e := trace.FaultEnd(-1, kind, trace.Str{})
+			e.T = int64(s[1])
+			tr.Events = append(tr.Events, e)
+		}
+	}
+	sortEvents(tr)
+	return tr
+}
+
+func secsD(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func ivs(spans ...[3]float64) []trace.Interval {
+	var out []trace.Interval
+	for _, s := range spans {
+		out = append(out, trace.Interval{Proc: int(s[0]), From: int64(secsD(s[1])), To: int64(secsD(s[2]))})
+	}
+	return out
+}
+
+// No leader is owed during a stretch, whatever its length, and one is owed
+// within the bound after it ends, however late in the run.
+func TestNoWedgeExcusesStretches(t *testing.T) {
+	b := BoundsFor(mustVariant(t, "reference"), lease.DefaultConfig()) // 9.27 s
+	for _, kind := range []trace.FaultKind{trace.DiskFull, trace.DiskEIO, trace.Stall} {
+		for _, c := range []struct {
+			name      string
+			end       float64
+			stretches [][2]time.Duration
+			iv        []trace.Interval
+			want      time.Duration // 0: none
+		}{
+			{"a minute's stretch, a leader 2 s after it", 100, [][2]time.Duration{{secsD(5), secsD(65)}}, ivs([3]float64{0, 0, 5}, [3]float64{1, 67, 100}), 0},
+			{"no stretch", 100, nil, ivs([3]float64{0, 0, 5}, [3]float64{1, 67, 100}), secsD(5) + b.Wedge},
+			{"no leader 10 s after it", 100, [][2]time.Duration{{secsD(5), secsD(65)}}, ivs([3]float64{0, 0, 5}, [3]float64{1, 75, 100}), secsD(65) + b.Wedge},
+			{"two stretches overlapping", 100, [][2]time.Duration{{secsD(5), secsD(40)}, {secsD(30), secsD(70)}}, ivs([3]float64{0, 0, 5}, [3]float64{1, 72, 100}), 0},
+			{"ends 5 s before the run", 80, [][2]time.Duration{{secsD(5), secsD(75)}}, ivs([3]float64{0, 0, 5}), 0},
+			{"ends 20 s before the run", 95, [][2]time.Duration{{secsD(5), secsD(75)}}, ivs([3]float64{0, 0, 5}), secsD(75) + b.Wedge},
+			{"outlasts the run", 80, [][2]time.Duration{{secsD(5), secsD(200)}}, ivs([3]float64{0, 0, 5}), 0},
+		} {
+			tr := livenessTrace(secsD(c.end), kind, c.stretches...)
+			v := CheckNoWedge(tr, c.iv, b)
+			switch {
+			case c.want == 0 && v != nil:
+				t.Errorf("%v, %s: %v", kind, c.name, v)
+			case c.want != 0 && v == nil:
+				t.Errorf("%v, %s: no violation, want one at %v", kind, c.name, c.want)
+			case c.want != 0 && v.At != c.want:
+				t.Errorf("%v, %s: %v, want it at %v", kind, c.name, v, c.want)
+			}
+		}
+	}
+}
+
+// A SIGKILL of the leader during a stretch, or with a stretch starting
+// before its failover bound runs out, is not held to that bound.
+func TestFailoverExcusesStretches(t *testing.T) {
+	b := BoundsFor(mustVariant(t, "reference"), lease.DefaultConfig())
+	kill := func(tr *trace.Trace, at float64) {
+		e := trace.Fault(0, trace.Kill, 0, 0, false, trace.Str{})
+		e.T = int64(secsD(at))
+		x := trace.Exit(0, trace.ExitKilled)
+		x.T = e.T
+		tr.Events = append(tr.Events, e, x)
+		sortEvents(tr)
+	}
+	for _, c := range []struct {
+		name      string
+		stretches [][2]time.Duration
+		broken    bool
+	}{
+		{"no stretch", nil, true},
+		{"killed during a stretch", [][2]time.Duration{{secsD(5), secsD(65)}}, false},
+		{"a stretch starts 3 s after the kill", [][2]time.Duration{{secsD(13), secsD(65)}}, false},
+		{"a stretch ended before the kill", [][2]time.Duration{{secsD(2), secsD(9)}}, true},
+		{"a stretch starts after the bound", [][2]time.Duration{{secsD(30), secsD(65)}}, true},
+	} {
+		tr := livenessTrace(100*time.Second, trace.DiskFull, c.stretches...)
+		kill(tr, 10)
+		v := CheckFailover(tr, ivs([3]float64{0, 0, 10}, [3]float64{1, 66, 100}), b)
+		if (v != nil) != c.broken {
+			t.Errorf("%s: %v, want broken %v", c.name, v, c.broken)
+		}
+	}
+}
+
+// In the simulator: the flock leader is killed during a minute of full
+// disk; its successor cannot write its epoch until the disk recovers, and
+// leads at once after it. Neither property counts the minute; the seed,
+// whose renewal the full disk left empty, wedges after it, and no-wedge
+// reports the wedge once the stretch is over.
+func TestStretchLivenessInSimulator(t *testing.T) {
+	run := func(variant string, faults ...sim.Fault) (*trace.Trace, []trace.Interval, Bounds) {
+		cfg := sim.Config{Variant: variant, Seed: 3, Horizon: 120 * time.Second,
+			Procs:      []sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * time.Millisecond}},
+			SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond, TimerLateMax: 100 * time.Microsecond,
+			Faults: faults}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr, tr.Leadership(), BoundsFor(mustVariant(t, variant), tr.Run.Lease)
+	}
+	full := sim.Fault{Kind: trace.DiskFull, At: 5 * time.Second, Dur: time.Minute}
+	tr, iv, b := run("flock", full, sim.Fault{Kind: trace.Kill, Proc: sim.Leader, At: 10 * time.Second})
+	if v := CheckNoWedge(tr, iv, b); v != nil {
+		t.Errorf("flock: %v", v)
+	}
+	if v := CheckFailover(tr, iv, b); v != nil {
+		t.Errorf("flock: %v", v)
+	}
+	next, ok := tr.FirstLeaderAfter(int64(10 * time.Second))
+	if !ok || next < int64(65*time.Second) || next > int64(65*time.Second+b.Wedge) {
+		t.Errorf("flock: next leader at %v (found %v), want after the stretch's end at 65 s, within %v", time.Duration(next), ok, b.Wedge)
+	}
+
+	tr, iv, b = run("seed", full)
+	v := CheckNoWedge(tr, iv, b)
+	if v == nil || v.At != 65*time.Second+b.Wedge || !strings.Contains(v.Detail, "from 65.000000s") {
+		t.Errorf("seed after a minute of full disk: %v, want no-wedge at 65 s + %v", v, b.Wedge)
+	}
+}
+
+// sortEvents orders a hand-made trace's events by time, stably.
+func sortEvents(tr *trace.Trace) {
+	evs := tr.Events
+	for i := 1; i < len(evs); i++ { // stable insertion sort by time: the traces are small
+		for j := i; j > 0 && evs[j].T < evs[j-1].T; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
+	}
+}
+
+func mustVariant(t *testing.T, name string) lease.Variant {
+	t.Helper()
+	v, err := lease.LookupVariant(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
