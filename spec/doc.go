@@ -5,7 +5,8 @@
 //
 //   - The properties, by name ([Properties], [ParseProperties]):
 //     [ExclusiveLeadership] ([CheckExclusive]: no two processes lead at
-//     once), [Fencing] ([CheckFencing]: epochs strictly increase from
+//     once, as their users' code saw its leader context: trace's
+//     Leadership, not what the algorithm reports), [Fencing] ([CheckFencing]: epochs strictly increase from
 //     term to term and no epoch is accepted from two processes),
 //     [NoWedge] ([CheckNoWedge]: no live, running process goes longer
 //     than a bound with no leader and no fault), [FailoverBound]
@@ -13,7 +14,8 @@
 //     a new leader within a bound) and [LinearizableStore]
 //     ([CheckLinearizable]: the store's history is linearizable against
 //     the lease register of package model, with porcupine, within
-//     [LinearizeTimeout]).
+//     [LinearizeTimeout]) and [HonestRole] ([CheckHonestRole]: the
+//     algorithm reports leading whenever its user's context is live).
 //   - [Check] evaluates every property on a run and returns a [Verdict]
 //     for each: whether it applies to the variant, and the first
 //     [Violation] (when, which processes, which events, what happened).
