@@ -65,9 +65,11 @@ type Config struct {
 }
 
 // DefaultMaxSyscallsPerProc is the system calls a run allows per process
-// unless Config.MaxSyscalls says otherwise: some twenty times what a
-// process makes in the longest runs RandomSetup draws (three minutes at
-// intervals of 300 ms).
+// unless Config.MaxSyscalls says otherwise: over four times the most that
+// any process which waits between attempts made in runs RandomSetup drew
+// (4,406: the flock variant, intervals of 300 ms, every fault kind and
+// stretch, runs of up to three minutes); a process that spins reaches it
+// in a simulated second or two.
 const DefaultMaxSyscallsPerProc = 20_000
 
 // syscallLimit is the run's limit on system calls (0: none).
