@@ -151,12 +151,13 @@ func (p *proc) fence(epoch int64) {
 }
 
 // workloadPause draws the time until a leader's next action: uniform in
-// (0, 2*workloadEvery] in whole milliseconds. An exploration does not
-// enumerate it (its choices are the schedule's): there it is
-// workloadEvery.
+// [workloadEvery/2, 3*workloadEvery/2) in whole milliseconds, never so
+// short that a chooser out of choices (a fuzzer's, which then answers 0)
+// makes a run crawl. An exploration does not enumerate it (its choices are
+// the schedule's): there it is workloadEvery.
 func (w *World) workloadPause() time.Duration {
 	if w.cfg.Explore != nil {
 		return workloadEvery
 	}
-	return time.Duration(1+w.choose.Choose(int(2*workloadEvery/time.Millisecond))) * time.Millisecond
+	return workloadEvery/2 + time.Duration(w.choose.Choose(int(workloadEvery/time.Millisecond)))*time.Millisecond
 }
