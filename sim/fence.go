@@ -90,17 +90,7 @@ func (w *World) observe() {
 func (w *World) observeAtEnd() {
 	for _, p := range w.procs {
 		if p.stopped && !p.dead {
-			kept := p.leaders[:0]
-			for _, l := range p.leaders {
-				if p.live(l.ctx) {
-					kept = append(kept, l)
-					continue
-				}
-				p.w.record(trace.Stopped(int16(p.idx), l.lastLive, false))
-				p.w.leading--
-			}
-			clear(p.leaders[len(kept):])
-			p.leaders = kept
+			p.look(false)
 		}
 	}
 }
@@ -108,14 +98,21 @@ func (w *World) observeAtEnd() {
 // observe looks at the process's leader contexts: a context seen live
 // extends its leadership to now; one seen done ends it at the last instant
 // it was seen live.
-func (p *proc) observe() {
+func (p *proc) observe() { p.look(true) }
+
+// look asks each leader context whether it is live, ending the leadership
+// of one that is done; seen live, a context's leadership extends to now if
+// extend (the process is running and could act on it now).
+func (p *proc) look(extend bool) {
 	if len(p.leaders) == 0 {
 		return
 	}
 	kept := p.leaders[:0]
 	for _, l := range p.leaders {
 		if p.live(l.ctx) {
-			l.lastLive = p.w.now
+			if extend {
+				l.lastLive = p.w.now
+			}
 			kept = append(kept, l)
 			continue
 		}
