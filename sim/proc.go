@@ -113,6 +113,14 @@ type proc struct {
 	stopped bool
 	parked  []*activity
 	role    lease.Role
+	// lead is the last Proc.Lead: its epoch and local deadline, restated
+	// in true time when the clock's rate changes (restateLead).
+	lead struct {
+		epoch    int64
+		deadline time.Duration
+		act      int16
+		set      bool
+	}
 
 	sigInstalled, sigPending, termWhileStopped bool
 	sigWaiter                                  *activity
@@ -480,7 +488,20 @@ func (p *proc) Role(r lease.Role) {
 // local deadline (at the process's current clock rate).
 func (p *proc) Lead(epoch int64, deadline time.Duration) {
 	a := p.w.cur
+	p.lead.epoch, p.lead.deadline, p.lead.act, p.lead.set = epoch, deadline, int16(a.id), true
 	p.w.record(trace.Lead(int16(p.idx), int16(a.id), epoch, p.clock.trueAt(int64(deadline))))
+}
+
+// restateLead records the leader's reported deadline again, in true time
+// at the clock's new rate, after a drift fault changed it: the deadline
+// the algorithm reported is a reading of its own clock, and the true
+// instant that reading comes moved. (Without it, honest-role compared a
+// context judged on the new rate with a deadline converted at the old.)
+func (p *proc) restateLead() {
+	if !p.lead.set || p.role != lease.RoleLeader || p.clock.mono(p.w.now) >= int64(p.lead.deadline) {
+		return
+	}
+	p.w.record(trace.Lead(int16(p.idx), p.lead.act, p.lead.epoch, p.clock.trueAt(int64(p.lead.deadline))))
 }
 
 // Log implements lease.Proc: a write(2) to stdout or stderr.

@@ -324,6 +324,7 @@ func (w *World) fire(f Fault, by *proc) {
 		p.clock.skew += int64(f.Delta)
 	case trace.Drift:
 		p.clock.setRate(w.now, f.PPM)
+		p.restateLead()
 	case trace.Jump:
 		w.steps = append(w.steps, wallStep{t: w.now, delta: int64(f.Delta)})
 	case trace.Power:
