@@ -27,12 +27,22 @@ type BootIDer interface {
 // stride (a renewal a second for thirty years).
 const BootStride = 1_000_000_000
 
-// bootOf returns p's BootID, or nil if p cannot tell its boot.
+// bootOf returns p's BootID, or nil if p cannot tell its boot: it has no
+// BootIDer, or its machine has no boot id (the file does not exist, as on
+// a kernel without /proc/sys/kernel/random/boot_id). Such a machine is
+// one without boot records, whose stores fsync what each term's epoch
+// needs instead (see BootStride): refusing to lead there would wedge every
+// process for ever. Another error reading it (EIO) is met again, and
+// waited out, when a store needs the boot.
 func bootOf(p Proc) func() (string, error) {
-	if b, ok := p.(BootIDer); ok {
-		return b.BootID
+	b, ok := p.(BootIDer)
+	if !ok {
+		return nil
 	}
-	return nil
+	if _, err := b.BootID(); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return b.BootID
 }
 
 // BootID implements BootIDer for the real runtime.

@@ -21,6 +21,8 @@ const (
 	MsgRefUnreadable                          // [WATCHER] Lease version a unreadable, waiting it out
 	MsgRefReleaseSkipped                      // Lease no longer ours, nothing to release
 	MsgRefNotLeading                          // Not leading, nothing to release
+	MsgRefWriteFailed                         // [WATCHER] Could not write the lease, trying again in a ms
+	MsgRefOwn                                 // [WATCHER] Lease version a is still our own last write, taking it back
 	refEnd
 )
 
@@ -35,6 +37,8 @@ var refMsgs = [...]msgText{
 	MsgRefUnreadable - refBase:     {text: "[WATCHER] Lease version % unreadable, waiting it out", a: argNum},
 	MsgRefReleaseSkipped - refBase: {text: "Lease no longer ours, nothing to release"},
 	MsgRefNotLeading - refBase:     {text: "Not leading, nothing to release"},
+	MsgRefWriteFailed - refBase:    {text: "[WATCHER] Could not write the lease, trying again in % ms", a: argNum},
+	MsgRefOwn - refBase:            {text: "[WATCHER] Lease version % is still our own last write, taking it back", a: argNum},
 }
 
 // Reference is the corrected algorithm, the one to copy. Over a Store
@@ -67,6 +71,9 @@ type Reference struct {
 	pid  int64
 	dir  string
 	note Notifier
+	// wrote is the version of this process's last successful write (0:
+	// none yet); only the elector's own goroutine touches it.
+	wrote int64
 
 	mu       sync.Mutex // guards the fields below (the signal handler reads them)
 	cur      Record
@@ -172,6 +179,7 @@ func (r *Reference) Run() {
 	var seen Record
 	var seenAt time.Duration
 	haveSeen := false // (a monotonic clock may read 0)
+	var backoff time.Duration
 	for {
 		if r.isStopping() {
 			r.p.Sleep(r.cfg.LeaseDuration) // the signal handler ends the process
@@ -190,10 +198,11 @@ func (r *Reference) Run() {
 			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
 			if err == nil {
 				r.leadFrom(nrec, start, MsgRefAcquired)
+				backoff = 0
 				continue
 			}
 			r.report("create", err)
-			r.p.Log(MsgLostRace, 0, 0)
+			backoff = r.failed(err, backoff, token)
 			continue
 		case err != nil:
 			// An I/O error says nothing about the lease: try again soon.
@@ -209,21 +218,51 @@ func (r *Reference) Run() {
 				r.p.Log(MsgRefHeld, rec.Holder, rec.Version)
 			}
 		}
+		// A version this very process wrote last, when it no longer leads
+		// (its deadline passed while the disk failed), was written by no
+		// one else since: take it back at once, by compare-and-set as any
+		// takeover, instead of waiting out a lease nobody else holds. (By
+		// version, not by holder: another process may have the same PID,
+		// in another PID namespace or after a restart.)
+		own := r.wrote != 0 && rec.Version == r.wrote && rec.Holder == r.pid
 		expiry := seenAt + r.cfg.LeaseDuration
-		if now < expiry {
+		if now < expiry && !own {
 			r.wait(token, expiry)
 			continue
 		}
-		r.p.Log(MsgRefExpired, rec.Holder, 0)
+		if own {
+			r.p.Log(MsgRefOwn, rec.Version, 0)
+		} else {
+			r.p.Log(MsgRefExpired, rec.Holder, 0)
+		}
 		start := r.p.Mono()
 		nrec, err := r.s.Takeover(rec, r.pid, r.cfg.LeaseDuration)
 		if err != nil {
 			r.report("takeover", err)
-			r.p.Log(MsgLostRace, 0, 0)
+			backoff = r.failed(err, backoff, token)
 			continue
 		}
 		r.leadFrom(nrec, start, MsgRefTakeover)
+		backoff = 0
 	}
+}
+
+// failed handles a create or takeover that did not lead and returns the
+// next back-off. A lost race (the lease exists, or changed) is read again
+// at once: the read shows the winner and waits on it. Any other error (a
+// full disk, an I/O error, no boot id) says nothing about the lease, and
+// trying again at once would spin while the disk stays full: wait first,
+// from renewBackoff, doubling up to the watch interval, or until the lock
+// directory changes (token: taken before the read).
+func (r *Reference) failed(err error, backoff time.Duration, token uint64) time.Duration {
+	if errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
+		r.p.Log(MsgLostRace, 0, 0)
+		return 0
+	}
+	backoff = min(max(2*backoff, renewBackoff), r.cfg.WatchInterval)
+	r.p.Log(MsgRefWriteFailed, int64(backoff/time.Millisecond), 0)
+	r.wait(token, r.p.Mono()+backoff) // a change (another's write) ends it early
+	return backoff
 }
 
 // report tells Callbacks.OnError of a store error that is none of the
@@ -263,6 +302,7 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		r.p.Log(MsgRefDeadline, 0, 0)
 		return
 	}
+	r.wrote = rec.Version
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
 	cctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
 	ctx := termContext{cctx, term}
@@ -283,9 +323,9 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
 		f(ctx)
 	}
-	last := start
+	last, every := start, r.cfg.RenewInterval
 	for {
-		next := min(last+r.cfg.RenewInterval, deadline)
+		next := min(last+every, deadline)
 		if d := next - r.p.Mono(); d > 0 {
 			r.p.Sleep(d)
 		}
@@ -316,6 +356,7 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			return
 		case err == nil:
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
+			every, r.wrote = r.cfg.RenewInterval, nrec.Version
 			r.mu.Lock()
 			r.cur = rec
 			r.mu.Unlock()
@@ -331,11 +372,22 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			}
 			return
 		default:
+			// I/O error: the deadline stands; retry after a back-off (from
+			// renewBackoff, doubling up to the renew interval), so that a
+			// failed write or two cost no term, and a failing disk no spin.
 			r.report("renew", err)
-			last = start // I/O error: retry after the renew interval, deadline unchanged
+			if every == r.cfg.RenewInterval {
+				every = 0
+			}
+			last, every = start, min(max(2*every, renewBackoff), r.cfg.RenewInterval)
 		}
 	}
 }
+
+// renewBackoff is the first pause after a write that failed with an I/O
+// error; it doubles with every failure, up to the renew interval (a
+// renewal) or the watch interval (a create or takeover).
+const renewBackoff = 10 * time.Millisecond
 
 // resign stops leading: the term's context is cancelled and the role is
 // watcher again. It reports false if the signal handler resigned first.

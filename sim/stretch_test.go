@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -344,12 +345,32 @@ func TestRandomStretchSetups(t *testing.T) {
 	}
 }
 
+// registerSpinner registers, for the test that needs it, the reference
+// with a store whose reads fail at once with EIO and a watcher that tries
+// again without waiting: a process that spins.
+var registerSpinner = sync.OnceFunc(func() {
+	v, err := lease.LookupVariant("reference")
+	if err != nil {
+		panic(err)
+	}
+	v.Name, v.Summary = "sim-test-spinner", "reads the lease in a loop, never waiting"
+	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+		for {
+			p.Log(lease.MsgStarted, int64(p.PID()), 0)
+			s.Read()
+		}
+	}
+	if err := lease.Register(v); err != nil {
+		panic(err)
+	}
+})
+
 // A run whose processes spin stops at the system-call limit, its trace
 // ending there and its setup line saying so.
 func TestSyscallLimit(t *testing.T) {
+	registerSpinner()
 	cfg := worldCfg(1)
-	cfg.Variant = "reference"
-	cfg.NoBootID = true // the reference cannot acquire, and retries at once
+	cfg.Variant = "sim-test-spinner"
 	tr := mustRun(t, cfg)
 	limit := DefaultMaxSyscallsPerProc * len(cfg.Procs)
 	calls := 0
