@@ -23,7 +23,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -113,7 +113,9 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: NoWedge, Applicable: true, Violation: CheckNoWedge(tr, iv, b)},
 		{Property: FailoverBound, Applicable: true, Violation: CheckFailover(tr, iv, b)},
 		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, tr)},
-		{Property: HonestRole, Applicable: !tr.Recorded, Violation: CheckHonestRole(tr, iv)},
+		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckHonestRole(tr, iv) })},
+		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckStableLeadership(tr, iv, b) })},
+		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
@@ -123,6 +125,8 @@ func Check(tr *trace.Trace) []Verdict {
 	}
 	if tr.Recorded {
 		vs[5].Reason = "a recorded trace: its roles are all it says"
+		vs[6].Reason = "a recorded trace: the real machine's stalls are not in it"
+		vs[7].Reason = "a recorded trace: no system calls in it"
 	}
 	return vs
 }
@@ -139,6 +143,15 @@ func durable(tr *trace.Trace) bool {
 		}
 	}
 	return true
+}
+
+// ifSimulated runs check on a simulated trace; a recorded one has not what
+// it judges.
+func ifSimulated(tr *trace.Trace, check func() *Violation) *Violation {
+	if tr.Recorded {
+		return nil
+	}
+	return check()
 }
 
 func checkLinearizableIf(applicable bool, tr *trace.Trace) *Violation {

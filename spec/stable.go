@@ -1,0 +1,179 @@
+package spec
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/leaselab/leaselab/trace"
+)
+
+// StableLeadership is the availability property: once the world has been
+// quiet for a while, a leader leads and keeps leading until something
+// happens (CheckStableLeadership).
+const StableLeadership = "stable-leadership"
+
+// CheckStableLeadership reports the first instant of settled quiet at
+// which no process leads, or at which a leader's context ends: a leader
+// that steps down, or a run that goes without a leader, with nothing in
+// the world to make it.
+//
+// Quiet is the time between disturbances: a fault that fired (a signal,
+// an I/O error, a power loss), a process's start or exit; a paused process
+// and a stretch (a full or failing disk, a stalled machine) disturb from
+// their start to their end. A clock fault (skew, drift, jump) ends the
+// quiet for the rest of the run: a clock that is off stays off, and a
+// variant need not tolerate it. The design allows a run to settle after a
+// disturbance: a lease to be waited out, a watcher to poll, a drift margin
+// to pass; b.Wedge, the same bound no-wedge holds it to. Settled quiet is
+// quiet from b.Wedge after its disturbance to the next.
+//
+// In settled quiet, some process leads at every instant at which a process
+// is alive and running (its user's context live: Interval.Seen), and no
+// leader's context ends: the fraction of time without a leader the design
+// allows is that of the settle windows, and nothing more. No-wedge
+// tolerates a gap shorter than b.Wedge anywhere; this property tolerates
+// none where nothing happened, so a leader that steps down every few
+// renewals (and leaves gaps of seconds) is caught.
+func CheckStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
+	settled := settledQuiet(tr, b.Wedge)
+	if len(settled) == 0 {
+		return nil
+	}
+	var first *Violation
+	report := func(v *Violation) {
+		if first == nil || v.At < first.At {
+			first = v
+		}
+	}
+	// A leader's context that ends in settled quiet: a step-down.
+	for _, x := range iv {
+		if x.Open || x.EndedByDie {
+			continue
+		}
+		for _, s := range settled {
+			if x.Seen > s.from && x.Seen < s.to {
+				pid := tr.Procs[x.Proc].PID
+				report(&Violation{Property: StableLeadership, At: time.Duration(x.Seen), PIDs: []int{pid},
+					Events: []int{stoppedEvent(tr, x.Proc, x.Seen)},
+					Detail: fmt.Sprintf("process %d stopped leading at %s (leading since %s) with nothing disturbed since %s: no fault, no start or exit (settle %v)",
+						pid, secs(time.Duration(x.Seen)), secs(time.Duration(x.From)), secs(time.Duration(s.from)-b.Wedge), b.Wedge)})
+				break
+			}
+		}
+	}
+	// An instant of settled quiet without a leader while some process ran.
+	seen := make([]trace.Interval, len(iv))
+	for k, x := range iv {
+		seen[k] = x
+		seen[k].To = x.Seen
+	}
+	el := eligible(tr)
+	for _, g := range leaderless(tr, seen) {
+		for _, s := range settled {
+			from, to := max(g.from, s.from), min(g.to, s.to)
+			if to <= from {
+				continue
+			}
+			for p, spans := range el {
+				for _, e := range spans {
+					at, until := max(from, e.from), min(to, e.to)
+					if until <= at {
+						continue
+					}
+					report(&Violation{Property: StableLeadership, At: time.Duration(at), PIDs: []int{tr.Procs[p].PID},
+						Detail: fmt.Sprintf("no leader from %s to %s although process %d was alive and running and nothing was disturbed since %s: no fault, no start or exit (settle %v; %s of the run's settled quiet without a leader)",
+							secs(time.Duration(g.from)), secs(time.Duration(g.to)), tr.Procs[p].PID,
+							secs(time.Duration(s.from)-b.Wedge), b.Wedge, leaderlessShare(seen, settled, tr))})
+					break
+				}
+			}
+		}
+	}
+	return first
+}
+
+// settledQuiet returns the spans of settled quiet: from settle after each
+// disturbance to the next one, up to the first clock fault or the end of
+// the run. A stretch (a full or failing disk, a stalled machine) and a
+// paused process disturb from their start to their end: a paused lock
+// holder that blocks everyone (flock) is no-wedge's to judge, not this
+// property's.
+func settledQuiet(tr *trace.Trace, settle time.Duration) []span {
+	end := int64(tr.End)
+	var busy []span // unsettled: a disturbance and the settle after it
+	for _, p := range tr.Procs {
+		busy = append(busy, span{int64(p.Start), int64(p.Start) + int64(settle)})
+	}
+	stopped := make([]int64, len(tr.Procs)) // when a process was paused, +1 (0: running)
+	resume := func(p int, t int64) {
+		if stopped[p] != 0 {
+			busy = append(busy, span{stopped[p] - 1, t + int64(settle)})
+			stopped[p] = 0
+		}
+	}
+	for _, e := range tr.Events {
+		switch {
+		case e.Kind == trace.EvFault && !e.Missed():
+			to := e.T
+			switch k := e.FaultKind(); {
+			case k == trace.Skew || k == trace.Drift || k == trace.Jump:
+				end = min(end, e.T)
+			case k.IsStretch():
+				to += int64(e.PauseFor())
+			case k == trace.Stop && e.Proc >= 0 && stopped[e.Proc] == 0:
+				stopped[e.Proc] = e.T + 1
+			case k == trace.Cont && e.Proc >= 0:
+				resume(int(e.Proc), e.T)
+			}
+			busy = append(busy, span{e.T, to + int64(settle)})
+		case e.Kind == trace.EvExit:
+			resume(int(e.Proc), e.T)
+			busy = append(busy, span{e.T, e.T + int64(settle)})
+		}
+	}
+	for p := range stopped {
+		resume(p, int64(tr.End))
+	}
+	slices.SortFunc(busy, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	var out []span
+	from := int64(0)
+	for k, b := range busy {
+		if k > 0 && b.from > from && from < end {
+			out = append(out, span{from, min(b.from, end)})
+		}
+		from = max(from, b.to)
+	}
+	if from < end {
+		out = append(out, span{from, end})
+	}
+	return out
+}
+
+// leaderlessShare is the fraction of settled quiet without a leader, as a
+// percentage.
+func leaderlessShare(iv []trace.Interval, settled []span, tr *trace.Trace) string {
+	var total, without int64
+	gaps := leaderless(tr, iv)
+	for _, s := range settled {
+		total += s.to - s.from
+		for _, g := range gaps {
+			without += max(0, min(g.to, s.to)-max(g.from, s.from))
+		}
+	}
+	if total == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(without)/float64(total))
+}
+
+// stoppedEvent is the index of process p's EvStopped at t, or -1.
+func stoppedEvent(tr *trace.Trace, p int, t int64) int {
+	for i, e := range tr.Events {
+		if e.Kind == trace.EvStopped && int(e.Proc) == p && e.T >= t {
+			return i
+		}
+	}
+	return -1
+}
