@@ -15,14 +15,16 @@ const workloadEvery = 500 * time.Millisecond
 // leaderCtx is a context the process's OnStartedLeading was given, as the
 // user's code sees it.
 type leaderCtx struct {
-	ctx      context.Context
-	lastLive int64 // the last instant it was seen live
+	ctx       context.Context
+	lastLive  int64 // the last instant it was seen live
+	liveSteps int   // how many events the trace held then (trace.Event.LiveSteps)
 }
 
 // observeLeadership wraps cb so that the world sees leadership as the
 // user's code does: each OnStartedLeading is recorded (EvStarted) and its
-// context watched at every step of the process (observe) until it is seen
-// done (EvStopped). For a variant with epochs, the leader also runs a
+// context watched at every step of the world while the process runs
+// (observe) until it is seen done (EvStopped, which says where, in time
+// and in steps, it was last seen live). For a variant with epochs, the leader also runs a
 // workload: at random instants, whenever its context is live (whatever the
 // algorithm's role, Lead or Term.Valid say), it acts on the world's fenced
 // resource with its term's epoch, as a user's code acts on a storage
@@ -38,12 +40,12 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 		}
 		p.w.record(trace.Started(int16(p.idx), int16(a.id), epoch))
 		if p.live(ctx) {
-			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, lastLive: p.w.now})
+			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, lastLive: p.w.now, liveSteps: len(p.w.tr.Events)})
 			p.w.leading++
 		} else {
 			// Done before the user could act on it (a term whose deadline
 			// passed while the process was paused): no leadership at all.
-			p.w.record(trace.Stopped(int16(p.idx), -1, false))
+			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false))
 		}
 		if workload && hasTerm {
 			p.Go("work", func() {
@@ -96,8 +98,8 @@ func (w *World) observeAtEnd() {
 }
 
 // observe looks at the process's leader contexts: a context seen live
-// extends its leadership to now; one seen done ends it at the last instant
-// it was seen live.
+// extends its leadership to now, after every event recorded so far; one
+// seen done ends it where it was last seen live.
 func (p *proc) observe() { p.look(true) }
 
 // look asks each leader context whether it is live, ending the leadership
@@ -111,12 +113,12 @@ func (p *proc) look(extend bool) {
 	for _, l := range p.leaders {
 		if p.live(l.ctx) {
 			if extend {
-				l.lastLive = p.w.now
+				l.lastLive, l.liveSteps = p.w.now, len(p.w.tr.Events)
 			}
 			kept = append(kept, l)
 			continue
 		}
-		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, false))
+		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, l.liveSteps, false))
 		p.w.leading--
 	}
 	clear(p.leaders[len(kept):])
@@ -127,7 +129,7 @@ func (p *proc) look(extend bool) {
 // instant its context was seen live (a paused process saw nothing).
 func (p *proc) diedLeading() {
 	for _, l := range p.leaders {
-		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, true))
+		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, l.liveSteps, true))
 		p.w.leading--
 	}
 	clear(p.leaders)

@@ -6,7 +6,8 @@
 //   - The properties, by name ([Properties], [ParseProperties]):
 //     [ExclusiveLeadership] ([CheckExclusive]: no two processes lead at
 //     once, as their users' code saw its leader context: trace's
-//     Leadership, not what the algorithm reports), [Fencing] ([CheckFencing]: epochs strictly increase from
+//     Leadership, not what the algorithm reports, ordered by step where
+//     times tie: Interval.Overlaps), [Fencing] ([CheckFencing]: epochs strictly increase from
 //     term to term and no epoch is accepted from two processes),
 //     [NoWedge] ([CheckNoWedge]: no live, running process goes longer
 //     than a bound with no leader and no fault), [FailoverBound]

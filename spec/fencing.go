@@ -17,18 +17,28 @@ func checkFencingIf(applicable bool, tr *trace.Trace, iv []trace.Interval) *Viol
 // workload acted, while it believed it led, on a resource that rejects
 // epochs lower than the highest it accepted (the simulator's fenced
 // resource). Fencing holds when epochs strictly increase from one
-// leadership term to the next, and no two processes ever had actions
-// accepted under the same epoch: then no stale leader's action is ever
-// accepted after a newer one's.
+// leadership term to the next, in the order of iv (Trace.Leadership: by
+// start, in step order), and no two processes ever had actions accepted
+// under the same epoch: then no stale leader's action is ever accepted
+// after a newer one's.
 func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
 	// Each leadership interval's epoch is that of the term the user's
-	// OnStartedLeading was given (EvStarted at its start); on a recorded
-	// trace, whose leadership is reported, the first Lead event inside it.
+	// OnStartedLeading was given (the EvStarted that opened it, not
+	// another at the same instant: a context handed over already done is
+	// no term); on a recorded trace, whose leadership is reported, the
+	// first Lead event inside it.
 	epochs := make([]int64, len(iv))
 	for k, x := range iv {
 		epochs[k] = -1
+		if x.Start < len(tr.Events) {
+			if e := &tr.Events[x.Start]; e.Kind == trace.EvStarted && int(e.Proc) == x.Proc && e.T == x.From {
+				epochs[k] = e.Epoch()
+				continue
+			}
+		}
+		// Intervals made otherwise: the first EvStarted at their start.
 		for _, e := range tr.Events {
-			if e.Kind == trace.EvStarted && int(e.Proc) == x.Proc && e.T == x.From ||
+			if !tr.Recorded && e.Kind == trace.EvStarted && int(e.Proc) == x.Proc && e.T == x.From ||
 				tr.Recorded && e.Kind == trace.EvLead && int(e.Proc) == x.Proc && e.T >= x.From && e.T <= x.To {
 				epochs[k] = e.Epoch()
 				break

@@ -22,7 +22,7 @@ func fencingTrace(terms [][3]int64, accepted [][2]int64) *trace.Trace {
 			end = terms[i+1][1]
 		}
 		tr.Events = append(tr.Events, trace.Event{T: end, Proc: p, Kind: trace.EvRole, Role: lease.RoleWatcher},
-			withT(trace.Stopped(p, end, false), end))
+			withT(trace.Stopped(p, end, len(tr.Events), false), end))
 	}
 	for _, a := range accepted {
 		tr.Events = append(tr.Events, trace.Event{T: 95, Proc: int16(a[0]), Kind: trace.EvFence, N: a[1], A: 1})

@@ -163,15 +163,20 @@ func checkLinearizableIf(applicable bool, tr *trace.Trace) *Violation {
 
 // CheckExclusive reports the first instant at which two processes lead at
 // once, as their users' code saw it: an interval runs from the call of
-// OnStartedLeading to the last instant its context was seen live
-// (Interval.Seen); a paused leader whose context is still live when it
-// resumes led all through the pause.
+// OnStartedLeading to the last step at which its context was seen live
+// (Interval.Seen and LiveSteps); a paused leader whose context is still
+// live when it resumes led all through the pause. Two intervals overlap
+// when each began before the other was last seen live, in time or, at one
+// instant, in the order of the run's steps (Interval.Overlaps): a leader
+// whose context is seen live after another's OnStartedLeading at the same
+// instant (a release before the step-down, with every step at one instant
+// as in an exploration) overlaps it.
 func CheckExclusive(tr *trace.Trace, iv []trace.Interval) *Violation {
 	var first *Violation
 	for i := range iv {
 		for j := range iv {
 			a, b := iv[i], iv[j]
-			if a.Proc >= b.Proc || a.From >= b.Seen || b.From >= a.Seen {
+			if a.Proc >= b.Proc || !a.Overlaps(b) {
 				continue
 			}
 			at := max(a.From, b.From)

@@ -19,21 +19,47 @@ type Interval struct {
 	// Seen, or its death if it died with its context live (a paused
 	// leader still holds the lease or the lock until then). For
 	// ReportedLeadership, Seen is To.
-	Seen       int64
-	Open       bool // still leading when the run ended
-	EndedByDie bool
+	Seen int64
+	// Start and LiveSteps place the interval in the run's order of steps,
+	// which orders the steps of one instant: events are appended in step
+	// order, so an event's index is that order (and agrees with time).
+	// Start is the index of the event that opened the interval (EvStarted;
+	// for ReportedLeadership, the EvRole or EvLead). LiveSteps is how many
+	// events the trace held when the context was last seen live (at
+	// Seen): it was live after event LiveSteps-1; for an open interval,
+	// the number of events. ReportedLeadership keeps time's order: its
+	// LiveSteps is the index of the first event at its end's instant.
+	Start, LiveSteps int
+	Open             bool // still leading when the run ended
+	EndedByDie       bool
+}
+
+// Overlaps reports whether x and y led at once, as their users' code saw
+// it: each began before the other was last seen live (Seen), in time or,
+// at one instant, in step order. A leadership last seen live at the
+// instant another begins overlaps it if it was seen live after that
+// OnStartedLeading, and not if it was last seen live before: every step
+// of an exploration is at the same instant, and only the order of steps
+// tells a hand-over from an overlap there.
+func (x Interval) Overlaps(y Interval) bool {
+	return x.startedBefore(y) && y.startedBefore(x)
+}
+
+// startedBefore reports whether x began before y was last seen live.
+func (x Interval) startedBefore(y Interval) bool {
+	return x.From < y.Seen || x.From == y.Seen && x.Start < y.LiveSteps
 }
 
 // Leadership returns every leadership interval of the run as the user's
-// code experienced it, ordered by start: from the call of its
-// OnStartedLeading (EvStarted) to the last instant at which its leader
-// context was seen live (EvStopped), or the end of the run. The simulator
-// looks at the context at every step of the process, through the context
-// alone (Err), whatever the algorithm reports of its role: a paused
-// process sees nothing, so a context still live when it resumes was live
-// all through the pause. A recorded trace of real processes has no such
-// observations yet: its leadership is what the processes reported
-// (ReportedLeadership).
+// code experienced it, ordered by start in step order: from the call of
+// its OnStartedLeading (EvStarted) to the last step at which its leader
+// context was seen live (EvStopped: LastLive and LiveSteps), or the end of
+// the run. The simulator looks at the context at every step of the world
+// while the process runs, through the context alone (Err), whatever the
+// algorithm reports of its role: a paused process sees nothing, so a
+// context still live when it resumes was live all through the pause. A
+// recorded trace of real processes has no such observations yet: its
+// leadership is what the processes reported (ReportedLeadership).
 func (tr *Trace) Leadership() []Interval {
 	if tr.Recorded {
 		return tr.ReportedLeadership()
@@ -49,11 +75,12 @@ func (tr *Trace) Leadership() []Interval {
 		case EvStarted:
 			if open[e.Proc] < 0 {
 				open[e.Proc] = len(out)
-				out = append(out, Interval{Proc: int(e.Proc), From: e.T})
+				out = append(out, Interval{Proc: int(e.Proc), From: e.T, Start: i})
 			}
 		case EvStopped:
 			if k := open[e.Proc]; k >= 0 {
 				out[k].Seen, out[k].To, out[k].EndedByDie = e.LastLive(), e.LastLive(), e.DiedLeading()
+				out[k].LiveSteps = e.LiveSteps()
 				if e.DiedLeading() {
 					out[k].To = e.T
 				}
@@ -64,6 +91,7 @@ func (tr *Trace) Leadership() []Interval {
 	for _, k := range open {
 		if k >= 0 {
 			out[k].Seen, out[k].To, out[k].Open = int64(tr.End), int64(tr.End), true
+			out[k].LiveSteps = len(tr.Events)
 		}
 	}
 	// A context never seen live (done before the user's code could act
@@ -82,7 +110,11 @@ func (tr *Trace) Leadership() []Interval {
 // that made a process leader to the step at which it stepped down or
 // died, or to its local deadline (Lead events) if that comes first; a
 // renewal that lands after the deadline starts a new interval. A paused
-// leader is still leader until then.
+// leader is still leader until then. Its intervals keep time's order at
+// one instant (an interval that ends there ends before any that begins
+// there: LiveSteps is the first event at its end's instant), since the
+// order of a recorded trace's events at one instant is only the order in
+// which independent processes' clocks were merged.
 func (tr *Trace) ReportedLeadership() []Interval {
 	n := len(tr.Procs)
 	var out []Interval
@@ -100,7 +132,7 @@ func (tr *Trace) ReportedLeadership() []Interval {
 			open[p] = -1
 		}
 	}
-	for _, e := range tr.Events {
+	for i, e := range tr.Events {
 		if e.Proc < 0 {
 			continue
 		}
@@ -118,13 +150,13 @@ func (tr *Trace) ReportedLeadership() []Interval {
 			leader[p], hasDl[p] = true, false
 			if open[p] < 0 {
 				open[p] = len(out)
-				out = append(out, Interval{Proc: p, From: e.T})
+				out = append(out, Interval{Proc: p, From: e.T, Start: i})
 			}
 		case e.Kind == EvLead:
 			dl[p], hasDl[p] = e.Deadline(), true
 			if leader[p] && open[p] < 0 && e.Deadline() > e.T {
 				open[p] = len(out)
-				out = append(out, Interval{Proc: p, From: e.T})
+				out = append(out, Interval{Proc: p, From: e.T, Start: i})
 			}
 		case e.Kind == EvRole || e.Kind == EvExit:
 			leader[p] = false
@@ -150,6 +182,7 @@ func (tr *Trace) ReportedLeadership() []Interval {
 	for _, x := range out {
 		if x.To >= x.From || x.Open {
 			x.Seen = x.To
+			x.LiveSteps = sort.Search(len(tr.Events), func(i int) bool { return tr.Events[i].T >= x.To })
 			kept = append(kept, x)
 		}
 	}

@@ -26,7 +26,8 @@
 //     [Trace.WriteTrace] and [Trace.Format] (every event, one a line),
 //     [Trace.Excerpt], [Secs], [ErrnoName].
 //   - Leadership as the processes reported it: [Trace.Leadership]
-//     ([Interval]), [Trace.MaxConcurrentLeaders], [Trace.Leaders],
+//     ([Interval], ordered by step where times tie: [Interval.Overlaps]),
+//     [Trace.MaxConcurrentLeaders], [Trace.Leaders],
 //     [Trace.FirstLeaderAfter], [Trace.FirstFault],
 //     [Trace.LeaderlessAtEnd].
 //   - Recorded traces of real processes: [NewRecorded], [Trace.AddProc],

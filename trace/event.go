@@ -155,10 +155,11 @@ func Started(proc, act int16, epoch int64) Event {
 }
 
 // Stopped returns an EvStopped event: process proc's leader context was
-// last seen live at true time lastLive and is now seen done, or (died)
-// the process died with it live.
-func Stopped(proc int16, lastLive int64, died bool) Event {
-	e := Event{Proc: proc, Kind: EvStopped, A: lastLive}
+// last seen live at true time lastLive, when the trace held liveSteps
+// events (after event liveSteps-1, before event liveSteps), and is now
+// seen done, or (died) the process died with it live.
+func Stopped(proc int16, lastLive int64, liveSteps int, died bool) Event {
+	e := Event{Proc: proc, Kind: EvStopped, A: lastLive, C: int64(liveSteps)}
 	if died {
 		e.B = 1
 	}
@@ -169,6 +170,12 @@ func Stopped(proc int16, lastLive int64, died bool) Event {
 // context was seen live: where the user's leadership ends (-1: it was
 // never seen live).
 func (e *Event) LastLive() int64 { return e.A }
+
+// LiveSteps places an EvStopped's LastLive in the run's order of steps:
+// the number of events the trace held when the context was last seen
+// live (-1: never). Events are appended in step order, so at one instant
+// it tells which steps came before that sighting and which after.
+func (e *Event) LiveSteps() int { return int(e.C) }
 
 // DiedLeading reports whether an EvStopped's process died with its
 // leader context live.
