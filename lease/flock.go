@@ -66,6 +66,8 @@ type EpochFile struct {
 	buf     []byte // encoding scratch; FS.Write does not retain it
 	base    int64
 	hasBase bool
+
+	mistake mistake // planted by the mutation tests only (mistake.go)
 }
 
 // epochBase is the current boot's epoch base (0 without Boot).
@@ -160,7 +162,7 @@ func (s *EpochFile) write(rec Record) (Record, error) {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
 	_, err = s.FS.Write(fd, s.buf)
-	if err == nil && s.Boot == nil {
+	if err == nil && s.Boot == nil && s.mistake&mNoRecordSync == 0 { // (mutant: never)
 		// Without boot records the epoch must be durable before its
 		// holder acts; with them, a lost record costs nothing (the next
 		// boot's epochs are above every epoch of this one).
@@ -250,6 +252,8 @@ type FlockElection struct {
 	leading  bool
 	cancel   context.CancelFunc
 	stopping bool // SIGTERM: lead no more
+
+	mistake mistake // planted by the mutation tests only (mistake.go)
 }
 
 // NewFlockElection returns the flock variant's elector for process p over s, the
@@ -286,6 +290,9 @@ func (f *FlockElection) Run() {
 	fail := func(m Msg) {
 		f.p.Log(m, 0, 0)
 		backoff = min(max(2*backoff, flockBackoff), f.cfg.WatchInterval)
+		if f.mistake&mNoBackoff != 0 { // mutant: retries at once
+			return
+		}
 		f.p.Sleep(backoff)
 	}
 	fd := FD(-1)
@@ -317,6 +324,10 @@ func (f *FlockElection) Run() {
 			f.s.Read()
 		}
 		err := f.fl.Flock(fd, LOCK_EX|LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) && f.mistake&mPollLock != 0 { // mutant: polls the lock
+			f.p.Sleep(f.cfg.WatchInterval)
+			continue
+		}
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			f.p.Log(MsgFlockWaiting, 0, 0)
 			err = f.fl.Flock(fd, LOCK_EX)
@@ -403,6 +414,9 @@ func (f *FlockElection) handleShutdown() {
 	lead, cancel, fd := f.leading, f.cancel, f.fd
 	f.leading, f.cancel = false, nil
 	f.mu.Unlock()
+	if lead && f.mistake&mUnlockBeforeCancel != 0 && f.fl.Flock(fd, LOCK_UN) == nil { // mutant: unlocks first
+		f.p.Log(MsgReleased, 0, 0)
+	}
 	if lead {
 		f.p.Role(RoleWatcher)
 		cancel()
@@ -411,7 +425,7 @@ func (f *FlockElection) handleShutdown() {
 		}
 		// The leader's main activity only sleeps: no record write is in
 		// flight, so the lock can go before the process does.
-		if f.fl.Flock(fd, LOCK_UN) == nil {
+		if f.mistake&(mUnlockBeforeCancel|mNoUnlockOnTerm) == 0 && f.fl.Flock(fd, LOCK_UN) == nil {
 			f.p.Log(MsgReleased, 0, 0)
 		}
 	}

@@ -81,6 +81,8 @@ type Reference struct {
 	term     *Term
 	cancel   context.CancelFunc
 	stopping bool // SIGTERM: lead no more
+
+	mistake mistake // planted by the mutation tests only (mistake.go)
 }
 
 func (r *Reference) isStopping() bool {
@@ -186,11 +188,14 @@ func (r *Reference) Run() {
 			continue
 		}
 		var token uint64
-		if r.note != nil {
+		if r.note != nil && r.mistake&mTokenAfterRead == 0 {
 			token = r.note.ChangeToken(r.dir)
 		}
 		rec, err := r.s.Read()
 		now := r.p.Mono()
+		if r.note != nil && r.mistake&mTokenAfterRead != 0 { // mutant: the token after the read
+			token = r.note.ChangeToken(r.dir)
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
 			// No lease, or a released one: acquire at once.
@@ -210,7 +215,11 @@ func (r *Reference) Run() {
 			r.wait(token, now+r.cfg.WatchInterval)
 			continue
 		}
-		if rec.Version != seen.Version || !haveSeen {
+		changed := rec.Version != seen.Version
+		if r.mistake&mHolderNotVersion != 0 { // mutant: renewals do not count
+			changed = rec.Holder != seen.Holder
+		}
+		if changed || !haveSeen {
 			seen, seenAt, haveSeen = rec, now, true
 			if rec.Holder == Unknown {
 				r.p.Log(MsgRefUnreadable, rec.Version, 0)
@@ -279,6 +288,9 @@ func (r *Reference) report(op string, err error) {
 // clock reads until: on a notification when there is one, by polling
 // every WatchInterval otherwise.
 func (r *Reference) wait(token uint64, until time.Duration) {
+	if r.mistake&mNoExpiryWake != 0 { // mutant: no wake at the expiry
+		until = forever
+	}
 	if r.note != nil {
 		r.note.WaitChange(r.dir, token, until)
 		return
@@ -295,6 +307,9 @@ func (r *Reference) wait(token uint64, until time.Duration) {
 // leadFrom leads with rec, written by a system call started at start,
 // until the deadline passes or a renewal loses, then returns to watching.
 func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
+	if r.mistake&mDeadlineAfterWrite != 0 { // mutant: from after the write
+		start = r.p.Mono()
+	}
 	deadline := start + r.cfg.RenewDeadlineInEffect()
 	if r.p.Mono() >= deadline {
 		// Paused between the write and now for longer than the deadline:
@@ -305,7 +320,10 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 	r.wrote = rec.Version
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
 	cctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
-	ctx := termContext{cctx, term}
+	var ctx context.Context = termContext{cctx, term}
+	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
+		ctx = cctx
+	}
 	r.mu.Lock()
 	if r.stopping {
 		r.mu.Unlock()
@@ -326,6 +344,13 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 	last, every := start, r.cfg.RenewInterval
 	for {
 		next := min(last+every, deadline)
+		if r.mistake&mRenewAtLease != 0 { // mutant: renews every lease
+			next = min(last+r.cfg.LeaseDuration, deadline)
+		}
+		if r.mistake&mTermAgeLimit != 0 && r.p.Mono()-start > r.cfg.LeaseDuration && r.resign() { // mutant: steps down when the term is older than the lease
+			r.stoppedLeading()
+			return
+		}
 		if d := next - r.p.Mono(); d > 0 {
 			r.p.Sleep(d)
 		}
@@ -341,6 +366,9 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		}
 		start := r.p.Mono()
 		nrec, err := r.s.Renew(rec, r.cfg.LeaseDuration)
+		if r.mistake&mDeadlineAfterWrite != 0 { // mutant: from after the write
+			start = r.p.Mono()
+		}
 		switch {
 		case err == nil && r.isStopping():
 			return // renewed as SIGTERM came: the handler releases what it finds
@@ -360,7 +388,9 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			r.mu.Lock()
 			r.cur = rec
 			r.mu.Unlock()
-			r.p.Lead(rec.Epoch, deadline)
+			if r.mistake&mStaleLead == 0 { // mutant: the new deadline unreported
+				r.p.Lead(rec.Epoch, deadline)
+			}
 			r.p.Log(MsgRefRenewed, rec.Version, 0)
 		case errors.Is(err, ErrConflict):
 			// Another write replaced the version we hold: a takeover, our own
@@ -380,6 +410,11 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 				every = 0
 			}
 			last, every = start, min(max(2*every, renewBackoff), r.cfg.RenewInterval)
+			// (mutant: as if renewed)
+			if r.mistake&mRenewErrorIgnored != 0 && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
+				deadline, every = start+r.cfg.RenewDeadlineInEffect(), r.cfg.RenewInterval
+				r.p.Lead(rec.Epoch, deadline)
+			}
 		}
 	}
 }
@@ -428,12 +463,17 @@ func (r *Reference) handleShutdown() {
 	lead, cur, term, cancel := r.lead, r.cur, r.term, r.cancel
 	r.lead, r.cancel = false, nil
 	r.mu.Unlock()
-	if lead {
-		r.p.Role(RoleWatcher)
-		cancel()
-		if f := r.cfg.Callbacks.OnStoppedLeading; f != nil {
-			f()
+	stepDown := func() {
+		if lead {
+			r.p.Role(RoleWatcher)
+			cancel()
+			if f := r.cfg.Callbacks.OnStoppedLeading; f != nil {
+				f()
+			}
 		}
+	}
+	if r.mistake&mReleaseBeforeStepDown == 0 {
+		stepDown()
 	}
 	if !lead {
 		r.p.Log(MsgRefNotLeading, 0, 0)
@@ -460,6 +500,9 @@ func (r *Reference) handleShutdown() {
 			break
 		}
 		cur = rec
+	}
+	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: released first, stepped down after
+		stepDown()
 	}
 	r.p.Exit(0)
 }

@@ -47,6 +47,8 @@ type VersionedFile struct {
 	// set it.
 	NoDirSync bool
 
+	mistake mistake // planted by the mutation tests only (mistake.go)
+
 	// mu guards the cache below. It is never held across a system call:
 	// the elector's activities share the store (a renewal and the signal
 	// handler's release), and a simulated activity must not block another
@@ -236,6 +238,9 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 
 // Renew writes the next version for cur's holder if cur is still the latest.
 func (s *VersionedFile) Renew(cur Record, ttl time.Duration) (Record, error) {
+	if s.mistake&mVersionSkip != 0 { // mutant: the next version counted twice
+		return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 2}, false)
+	}
 	return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 1}, false)
 }
 
@@ -246,6 +251,9 @@ func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) 
 	base, err := s.epochBase()
 	if err != nil {
 		return Record{}, err
+	}
+	if s.mistake&mStaleEpoch != 0 { // mutant: the epoch not incremented
+		return s.publish(Record{Holder: holder, Epoch: stale.Epoch, Version: v}, true)
 	}
 	return s.publish(Record{Holder: holder, Epoch: base + v, Version: v}, true)
 }

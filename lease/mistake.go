@@ -1,0 +1,58 @@
+package lease
+
+// mistake plants realistic mistakes in the algorithms, for the mutation
+// tests (lease/mutants_test.go): each bit switches one on. Only lease's
+// own tests can set it (export_test.go); the zero value, which every
+// exported constructor and variant uses, plants none. Each hook is one
+// guarded line at the place where the mistake would be made.
+type mistake uint32
+
+// The mistakes with a hook in the algorithms. (Mutants that wrap a store,
+// a config or a variant's Run need none.)
+const (
+	// Reference: the local deadline is measured from when the write
+	// returned, not from before it was sent.
+	mDeadlineAfterWrite mistake = 1 << iota
+	// Reference: a watcher with a Notifier waits for a change only, not
+	// also for the instant the lease it saw can expire.
+	mNoExpiryWake
+	// Reference: a watcher restarts its expiry clock when the holder
+	// changes, not when the version does: renewals do not count.
+	mHolderNotVersion
+	// Reference: the change token is taken after reading the record, so a
+	// change between the read and the token is never woken for.
+	mTokenAfterRead
+	// Reference: the user's context is a plain cancellable context, ended
+	// only when the renew loop gets round to it, not at the deadline.
+	mPlainContext
+	// Reference: a renewal that fails with an I/O error extends the
+	// deadline as if it had succeeded.
+	mRenewErrorIgnored
+	// Reference: the SIGTERM handler releases the lease before it cancels
+	// the leader's context.
+	mReleaseBeforeStepDown
+	// Reference: the renew loop steps down once the term is older than
+	// the lease (confusing the term's age with the lease's).
+	mTermAgeLimit
+	// Reference: a renewal does not report its new deadline (Proc.Lead).
+	mStaleLead
+	// Reference: the leader renews every LeaseDuration instead of every
+	// RenewInterval.
+	mRenewAtLease
+	// VersionedFile: a renewal links version cur+2, not cur+1.
+	mVersionSkip
+	// VersionedFile: a takeover keeps the stale record's epoch.
+	mStaleEpoch
+	// FlockElection: on SIGTERM, unlock before cancelling the context.
+	mUnlockBeforeCancel
+	// FlockElection: a lock held by another process is polled (LOCK_NB
+	// every WatchInterval) instead of waited for.
+	mPollLock
+	// FlockElection: after an error, retry at once, with no back-off.
+	mNoBackoff
+	// FlockElection: the SIGTERM handler does not unlock; the exit does.
+	mNoUnlockOnTerm
+	// EpochFile: the record is never fsynced, whether or not the machine
+	// can tell its boot.
+	mNoRecordSync
+)
