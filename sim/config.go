@@ -32,6 +32,12 @@ type Config struct {
 	LockPath string
 	// Horizon is the true time at which the run stops.
 	Horizon time.Duration
+	// Mixed is the scheduler a "mixed" search drew for the run ("random"
+	// or "pct"; "" when the search named one).
+	Mixed string
+	// Swarm is the run's swarm draw, as the setup line prints it ("" for a
+	// run over one kind of fault, or none): see Swarm.
+	Swarm string
 	// Seed drives every random choice the run makes: system-call latency,
 	// timer lateness and, unless Scheduler is set, the order of steps
 	// ready at the same instant.
@@ -173,6 +179,12 @@ func (c Config) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "variant=%s seed=%d lease=%v renew=%v watch=%v horizon=%v", c.Variant, c.Seed,
 		c.Lease.LeaseDuration, c.Lease.RenewInterval, c.Lease.WatchInterval, c.Horizon)
+	if c.Mixed != "" {
+		fmt.Fprintf(&b, " scheduler=%s", c.Mixed)
+	}
+	if c.Swarm != "" {
+		fmt.Fprintf(&b, " swarm=[%s]", c.Swarm)
+	}
 	if c.NoBootID {
 		b.WriteString(" nobootid")
 	}

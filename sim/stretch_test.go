@@ -265,12 +265,16 @@ func TestParseStretchFaults(t *testing.T) {
 	if s := FaultNames(kinds); s != "diskfull,eio,stall,nobootid" {
 		t.Errorf("FaultNames = %q", s)
 	}
-	all, _ := ParseFaults("all,diskfull")
-	if !slices.Equal(all, append(slices.Clone(FaultKinds), trace.DiskFull)) || FaultNames(all) != "all,diskfull" {
-		t.Errorf("all,diskfull = %v (%s)", all, FaultNames(all))
+	// "all" is every kind, the stretches, power and nobootid included, and
+	// prints as "all" however it was spelt.
+	for _, spelt := range []string{"all", "all,diskfull", "all,power", "kill,all"} {
+		all, _ := ParseFaults(spelt)
+		if !slices.Equal(all, AllFaults) || FaultNames(all) != "all" {
+			t.Errorf("%s = %v (%s), want AllFaults (all)", spelt, all, FaultNames(all))
+		}
 	}
-	if all, _ := ParseFaults("all"); !slices.Equal(all, FaultKinds) || slices.ContainsFunc(all, func(k trace.FaultKind) bool { return k.IsStretch() || k == trace.NoBootID }) {
-		t.Errorf(`"all" = %v: it must stay FaultKinds, without the stretches`, all)
+	if !slices.Contains(AllFaults, trace.Power) || !slices.Contains(AllFaults, trace.DiskFull) || !slices.Contains(AllFaults, trace.NoBootID) {
+		t.Errorf("AllFaults = %v lacks power, diskfull or nobootid", AllFaults)
 	}
 	_, err = ParseFaults("kill,diskful")
 	if err == nil || strings.Count(err.Error(), "\n") > 0 {
@@ -321,7 +325,7 @@ func TestRandomStretchSetups(t *testing.T) {
 	if !long || !short {
 		t.Errorf("disk stretches drawn: some over a minute %v, some under 2 s %v", long, short)
 	}
-	for _, base := range []string{"none", "all", "kill,stall"} {
+	for _, base := range []string{"none", "kill,term,stop,skew,drift,jump,fserr,power,diskfull,eio,stall", "kill,stall"} {
 		o.Faults, _ = ParseFaults(base)
 		withOut := o
 		o.Faults, _ = ParseFaults(base + ",nobootid")

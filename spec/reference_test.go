@@ -25,7 +25,7 @@ func TestReferenceHolds(t *testing.T) {
 		runs = 500
 	}
 	start := time.Now()
-	rep, err := Search{Setup: sim.SetupOptions{Variant: "reference", Faults: sim.FaultKinds}, Runs: runs, Seed: 1, KeepGoing: true}.Run(nil)
+	rep, err := Search{Setup: sim.SetupOptions{Variant: "reference", Faults: sim.AllFaults}, Runs: runs, Seed: 1, KeepGoing: true}.Run(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

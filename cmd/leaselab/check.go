@@ -30,9 +30,9 @@ type setupFlags struct {
 func (f *setupFlags) register(fs *flag.FlagSet, faultsDefault string) {
 	fs.StringVar(&f.variant, "variant", "seed", "variant to check (valid: "+lease.VariantNames()+")")
 	fs.IntVar(&f.procs, "procs", 0, "processes per run (0: 2 to 5, drawn per run)")
-	fs.StringVar(&f.faults, "faults", faultsDefault, "fault kinds: comma list of kill,term,stop,skew,drift,jump,fserr, or all, or none")
-	fs.StringVar(&f.scheduler, "scheduler", "random", "order of same-instant steps: random or pct")
-	fs.Float64Var(&f.maxDrift, "max-drift", 0.001, "largest clock rate error, as a fraction")
+	fs.StringVar(&f.faults, "faults", faultsDefault, "fault kinds: comma list of kill,term,stop,skew,drift,jump,fserr,power,diskfull,eio,stall,nobootid, or all (every one; a run over three or more draws a subset: swarm), or none")
+	fs.StringVar(&f.scheduler, "scheduler", "mixed", "order of same-instant steps: random, pct, or mixed (each run draws one of the two)")
+	fs.Float64Var(&f.maxDrift, "max-drift", -1, "largest clock rate error, as a fraction (-1: the drift bound the algorithm is configured for, -drift-bound, 0.01 unless set)")
 	intervalFlags(fs, &f.lease, lease.DefaultConfig())
 	fs.DurationVar(&f.lease.RenewDeadline, "renew-deadline", 0, "the reference's local deadline (0: derived from the lease and -drift-bound)")
 	fs.Float64Var(&f.driftBound, "drift-bound", 0, "the drift bound the reference is configured for, as a fraction (0: 0.01)")
@@ -43,8 +43,8 @@ func (f *setupFlags) options() (sim.SetupOptions, error) {
 	if err != nil {
 		return sim.SetupOptions{}, usagef("-faults: %v", err)
 	}
-	if f.maxDrift < 0 || f.maxDrift >= 1 {
-		return sim.SetupOptions{}, usagef("-max-drift %v: want a fraction in [0, 1)", f.maxDrift)
+	if f.maxDrift != -1 && (f.maxDrift < 0 || f.maxDrift >= 1) {
+		return sim.SetupOptions{}, usagef("-max-drift %v: want a fraction in [0, 1), or -1 for the drift bound", f.maxDrift)
 	}
 	if f.driftBound < 0 || f.driftBound >= 1 {
 		return sim.SetupOptions{}, usagef("-drift-bound %v: want a fraction in [0, 1)", f.driftBound)
@@ -52,7 +52,10 @@ func (f *setupFlags) options() (sim.SetupOptions, error) {
 	f.lease.DriftBoundPPM = int64(f.driftBound*1e6 + 0.5)
 	o := sim.SetupOptions{Variant: f.variant, Procs: f.procs, Faults: kinds, MaxDriftPPM: int64(f.maxDrift*1e6 + 0.5),
 		Lease: f.lease, Scheduler: f.scheduler}
-	if o.MaxDriftPPM == 0 {
+	switch {
+	case f.maxDrift == -1:
+		o.MaxDriftPPM = 0 // Normalize: the drift bound
+	case o.MaxDriftPPM == 0:
 		o.MaxDriftPPM = 1 // 0 would mean the default; a drift bound of 1 ppm is as good as none
 	}
 	if err := o.Normalize(); err != nil {
@@ -66,7 +69,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	var sf setupFlags
 	sf.register(fs, "all")
 	all := fs.Bool("all", false, "check every variant")
-	runs := fs.Int("runs", 1000, "runs per variant")
+	runs := fs.Int("runs", 10000, "runs per variant (a search stops at the first violating run unless -keep-going)")
 	seed := fs.Uint64("seed", 1, "search seed: run i's seed is derived from it")
 	keep := fs.Bool("keep-going", false, "run all -runs instead of stopping at the first violation")
 	props := fs.String("props", "all", "properties to check: comma list of "+strings.Join(spec.Properties, ",")+", or all")

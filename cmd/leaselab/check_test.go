@@ -108,7 +108,7 @@ func naiveRace(t *testing.T) checkViolation {
 	if !strings.HasPrefix(v.Replay, "leaselab replay ") || len(v.PIDs) != 2 || v.PIDs[0] == v.PIDs[1] {
 		t.Fatalf("violation %+v: want two PIDs and a replay line", v)
 	}
-	if rep.Variant != "seed-naive" || rep.Faults != "none" || rep.Scheduler != "random" || rep.Runs != v.Run+1 || rep.Counts[spec.ExclusiveLeadership] != 1 {
+	if rep.Variant != "seed-naive" || rep.Faults != "none" || rep.Scheduler != "mixed" || rep.Runs != v.Run+1 || rep.Counts[spec.ExclusiveLeadership] != 1 {
 		t.Errorf("report %+v: want seed-naive, no faults, random, stopped after run %d", rep, v.Run)
 	}
 	return *v
@@ -265,7 +265,7 @@ func TestCheckBadInput(t *testing.T) {
 	}{
 		{[]string{"check", "-variant", "nope"}, []string{`"nope"`, lease.VariantNames()}},
 		{[]string{"check", "-runs", "0"}, []string{"-runs 0", "at least 1"}},
-		{[]string{"check", "-faults", "kill,bogus"}, []string{`"bogus"`, "kill, term, stop, skew, drift, jump, fserr, power, all, none"}},
+		{[]string{"check", "-faults", "kill,bogus"}, []string{`"bogus"`, "kill, term, stop, skew, drift, jump, fserr, power, diskfull, eio, stall, nobootid, all, none"}},
 		{[]string{"check", "-scheduler", "nope"}, []string{`"nope"`, "random, pct"}},
 		{[]string{"check", "-props", "nope"}, []string{`"nope"`, strings.Join(spec.Properties, ", ")}},
 		{[]string{"check", "-lease", "3s", "-renew", "3s"}, []string{"longer than the renew interval"}},

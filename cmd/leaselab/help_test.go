@@ -61,7 +61,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		}
 	}
 	// Defaults are printed: a flag with a non-zero default says it.
-	if _, out := helpFlags(t, "check"); !strings.Contains(out, "(default 1000)") || !strings.Contains(out, `(default "all")`) {
+	if _, out := helpFlags(t, "check"); !strings.Contains(out, "(default 10000)") || !strings.Contains(out, `(default "all")`) {
 		t.Errorf("check -h lacks the defaults of -runs and -faults:\n%s", out)
 	}
 }

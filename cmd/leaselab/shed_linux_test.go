@@ -88,7 +88,7 @@ func imageRSS(t *testing.T, pid string) int {
 func TestShedImage(t *testing.T) {
 	replay := func() string {
 		var out strings.Builder
-		if err := dispatch([]string{"replay", "-variant", "seed", "-seed", "3"}, &out, &out); err != nil {
+		if err := dispatch([]string{"replay", "-variant", "reference", "-seed", "3"}, &out, &out); err != nil {
 			t.Fatalf("replay: %v", err)
 		}
 		return out.String()
