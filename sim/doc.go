@@ -12,8 +12,9 @@
 // the processes ([ProcSpec]: pid, start, clock skew and drift), files
 // placed before the run ([File]), the faults ([Fault]) and the system
 // call latencies. [RandomSetup] draws a Config from [SetupOptions] and a
-// seed (what leaselab check searches); [SetupFrom] draws it from a
-// [Chooser] instead (a property test's).
+// seed (what leaselab check searches): over three fault kinds or more, a
+// [Swarm] of them per run; with the "mixed" scheduler, random or PCT per
+// run. [SetupFrom] draws it from a [Chooser] instead (a property test's).
 //
 // # Files of the package
 //
@@ -41,7 +42,7 @@
 //   - setupdesc.go: the setup line a trace prints, with what became of
 //     each configured fault.
 //   - setup.go: [SetupOptions], [RandomSetup], [ParseFaults],
-//     [FaultKinds], [MachineFaults].
+//     [FaultKinds], [MachineFaults], [AllFaults], [Swarm].
 //   - choose.go, sched.go, pct.go: the run's choices ([Chooser], [PCG],
 //     [Decisions], [Recorder], [ReadDecisions], [WriteDecisions]) and
 //     schedulers ([Random], [PCT]).

@@ -15,8 +15,12 @@
 //     a new leader within a bound) and [LinearizableStore]
 //     ([CheckLinearizable]: the store's history is linearizable against
 //     the lease register of package model, with porcupine, within
-//     [LinearizeTimeout]) and [HonestRole] ([CheckHonestRole]: the
-//     algorithm reports leading whenever its user's context is live).
+//     [LinearizeTimeout]), [HonestRole] ([CheckHonestRole]: the
+//     algorithm reports leading whenever its user's context is live),
+//     [StableLeadership] ([CheckStableLeadership]: in quiet, once settled,
+//     someone leads and no leader steps down) and [NoBusyLoop]
+//     ([CheckNoBusyLoop]: no process makes more than [BusyBound] system
+//     calls in a simulated second while nothing changes).
 //   - [Check] evaluates every property on a run and returns a [Verdict]
 //     for each: whether it applies to the variant, and the first
 //     [Violation] (when, which processes, which events, what happened).
