@@ -106,15 +106,16 @@ func Check(tr *trace.Trace) []Verdict {
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	}
 	iv := tr.Leadership()
+	el := eligible(tr) // when each process could lead: three properties ask
 	lin := durable(tr) || tr.Run.Server // a server keeps its state when the clients' machine loses power
 	vs := []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
 		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, tr, iv)},
-		{Property: NoWedge, Applicable: true, Violation: CheckNoWedge(tr, iv, b)},
-		{Property: FailoverBound, Applicable: true, Violation: CheckFailover(tr, iv, b)},
+		{Property: NoWedge, Applicable: true, Violation: checkNoWedge(tr, iv, b, el)},
+		{Property: FailoverBound, Applicable: true, Violation: checkFailover(tr, iv, b, el)},
 		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, tr)},
 		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckHonestRole(tr, iv) })},
-		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckStableLeadership(tr, iv, b) })},
+		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
 	}
 	if !v.Epochs {
@@ -324,7 +325,12 @@ func splitAt(spans []span, cuts []int64) []span {
 // write or no process runs. The clock restarts when it ends, so a stretch
 // that ends late in the run owes a leader within b.Wedge after it.
 func CheckNoWedge(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
-	el := eligible(tr)
+	return checkNoWedge(tr, iv, b, eligible(tr))
+}
+
+// checkNoWedge is CheckNoWedge with eligible(tr) computed once for every
+// property that needs it.
+func checkNoWedge(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
 	st := tr.Stretches()
 	var first *Violation
 	for _, g := range splitAt(leaderless(tr, iv), faultTimes(tr)) {
@@ -357,7 +363,10 @@ func CheckNoWedge(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 // by another fault is not: no-wedge, whose clock restarts when the
 // stretch ends, owes the next leader after it.
 func CheckFailover(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
-	el := eligible(tr)
+	return checkFailover(tr, iv, b, eligible(tr))
+}
+
+func checkFailover(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
 	st := tr.Stretches()
 	for i, e := range tr.Events {
 		if e.Kind != trace.EvFault || e.Proc < 0 || e.Missed() {

@@ -37,6 +37,12 @@ const StableLeadership = "stable-leadership"
 // none where nothing happened, so a leader that steps down every few
 // renewals (and leaves gaps of seconds) is caught.
 func CheckStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
+	return checkStableLeadership(tr, iv, b, nil)
+}
+
+// checkStableLeadership is CheckStableLeadership with eligible(tr), if
+// el is not nil, computed by the caller.
+func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
 	settled := settledQuiet(tr, b.Wedge)
 	if len(settled) == 0 {
 		return nil
@@ -69,7 +75,9 @@ func CheckStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds) *Viol
 		seen[k] = x
 		seen[k].To = x.Seen
 	}
-	el := eligible(tr)
+	if el == nil {
+		el = eligible(tr)
+	}
 	for _, g := range leaderless(tr, seen) {
 		for _, s := range settled {
 			from, to := max(g.from, s.from), min(g.to, s.to)
