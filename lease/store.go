@@ -21,10 +21,17 @@ import (
 type Store interface {
 	// Read returns the current record. A missing record is an error for
 	// which errors.Is(err, fs.ErrNotExist) holds; an unreadable one is an
-	// error too.
+	// error too. A versioned store whose latest version exists but cannot
+	// be read (EIO, a torn write) returns it with that error, held by
+	// Unknown and named by its version: the record is the version,
+	// whatever it holds, so that observers can time it and a Takeover of
+	// it is a compare-and-set on the version alone.
 	Read() (Record, error)
 	// Create publishes a record for holder if there is none. When one
 	// exists it fails with an error for which errors.Is(err, fs.ErrExist).
+	// When it cannot tell (the latest version cannot be read: it may be a
+	// release, or a live lease) it fails with an I/O error and publishes
+	// nothing: the caller waits the version out and takes it over.
 	Create(holder int64, ttl time.Duration) (Record, error)
 	// Renew extends cur, which the caller holds, if it is still current.
 	Renew(cur Record, ttl time.Duration) (Record, error)
