@@ -106,7 +106,7 @@ func Check(tr *trace.Trace) []Verdict {
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	}
 	iv := tr.Leadership()
-	el := eligible(tr) // when each process could lead: three properties ask
+	el := eligible(tr)                  // when each process could lead: three properties ask
 	lin := durable(tr) || tr.Run.Server // a server keeps its state when the clients' machine loses power
 	vs := []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
