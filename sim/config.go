@@ -167,7 +167,7 @@ func (c *Config) Normalize() error {
 		return fmt.Errorf("latency bounds out of order: syscall %v..%v, timer late %v", c.SyscallMin, c.SyscallMax, c.TimerLateMax)
 	}
 	for _, f := range c.Faults {
-		if err := f.validate(len(c.Procs)); err != nil {
+		if err := f.validate(len(c.Procs), c.Faults); err != nil {
 			return err
 		}
 	}

@@ -67,6 +67,12 @@ type Fault struct {
 	PPM   int64         // Drift: the new rate error
 	Call  string        // FSError: the kind of call that fails
 	Errno syscall.Errno // FSError: the error it fails with
+	// Follows, if set, chains the fault to another: the 1-based index in
+	// Config.Faults of the signal it follows. It fires right after the
+	// Nth system call, of any kind, that the process the followed fault
+	// hit makes after it: a pause or a crash in the middle of handling a
+	// SIGTERM, or just after a SIGCONT. Proc is then ignored.
+	Follows int
 
 	ends trace.FaultKind // End: the kind of stretch that ends
 	idx  int             // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
@@ -116,6 +122,9 @@ func (f Fault) String() string {
 	if f.After != "" {
 		when = fmt.Sprintf("after %s #%d", f.After, max(f.Nth, 1))
 	}
+	if f.Follows > 0 {
+		who, when = "its process", fmt.Sprintf("after call #%d following fault %d", max(f.Nth, 1), f.Follows)
+	}
 	switch f.Kind {
 	case trace.Stop:
 		return fmt.Sprintf("stop %s %s for %v", who, when, f.Dur)
@@ -135,9 +144,21 @@ func (f Fault) String() string {
 	return fmt.Sprintf("%s %s %s", f.Kind, who, when)
 }
 
-func (f Fault) validate(nprocs int) error {
+func (f Fault) validate(nprocs int, faults []Fault) error {
 	if f.Kind < trace.Kill || f.Kind > trace.Stall {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
+	}
+	if f.Follows != 0 {
+		if f.Follows < 0 || f.Follows > len(faults) || faults[f.Follows-1].Follows != 0 {
+			return fmt.Errorf("fault %v: follows fault %d, which is not an unchained fault of the config", f.Kind, f.Follows)
+		}
+		if k := faults[f.Follows-1].Kind; k != trace.Kill && k != trace.Term && k != trace.Stop {
+			return fmt.Errorf("fault %v: follows a %v; only a signal has a process to follow", f.Kind, k)
+		}
+		if f.Kind != trace.Kill && f.Kind != trace.Term && f.Kind != trace.Stop || f.After != "" {
+			return fmt.Errorf("fault %v: only a signal, at no call kind, can follow another", f.Kind)
+		}
+		f.Proc = 0 // ignored
 	}
 	if f.Kind.IsStretch() {
 		if f.After != "" {

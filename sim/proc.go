@@ -98,6 +98,7 @@ func (w *World) wake(a *activity, t int64) {
 type trigger struct {
 	f     Fault
 	count int
+	any   bool // a chained fault (Fault.Follows): any call counts
 }
 
 // proc is a simulated process. It implements lease.Proc for the lease code
@@ -229,11 +230,11 @@ func (p *proc) done(a *activity, e trace.Event) {
 	w.syscalls++
 	for i := range p.triggers {
 		tr := &p.triggers[i]
-		if tr.f.After != "" && matches(tr.f.After, e.Op, int(e.Flag)) {
+		if tr.any || tr.f.After != "" && matches(tr.f.After, e.Op, int(e.Flag)) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
 				f := tr.f
-				f.After, f.At = "", time.Duration(w.now)
+				f.After, f.At, f.Proc = "", time.Duration(w.now), p.idx
 				w.faults = insertFault(w.faults, f)
 			}
 		}

@@ -264,8 +264,8 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	// so that the kinds that must coincide do in some runs, undiluted by
 	// the others. One or two kinds draw as they always did: a user who
 	// names a pair wants them together.
-	most, logScale := 4, false
-	if len(kinds) > 2 {
+	most, logScale, swarm := 4, false, len(kinds) > 2
+	if swarm {
 		sw := drawSwarm(kinds, rng)
 		kinds, most, logScale = sw.Kinds, sw.MaxFaults, sw.LogScale
 		cfg.Swarm = sw.String()
@@ -352,8 +352,33 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			f.Errno = []syscall.Errno{syscall.EIO, syscall.ENOSPC}[rng.IntN(2)]
 		}
 		cfg.Faults = append(cfg.Faults, f)
+		// In a swarm, half the SIGTERMs and pauses get a second fault chained to them
+		// (Fault.Follows): a pause or a crash of the same process a few
+		// system calls after it, in the middle of its handler or of what
+		// follows a SIGCONT, where two independent faults almost never
+		// meet. (Found by the mutant catalogue: a SIGTERM handler that
+		// releases before it steps down needs a pause between the two.)
+		if chain := chainable(kinds); swarm && len(chain) > 0 && (f.Kind == trace.Term || f.Kind == trace.Stop) && rng.IntN(2) == 0 {
+			c := Fault{Kind: chain[rng.IntN(len(chain))], Follows: len(cfg.Faults), Nth: 1 + rng.IntN(8)}
+			if c.Kind == trace.Stop {
+				c.Dur = magnitude(rng, 2*lease, logScale)
+			}
+			cfg.Faults = append(cfg.Faults, c)
+		}
 	}
 	return cfg
+}
+
+// chainable returns the kinds a fault chained to a signal may have: a
+// pause or a crash, of those on.
+func chainable(kinds []trace.FaultKind) []trace.FaultKind {
+	var out []trace.FaultKind
+	for _, k := range kinds {
+		if k == trace.Stop || k == trace.Kill {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // chooserRand gives a Chooser the methods of math/rand that SetupFrom uses.

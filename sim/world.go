@@ -12,6 +12,7 @@ import (
 
 // World is one simulated run in progress.
 type World struct {
+	chained  []Fault       // faults that follow another (Fault.Follows), armed when it fires
 	boots    int           // power losses so far: the machine's boot number (BootID)
 	servers  []namedServer // lease servers (Dialer), in order of first use
 	cfg      Config
@@ -113,6 +114,10 @@ func New(cfg Config) (*World, error) {
 	}
 	for i, f := range cfg.Faults {
 		f.idx = i + 1
+		if f.Follows > 0 {
+			w.chained = append(w.chained, f) // armed when the fault it follows fires
+			continue
+		}
 		if f.After != "" || f.Kind == trace.FSError {
 			p := w.procs[f.Proc]
 			p.triggers = append(p.triggers, trigger{f: f})
@@ -304,6 +309,13 @@ func (w *World) fire(f Fault, by *proc) {
 		return
 	}
 	w.setup.fate(f, fired)
+	if p != nil {
+		for _, c := range w.chained {
+			if c.Follows == f.idx && f.idx > 0 {
+				p.triggers = append(p.triggers, trigger{f: c, any: true})
+			}
+		}
+	}
 	ev := trace.Fault(-1, f.Kind, f.Dur, f.Delta, false, w.tr.Str(f.String()))
 	if p != nil {
 		ev.Proc = int16(p.idx)
