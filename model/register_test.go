@@ -56,11 +56,7 @@ func op(cl int, call, ret int64, in Input, out Output) porcupine.Operation {
 const never = 1000
 
 func TestHistories(t *testing.T) {
-	tests := []struct {
-		name string
-		ops  []porcupine.Operation
-		want bool
-	}{
+	tests := []history{
 		// Records are compared whole: holder, expiry, epoch and version.
 		{"versioned: read sees the renewal", []porcupine.Operation{
 			op(0, 0, 10, create(100), ok(v1)),
@@ -288,6 +284,20 @@ func TestHistories(t *testing.T) {
 			op(2, 40, 50, read(), res(trace.ResNotFound)),
 		}, true},
 	}
+	checkHistories(t, tests)
+}
+
+// history is a hand-written history and whether the register must find it
+// linearizable.
+type history struct {
+	name string
+	ops  []porcupine.Operation
+	want bool
+}
+
+// checkHistories checks each history against the register.
+func checkHistories(t *testing.T, tests []history) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := CheckOps(tt.ops, 0, time.Second)

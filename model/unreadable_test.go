@@ -2,7 +2,6 @@ package model
 
 import (
 	"testing"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leaselab/leaselab/lease"
@@ -33,11 +32,7 @@ func TestUnreadableVersion(t *testing.T) {
 	b2 := lease.Record{Holder: 200, Epoch: 2, Version: 2}
 	b6 := lease.Record{Holder: 200, Epoch: 6, Version: 6}
 	unk := func(r lease.Record) Output { return Output{Res: trace.ResUnknown, Rec: r} }
-	tests := []struct {
-		name string
-		ops  []porcupine.Operation
-		want bool
-	}{
+	tests := []history{
 		// 100 acquires (version 1) and releases (version 2); 200's reads of
 		// version 2 fail with EIO; it waits version 2 out and takes it over
 		// with version 3.
@@ -140,17 +135,7 @@ func TestUnreadableVersion(t *testing.T) {
 			op(1, 80, 90, takeover(unreadable(2), 200), ok(b3)),
 		}, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := CheckOps(tt.ops, 0, time.Second)
-			if r.Unknown {
-				t.Fatal("check timed out")
-			}
-			if r.Linearizable != tt.want {
-				t.Errorf("linearizable = %v, want %v (%v)", r.Linearizable, tt.want, r.Err())
-			}
-		})
-	}
+	checkHistories(t, tests)
 }
 
 // The records and states of an unreadable version print as such.
