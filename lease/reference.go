@@ -181,7 +181,14 @@ func (r *Reference) Run() {
 	var seen Record
 	var seenAt time.Duration
 	haveSeen := false // (a monotonic clock may read 0)
-	var backoff time.Duration
+	// After a write that failed with an error, no write is tried again
+	// before retryAt (backoff later), whatever wakes the loop meanwhile: a
+	// failed write changes the lock directory itself (a temporary file
+	// made and removed), and so do another process's, so that waking on a
+	// change and writing again would spin, alone or in pairs, on a disk
+	// whose blocks are full while its inodes are not. A real change (a
+	// new version) is still seen at once.
+	var backoff, retryAt time.Duration
 	for {
 		if r.isStopping() {
 			r.p.Sleep(r.cfg.LeaseDuration) // the signal handler ends the process
@@ -199,6 +206,10 @@ func (r *Reference) Run() {
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
 			// No lease, or a released one: acquire at once.
+			if now < retryAt {
+				r.wait(token, retryAt)
+				continue
+			}
 			start := r.p.Mono()
 			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
 			if err == nil {
@@ -207,7 +218,8 @@ func (r *Reference) Run() {
 				continue
 			}
 			r.report("create", err)
-			backoff = r.failed(err, backoff, token)
+			backoff = r.failed(err, backoff)
+			retryAt = r.p.Mono() + backoff
 			continue
 		case err != nil:
 			// An I/O error says nothing about the lease: try again soon.
@@ -239,6 +251,10 @@ func (r *Reference) Run() {
 			r.wait(token, expiry)
 			continue
 		}
+		if now < retryAt {
+			r.wait(token, retryAt)
+			continue
+		}
 		if own {
 			r.p.Log(MsgRefOwn, rec.Version, 0)
 		} else {
@@ -248,7 +264,8 @@ func (r *Reference) Run() {
 		nrec, err := r.s.Takeover(rec, r.pid, r.cfg.LeaseDuration)
 		if err != nil {
 			r.report("takeover", err)
-			backoff = r.failed(err, backoff, token)
+			backoff = r.failed(err, backoff)
+			retryAt = r.p.Mono() + backoff
 			continue
 		}
 		r.leadFrom(nrec, start, MsgRefTakeover)
@@ -258,19 +275,17 @@ func (r *Reference) Run() {
 
 // failed handles a create or takeover that did not lead and returns the
 // next back-off. A lost race (the lease exists, or changed) is read again
-// at once: the read shows the winner and waits on it. Any other error (a
-// full disk, an I/O error, no boot id) says nothing about the lease, and
-// trying again at once would spin while the disk stays full: wait first,
-// from renewBackoff, doubling up to the watch interval, or until the lock
-// directory changes (token: taken before the read).
-func (r *Reference) failed(err error, backoff time.Duration, token uint64) time.Duration {
+// at once (0): the read shows the winner and waits on it. Any other error
+// (a full disk, an I/O error) says nothing about the lease, and trying
+// again at once would spin while the disk stays full: the next write
+// waits, from renewBackoff, doubling up to the watch interval.
+func (r *Reference) failed(err error, backoff time.Duration) time.Duration {
 	if errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
 		r.p.Log(MsgLostRace, 0, 0)
 		return 0
 	}
 	backoff = min(max(2*backoff, renewBackoff), r.cfg.WatchInterval)
 	r.p.Log(MsgRefWriteFailed, int64(backoff/time.Millisecond), 0)
-	r.wait(token, r.p.Mono()+backoff) // a change (another's write) ends it early
 	return backoff
 }
 
@@ -341,8 +356,12 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
 		f(ctx)
 	}
-	last, every := start, r.cfg.RenewInterval
+	last, backoff := start, time.Duration(0) // backoff: after a failed renewal (0: none failed)
 	for {
+		every := r.cfg.RenewInterval
+		if backoff > 0 {
+			every = backoff
+		}
 		next := min(last+every, deadline)
 		if r.mistake&mRenewAtLease != 0 { // mutant: renews every lease
 			next = min(last+r.cfg.LeaseDuration, deadline)
@@ -384,7 +403,7 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			return
 		case err == nil:
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
-			every, r.wrote = r.cfg.RenewInterval, nrec.Version
+			backoff, r.wrote = 0, nrec.Version
 			r.mu.Lock()
 			r.cur = rec
 			r.mu.Unlock()
@@ -406,13 +425,10 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			// renewBackoff, doubling up to the renew interval), so that a
 			// failed write or two cost no term, and a failing disk no spin.
 			r.report("renew", err)
-			if every == r.cfg.RenewInterval {
-				every = 0
-			}
-			last, every = start, min(max(2*every, renewBackoff), r.cfg.RenewInterval)
+			last, backoff = start, min(max(2*backoff, renewBackoff), r.cfg.RenewInterval)
 			// (mutant: as if renewed)
 			if r.mistake&mRenewErrorIgnored != 0 && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
-				deadline, every = start+r.cfg.RenewDeadlineInEffect(), r.cfg.RenewInterval
+				deadline, backoff = start+r.cfg.RenewDeadlineInEffect(), 0
 				r.p.Lead(rec.Epoch, deadline)
 			}
 		}
