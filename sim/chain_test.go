@@ -67,6 +67,8 @@ func TestChainedFault(t *testing.T) {
 		{{Kind: trace.Drift, At: time.Second, PPM: 5}, {Kind: trace.Stop, Follows: 1, Nth: 1, Dur: time.Second}}, // not a signal
 		{{Kind: trace.Term, At: time.Second}, {Kind: trace.FSError, Follows: 1, Call: "write", Errno: 5}},        // not a signal
 		{{Kind: trace.Term, At: time.Second}, {Kind: trace.Stop, Follows: 3, Dur: time.Second}},                  // out of range
+		{{Kind: trace.Kill, At: time.Second}, {Kind: trace.Stop, Follows: 1, Dur: time.Second}},                  // a killed process
+		{{Kind: trace.Term, At: time.Second}, {Kind: trace.Stop, Follows: 1, Proc: 1, Dur: time.Second}},         // a process of its own
 	} {
 		cfg.Faults = bad
 		if _, err := Run(cfg); err == nil {

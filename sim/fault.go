@@ -71,7 +71,7 @@ type Fault struct {
 	// Config.Faults of the signal it follows. It fires right after the
 	// Nth system call, of any kind, that the process the followed fault
 	// hit makes after it: a pause or a crash in the middle of handling a
-	// SIGTERM, or just after a SIGCONT. Proc is then ignored.
+	// SIGTERM, or just after a SIGCONT. At and Proc must be zero.
 	Follows int
 
 	ends trace.FaultKind // End: the kind of stretch that ends
@@ -152,13 +152,15 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 		if f.Follows < 0 || f.Follows > len(faults) || faults[f.Follows-1].Follows != 0 {
 			return fmt.Errorf("fault %v: follows fault %d, which is not an unchained fault of the config", f.Kind, f.Follows)
 		}
-		if k := faults[f.Follows-1].Kind; k != trace.Kill && k != trace.Term && k != trace.Stop {
-			return fmt.Errorf("fault %v: follows a %v; only a signal has a process to follow", f.Kind, k)
+		if k := faults[f.Follows-1].Kind; k != trace.Term && k != trace.Stop {
+			return fmt.Errorf("fault %v: follows a %v; only a SIGTERM or a pause leaves a process to follow", f.Kind, k)
+		}
+		if f.At != 0 || f.Proc != 0 {
+			return fmt.Errorf("fault %v: a chained fault has its time and process from the fault it follows", f.Kind)
 		}
 		if f.Kind != trace.Kill && f.Kind != trace.Term && f.Kind != trace.Stop || f.After != "" {
 			return fmt.Errorf("fault %v: only a signal, at no call kind, can follow another", f.Kind)
 		}
-		f.Proc = 0 // ignored
 	}
 	if f.Kind.IsStretch() {
 		if f.After != "" {
