@@ -229,7 +229,7 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 	if err != nil {
 		return Record{}, err
 	}
-	rec, err := s.publish(Record{Holder: holder, Epoch: base + v, Version: v}, true)
+	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, cur), Version: v}, true)
 	if errors.Is(err, ErrConflict) {
 		err = &fs.PathError{Op: "create", Path: s.name(v), Err: syscall.EEXIST}
 	}
@@ -255,7 +255,17 @@ func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) 
 	if s.mistake&mStaleEpoch != 0 { // mutant: the epoch not incremented
 		return s.publish(Record{Holder: holder, Epoch: stale.Epoch, Version: v}, true)
 	}
-	return s.publish(Record{Holder: holder, Epoch: base + v, Version: v}, true)
+	return s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, stale), Version: v}, true)
+}
+
+// nextEpoch is the epoch of a term that replaces prev: its own, base +
+// version, or prev's next if that is higher. They differ only where
+// runtimes that can tell their boot and runtimes that cannot share a lock
+// directory (containers on one volume): without a boot id the base is 0,
+// below the epochs of every boot after the first, and fencing needs no
+// epoch ever to go back.
+func nextEpoch(own int64, prev Record) int64 {
+	return max(own, prev.Epoch+1)
 }
 
 // Release writes a released record (holder 0) if cur is still the latest.

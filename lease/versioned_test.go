@@ -90,3 +90,37 @@ func TestVersionedUnreadableVersion(t *testing.T) {
 		t.Errorf("Create over a foreign version: %v, want EEXIST", err)
 	}
 }
+
+// A store on a machine without a boot id (Boot nil) never hands out an
+// epoch below the one it replaces, even where a runtime with a boot id
+// (another container on a shared volume) numbered epochs by boot: the
+// next term's epoch is above both base+version and the replaced record's
+// epoch. (Found by review: without it, 0+version fell below (K-1)*1e9.)
+func TestVersionedEpochsNeverGoBack(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	boot := func() (string, error) { return "boot-b", nil }
+	withBoot := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 100, Boot: boot}
+	// An earlier boot's record first, so that withBoot's epochs are 1e9 + version.
+	earlier := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 50,
+		Boot: func() (string, error) { return "boot-a", nil }}
+	if _, err := earlier.Read(); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Read of an empty directory: %v", err)
+	}
+	v1, err := withBoot.Create(100, time.Second)
+	if err != nil || v1.Epoch <= lease.BootStride {
+		t.Fatalf("Create with a boot id: %+v, %v; want an epoch above %d", v1, err, lease.BootStride)
+	}
+	without := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 200}
+	v2, err := without.Takeover(v1, 200, time.Second)
+	if err != nil || v2.Epoch <= v1.Epoch {
+		t.Errorf("Takeover without a boot id: %+v, %v; want an epoch above %d", v2, err, v1.Epoch)
+	}
+	if err := without.Release(v2); err != nil {
+		t.Fatal(err)
+	}
+	v3, err := without.Create(200, time.Second)
+	if err != nil || v3.Epoch <= v2.Epoch {
+		t.Errorf("Create after a release without a boot id: %+v, %v; want an epoch above %d", v3, err, v2.Epoch)
+	}
+}
