@@ -47,29 +47,23 @@ func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el []
 	if len(settled) == 0 {
 		return nil
 	}
-	var first *Violation
-	report := func(v *Violation) {
-		if first == nil || v.At < first.At {
-			first = v
-		}
-	}
-	// A leader's context that ends in settled quiet: a step-down.
-	for _, x := range iv {
-		if x.Open || x.EndedByDie {
+	// The earliest step-down in settled quiet: a leader's context that
+	// ends there.
+	var down *trace.Interval
+	var downIn span
+	for k, x := range iv {
+		if x.Open || x.EndedByDie || down != nil && x.Seen >= down.Seen {
 			continue
 		}
 		for _, s := range settled {
 			if x.Seen > s.from && x.Seen < s.to {
-				pid := tr.Procs[x.Proc].PID
-				report(&Violation{Property: StableLeadership, At: time.Duration(x.Seen), PIDs: []int{pid},
-					Events: []int{stoppedEvent(tr, x.Proc, x.Seen)},
-					Detail: fmt.Sprintf("process %d stopped leading at %s (leading since %s) with nothing disturbed since %s: no fault, no start or exit (settle %v)",
-						pid, secs(time.Duration(x.Seen)), secs(time.Duration(x.From)), secs(time.Duration(s.from)-b.Wedge), b.Wedge)})
+				down, downIn = &iv[k], s
 				break
 			}
 		}
 	}
-	// An instant of settled quiet without a leader while some process ran.
+	// The earliest instant of settled quiet without a leader (as the
+	// users' code saw it: Seen) while some process was alive and running.
 	seen := make([]trace.Interval, len(iv))
 	for k, x := range iv {
 		seen[k] = x
@@ -78,28 +72,36 @@ func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el []
 	if el == nil {
 		el = eligible(tr)
 	}
+	gapAt, gapProc := int64(-1), -1
+	var gap, gapIn span
 	for _, g := range leaderless(tr, seen) {
 		for _, s := range settled {
 			from, to := max(g.from, s.from), min(g.to, s.to)
-			if to <= from {
-				continue
-			}
 			for p, spans := range el {
 				for _, e := range spans {
 					at, until := max(from, e.from), min(to, e.to)
-					if until <= at {
-						continue
+					if until > at && (gapAt < 0 || at < gapAt) {
+						gapAt, gapProc, gap, gapIn = at, p, g, s
 					}
-					report(&Violation{Property: StableLeadership, At: time.Duration(at), PIDs: []int{tr.Procs[p].PID},
-						Detail: fmt.Sprintf("no leader from %s to %s although process %d was alive and running and nothing was disturbed since %s: no fault, no start or exit (settle %v; %s of the run's settled quiet without a leader)",
-							secs(time.Duration(g.from)), secs(time.Duration(g.to)), tr.Procs[p].PID,
-							secs(time.Duration(s.from)-b.Wedge), b.Wedge, leaderlessShare(seen, settled, tr))})
-					break
 				}
 			}
 		}
 	}
-	return first
+	since := func(s span) string { return secs(time.Duration(s.from) - b.Wedge) }
+	switch {
+	case down != nil && (gapAt < 0 || down.Seen <= gapAt):
+		pid := tr.Procs[down.Proc].PID
+		return &Violation{Property: StableLeadership, At: time.Duration(down.Seen), PIDs: []int{pid},
+			Events: []int{stoppedEvent(tr, down.Proc, down.Seen)},
+			Detail: fmt.Sprintf("process %d stopped leading at %s (leading since %s) with nothing disturbed since %s: no fault, no start or exit (settle %v)",
+				pid, secs(time.Duration(down.Seen)), secs(time.Duration(down.From)), since(downIn), b.Wedge)}
+	case gapAt >= 0:
+		pid := tr.Procs[gapProc].PID
+		return &Violation{Property: StableLeadership, At: time.Duration(gapAt), PIDs: []int{pid},
+			Detail: fmt.Sprintf("no leader from %s to %s although process %d was alive and running and nothing was disturbed since %s: no fault, no start or exit (settle %v; %s of the run's settled quiet without a leader)",
+				secs(time.Duration(gap.from)), secs(time.Duration(gap.to)), pid, since(gapIn), b.Wedge, leaderlessShare(seen, settled, tr))}
+	}
+	return nil
 }
 
 // settledQuiet returns the spans of settled quiet: from settle after each
