@@ -230,6 +230,9 @@ func (p *proc) done(a *activity, e trace.Event) {
 	w.syscalls++
 	for i := range p.triggers {
 		tr := &p.triggers[i]
+		if tr.count >= max(tr.f.Nth, 1) {
+			continue // fired already
+		}
 		if tr.any || tr.f.After != "" && matches(tr.f.After, e.Op, int(e.Flag)) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
