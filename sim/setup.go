@@ -226,8 +226,10 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	cfg.TimerLateMax = time.Duration(rng.IntN(1000)) * time.Microsecond
 	pct := o.Scheduler == "pct"
 	if o.Scheduler == "mixed" {
-		pct = rng.IntN(2) == 0
-		cfg.Mixed = map[bool]string{false: "random", true: "pct"}[pct]
+		pct, cfg.Mixed = rng.IntN(2) == 0, "random"
+		if pct {
+			cfg.Mixed = "pct"
+		}
 	}
 	if pct {
 		cfg.Scheduler = NewPCT(uint64(rng.IntN(1<<62)), 3, 200)
