@@ -36,7 +36,7 @@
 // Search every schedule within the bounds, depth first.
 //
 //	leaselab run (-path LOCKFILE [-variant V] [-store file|flock] | -store redis|etcd|sqlite|postgres -dsn DSN [-name N] [-timeout D])
-//	             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-- CMD ARGS]
+//	             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-restart] [-- CMD ARGS]
 //
 // A real leader-election process; with a command, a singleton runner.
 //

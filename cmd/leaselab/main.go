@@ -47,7 +47,7 @@ var commands = []command{
                  [-force] [-json] [-replay FILE] [-out-dir DIR]`,
 		"search every schedule within the bounds, depth first", cmdExplore},
 	{"run", `leaselab run (-path LOCKFILE [-variant V] [-store file|flock] | -store redis|etcd|sqlite|postgres -dsn DSN [-name N] [-timeout D])
-             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-- CMD ARGS]`,
+             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-restart] [-- CMD ARGS]`,
 		"a real leader-election process; with a command, a singleton runner", cmdRun},
 	{"torture", `leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
                  [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
@@ -110,6 +110,14 @@ func writeFlags(w io.Writer, fs *flag.FlagSet) {
 }
 
 func main() {
+	// leaselab run's supervisor and torture's probe command are this
+	// binary too, entered by an argument no command has.
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case superviseArg:
+			os.Exit(superviseMain(os.Args[2:]))
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

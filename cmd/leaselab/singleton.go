@@ -1,0 +1,371 @@
+package main
+
+// leaselab run -- CMD: a singleton runner whose command never outlives the
+// leadership it was started under.
+//
+// The command is not run by leaselab run itself but by a supervisor: a
+// second process of this same binary (superviseMain, in supervise.go),
+// started for each term. The split is what makes every end of leadership
+// stop the command, including the ends that run cannot act on:
+//
+//   - run SIGKILLed: the supervisor holds the read end of a pipe whose only
+//     write end is run's. The kernel closes it as run dies, however it
+//     dies, and the supervisor kills the command's whole tree at the EOF.
+//     (PR_SET_PDEATHSIG was weighed and not used for this: it fires when
+//     the thread that forked dies, not the process, and Go's threads come
+//     and go; and it reaches only the direct child. The pipe is the
+//     process's death, with no window between fork and prctl: a run that
+//     died before the supervisor read the pipe leaves an EOF waiting.)
+//   - run SIGSTOPped: a stopped process cannot stop its command, and the
+//     command cannot be stopped by it. run tells the supervisor its local
+//     deadline at every acquisition and renewal (Proc.Lead); the supervisor
+//     kills the command when the deadline passes unextended, whether run is
+//     stopped, slow or dead. The deadline passes before any watcher may
+//     take over (lease.Config.SafeDeadline), so the command is dead before
+//     a successor starts its own, unless the supervisor itself is delayed
+//     past that margin: fencing (LEASELAB_EPOCH) covers what is left.
+//   - the deadline passes, or another process takes over, or run gets
+//     SIGTERM: run asks the supervisor to stop the command (SIGTERM, SIGKILL
+//     after stopGrace, never later than the deadline) and waits until the
+//     whole tree is dead before it releases the lease.
+//   - descendants: the command runs in its own process group, and the
+//     supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so that a
+//     descendant that leaves the group (setsid) and is orphaned is
+//     reparented to the supervisor, not to init. Stopping kills the group
+//     and every child the supervisor has, round after round, until it has
+//     no child left: then nothing the command started is alive. A cgroup
+//     would say the same with less code, but needs privileges (a writable
+//     cgroup v2 hierarchy) that a cron job's user seldom has.
+//
+// When the command exits on its own, run releases the lease and exits with
+// its status (128+N for a signal N), or, with -restart, starts it again
+// under the same term (at most once a second).
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// stopGrace is how long a command may take to exit after SIGTERM when its
+// leadership ends in order (run's SIGTERM, a lost lease), before SIGKILL;
+// never past the term's local deadline.
+const stopGrace = time.Second
+
+// restartEvery is the shortest time between two starts of the command
+// with -restart, so that a command that fails at once does not spin.
+const restartEvery = time.Second
+
+// execFailed is run's exit status when the command could not be started
+// once leading (it could at start: resolveCommand), as the shell's.
+const execFailed = 127
+
+// resolveCommand finds the command's executable before anything is
+// contended or written, so that a command that cannot start is refused at
+// start (exit 2) rather than leading with nothing running.
+func resolveCommand(command []string) (string, error) {
+	if len(command) == 0 {
+		return "", nil
+	}
+	if command[0] == "" {
+		return "", usagef("-- needs a command")
+	}
+	path, err := exec.LookPath(command[0])
+	if err != nil {
+		return "", usagef("the command cannot be started: %v", err)
+	}
+	return path, nil
+}
+
+// singletonCommand is run's command: its argv, its executable resolved,
+// and -restart.
+type singletonCommand struct {
+	argv    []string
+	path    string
+	restart bool
+}
+
+// runner runs the command, through a supervisor, while this process leads.
+type runner struct {
+	command []string // argv; command[0] as given
+	path    string   // command[0] resolved
+	restart bool
+	stderr  io.Writer
+	shed    bool                 // shedImage on leading
+	mono    func() time.Duration // the Proc's clock, for Lead's deadlines
+
+	mu       sync.Mutex
+	cur      *supervised
+	deadline int64 // the term's local deadline, CLOCK_MONOTONIC ns (0: none known)
+	epoch    int64 // the term's epoch from Lead (0: none known)
+	code     int   // exit with this status (-1: the algorithm's own)
+	ending   bool  // run is ending because the command did
+}
+
+func newRunner(command []string, path string, restart bool, stderr io.Writer, shed bool) *runner {
+	return &runner{command: command, path: path, restart: restart, stderr: stderr, shed: shed, code: -1}
+}
+
+func (r *runner) logf(format string, a ...any) {
+	fmt.Fprintf(r.stderr, "leaselab run: "+format+"\n", a...)
+}
+
+// lead is told of every term and renewal (lease.OSProcOptions.OnLead) and
+// passes the new local deadline on to a running supervisor.
+func (r *runner) lead(epoch int64, deadline time.Duration) {
+	var abs int64
+	if deadline < 1<<61 && r.mono != nil { // (a flock leader's deadline never passes)
+		abs = monoNow() + int64(deadline-r.mono())
+	}
+	r.mu.Lock()
+	r.deadline, r.epoch = abs, epoch
+	s := r.cur
+	r.mu.Unlock()
+	if s != nil {
+		s.send(fmt.Sprintf("deadline %d\n", abs))
+	}
+}
+
+// start is OnStartedLeading.
+func (r *runner) start(ctx context.Context) {
+	if r.shed {
+		shedImage()
+	}
+	if len(r.command) == 0 {
+		return
+	}
+	epoch := int64(0)
+	if t, ok := lease.TermOf(ctx); ok {
+		epoch = t.Epoch()
+	}
+	r.launch(ctx, epoch)
+	go func() {
+		<-ctx.Done() // leadership ended (OnStoppedLeading stops it too)
+		r.stopTerm(ctx)
+	}()
+}
+
+// launch starts a supervisor for the command under ctx's term, unless
+// the term is over.
+func (r *runner) launch(ctx context.Context, epoch int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ending || r.cur != nil || ctx.Err() != nil {
+		return
+	}
+	if epoch == 0 {
+		epoch = r.epoch
+	}
+	s, err := startSupervisor(r.path, r.command, epoch, r.deadline)
+	if err != nil {
+		r.logf("cannot start the command's supervisor: %v", err)
+		r.finishLocked(execFailed)
+		return
+	}
+	s.term = ctx
+	r.cur = s
+	go r.watch(ctx, s, epoch, time.Now())
+}
+
+// watch waits for the supervisor to end, and decides what its end means.
+func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started time.Time) {
+	<-s.done
+	r.mu.Lock()
+	if r.cur != s || s.stopping() {
+		r.mu.Unlock()
+		return // stopped by us: stop waits for it
+	}
+	r.cur = nil
+	switch s.outcome {
+	case "exited":
+		if r.restart && ctx.Err() == nil {
+			r.mu.Unlock()
+			r.logf("the command exited with status %d; starting it again (-restart)", s.code)
+			time.Sleep(time.Until(started.Add(restartEvery)))
+			r.launch(ctx, epoch)
+			return
+		}
+		r.logf("the command exited with status %d: releasing the lease", s.code)
+		r.finishLocked(s.code)
+	case "exec-error":
+		r.logf("the command cannot be started: %s: releasing the lease", s.detail)
+		r.finishLocked(execFailed)
+	case "deadline":
+		// run was stopped or slow past its own deadline: the term is over
+		// (the algorithm steps down when it gets to it), or, if a renewal
+		// raced the supervisor's timer, the command is gone all the same.
+		r.logf("the local deadline passed: the supervisor killed the command (%s)", s.detail)
+		if ctx.Err() == nil {
+			r.finishLocked(1)
+		}
+	default:
+		r.logf("the command's supervisor ended unexpectedly (%v)", s.err)
+		r.finishLocked(1)
+	}
+	r.mu.Unlock()
+}
+
+// finishLocked makes run release the lease and exit with code. The
+// algorithm releases on SIGTERM and exits through BeforeExit (beforeExit),
+// so run sends itself SIGTERM. (With a Go API that takes a context, this
+// is a cancel.)
+func (r *runner) finishLocked(code int) {
+	if r.ending {
+		return
+	}
+	r.ending, r.code = true, code
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+}
+
+// stop is OnStoppedLeading: it stops the command and returns once the
+// command and everything it started are dead, so that a release that
+// follows hands over a lease whose command is gone.
+func (r *runner) stop() { r.stopTerm(nil) }
+
+// stopTerm stops the command if it runs under term (nil: under any).
+func (r *runner) stopTerm(term context.Context) {
+	r.mu.Lock()
+	s := r.cur
+	r.mu.Unlock()
+	if s == nil || term != nil && s.term != term {
+		return
+	}
+	s.stop()
+	<-s.done
+	r.mu.Lock()
+	if r.cur == s {
+		r.cur = nil
+	}
+	r.mu.Unlock()
+}
+
+// beforeExit runs as the algorithm exits the process: the command is
+// stopped first, and run exits with the command's status if the command's
+// exit is why it ends.
+func (r *runner) beforeExit() {
+	r.stop()
+	r.mu.Lock()
+	code := r.code
+	r.mu.Unlock()
+	if code >= 0 {
+		os.Exit(code)
+	}
+}
+
+// supervised is a running supervisor, seen from run.
+type supervised struct {
+	term     context.Context // the term it was started under
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	ctl      *os.File // the control pipe's write end: closing it kills the command
+	stopOnce sync.Once
+	stopped  bool
+	done     chan struct{} // closed once the supervisor has exited
+
+	// Set before done is closed: how it ended ("exited", "exec-error",
+	// "deadline", "stopped", or "" if it said nothing), the command's
+	// status, and what else it said.
+	outcome string
+	code    int
+	detail  string
+	err     error
+}
+
+// startSupervisor starts this binary as the supervisor of the command.
+// fd 3 of the supervisor is the control pipe (run writes "deadline NS" and
+// "stop" lines; its EOF means run is gone), fd 4 the status pipe (the
+// supervisor writes "started PID", then one of "exited CODE", "exec-error
+// MSG", "deadline DETAIL", "stopped").
+func startSupervisor(path string, argv []string, epoch, deadline int64) (*supervised, error) {
+	self, err := selfExe()
+	if err != nil {
+		return nil, err
+	}
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Args = append([]string{"leaselab", superviseArg, strconv.FormatInt(deadline, 10), path}, argv...)
+	cmd.Env = os.Environ()
+	if epoch > 0 {
+		cmd.Env = append(cmd.Env, "LEASELAB_EPOCH="+strconv.FormatInt(epoch, 10))
+	}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{ctlR, stW}
+	err = cmd.Start()
+	ctlR.Close()
+	stW.Close()
+	if err != nil {
+		ctlW.Close()
+		stR.Close()
+		return nil, err
+	}
+	s := &supervised{cmd: cmd, ctl: ctlW, done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stR)
+		for sc.Scan() {
+			word, rest, _ := strings.Cut(sc.Text(), " ")
+			switch word {
+			case "exited":
+				s.outcome = word
+				s.code, _ = strconv.Atoi(rest)
+			case "exec-error", "deadline", "stopped":
+				s.outcome, s.detail = word, rest
+			}
+		}
+		stR.Close()
+		s.err = cmd.Wait()
+		s.mu.Lock()
+		s.ctl.Close()
+		s.ctl = nil
+		s.mu.Unlock()
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// send writes one control line, if the supervisor still listens.
+func (s *supervised) send(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctl != nil {
+		s.ctl.WriteString(line)
+	}
+}
+
+// stop asks the supervisor to stop the command in order (once).
+func (s *supervised) stop() {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		s.send("stop\n")
+	})
+}
+
+func (s *supervised) stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}
+
+// superviseArg, as leaselab's first argument, makes it a supervisor
+// (superviseMain): an internal entry point, not a command.
+const superviseArg = "__supervise"
