@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests run leaselab run as real processes with real commands, and
+// judge by what the kernel says is running (/proc), never by timing
+// beyond generous polls.
+
+// commandToken returns an argument no other process on the machine has:
+// a sleep duration unique to the test, so that /proc tells its processes.
+func commandToken(t *testing.T) string {
+	return fmt.Sprintf("%d.%09d", 900+os.Getpid()%99, time.Now().UnixNano()%1e9)
+}
+
+// procsWith returns the pids of the processes whose command line has the
+// argument arg, leaselab's own (run, its supervisor) left out.
+func procsWith(arg string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := bytes.Split(b, []byte{0})
+		if bytes.HasSuffix(args[0], []byte("leaselab")) {
+			continue
+		}
+		for _, a := range args {
+			if string(a) == arg {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// killProcsWith kills what a test left running (on failure).
+func killProcsWith(arg string) {
+	for _, pid := range procsWith(arg) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// poll waits up to 10 s for cond, and fails saying what it waited for.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startRun starts leaselab run on lock with args, then -- and command. Its
+// output goes to a file, not a pipe: a command that outlives run (the
+// failure these tests look for) would hold a pipe, and Wait, open.
+func startRun(t *testing.T, lock string, args []string, command ...string) (*exec.Cmd, *runOutput) {
+	t.Helper()
+	out := &runOutput{path: filepath.Join(t.TempDir(), "run.out")}
+	f, err := os.Create(out.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	all := append(append([]string{"run", "-path", lock}, args...), "--")
+	cmd := exec.Command(leaselabBinary(t), append(all, command...)...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, out
+}
+
+// runOutput is what a run process wrote, read when asked.
+type runOutput struct{ path string }
+
+func (o *runOutput) String() string {
+	b, _ := os.ReadFile(o.path)
+	return string(b)
+}
+
+// waitExit waits up to 10 s for cmd to exit and returns its status.
+func waitExit(t *testing.T, cmd *exec.Cmd, what string) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return 0
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s: still running after 10 s", what)
+		return -1
+	}
+}
+
+// treeCommand is a command that starts, beside itself, a child in its
+// process group and a grandchild that leaves the group (setsid), all
+// three with tok on their command lines, and touches marker once they run.
+func treeCommand(tok, marker string) []string {
+	return []string{"sh", "-c", `setsid sleep "$1" & sleep "$1" & touch "$2"; sleep "$1"; :`, "sh", tok, marker}
+}
+
+// SIGKILL of the leading run: the kernel closes its end of the
+// supervisor's pipe, and the command's whole tree dies, the grandchild
+// that left the process group included.
+func TestRunSIGKILLLeavesNoCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	dir := t.TempDir()
+	tok, marker := commandToken(t), filepath.Join(dir, "running")
+	defer killProcsWith(tok)
+	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "30s", "-renew", "10s", "-watch", "10s"}, treeCommand(tok, marker)...)
+	poll(t, "the command and its sleeps to run", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
+	})
+	a.Process.Signal(syscall.SIGKILL)
+	waitExit(t, a, "run after SIGKILL")
+	poll(t, "every process of the killed run's command to die (sh, its child, its setsid grandchild)", func() bool {
+		return len(procsWith(tok)) == 0
+	})
+	if t.Failed() {
+		t.Log(out.String())
+	}
+}
+
+// SIGSTOP of the leading run: a stopped process cannot stop its command;
+// its supervisor does, at the local deadline, while run is still stopped.
+func TestRunStoppedLeaderCommandDiesAtDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	dir := t.TempDir()
+	tok, marker := commandToken(t), filepath.Join(dir, "running")
+	defer killProcsWith(tok)
+	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "2s", "-renew", "500ms", "-watch", "500ms"}, treeCommand(tok, marker)...)
+	poll(t, "the command and its sleeps to run", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
+	})
+	a.Process.Signal(syscall.SIGSTOP)
+	stopped := time.Now()
+	poll(t, "the stopped run's command to die at its local deadline (under 2 s)", func() bool { return len(procsWith(tok)) == 0 })
+	t.Logf("the command's tree was dead %v after SIGSTOP of run (its deadline is under the 2 s lease)", time.Since(stopped).Round(time.Millisecond))
+	a.Process.Signal(syscall.SIGCONT)
+	a.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, a, "run after SIGCONT and SIGTERM"); code != 0 {
+		t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, out.String())
+	}
+}
+
+// A command that cannot start is refused before anything is contended or
+// written: exit 2, one line, no lock file, no version file.
+func TestRunRefusesCommandThatCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "leader.lock")
+	for _, command := range [][]string{{"/nonexistent/leaselab-cmd"}, {dir}, {"leaselab-no-such-command-in-path"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, leaselabBinary(t), append([]string{"run", "-path", lock, "--"}, command...)...)
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		timedOut := ctx.Err() != nil
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || timedOut {
+			t.Errorf("run -- %s: %v (killed after 10 s: %v), want exit status 2 at start", command[0], err, timedOut)
+		}
+		if s := strings.TrimSpace(errb.String()); strings.Count(s, "\n") != 0 || !strings.Contains(s, "cannot be started") {
+			t.Errorf("run -- %s: stderr %q, want one line saying the command cannot be started", command[0], s)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("run -- %s wrote %v", command[0], ents)
+		}
+	}
+}
+
+// A command that exits on its own: run releases the lease and exits with
+// the command's status, and a waiting process takes over at once (the
+// 30 s lease rules out an expiry within the test's waits).
+func TestRunExitsWithCommandStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "leader.lock")
+	slow := []string{"-lease", "30s", "-renew", "10s", "-watch", "10s"}
+	aRan, bRan := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	release := filepath.Join(dir, "go")
+	a, aout := startRun(t, lock, slow, "sh", "-c", `touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done; exit 3`, "sh", aRan, release)
+	poll(t, "a's command to run", func() bool { _, err := os.Stat(aRan); return err == nil })
+	tok := commandToken(t)
+	defer killProcsWith(tok)
+	b, bout := startRun(t, lock, slow, "sh", "-c", `touch "$1"; sleep "$2"`, "sh", bRan, tok)
+	time.Sleep(300 * time.Millisecond) // b is watching
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, a, "run whose command exited 3"); code != 3 {
+		t.Errorf("run exited %d, want the command's 3:\n%s", code, aout.String())
+	}
+	if !strings.Contains(aout.String(), "Lease released") {
+		t.Errorf("a did not release the lease:\n%s", aout.String())
+	}
+	poll(t, "b to take over on a's release and run its command", func() bool { _, err := os.Stat(bRan); return err == nil })
+	b.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, b, "b after SIGTERM"); code != 0 {
+		t.Errorf("b exited %d after SIGTERM:\n%s", code, bout.String())
+	}
+	if n := procsWith(tok); len(n) != 0 {
+		t.Errorf("b's command still runs after b's SIGTERM: %v", n)
+	}
+}
+
+// -restart: a command that exits is started again under the same
+// leadership, and SIGTERM still ends both.
+func TestRunRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-restart", "-lease", "30s", "-renew", "10s", "-watch", "10s"},
+		"sh", "-c", `echo "$LEASELAB_EPOCH" >> "$1"; exit 5`, "sh", count)
+	poll(t, "the command to run three times", func() bool {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "\n") >= 3
+	})
+	a.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, a, "run -restart after SIGTERM"); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0:\n%s", code, out.String())
+	}
+	b, _ := os.ReadFile(count)
+	for _, l := range strings.Fields(string(b)) {
+		if l != "1" {
+			t.Errorf("LEASELAB_EPOCH %q in a restart, want 1, the term's epoch (all: %q)", l, b)
+		}
+	}
+}
