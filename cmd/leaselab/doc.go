@@ -42,7 +42,7 @@
 //
 //	leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
 //	                 [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
-//	                 [-exec 'CMD {lock}'] [-bin FILE] [-json] [-o FILE] [-keep]
+//	                 [-exec 'CMD {lock}' | -singleton] [-bin FILE] [-json] [-o FILE] [-keep]
 //
 // Real processes, real signals, the simulator's checks on what happened.
 //

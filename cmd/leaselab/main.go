@@ -51,7 +51,7 @@ var commands = []command{
 		"a real leader-election process; with a command, a singleton runner", cmdRun},
 	{"torture", `leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
                  [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
-                 [-exec 'CMD {lock}'] [-bin FILE] [-json] [-o FILE] [-keep]`,
+                 [-exec 'CMD {lock}' | -singleton] [-bin FILE] [-json] [-o FILE] [-keep]`,
 		"real processes, real signals, the simulator's checks on what happened", cmdTorture},
 	{"failover", `leaselab failover [-variants LIST] [-n N] [-procs N] [-seed S] [-lease D -renew D -watch D]
                   [-redis ADDR] [-etcd ENDPOINTS] [-postgres URL] [-sqlite] [-bin FILE] [-json | -markdown]`,
@@ -116,6 +116,8 @@ func main() {
 		switch os.Args[1] {
 		case superviseArg:
 			os.Exit(superviseMain(os.Args[2:]))
+		case probeArg:
+			os.Exit(probeMain(os.Args[2:]))
 		}
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

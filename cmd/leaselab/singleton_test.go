@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,6 +265,62 @@ func TestRunRestart(t *testing.T) {
 	for _, l := range strings.Fields(string(b)) {
 		if l != "1" {
 			t.Errorf("LEASELAB_EPOCH %q in a restart, want 1, the term's epoch (all: %q)", l, b)
+		}
+	}
+}
+
+// torture -singleton: leaselab run processes whose command (the probe)
+// reports its own start, under SIGKILL, SIGSTOP and SIGTERM of the run
+// processes. The supervisor holds singleton; each mistake planted in it
+// (LEASELAB_TEST_SUPERVISOR) breaks it under the fault that needs it:
+// "orphan" (the old leaselab run: its command outlived a SIGKILL) under
+// kill, "nodeadline" (the old leaselab run's command ran on while run was
+// stopped) under stop, "nosweep" (a grandchild that left the process
+// group survives) under term.
+func TestTortureSingleton(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 40 s")
+	}
+	leaselabBinary(t)
+	// A 1.5 s lease, as TestTortureReference.
+	slow := []string{"-singleton", "-procs", "4", "-lease", "1.5s", "-renew", "500ms", "-watch", "500ms"}
+	j, code := runTorture(t, append(slow, "-duration", "12s", "-seed", "1")...)
+	if vs := j["violations"].([]any); code != 0 || len(vs) != 0 {
+		t.Fatalf("exit %d, violations: %v", code, vs)
+	}
+	sig := j["signals"].(map[string]any)
+	for _, k := range []string{"kill", "stop", "term"} {
+		if sig[k] == nil || sig[k].(float64) < 1 {
+			t.Errorf("no %s sent: %v", k, sig)
+		}
+	}
+	if n := j["commands"].(float64); n < 3 {
+		t.Errorf("%v commands started: the run tested too little", n)
+	}
+	if !slices.Contains(j["properties"].([]any), any("singleton")) {
+		t.Errorf("properties %v lack singleton", j["properties"])
+	}
+	t.Logf("signals %v, %v commands, %d failovers", sig, j["commands"], len(j["failovers"].([]any)))
+	for _, m := range []struct{ mistake, faults string }{{"orphan", "kill"}, {"nodeadline", "stop"}, {"nosweep", "term"}} {
+		found := false
+		for _, seed := range []string{"1", "2", "3"} {
+			t.Setenv("LEASELAB_TEST_SUPERVISOR", m.mistake)
+			j, code := runTorture(t, append(slow, "-faults", m.faults, "-duration", "6s", "-seed", seed)...)
+			for _, v := range j["violations"].([]any) {
+				if v.(map[string]any)["property"] == "singleton" {
+					found = true
+				}
+			}
+			if found {
+				if code != 1 {
+					t.Errorf("%s: singleton violated but exit %d, want 1", m.mistake, code)
+				}
+				t.Logf("%s, -faults %s, seed %s: %v", m.mistake, m.faults, seed, j["violations"].([]any)[0].(map[string]any)["detail"])
+				break
+			}
+		}
+		if !found {
+			t.Errorf("supervisor mistake %q under -faults %s: singleton held in three 6 s runs", m.mistake, m.faults)
 		}
 	}
 }
