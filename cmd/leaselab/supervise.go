@@ -207,7 +207,8 @@ func superviseMain(args []string) int {
 				case "exited":
 					report("exited %d", code)
 				case "deadline":
-					report("deadline %s; command dead %.1f ms after it", detail, float64(monoNow()-endAt)/1e6)
+					now := monoNow()
+					report("deadline %s; command dead %.1f ms after it (CLOCK_MONOTONIC %d)", detail, float64(now-endAt)/1e6, now)
 				default:
 					report("stopped")
 				}
