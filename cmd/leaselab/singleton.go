@@ -230,14 +230,19 @@ func (r *runner) finishLocked(code int) {
 // stop is OnStoppedLeading: it stops the command and returns once the
 // command and everything it started are dead, so that a release that
 // follows hands over a lease whose command is gone.
-func (r *runner) stop() { r.stopTerm(nil) }
+func (r *runner) stop() { r.stopIf(func(*supervised) bool { return true }) }
 
-// stopTerm stops the command if it runs under term (nil: under any).
+// stopTerm stops the command if it runs under term: a term's end must not
+// stop the next term's command.
 func (r *runner) stopTerm(term context.Context) {
+	r.stopIf(func(s *supervised) bool { return s.term == term })
+}
+
+func (r *runner) stopIf(match func(*supervised) bool) {
 	r.mu.Lock()
 	s := r.cur
 	r.mu.Unlock()
-	if s == nil || term != nil && s.term != term {
+	if s == nil || !match(s) {
 		return
 	}
 	s.stop()
