@@ -189,6 +189,7 @@ func (r *Reference) Run() {
 	// whose blocks are full while its inodes are not. A real change (a
 	// new version) is still seen at once.
 	var backoff, retryAt time.Duration
+	var lastVersion int64 // the version the last successful read showed
 	for {
 		if r.isStopping() {
 			r.p.Sleep(r.cfg.LeaseDuration) // the signal handler ends the process
@@ -202,6 +203,13 @@ func (r *Reference) Run() {
 		now := r.p.Mono()
 		if r.note != nil && r.mistake&mTokenAfterRead != 0 { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
+		}
+		if err == nil && rec.Version != lastVersion {
+			// A version nobody had seen: someone's write succeeded since
+			// ours failed, so the disk takes writes again. A back-off
+			// left from then would delay the next acquisition (after a
+			// release, by up to a watch interval) for nothing.
+			lastVersion, backoff, retryAt = rec.Version, 0, 0
 		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:

@@ -161,3 +161,39 @@ func mustVariant(t *testing.T, name string) lease.Variant {
 	}
 	return v
 }
+
+// TestReferenceForgetsBackOffOnNewVersion: a watcher whose writes failed on
+// a full disk backs off up to a watch interval; once another process's
+// write succeeds (a new version), that back-off is stale. A release soon
+// after must be taken over at once, not when the old back-off ends (found
+// by `check -variant reference -faults all -runs 10000` once swarms drew
+// slow calls: a SIGTERM's successor came 1.2 s late).
+func TestReferenceForgetsBackOffOnNewVersion(t *testing.T) {
+	b := BoundsFor(mustVariant(t, "reference"), lease.DefaultConfig())
+	judged := 0
+	for at := 8 * time.Second; at < 12*time.Second; at += 50 * time.Millisecond {
+		cfg := sim.Config{Variant: "reference", Seed: 3, Horizon: 40 * time.Second,
+			Procs:      []sim.ProcSpec{{PID: 100, Start: 100 * time.Millisecond}, {PID: 200, Start: 700 * time.Millisecond}},
+			SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond, TimerLateMax: 100 * time.Microsecond,
+			Faults: []sim.Fault{
+				{Kind: trace.DiskFull, At: 50 * time.Millisecond, Dur: 6 * time.Second},
+				{Kind: trace.Term, Proc: sim.Leader, At: at},
+			}}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(tr.Setup(), "term leader at") || strings.Contains(tr.Setup(), "no leader") {
+			tr.Release()
+			continue
+		}
+		judged++
+		if v := CheckFailover(tr, tr.Leadership(), b); v != nil {
+			t.Errorf("SIGTERM at %v: %v", at, v)
+		}
+		tr.Release()
+	}
+	if judged < 60 {
+		t.Fatalf("only %d of the runs had a leader to SIGTERM", judged)
+	}
+}
