@@ -47,6 +47,10 @@ import (
 // A fault fires at true time At, or, when After is set, right after the
 // process's Nth system call of kind After: "crash after the O_EXCL create,
 // before the write" is {Kind: Kill, Proc: i, After: "open-excl", Nth: 1}.
+// With Proc Leader, After counts the calls of that kind made by whichever
+// process leads when it makes them (its role is leader), and the fault
+// hits the process that made the Nth: "SIGTERM the leader right after its
+// second renewal's link", wherever that falls in the run.
 // A flock that waits counts once, when it returns; a signal can hit the
 // process while it waits (a SIGKILL then releases whatever it holds, and
 // it never gets the lock it waited for).
@@ -175,9 +179,6 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	}
 	if f.After != "" && !validCall(f.After) {
 		return fmt.Errorf("fault %v: unknown call kind %q (valid: %v)", f.Kind, f.After, callKinds)
-	}
-	if f.After != "" && f.Proc == Leader {
-		return fmt.Errorf("fault %v: a crash point needs a process, not the leader", f.Kind)
 	}
 	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)

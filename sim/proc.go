@@ -228,6 +228,19 @@ func (p *proc) done(a *activity, e trace.Event) {
 	}
 	w.record(e)
 	w.syscalls++
+	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
+		for i := range w.leaderTriggers {
+			tr := &w.leaderTriggers[i]
+			if tr.count < max(tr.f.Nth, 1) && matches(tr.f.After, e.Op, int(e.Flag)) {
+				tr.count++
+				if tr.count == max(tr.f.Nth, 1) {
+					f := tr.f
+					f.After, f.At, f.Proc = "", time.Duration(w.now), p.idx
+					w.faults = insertFault(w.faults, f)
+				}
+			}
+		}
+	}
 	for i := range p.triggers {
 		tr := &p.triggers[i]
 		if tr.count >= max(tr.f.Nth, 1) {

@@ -51,6 +51,9 @@ type World struct {
 	lockWaiters []lockWaiter
 	// stretches are the stretch faults under way (stretch.go).
 	stretches stretchState
+	// leaderTriggers are crash points aimed at whichever process leads
+	// (Proc Leader with After): they count the calls made by leaders.
+	leaderTriggers []trigger
 }
 
 // Run runs cfg to its horizon and returns the trace.
@@ -116,6 +119,10 @@ func New(cfg Config) (*World, error) {
 		f.idx = i + 1
 		if f.Follows > 0 {
 			w.chained = append(w.chained, f) // armed when the fault it follows fires
+			continue
+		}
+		if f.After != "" && f.Proc == Leader {
+			w.leaderTriggers = append(w.leaderTriggers, trigger{f: f})
 			continue
 		}
 		if f.After != "" || f.Kind == trace.FSError {
@@ -403,10 +410,17 @@ func (w *World) record(e trace.Event) {
 // latency draws a system call's latency.
 func (w *World) latency() int64 {
 	lo, hi := int64(w.cfg.SyscallMin), int64(w.cfg.SyscallMax)
-	if hi <= lo {
-		return lo
+	l := lo
+	if hi > lo {
+		l += int64(w.choose.Choose(int(hi - lo + 1)))
 	}
-	return lo + int64(w.choose.Choose(int(hi-lo+1)))
+	if w.cfg.SlowEvery > 0 && w.choose.Choose(w.cfg.SlowEvery) == 0 {
+		// Log-uniform up to SlowMax: a halving in 0..15, then uniform
+		// within it.
+		d := int64(w.cfg.SlowMax) >> w.choose.Choose(16)
+		l += d/2 + int64(w.choose.Choose(int(d-d/2)+1))
+	}
+	return l
 }
 
 // lateness draws how late a timer fires.
