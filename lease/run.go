@@ -46,7 +46,8 @@ type RunOptions struct {
 //     OnStoppedLeading follows. Terms come and go: a process that loses
 //     the lease watches it again and may lead again, with a new epoch.
 //   - When ctx ends, a leader's context is done at once; Run then
-//     reports OnStoppedLeading, releases the lease by compare-and-set
+//     calls OnStoppedLeading (which may wait for the work to stop: the
+//     release comes after it returns), releases the lease by compare-and-set
 //     (so only if it is still this process's, and only before the local
 //     deadline; a waiting process takes over at once) and returns. A
 //     watcher returns as soon as its wait ends (at once on both runtimes,
@@ -64,8 +65,10 @@ type RunOptions struct {
 // cannot renew steps down at its local deadline.
 //
 // The stores: [NewFileStore] (a lock file; watchers are notified of
-// changes), [FlockRegister] (a lock file under flock(2); set cfg.Poll),
-// and lease/redisstore, lease/etcdstore, lease/sqlstore (set cfg.Poll).
+// changes), [FlockRegister] (a lock file under flock(2)), and
+// lease/redisstore, lease/etcdstore, lease/sqlstore (give them a call
+// timeout well under cfg.RenewInterval); over all but the first,
+// watchers poll every cfg.WatchInterval.
 // The simulator runs this same function as its reference variant (its
 // process's main maps SIGTERM onto ending ctx), so every property the
 // checker holds the reference to is a property of Run.
