@@ -263,6 +263,32 @@ func TestRunContextEndsAtLocalDeadline(t *testing.T) {
 	}
 }
 
+// epochStore scales a store's epochs by 1000, so that an epoch is never
+// mistaken for a version (which equals it when a term starts on a file).
+type epochStore struct{ lease.Store }
+
+func scaled(rec lease.Record, err error) (lease.Record, error) {
+	rec.Epoch *= 1000
+	return rec, err
+}
+
+func unscaled(rec lease.Record) lease.Record {
+	rec.Epoch /= 1000
+	return rec
+}
+
+func (s epochStore) Read() (lease.Record, error) { return scaled(s.Store.Read()) }
+func (s epochStore) Create(h int64, ttl time.Duration) (lease.Record, error) {
+	return scaled(s.Store.Create(h, ttl))
+}
+func (s epochStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	return scaled(s.Store.Renew(unscaled(cur), ttl))
+}
+func (s epochStore) Takeover(stale lease.Record, h int64, ttl time.Duration) (lease.Record, error) {
+	return scaled(s.Store.Takeover(unscaled(stale), h, ttl))
+}
+func (s epochStore) Release(cur lease.Record) error { return s.Store.Release(unscaled(cur)) }
+
 // TermOf gives the leader the fencing epoch of its term: the epoch of
 // the record it wrote, greater than every earlier leader's.
 func TestRunTermOf(t *testing.T) {
@@ -276,10 +302,11 @@ func TestRunTermOf(t *testing.T) {
 		cb, leading := started()
 		cfg.Callbacks = cb
 		ctx, cancel := context.WithCancel(context.Background())
-		done := runAsync(ctx, lease.NewFileStore(path), cfg, lease.RunOptions{ID: 2001 + i})
+		s := epochStore{lease.NewFileStore(path)}
+		done := runAsync(ctx, s, cfg, lease.RunOptions{ID: 2001 + i, Dir: filepath.Dir(path)})
 		lctx := waitCtx(t, leading, "a lone process")
 		term, ok := lease.TermOf(lctx)
-		rec, err := lease.NewFileStore(path).Read()
+		rec, err := s.Read()
 		if !ok || err != nil {
 			t.Fatalf("TermOf: %v; Read: %v", ok, err)
 		}
