@@ -44,6 +44,9 @@ type World struct {
 	// fenceMax is the highest epoch the fenced resource has accepted.
 	fenceMax int64
 	inotify  notifications // change counts and the activities waiting for one
+	// ctxWaiters are activities in a wait that a context can end
+	// (lease.ContextWaiter).
+	ctxWaiters []ctxWaiter
 	// ex is the run's use of its Explore budgets.
 	ex exploreState
 	// lockWaiters are activities waiting in flock for an inode's lock, in
