@@ -229,20 +229,16 @@ func (p *proc) done(a *activity, e trace.Event) {
 	w.record(e)
 	w.syscalls++
 	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
-		for i := range w.leaderTriggers {
-			tr := &w.leaderTriggers[i]
-			if tr.count < max(tr.f.Nth, 1) && matches(tr.f.After, e.Op, int(e.Flag)) {
-				tr.count++
-				if tr.count == max(tr.f.Nth, 1) {
-					f := tr.f
-					f.After, f.At, f.Proc = "", time.Duration(w.now), p.idx
-					w.faults = insertFault(w.faults, f)
-				}
-			}
-		}
+		p.count(w.leaderTriggers, e)
 	}
-	for i := range p.triggers {
-		tr := &p.triggers[i]
+	p.count(p.triggers, e)
+}
+
+// count counts the call e against the crash points trs and fires, at
+// this process now, each that reaches its Nth call.
+func (p *proc) count(trs []trigger, e trace.Event) {
+	for i := range trs {
+		tr := &trs[i]
 		if tr.count >= max(tr.f.Nth, 1) {
 			continue // fired already
 		}
@@ -250,8 +246,8 @@ func (p *proc) done(a *activity, e trace.Event) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
 				f := tr.f
-				f.After, f.At, f.Proc = "", time.Duration(w.now), p.idx
-				w.faults = insertFault(w.faults, f)
+				f.After, f.At, f.Proc = "", time.Duration(p.w.now), p.idx
+				p.w.faults = insertFault(p.w.faults, f)
 			}
 		}
 	}
