@@ -38,6 +38,12 @@ import (
 //     not run): timers keep running and fire late, as under SIGSTOP, and a
 //     process that starts or is woken meanwhile runs when the stall ends.
 //     A process also stopped by SIGSTOP stays stopped until its SIGCONT.
+//   - EMFile is a stretch of Dur during which one process is out of file
+//     descriptors (a leak elsewhere in its program, a low ulimit -n):
+//     every open it makes and every read of a whole file fails with
+//     EMFILE, while the other processes' calls succeed and the
+//     descriptors it holds keep working. A leader that cannot renew while
+//     its watchers can take over is where a deadline's margins are tested.
 //
 // A stretch's start is a fault event with the stretch as its pause
 // (Event.PauseFor); its end is an End event (Event.Ended), as a Stop's
@@ -142,6 +148,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("power loss %s", when)
 	case trace.DiskFull, trace.DiskEIO, trace.Stall:
 		return fmt.Sprintf("%s %s for %v", f.Kind, when, f.Dur)
+	case trace.EMFile:
+		return fmt.Sprintf("emfile %s %s for %v", who, when, f.Dur)
 	case trace.FSError:
 		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), trace.ErrnoName(f.Errno))
 	}
@@ -149,7 +157,7 @@ func (f Fault) String() string {
 }
 
 func (f Fault) validate(nprocs int, faults []Fault) error {
-	if f.Kind < trace.Kill || f.Kind > trace.Stall {
+	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
 	if f.Follows != 0 {
@@ -168,7 +176,7 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	}
 	if f.Kind.IsStretch() {
 		if f.After != "" {
-			return fmt.Errorf("fault %v: a stretch of the whole machine starts at a time, not after a call", f.Kind)
+			return fmt.Errorf("fault %v: a stretch starts at a time, not after a call", f.Kind)
 		}
 		if f.Dur <= 0 {
 			return fmt.Errorf("fault %v: a stretch needs a positive duration", f.Kind)
@@ -195,7 +203,7 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 // machineWide reports whether faults of kind k hit the whole machine, not
 // one process: their Proc is ignored.
 func machineWide(k trace.FaultKind) bool {
-	return k == trace.Jump || k == trace.Power || k.IsStretch()
+	return k == trace.Jump || k == trace.Power || k.IsStretch() && k != trace.EMFile
 }
 
 // CallKind names a call of op with flag as a fault's After and Call do:

@@ -127,6 +127,9 @@ type proc struct {
 	sigWaiter                                  *activity
 
 	triggers []trigger
+	// emfile counts the EMFile stretches under way: while it is positive
+	// every open and every whole-file read fails with EMFILE.
+	emfile int
 
 	// leaders are the contexts the user's OnStartedLeading was given and
 	// has not yet seen done; silent makes clock reads leave no trace
@@ -214,6 +217,9 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 				p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: trace.ErrnoOf(inj), Text: p.w.tr.Str(tr.f.String())})
 			}
 		}
+	}
+	if inj == 0 && p.emfile > 0 && (op == trace.OpOpen || op == trace.OpRead) {
+		inj = syscall.EMFILE
 	}
 	return a, inj
 }

@@ -35,8 +35,9 @@ type SetupOptions struct {
 }
 
 // FaultKinds are the faults of a process or its clock, in the order names
-// list them.
-var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Skew, trace.Drift, trace.Jump, trace.FSError}
+// list them. "emfile" is a stretch of one process's opens failing (it ran
+// out of descriptors), lease/64 to eight leases long.
+var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Skew, trace.Drift, trace.Jump, trace.FSError, trace.EMFile}
 
 // MachineFaults are the faults of the whole machine: a power loss ends
 // every process and needs a setup with the machine's restart; a full disk
@@ -91,7 +92,7 @@ func ParseFaults(s string) ([]trace.FaultKind, error) {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	sort.Slice(out, func(i, j int) bool { return slices.Index(AllFaults, out[i]) < slices.Index(AllFaults, out[j]) })
 	return out, nil
 }
 
@@ -359,6 +360,14 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 				base := time.Second << rng.IntN(7)
 				f.Dur = base + time.Duration(rng.Int64N(int64(base)))
 			}
+			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
+		case trace.EMFile:
+			// One process out of descriptors for lease/64 to 8 leases,
+			// each doubling as likely as the next: a leader that cannot
+			// renew while its watchers can take over (half of them are
+			// aimed at the leader, as signals are).
+			base := lease / 64 << rng.IntN(9)
+			f.Dur = base + time.Duration(rng.Int64N(int64(base)))
 			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
 		case trace.FSError:
 			f.Call = errCalls[rng.IntN(len(errCalls))]

@@ -293,7 +293,7 @@ func (w *World) finish(a *activity) {
 // fire applies a fault now. at is the activity that triggered it, if any.
 func (w *World) fire(f Fault, by *proc) {
 	w.observe() // the world reached the fault's instant: who leads, as its code sees it
-	if f.Kind.IsStretch() || f.Kind == trace.End {
+	if f.Kind.IsStretch() && machineWide(f.Kind) || f.Kind == trace.End {
 		w.fireStretch(f)
 		return
 	}
@@ -342,6 +342,9 @@ func (w *World) fire(f Fault, by *proc) {
 		w.faults = insertFault(w.faults, Fault{Kind: trace.Cont, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
 	case trace.Cont:
 		p.cont()
+	case trace.EMFile:
+		p.emfile++
+		w.faults = insertFault(w.faults, Fault{Kind: trace.End, At: time.Duration(w.now) + f.Dur, Proc: p.idx, ends: trace.EMFile})
 	case trace.Skew:
 		p.clock.skew += int64(f.Delta)
 	case trace.Drift:

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +196,30 @@ func TestReferenceForgetsBackOffOnNewVersion(t *testing.T) {
 	}
 	if judged < 60 {
 		t.Fatalf("only %d of the runs had a leader to SIGTERM", judged)
+	}
+}
+
+// An emfile stretch is one process's: it cannot lead meanwhile, but the
+// others owe a leader as ever. A gap is excused only when every process
+// that could lead was out of descriptors.
+func TestNoWedgeEMFileIsOneProcess(t *testing.T) {
+	b := BoundsFor(mustVariant(t, "reference"), lease.DefaultConfig())
+	emfile := func(tr *trace.Trace, p int16, from, to time.Duration) {
+		e := trace.Fault(p, trace.EMFile, to-from, 0, false, trace.Str{})
+		e.T = int64(from)
+		end := trace.FaultEnd(p, trace.EMFile, trace.Str{})
+		end.T = int64(to)
+		tr.Events = append(tr.Events, e, end)
+		sortEvents(tr)
+	}
+	iv := ivs([3]float64{0, 0, 5}, [3]float64{1, 67, 100})
+	tr := livenessTrace(100*time.Second, trace.DiskFull)
+	emfile(tr, 0, secsD(5), secsD(65))
+	if v := CheckNoWedge(tr, iv, b); v == nil || v.At != secsD(5)+b.Wedge || !slices.Equal(v.PIDs, []int{200}) {
+		t.Errorf("process 0 out of descriptors, process 1 free: %v, want no-wedge at 5 s + %v naming pid 200", v, b.Wedge)
+	}
+	emfile(tr, 1, secsD(5), secsD(65))
+	if v := CheckNoWedge(tr, iv, b); v != nil {
+		t.Errorf("both processes out of descriptors: %v", v)
 	}
 }
