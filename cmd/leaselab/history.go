@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +87,11 @@ func (h *history) release(act int) {
 type histProc struct {
 	lease.Proc
 	h *history
+	// exiting, when set, is told the algorithm's exit code as the process
+	// exits and returns the status it really exits with (leaselab run's
+	// runner: the command's, when the command's exit ended run), which
+	// the exit line records.
+	exiting func(code int) int
 }
 
 func (p histProc) Role(r lease.Role) {
@@ -125,7 +131,34 @@ func (p histProc) NotifyShutdown() {
 	}
 }
 
+var _ lease.ContextWaiter = histProc{}
+
+// SleepContext forwards to the wrapped runtime's ContextWaiter, so that
+// lease.Run still returns at once when its context ends.
+func (p histProc) SleepContext(ctx context.Context, d time.Duration) {
+	if c, ok := p.Proc.(lease.ContextWaiter); ok {
+		c.SleepContext(ctx, d)
+		return
+	}
+	p.Proc.Sleep(d)
+}
+
+// WaitChangeContext forwards to the wrapped runtime's ContextWaiter.
+func (p histProc) WaitChangeContext(ctx context.Context, dir string, token uint64, until time.Duration) bool {
+	if c, ok := p.Proc.(lease.ContextWaiter); ok {
+		return c.WaitChangeContext(ctx, dir, token, until)
+	}
+	if n, ok := p.Proc.(lease.Notifier); ok {
+		return n.WaitChange(dir, token, until)
+	}
+	p.SleepContext(ctx, until-p.Proc.Mono())
+	return false
+}
+
 func (p histProc) Exit(code int) {
+	if p.exiting != nil {
+		code = p.exiting(code)
+	}
 	p.h.emit("exit %d", code)
 	p.Proc.Exit(code)
 }
@@ -147,8 +180,10 @@ func (p histNotifyProc) WaitChange(dir string, token uint64, until time.Duration
 	return p.n.WaitChange(dir, token, until)
 }
 
-func withHistory(p lease.Proc, h *history) lease.Proc {
-	hp := histProc{p, h}
+// withHistory wraps p to report to h; exiting, if not nil, decides the
+// status the process exits with (histProc.exiting).
+func withHistory(p lease.Proc, h *history, exiting func(int) int) lease.Proc {
+	hp := histProc{p, h, exiting}
 	if n, ok := p.(lease.Notifier); ok {
 		return histNotifyProc{hp, n}
 	}

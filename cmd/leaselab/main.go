@@ -21,6 +21,12 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
+// exitStatus is a status to exit with that needs no message: leaselab
+// run's when its command's exit ended it (the command's own status).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 // command is one of leaselab's commands: its synopsis names every flag it
 // takes (TestSynopsesNameEveryFlag holds it to that, and the package doc
 // and the README to the synopses).
@@ -133,6 +139,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if errors.Is(err, errUsageShown) {
 		return 2
+	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		return int(es)
 	}
 	// One line, whatever the error: a client's multi-line message (pgx
 	// lists each address it tried) is joined.

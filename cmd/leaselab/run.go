@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -121,18 +127,20 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	cfg lease.Config, command singletonCommand, stdout, stderr io.Writer) error {
 	// A leader whose lock the kernel releases at its death sheds its
 	// image's pages, so that it dies, and hands over, sooner.
-	r := newRunner(command.argv, command.path, command.restart, stderr, shed && v.Claims.Handover == lease.KernelLock)
+	r := newRunner(command, stderr, shed && v.Claims.Handover == lease.KernelLock)
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
 		OnError: func(op string, err error) { fmt.Fprintf(stderr, "leaselab run: %s: %v\n", op, err) }}
 	if startAt != 0 {
 		time.Sleep(time.Duration(startAt - monoNow()))
 	}
-	// The runner learns each term's local deadline (OnLead), and stops the
-	// command, and sets run's exit status, as run exits (BeforeExit).
+	// The runner learns each term's local deadline (OnLead) for the
+	// command's supervisor. A variant that exits the process itself (all
+	// but the reference) stops the command first and exits with run's
+	// status (BeforeExit).
 	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.beforeExit, OnLead: r.lead})
 	r.mono = p.Mono
 	if events == "" {
-		return v.Start(p, mk(p), path, cfg)
+		return elect(v, p, mk(p), path, cfg, r, nil)
 	}
 	f, err := os.OpenFile(events, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
@@ -140,6 +148,40 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	}
 	h := &history{w: f}
 	h.emit("start %d", p.PID())
-	hp := withHistory(p, h)
-	return v.Start(hp, histStore{inner: mk(hp), h: h}, path, cfg)
+	hp := withHistory(p, h, r.exiting)
+	return elect(v, hp, histStore{inner: mk(hp), h: h}, path, cfg, r, h)
+}
+
+// elect runs variant v as process p over s. The reference, over a file
+// or a server, is lease.Run, whose context SIGTERM and SIGINT end, and the
+// runner too when the command's own exit ends run (runner.finish): once
+// it has stepped down (the command's whole tree dead) and released, it
+// returns, and run exits with the runner's status (the command's, or 0),
+// which the history's exit line records. Other variants run as the post's
+// program, which exits the process itself (through runner.exiting too).
+func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.Config, r *runner, h *history) error {
+	o := lease.RunOptions{Proc: p, Dir: filepath.Dir(path)}
+	switch {
+	case v.Name == "reference":
+	case slices.Contains(slices.Collect(maps.Values(serverStores)), v.Name):
+		cfg.Poll, o.Dir = true, "" // no directory to watch: poll the server
+	default:
+		return v.Start(p, s, path, cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.setCancel(cancel)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := lease.Run(ctx, s, cfg, o); err != nil {
+		return err
+	}
+	code := r.exiting(0)
+	if h != nil {
+		h.emit("exit %d", code)
+	}
+	if code != 0 {
+		return exitStatus(code)
+	}
+	return nil
 }

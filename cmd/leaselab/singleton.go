@@ -24,10 +24,12 @@ package main
 //     take over (lease.Config.SafeDeadline), so the command is dead before
 //     a successor starts its own, unless the supervisor itself is delayed
 //     past that margin: fencing (LEASELAB_EPOCH) covers what is left.
-//   - the deadline passes, or another process takes over, or run gets
-//     SIGTERM: run asks the supervisor to stop the command (SIGTERM, SIGKILL
-//     after stopGrace, never later than the deadline) and waits until the
-//     whole tree is dead before it releases the lease.
+//   - the term's context ends (OnStartedLeading's: the local deadline, a
+//     lost lease, or run's own end: SIGTERM, SIGINT, the command's exit):
+//     run asks the supervisor to stop the command (SIGTERM, SIGKILL after
+//     stopGrace, never later than the deadline), and OnStoppedLeading waits
+//     until the whole tree is dead, so lease.Run releases the lease only
+//     after that.
 //   - descendants: the command runs in its own process group, and the
 //     supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so that a
 //     descendant that leaves the group (setsid) and is orphaned is
@@ -37,9 +39,10 @@ package main
 //     would say the same with less code, but needs privileges (a writable
 //     cgroup v2 hierarchy) that a cron job's user seldom has.
 //
-// When the command exits on its own, run releases the lease and exits with
-// its status (128+N for a signal N), or, with -restart, starts it again
-// under the same term (at most once a second).
+// When the command exits on its own, run ends lease.Run's context (so it
+// steps down and releases) and exits with the command's status (128+N for
+// a signal N), or, with -restart, starts it again under the same term (at
+// most once a second, and only while that term holds).
 
 import (
 	"bufio"
@@ -106,22 +109,32 @@ type runner struct {
 
 	mu       sync.Mutex
 	cur      *supervised
-	deadline int64 // the term's local deadline, CLOCK_MONOTONIC ns (0: none known)
-	epoch    int64 // the term's epoch from Lead (0: none known)
-	code     int   // exit with this status (-1: the algorithm's own)
-	ending   bool  // run is ending because the command did
+	deadline int64              // the term's local deadline, CLOCK_MONOTONIC ns (0: none known)
+	epoch    int64              // the term's epoch from Lead (0: none known)
+	code     int                // run's exit status once the command's end decided it (-1: not decided)
+	ending   bool               // run is ending: no command starts again, and code is final
+	cancel   context.CancelFunc // ends lease.Run's context (nil: the variant exits the process on SIGTERM)
 }
 
-func newRunner(command []string, path string, restart bool, stderr io.Writer, shed bool) *runner {
-	return &runner{command: command, path: path, restart: restart, stderr: stderr, shed: shed, code: -1}
+func newRunner(c singletonCommand, stderr io.Writer, shed bool) *runner {
+	return &runner{command: c.argv, path: c.path, restart: c.restart, stderr: stderr, shed: shed, code: -1}
 }
 
 func (r *runner) logf(format string, a ...any) {
 	fmt.Fprintf(r.stderr, "leaselab run: "+format+"\n", a...)
 }
 
+// setCancel gives the runner the cancel of lease.Run's context: how the
+// command's end ends run.
+func (r *runner) setCancel(cancel context.CancelFunc) {
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+}
+
 // lead is told of every term and renewal (lease.OSProcOptions.OnLead) and
-// passes the new local deadline on to a running supervisor.
+// passes the new local deadline on to a running supervisor. The reference
+// tells it before OnStartedLeading, so the supervisor starts with it.
 func (r *runner) lead(epoch int64, deadline time.Duration) {
 	var abs int64
 	if deadline < 1<<61 && r.mono != nil { // (a flock leader's deadline never passes)
@@ -136,7 +149,9 @@ func (r *runner) lead(epoch int64, deadline time.Duration) {
 	}
 }
 
-// start is OnStartedLeading.
+// start is OnStartedLeading: it starts the command, with the term's epoch,
+// and stops it when the term's context ends (the local deadline, a lost
+// lease, run's own end). It does not wait for the command.
 func (r *runner) start(ctx context.Context) {
 	if r.shed {
 		shedImage()
@@ -156,24 +171,28 @@ func (r *runner) start(ctx context.Context) {
 }
 
 // launch starts a supervisor for the command under ctx's term, unless
-// the term is over.
+// the term is over (ctx.Err reports a passed local deadline at once) or
+// run is ending.
 func (r *runner) launch(ctx context.Context, epoch int64) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.ending || r.cur != nil || ctx.Err() != nil {
+		r.mu.Unlock()
 		return
 	}
 	if epoch == 0 {
 		epoch = r.epoch
 	}
 	s, err := startSupervisor(r.path, r.command, epoch, r.deadline)
+	if err == nil {
+		s.term = ctx
+		r.cur = s
+	}
+	r.mu.Unlock()
 	if err != nil {
 		r.logf("cannot start the command's supervisor: %v", err)
-		r.finishLocked(execFailed)
+		r.finish(execFailed)
 		return
 	}
-	s.term = ctx
-	r.cur = s
 	go r.watch(ctx, s, epoch, time.Now())
 }
 
@@ -186,45 +205,85 @@ func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started 
 		return // stopped by us: stop waits for it
 	}
 	r.cur = nil
+	r.mu.Unlock()
 	switch s.outcome {
 	case "exited":
 		if r.restart && ctx.Err() == nil {
-			r.mu.Unlock()
 			r.logf("the command exited with status %d; starting it again (-restart)", s.code)
-			time.Sleep(time.Until(started.Add(restartEvery)))
-			r.launch(ctx, epoch)
+			t := time.NewTimer(time.Until(started.Add(restartEvery)))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+			r.launch(ctx, epoch) // only if the term still holds
 			return
 		}
 		r.logf("the command exited with status %d: releasing the lease", s.code)
-		r.finishLocked(s.code)
+		r.finish(s.code)
 	case "exec-error":
 		r.logf("the command cannot be started: %s: releasing the lease", s.detail)
-		r.finishLocked(execFailed)
+		r.finish(execFailed)
 	case "deadline":
 		// run was stopped or slow past its own deadline: the term is over
 		// (the algorithm steps down when it gets to it), or, if a renewal
 		// raced the supervisor's timer, the command is gone all the same.
 		r.logf("the local deadline passed: the supervisor killed the command (%s)", s.detail)
 		if ctx.Err() == nil {
-			r.finishLocked(1)
+			r.finish(1)
 		}
 	default:
 		r.logf("the command's supervisor ended unexpectedly (%v)", s.err)
-		r.finishLocked(1)
+		r.finish(1)
 	}
-	r.mu.Unlock()
 }
 
-// finishLocked makes run release the lease and exit with code. The
-// algorithm releases on SIGTERM and exits through BeforeExit (beforeExit),
-// so run sends itself SIGTERM. (With a Go API that takes a context, this
-// is a cancel.)
-func (r *runner) finishLocked(code int) {
+// finish makes run release the lease and exit with code, once: it ends
+// lease.Run's context, or, for a variant that exits the process itself
+// (every one but the reference), sends run SIGTERM, on which the variant
+// steps down, releases and exits through Proc.Exit (exiting then gives
+// code).
+func (r *runner) finish(code int) {
+	r.mu.Lock()
 	if r.ending {
+		r.mu.Unlock()
 		return
 	}
 	r.ending, r.code = true, code
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		return
+	}
 	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+}
+
+// exiting is called once the election is over (lease.Run has returned,
+// or a variant exits the process with code): it stops the command if it
+// still runs, and returns the status run exits with: the command's own
+// (or 127, or 1) when the command's end ended run (finish), else code.
+// From then on the status is final and no command starts.
+func (r *runner) exiting(code int) int {
+	r.mu.Lock()
+	r.ending = true
+	r.mu.Unlock()
+	r.stop()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.code >= 0 {
+		return r.code
+	}
+	return code
+}
+
+// beforeExit is OSProcOptions.BeforeExit, for a variant that exits the
+// process itself: the command is stopped first, and run exits with the
+// command's status if the command's end is why it ends.
+func (r *runner) beforeExit() {
+	if code := r.exiting(-1); code >= 0 {
+		os.Exit(code)
+	}
 }
 
 // stop is OnStoppedLeading: it stops the command and returns once the
@@ -252,19 +311,6 @@ func (r *runner) stopIf(match func(*supervised) bool) {
 		r.cur = nil
 	}
 	r.mu.Unlock()
-}
-
-// beforeExit runs as the algorithm exits the process: the command is
-// stopped first, and run exits with the command's status if the command's
-// exit is why it ends.
-func (r *runner) beforeExit() {
-	r.stop()
-	r.mu.Lock()
-	code := r.code
-	r.mu.Unlock()
-	if code >= 0 {
-		os.Exit(code)
-	}
 }
 
 // supervised is a running supervisor, seen from run.
