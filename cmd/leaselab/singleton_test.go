@@ -324,3 +324,32 @@ func TestTortureSingleton(t *testing.T) {
 		}
 	}
 }
+
+// The history's exit line (leaselab run -events, what torture reads) is
+// the status run exits with: the command's when its exit ended run, over
+// lease.Run (the reference) and over a variant that exits the process
+// itself (flock) alike.
+func TestRunHistoryRecordsExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	for _, store := range []string{"file", "flock"} {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			events := filepath.Join(dir, "events")
+			a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-store", store, "-events", events,
+				"-lease", "30s", "-renew", "10s", "-watch", "10s"}, "sh", "-c", "exit 3")
+			if code := waitExit(t, a, "run whose command exits 3"); code != 3 {
+				t.Fatalf("run exited %d, want the command's 3:\n%s", code, out.String())
+			}
+			b, err := os.ReadFile(events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if f := strings.Fields(lines[len(lines)-1]); len(f) != 3 || f[1] != "exit" || f[2] != "3" {
+				t.Errorf("the history ends with %q, want its exit line with run's status 3:\n%s", lines[len(lines)-1], b)
+			}
+		})
+	}
+}
