@@ -30,6 +30,17 @@ package main
 //     stopGrace, never later than the deadline), and OnStoppedLeading waits
 //     until the whole tree is dead, so lease.Run releases the lease only
 //     after that.
+//   - process groups: the supervisor has a group of its own, and the
+//     command another. A terminal's Ctrl-C (SIGINT to the foreground
+//     group), a job's SIGTERM (kill %1) or a job-control stop (Ctrl-Z, or
+//     SIGSTOP of the group) reaches run alone: run steps down in order as
+//     above, the command getting its SIGTERM from the supervisor once run
+//     has asked; or, stopped, run leaves the supervisor, which is not, to
+//     kill the command at the deadline. (In run's group the supervisor
+//     would have been stopped with run, or would have stopped the command
+//     on the terminal's signal before run had stepped down.) A hang-up
+//     (SIGHUP, not handled) kills run: the supervisor's EOF, as for
+//     SIGKILL.
 //   - descendants: the command runs in its own process group, and the
 //     supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so that a
 //     descendant that leaves the group (setsid) and is orphaned is
@@ -337,6 +348,8 @@ type supervised struct {
 // "stop" lines; its EOF means run is gone), fd 4 the status pipe (the
 // supervisor writes "started PID", then one of "exited CODE", "exec-error
 // MSG", "deadline DETAIL", "stopped").
+// The supervisor runs in a process group of its own, so that a signal to
+// run's group reaches run alone (see "process groups" above).
 func startSupervisor(path string, argv []string, epoch, deadline int64) (*supervised, error) {
 	self, err := selfExe()
 	if err != nil {
@@ -360,6 +373,7 @@ func startSupervisor(path string, argv []string, epoch, deadline int64) (*superv
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, stW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	ctlR.Close()
 	stW.Close()

@@ -85,6 +85,9 @@ func startRun(t *testing.T, lock string, args []string, command ...string) (*exe
 	all := append(append([]string{"run", "-path", lock}, args...), "--")
 	cmd := exec.Command(leaselabBinary(t), append(all, command...)...)
 	cmd.Stdout, cmd.Stderr = f, f
+	// A process group of its own, run's pid, as a shell gives a job: the
+	// tests signal the group as a terminal or job control would.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -157,26 +160,100 @@ func TestRunSIGKILLLeavesNoCommand(t *testing.T) {
 
 // SIGSTOP of the leading run: a stopped process cannot stop its command;
 // its supervisor does, at the local deadline, while run is still stopped.
+// The same when the whole of run's process group is stopped (a job-control
+// stop): the supervisor has a group of its own, and runs on.
 func TestRunStoppedLeaderCommandDiesAtDeadline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
 	}
+	for _, group := range []bool{false, true} {
+		name := map[bool]string{false: "run", true: "run's process group"}[group]
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			tok, marker := commandToken(t), filepath.Join(dir, "running")
+			defer killProcsWith(tok)
+			a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "2s", "-renew", "500ms", "-watch", "500ms"}, treeCommand(tok, marker)...)
+			poll(t, "the command and its sleeps to run", func() bool {
+				_, err := os.Stat(marker)
+				return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
+			})
+			signal := func(sig syscall.Signal) {
+				if group {
+					syscall.Kill(-a.Process.Pid, sig)
+				} else {
+					a.Process.Signal(sig)
+				}
+			}
+			signal(syscall.SIGSTOP)
+			stopped := time.Now()
+			poll(t, "the stopped "+name+"'s command to die at its local deadline (under 2 s)", func() bool { return len(procsWith(tok)) == 0 })
+			t.Logf("the command's tree was dead %v after SIGSTOP of %s (its deadline is under the 2 s lease)", time.Since(stopped).Round(time.Millisecond), name)
+			signal(syscall.SIGCONT)
+			a.Process.Signal(syscall.SIGTERM)
+			if code := waitExit(t, a, "run after SIGCONT and SIGTERM"); code != 0 {
+				t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, out.String())
+			}
+		})
+	}
+}
+
+// A terminal's Ctrl-C is SIGINT to run's process group: it reaches run
+// alone, which steps down in order (it has the supervisor stop the
+// command, SIGTERM first, then releases and exits 0), never the
+// supervisor or the command before run has acted. run is stopped when
+// the group's SIGINT comes, so that nothing happens to the command until
+// run, continued, acts on it.
+func TestRunGroupInterruptStepsDownInOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
 	dir := t.TempDir()
-	tok, marker := commandToken(t), filepath.Join(dir, "running")
-	defer killProcsWith(tok)
-	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "2s", "-renew", "500ms", "-watch", "500ms"}, treeCommand(tok, marker)...)
-	poll(t, "the command and its sleeps to run", func() bool {
-		_, err := os.Stat(marker)
-		return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
-	})
+	running, termed := filepath.Join(dir, "running"), filepath.Join(dir, "termed")
+	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "30s", "-renew", "10s", "-watch", "10s"},
+		"sh", "-c", `trap 'touch "$2"; exit 0' TERM; touch "$1"; while :; do sleep 0.05; done`, "sh", running, termed)
+	poll(t, "the command to run", func() bool { _, err := os.Stat(running); return err == nil })
 	a.Process.Signal(syscall.SIGSTOP)
-	stopped := time.Now()
-	poll(t, "the stopped run's command to die at its local deadline (under 2 s)", func() bool { return len(procsWith(tok)) == 0 })
-	t.Logf("the command's tree was dead %v after SIGSTOP of run (its deadline is under the 2 s lease)", time.Since(stopped).Round(time.Millisecond))
+	syscall.Kill(-a.Process.Pid, syscall.SIGINT) // Ctrl-C
+	time.Sleep(500 * time.Millisecond)
+	if _, err := os.Stat(termed); err == nil {
+		t.Errorf("the command got SIGTERM while run, stopped, had not yet acted on Ctrl-C")
+	}
 	a.Process.Signal(syscall.SIGCONT)
-	a.Process.Signal(syscall.SIGTERM)
-	if code := waitExit(t, a, "run after SIGCONT and SIGTERM"); code != 0 {
-		t.Errorf("run exited %d after SIGTERM, want 0:\n%s", code, out.String())
+	if code := waitExit(t, a, "run after Ctrl-C"); code != 0 {
+		t.Errorf("run exited %d after Ctrl-C, want 0:\n%s", code, out.String())
+	}
+	if _, err := os.Stat(termed); err != nil {
+		t.Errorf("the command never got its SIGTERM: run did not stop it in order:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "Lease released") {
+		t.Errorf("run did not release the lease:\n%s", out.String())
+	}
+}
+
+// The command gets the signal dispositions run was given, none that the
+// supervisor set for itself (an ignored SIGPIPE would be inherited across
+// exec, and change how a pipeline of the command's ends).
+func TestRunCommandSignalDispositions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	sigIgn := func(status string) string {
+		for _, l := range strings.Split(status, "\n") {
+			if v, ok := strings.CutPrefix(l, "SigIgn:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "(none)"
+	}
+	direct, err := exec.Command("cat", "/proc/self/status").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, out := startRun(t, filepath.Join(t.TempDir(), "leader.lock"), []string{"-lease", "30s", "-renew", "10s", "-watch", "10s"},
+		"cat", "/proc/self/status")
+	waitExit(t, a, "run -- cat")
+	if got, want := sigIgn(out.String()), sigIgn(string(direct)); got != want {
+		t.Errorf("the command's ignored signals are %s, want %s, as a child of the test's (run's output:\n%s)", got, want, out.String())
 	}
 }
 

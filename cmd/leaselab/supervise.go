@@ -33,7 +33,7 @@ import (
 // descendant that left it survives).
 func superviseMain(args []string) int {
 	// The command's parent-death signal is bound to the thread that forks
-	// it: this goroutine keeps the main thread for the process's life.
+	// it: this goroutine keeps its thread for the process's life.
 	runtime.LockOSThread()
 	mistake := os.Getenv("LEASELAB_TEST_SUPERVISOR")
 	os.Unsetenv("LEASELAB_TEST_SUPERVISOR")
@@ -52,9 +52,17 @@ func superviseMain(args []string) int {
 		report("exec-error bad deadline %q", args[0])
 		return 2
 	}
-	signal.Ignore(syscall.SIGPIPE)
+	// Signals are caught, never ignored: an ignored signal stays ignored
+	// across exec, in the command. The supervisor has a process group of
+	// its own (startSupervisor), so no terminal's or job's signal reaches
+	// it; one sent to it alone (or the SIGHUP of a stopped supervisor
+	// whose group run's death orphaned) stops the command in order. SIGTSTP and a broken pipe do
+	// nothing to it: it must run on to kill the command at the deadline,
+	// and to report. (It never writes to a terminal, where its background
+	// group would get SIGTTOU.)
 	stopSig := make(chan os.Signal, 1)
 	signal.Notify(stopSig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE, syscall.SIGTSTP)
 	sweep := mistake != "nosweep"
 	if sweep {
 		setSubreaper()
