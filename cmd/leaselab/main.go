@@ -27,6 +27,11 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// wholeProcess is set by main: this process is leaselab itself, not a
+// test binary that calls run, so leaselab run may make itself a child
+// subreaper and kill the orphans that reach it (singleton.go).
+var wholeProcess bool
+
 // command is one of leaselab's commands: its synopsis names every flag it
 // takes (TestSynopsesNameEveryFlag holds it to that, and the package doc
 // and the README to the synopses).
@@ -126,6 +131,7 @@ func main() {
 			os.Exit(probeMain(os.Args[2:]))
 		}
 	}
+	wholeProcess = true
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -16,6 +16,14 @@ package main
 //     and go; and it reaches only the direct child. The pipe is the
 //     process's death, with no window between fork and prctl: a run that
 //     died before the supervisor read the pipe leaves an EOF waiting.)
+//   - the supervisor SIGKILLed: the command has SIGKILL as its
+//     parent-death signal (PR_SET_PDEATHSIG), relative to the supervisor's
+//     thread that forked it, which the supervisor keeps for its whole life
+//     (runtime.LockOSThread). What the command started is run's to kill:
+//     run sees the supervisor end without its last word, kills the
+//     command's process group, and, being a child subreaper itself, kills
+//     every process that the supervisor's death reparented to it
+//     (supervised.cleanup), those that left the group included.
 //   - run SIGSTOPped: a stopped process cannot stop its command, and the
 //     command cannot be stopped by it. run tells the supervisor its local
 //     deadline at every acquisition and renewal (Proc.Lead); the supervisor
@@ -116,6 +124,7 @@ type runner struct {
 	restart bool
 	stderr  io.Writer
 	shed    bool                 // shedImage on leading
+	reap    bool                 // run is a child subreaper: a dead supervisor's orphans come to it (sweepStrays)
 	mono    func() time.Duration // the Proc's clock, for Lead's deadlines
 
 	mu       sync.Mutex
@@ -128,7 +137,15 @@ type runner struct {
 }
 
 func newRunner(c singletonCommand, stderr io.Writer, shed bool) *runner {
-	return &runner{command: c.argv, path: c.path, restart: c.restart, stderr: stderr, shed: shed, code: -1}
+	r := &runner{command: c.argv, path: c.path, restart: c.restart, stderr: stderr, shed: shed, code: -1}
+	if len(c.argv) > 0 && wholeProcess {
+		// What a supervisor killed with SIGKILL leaves (its command, the
+		// command's descendants) is reparented to run, not to init, and
+		// run kills it (supervised.cleanup). Only in leaselab itself: a
+		// test binary's other children are not run's to kill.
+		r.reap = setSubreaper()
+	}
+	return r
 }
 
 func (r *runner) logf(format string, a ...any) {
@@ -193,7 +210,7 @@ func (r *runner) launch(ctx context.Context, epoch int64) {
 	if epoch == 0 {
 		epoch = r.epoch
 	}
-	s, err := startSupervisor(r.path, r.command, epoch, r.deadline)
+	s, err := startSupervisor(r.path, r.command, epoch, r.deadline, r.reap)
 	if err == nil {
 		s.term = ctx
 		r.cur = s
@@ -244,7 +261,7 @@ func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started 
 			r.finish(1)
 		}
 	default:
-		r.logf("the command's supervisor ended unexpectedly (%v)", s.err)
+		r.logf("the command's supervisor ended unexpectedly (%v); run killed what was left of the command: releasing the lease", s.err)
 		r.finish(1)
 	}
 }
@@ -328,15 +345,19 @@ func (r *runner) stopIf(match func(*supervised) bool) {
 type supervised struct {
 	term     context.Context // the term it was started under
 	cmd      *exec.Cmd
+	reap     bool // run is a child subreaper: sweep its strays if the supervisor dies
 	mu       sync.Mutex
 	ctl      *os.File // the control pipe's write end: closing it kills the command
 	stopOnce sync.Once
 	stopped  bool
-	done     chan struct{} // closed once the supervisor has exited
+	done     chan struct{} // closed once the supervisor has exited and its command's tree is dead
 
-	// Set before done is closed: how it ended ("exited", "exec-error",
-	// "deadline", "stopped", or "" if it said nothing), the command's
-	// status, and what else it said.
+	// Set before done is closed: the command's pid (its process group),
+	// whether the supervisor reaped it, how it ended ("exited",
+	// "exec-error", "deadline", "stopped", or "" if the supervisor died
+	// without saying), the command's status, and what else it said.
+	pid     int
+	reaped  bool
 	outcome string
 	code    int
 	detail  string
@@ -346,11 +367,13 @@ type supervised struct {
 // startSupervisor starts this binary as the supervisor of the command.
 // fd 3 of the supervisor is the control pipe (run writes "deadline NS" and
 // "stop" lines; its EOF means run is gone), fd 4 the status pipe (the
-// supervisor writes "started PID", then one of "exited CODE", "exec-error
-// MSG", "deadline DETAIL", "stopped").
+// supervisor writes "started PID", "reaped CODE" once the command itself
+// has exited, then one of "exited CODE", "exec-error MSG", "deadline
+// DETAIL", "stopped", once the command's whole tree is dead).
+//
 // The supervisor runs in a process group of its own, so that a signal to
 // run's group reaches run alone (see "process groups" above).
-func startSupervisor(path string, argv []string, epoch, deadline int64) (*supervised, error) {
+func startSupervisor(path string, argv []string, epoch, deadline int64, reap bool) (*supervised, error) {
 	self, err := selfExe()
 	if err != nil {
 		return nil, err
@@ -374,7 +397,7 @@ func startSupervisor(path string, argv []string, epoch, deadline int64) (*superv
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, stW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	err = startSpared(cmd)
 	ctlR.Close()
 	stW.Close()
 	if err != nil {
@@ -382,12 +405,16 @@ func startSupervisor(path string, argv []string, epoch, deadline int64) (*superv
 		stR.Close()
 		return nil, err
 	}
-	s := &supervised{cmd: cmd, ctl: ctlW, done: make(chan struct{})}
+	s := &supervised{cmd: cmd, ctl: ctlW, reap: reap, done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stR)
 		for sc.Scan() {
 			word, rest, _ := strings.Cut(sc.Text(), " ")
 			switch word {
+			case "started":
+				s.pid, _ = strconv.Atoi(rest)
+			case "reaped":
+				s.reaped = true
 			case "exited":
 				s.outcome = word
 				s.code, _ = strconv.Atoi(rest)
@@ -397,13 +424,95 @@ func startSupervisor(path string, argv []string, epoch, deadline int64) (*superv
 		}
 		stR.Close()
 		s.err = cmd.Wait()
+		removeSupervisor(cmd.Process.Pid)
 		s.mu.Lock()
 		s.ctl.Close()
 		s.ctl = nil
 		s.mu.Unlock()
+		if s.outcome == "" {
+			s.cleanup()
+		}
 		close(s.done)
 	}()
 	return s, nil
+}
+
+// cleanup kills what a supervisor that died without its last word (a
+// SIGKILL, a crash) may have left of the command's tree. The command has
+// SIGKILL as its parent-death signal (commandAttr), so it dies with the
+// supervisor; cleanup also kills its process group, whose members outlive
+// it otherwise (the group's id is still the command's: the command, not
+// yet reaped, keeps it from reuse), and, with run a child subreaper, every
+// child that reached run: the command and its orphaned descendants, those
+// that left its group included (sweepStrays).
+func (s *supervised) cleanup() {
+	if s.pid > 0 && !s.reaped {
+		syscall.Kill(-s.pid, syscall.SIGKILL)
+	}
+	if s.reap {
+		sweepStrays()
+	}
+}
+
+// supervisors are the live supervisors' pids: sweepStrays spares them.
+// The lock is held from fork to record, so that a sweep never sees a
+// supervisor it does not know.
+var supervisors struct {
+	sync.Mutex
+	pids map[int]bool
+}
+
+// startSpared starts cmd, a supervisor, as one that sweepStrays spares.
+func startSpared(cmd *exec.Cmd) error {
+	supervisors.Lock()
+	defer supervisors.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if supervisors.pids == nil {
+		supervisors.pids = map[int]bool{}
+	}
+	supervisors.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+func removeSupervisor(pid int) {
+	supervisors.Lock()
+	defer supervisors.Unlock()
+	delete(supervisors.pids, pid)
+}
+
+// strays lists run's children that are not live supervisors.
+func strays() []int {
+	supervisors.Lock()
+	defer supervisors.Unlock()
+	var out []int
+	for _, pid := range childPIDs() {
+		if !supervisors.pids[pid] {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// sweepStrays SIGKILLs and reaps every child of run that is not a live
+// supervisor: with run a child subreaper, those are what a dead
+// supervisor left, reparented to run. It goes round until none is left
+// (a killed process's own children arrive next), for at most 5 s.
+func sweepStrays() {
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		pids := strays()
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, pid := range pids {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, 0, nil)
+		}
+	}
 }
 
 // send writes one control line, if the supervisor still listens.

@@ -158,6 +158,74 @@ func TestRunSIGKILLLeavesNoCommand(t *testing.T) {
 	}
 }
 
+// supervisorOf returns the pid of run's supervisor (its child running
+// leaselab __supervise), or 0.
+func supervisorOf(run int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		var state string
+		var ppid int
+		if i < 0 {
+			continue
+		}
+		if _, err := fmt.Sscan(string(b[i+1:]), &state, &ppid); err != nil || ppid != run {
+			continue
+		}
+		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); bytes.Contains(cmdline, []byte(superviseArg)) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// SIGKILL of the supervisor itself: its command dies of its parent-death
+// signal, and run, seeing the supervisor gone without its last word,
+// kills the command's group and every orphan reparented to it (run is a
+// child subreaper): the command, its child in the group and its setsid
+// grandchild are all dead within a second. run then releases the lease
+// and exits 1.
+func TestRunSupervisorSIGKILLLeavesNoCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	dir := t.TempDir()
+	tok, marker := commandToken(t), filepath.Join(dir, "running")
+	defer killProcsWith(tok)
+	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "30s", "-renew", "10s", "-watch", "10s"}, treeCommand(tok, marker)...)
+	poll(t, "the command and its sleeps to run", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
+	})
+	sup := supervisorOf(a.Process.Pid)
+	if sup == 0 {
+		t.Fatal("no supervisor among run's children")
+	}
+	syscall.Kill(sup, syscall.SIGKILL)
+	killed := time.Now()
+	for len(procsWith(tok)) != 0 {
+		if time.Since(killed) > time.Second {
+			t.Fatalf("a second after SIGKILL of the supervisor, the command's processes %v still run:\n%s", procsWith(tok), out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("the command's tree was dead %v after SIGKILL of its supervisor", time.Since(killed).Round(time.Millisecond))
+	if code := waitExit(t, a, "run after its supervisor's SIGKILL"); code != 1 {
+		t.Errorf("run exited %d, want 1:\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "Lease released") {
+		t.Errorf("run did not release the lease:\n%s", out.String())
+	}
+}
+
 // SIGSTOP of the leading run: a stopped process cannot stop its command;
 // its supervisor does, at the local deadline, while run is still stopped.
 // The same when the whole of run's process group is stopped (a job-control

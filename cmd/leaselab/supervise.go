@@ -230,6 +230,9 @@ func superviseMain(args []string) int {
 				case r.ws.Signaled():
 					code = 128 + int(r.ws.Signal())
 				}
+				// run kills the group no more should this supervisor
+				// die: the group's id may be free now.
+				report("reaped %d", code)
 				if !ending() {
 					// Exited on its own: what it left behind goes too.
 					end("exited", "", stopGrace)

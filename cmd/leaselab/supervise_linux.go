@@ -15,15 +15,18 @@ func selfExe() (string, error) { return "/proc/self/exe", nil }
 
 // setSubreaper makes this process the reaper of its orphaned descendants
 // (PR_SET_CHILD_SUBREAPER): a descendant whose parent dies is reparented
-// to it rather than to init, so that no descendant escapes its sweep.
-func setSubreaper() {
-	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+// to it rather than to init, so that no descendant escapes its sweep. It
+// reports whether the kernel agreed.
+func setSubreaper() bool {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
 }
 
 // commandAttr starts the command in a process group of its own, with
 // SIGKILL as its parent-death signal: should the supervisor itself be
-// killed, the command dies with it (the command's own descendants are the
-// sweep's; a killed supervisor cannot sweep).
+// killed, the command dies with it. (The parent is the thread that forked,
+// which superviseMain keeps for the process's life. The command's own
+// descendants, which a killed supervisor cannot sweep, are run's to kill:
+// supervised.cleanup.)
 func commandAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -13,7 +13,7 @@ import (
 
 func selfExe() (string, error) { return os.Executable() }
 
-func setSubreaper() {}
+func setSubreaper() bool { return false }
 
 func commandAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
