@@ -24,6 +24,7 @@ const (
 	MistakeTermAgeLimit          = mTermAgeLimit
 	MistakeStaleLead             = mStaleLead
 	MistakeRenewAtLease          = mRenewAtLease
+	MistakeReadErrorWaitsWatch   = mReadErrorWaitsWatch
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeUnlockBeforeCancel    = mUnlockBeforeCancel

@@ -55,4 +55,7 @@ const (
 	// EpochFile: the record is never fsynced, whether or not the machine
 	// can tell its boot.
 	mNoRecordSync
+	// Reference: after a failed read a watcher waits a whole watch
+	// interval, not a back-off from renewBackoff.
+	mReadErrorWaitsWatch
 )

@@ -109,6 +109,7 @@ var exploreBounds = map[string]exploreBound{
 	"procs 2, crashes 1, preemptions 1":           {spec.ExploreOptions{Procs: 2, Crashes: 1, Preemptions: 1}, "procs 2, crashes 1, pauses 1, preemptions 1 (flock's)"},
 	"procs 2, crashes 1, pauses 1, preemptions 1": {spec.ExploreOptions{Procs: 2, Crashes: 1, Pauses: 1, Preemptions: 1}, "procs 2, crashes 1, pauses 1, preemptions 1 (flock's)"},
 	"procs 3, crashes 1, terms 1, fserrs 1":       {spec.ExploreOptions{Procs: 3, Crashes: 1, Terms: 1, FSErrors: 1}, "procs 3, crashes 1, terms 1, fserrs 1 (flock's)"},
+	"procs 2, crashes 1, fserrs 1":                {spec.ExploreOptions{Procs: 2, Crashes: 1, FSErrors: 1}, "procs 2, crashes 1, fserrs 1"},
 }
 
 // referenceRun is the reference's Run with mistake m (its config checked).
@@ -269,6 +270,14 @@ var mutants = []mutant{
 		property:   "stable-leadership",
 		run:        referenceRun(lease.MistakeRenewAtLease),
 		exploreWhy: "no exploration checks availability",
+	},
+	{
+		name: "reference~read-error-waits-watch", base: "reference",
+		mistake:  "after a failed read a watcher waits a whole watch interval before it reads again: one whose first read failed starts its expiry clock that much later",
+		property: spec.FailoverBound,
+		run:      referenceRun(lease.MistakeReadErrorWaitsWatch),
+		explore:  "procs 2, crashes 1, fserrs 1",
+		missed:   "every watcher's first read must fail and the leader die within a watch interval of it, before any watcher has seen its lease: random runs (not in 20,000 of -faults fserr,kill either) start two to five watchers and inject one error into a drawn call; explore, whose single error can hit the one watcher's first read, finds it",
 	},
 	{
 		name: "reference~takeover-rereads", base: "reference",

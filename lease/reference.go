@@ -214,7 +214,8 @@ func (r *Reference) elect(ctx context.Context) {
 	// whose blocks are full while its inodes are not. A real change (a
 	// new version) is still seen at once.
 	var backoff, retryAt time.Duration
-	var lastVersion int64 // the version the last successful read showed
+	var lastVersion int64         // the version the last successful read showed
+	var readBackoff time.Duration // the wait after the last of a run of failed reads
 	for {
 		if ctx.Err() != nil {
 			r.p.Log(MsgShutdown, 0, 0)
@@ -236,6 +237,9 @@ func (r *Reference) elect(ctx context.Context) {
 			// left from then would delay the next acquisition (after a
 			// release, by up to a watch interval) for nothing.
 			lastVersion, backoff, retryAt = rec.Version, 0, 0
+		}
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			readBackoff = 0 // the read worked: the next failure starts short again
 		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
@@ -261,9 +265,20 @@ func (r *Reference) elect(ctx context.Context) {
 			retryAt = r.p.Mono() + backoff
 			continue
 		case err != nil:
-			// An I/O error says nothing about the lease: try again soon.
+			// An I/O error says nothing about the lease: try again soon,
+			// from renewBackoff doubling up to a watch interval. Not a
+			// whole watch interval at once: a watcher whose first read
+			// failed has not seen the lease yet, and its expiry clock
+			// starts only when it does, so that each millisecond of
+			// waiting here is one more on a crashed leader's failover
+			// (explore -procs 2 -fserrs 1 -crashes 1: 11.5 s after a
+			// SIGKILL, against 9.3 s, when it waited 3 s).
 			r.report("read", err)
-			r.wait(ctx, token, now+r.cfg.WatchInterval)
+			readBackoff = min(max(2*readBackoff, renewBackoff), r.cfg.WatchInterval)
+			if r.mistake&mReadErrorWaitsWatch != 0 { // mutant: a whole watch interval
+				readBackoff = r.cfg.WatchInterval
+			}
+			r.wait(ctx, token, now+readBackoff)
 			continue
 		}
 		changed := rec.Version != seen.Version
