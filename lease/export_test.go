@@ -25,6 +25,7 @@ const (
 	MistakeStaleLead             = mStaleLead
 	MistakeRenewAtLease          = mRenewAtLease
 	MistakeReadErrorWaitsWatch   = mReadErrorWaitsWatch
+	MistakeOwnLease              = mOwnLease
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeUnlockBeforeCancel    = mUnlockBeforeCancel

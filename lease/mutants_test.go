@@ -219,7 +219,6 @@ var mutants = []mutant{
 		// its own goroutine after stepping down (lease.Run): the window
 		// moved, not the bug.
 		confirm: &confirmation{faults: "term", sched: "pct", runs: 10_000},
-		missed:  "the release must land at the one scheduling point between a watcher's last read and its clock read, which only a same-instant race offers: about one run in 7,000 of PCT with SIGTERMs alone, and fewer in the default command, whose swarm turns SIGTERMs on in half the runs and PCT in half (killed at run 3,682 before emfile joined the swarm and shifted every draw; not in 10,000 after)",
 	},
 	// The reference's leadership as its user sees it.
 	{
@@ -278,6 +277,13 @@ var mutants = []mutant{
 		run:      referenceRun(lease.MistakeReadErrorWaitsWatch),
 		explore:  "procs 2, crashes 1, fserrs 1",
 		missed:   "every watcher's first read must fail and the leader die within a watch interval of it, before any watcher has seen its lease: random runs (not in 20,000 of -faults fserr,kill either) start two to five watchers and inject one error into a drawn call; explore, whose single error can hit the one watcher's first read, finds it",
+	},
+	{
+		name: "reference~own-lease", base: "reference",
+		mistake:    "a watcher waits its own lease for a record to change, not the lease the record's writer states: during a rolling change of -lease it takes over a longer lease early",
+		property:   spec.ExclusiveLeadership,
+		run:        referenceRun(lease.MistakeOwnLease),
+		exploreWhy: "explore runs every process with one configuration",
 	},
 	{
 		name: "reference~takeover-rereads", base: "reference",
@@ -364,13 +370,13 @@ var mutants = []mutant{
 	},
 	{
 		name: "redis~ttl-doubled", base: "redis",
-		mistake:  "the TTL sent is twice the lease",
-		property: spec.ExclusiveLeadership,
+		mistake:  "the TTL sent is twice the lease: the record states it, and watchers wait it out (since records state their writer's lease: a dead holder is replaced a lease late)",
+		property: spec.NoWedge,
 		newStore: serverStore("redis", func(p lease.Proc, s lease.Store) lease.Store {
 			return ttlStore{s, func(d time.Duration) time.Duration { return 2 * d }}
 		}),
-		run:      serverRun(0, nil),
-		harmless: "a longer TTL only keeps a dead holder's record on the server longer; watchers never wait for the server's expiry, they take over by compare-and-set once the record is unchanged for the lease on their own clocks, and a release deletes it",
+		run:        serverRun(0, nil),
+		exploreWhy: "no exploration runs the server variants' stores with a wrapped TTL",
 	},
 	{
 		name: "etcd~ttl-truncated", base: "etcd",
