@@ -44,6 +44,15 @@ func TestEtcdContract(t *testing.T) {
 	}, storetest.Options{Expiry: time.Second, ExpirySlack: 900 * time.Millisecond})
 }
 
+// A rolling change of -lease on a real etcd: a watcher with a 0.9 s lease
+// waits out the 2.7 s lease its leader's records state.
+func TestMixedLeases(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	// Each write is a raft proposal with a WAL fsync: 500 ms calls.
+	storetest.MixedLeases(t, func(int64) lease.Store { return open(t, srv, "mixed", 500*time.Millisecond, nil) })
+}
+
 // The key, its value and its etcd lease on the server, as the package
 // comment describes them.
 func TestKeyValueAndLease(t *testing.T) {

@@ -62,6 +62,14 @@ func TestRedisContractWithPassword(t *testing.T) {
 	storetest.Run(t, newLease(srv, storetest.ContractTimeout), storetest.Options{Expiry: time.Second, ExpirySlack: 500 * time.Millisecond})
 }
 
+// A rolling change of -lease on a real redis-server: a watcher with a
+// 0.9 s lease waits out the 2.7 s lease its leader's records state.
+func TestMixedLeases(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	storetest.MixedLeases(t, newLease(srv, 300*time.Millisecond)(t))
+}
+
 // The record's keys, value and TTL on the server, as the package comment
 // describes them.
 func TestKeysAndTTL(t *testing.T) {

@@ -55,6 +55,23 @@ func TestContractPostgres(t *testing.T) {
 	}, storetest.Options{Expiry: time.Second, ExpirySlack: 500 * time.Millisecond})
 }
 
+// A rolling change of -lease on SQLite and on a real PostgreSQL server: a
+// watcher with a 0.9 s lease waits out the 2.7 s lease its leader's rows
+// state.
+func TestMixedLeases(t *testing.T) {
+	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		dsn := filepath.Join(t.TempDir(), "leases.db")
+		storetest.MixedLeases(t, func(int64) lease.Store { return open(t, SQLite, dsn, "mixed", 500*time.Millisecond, nil) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		srv := servertest.Postgres(t)
+		storetest.MixedLeases(t, func(int64) lease.Store { return open(t, Postgres, srv.DSN(), "mixed", 500*time.Millisecond, nil) })
+	})
+}
+
 // The row as the package comment describes it: released, never deleted;
 // versions and epochs continue after a release and after an expiry.
 func TestRow(t *testing.T) {
