@@ -352,3 +352,26 @@ func TestLeaderLosesServer(t *testing.T) {
 		Errors:    log.Errors,
 	}.Run(t)
 }
+
+// decode accepts only what value writes: every value it accepts is, byte
+// for byte, the value of the record it returns, or (for a renewal whose
+// epoch is its own revision, which value writes as 0) that epoch written
+// out.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"7 0", "7 3", "7 0 9000", "7 3 27001", "7 0 0", "7 0 -1", "7 0 86400001", "7 0 9000 1", "", "7 5 1"} {
+		f.Add(s, int64(5))
+	}
+	f.Fuzz(func(t *testing.T, v string, rev int64) {
+		rec, err := decode([]byte(v), rev)
+		if err != nil {
+			return
+		}
+		got := value(rec)
+		if got != v && format(rec.Holder, rec.Epoch, rec.TTL) != v {
+			t.Fatalf("decode(%q, %d) = %+v, whose value is %q", v, rev, rec, got)
+		}
+		if rec.TTL < 0 || rec.TTL > lease.MaxTTLMillis*time.Millisecond || rec.TTL%time.Millisecond != 0 {
+			t.Fatalf("decode(%q): TTL %v", v, rec.TTL)
+		}
+	})
+}

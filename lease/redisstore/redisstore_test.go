@@ -338,3 +338,23 @@ func TestLeaderServerHangs(t *testing.T) {
 		t.Errorf("first error %q is not a timeout", m.FirstError)
 	}
 }
+
+// decode accepts only what encode writes: every value it accepts is the
+// encoding of the record it returns, byte for byte.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"1 2 3", "1 2 3 9000", "1 2 3 0", "1 2 3 -1", "1 2 3 86400001", "1 2 3 9000 1", "", "7 1 1 27001", "1 2 3 01"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		rec, err := decode(v)
+		if err != nil {
+			return
+		}
+		if got := encode(rec); got != v {
+			t.Fatalf("decode(%q) = %+v, which encodes as %q", v, rec, got)
+		}
+		if rec.TTL < 0 || rec.TTL > lease.MaxTTLMillis*time.Millisecond || rec.TTL%time.Millisecond != 0 {
+			t.Fatalf("decode(%q): TTL %v", v, rec.TTL)
+		}
+	})
+}
