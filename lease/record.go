@@ -2,6 +2,7 @@ package lease
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -31,6 +32,45 @@ type Record struct {
 
 // Unknown is the holder of a record whose content cannot be read.
 const Unknown = -1
+
+// MaxTTLMillis bounds the lease a record may state: a day, in
+// milliseconds. A larger one is not a lease any process of ours writes,
+// and would keep every watcher waiting for it; a store's reader rejects it
+// as it rejects any value it did not write.
+const MaxTTLMillis = 24 * 3600 * 1000
+
+// TTLMillis is a lease as a record states it: in whole milliseconds,
+// rounded up (a watcher never waits less than the writer held it for); 0
+// for d <= 0, a record that states none. Every store that keeps its
+// writer's lease writes this, and its writes return a Record whose TTL is
+// StatedTTL(d), as its readers will parse it, so that a compare-and-set
+// on the returned record matches what is stored.
+func TTLMillis(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
+}
+
+// StatedTTL is the TTL of a record written for a lease of d, as its
+// readers parse it: d rounded up to a whole millisecond (0 for d <= 0).
+func StatedTTL(d time.Duration) time.Duration {
+	return time.Duration(TTLMillis(d)) * time.Millisecond
+}
+
+// TTLFromMillis is the TTL of a record that states a lease of ms
+// milliseconds, or an error if no writer states that: a lease that is not
+// positive or is longer than MaxTTLMillis.
+func TTLFromMillis(ms int64) (time.Duration, error) {
+	if ms <= 0 || ms > MaxTTLMillis {
+		return 0, fmt.Errorf("a lease of %d ms is not one a writer states (1 to %d ms)", ms, MaxTTLMillis)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
 
 // AppendJSON appends the record as encoding/json marshals the post's
 // leaseContent struct, byte for byte, without reflection: the simulator runs

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leaselab/leaselab/lease"
 )
@@ -193,4 +194,34 @@ func FuzzParseRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkParse(t, b)
 	})
+}
+
+// A stated lease is the writer's rounded up to a whole millisecond, none
+// for a lease that is not positive; a stated one is read back only from 1
+// ms to a day.
+func TestStatedTTL(t *testing.T) {
+	for _, c := range []struct {
+		d  time.Duration
+		ms int64
+	}{
+		{0, 0}, {-time.Second, 0}, {-time.Nanosecond, 0}, {time.Nanosecond, 1}, {time.Millisecond, 1},
+		{time.Millisecond + 1, 2}, {27 * time.Second, 27000}, {27*time.Second + time.Microsecond, 27001},
+		{math.MaxInt64, math.MaxInt64/int64(time.Millisecond) + 1},
+	} {
+		if got := lease.TTLMillis(c.d); got != c.ms {
+			t.Errorf("TTLMillis(%v) = %d, want %d", c.d, got, c.ms)
+		}
+		if got := lease.StatedTTL(c.d); c.ms <= math.MaxInt64/int64(time.Millisecond) && got != time.Duration(c.ms)*time.Millisecond {
+			t.Errorf("StatedTTL(%v) = %v, want %d ms", c.d, got, c.ms)
+		}
+	}
+	for ms, ok := range map[int64]bool{1: true, 9000: true, lease.MaxTTLMillis: true, 0: false, -1: false, lease.MaxTTLMillis + 1: false, math.MinInt64: false} {
+		d, err := lease.TTLFromMillis(ms)
+		if (err == nil) != ok || ok && d != time.Duration(ms)*time.Millisecond {
+			t.Errorf("TTLFromMillis(%d) = %v, %v; want ok %v", ms, d, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "not one a writer states") {
+			t.Errorf("TTLFromMillis(%d): error %q does not say why", ms, err)
+		}
+	}
 }

@@ -278,9 +278,7 @@ func (s *VersionedFile) Release(cur Record) error {
 // name, then, for a version that starts a term, fsyncs the directory.
 // EEXIST at the link is a lost compare-and-set: ErrConflict.
 func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
-	if rec.TTL > 0 {
-		rec.TTL = time.Duration(ttlMillis(rec.TTL)) * time.Millisecond // as readers will parse it
-	}
+	rec.TTL = StatedTTL(rec.TTL) // as readers will parse it
 	s.mu.Lock()
 	s.tempSeq++
 	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
@@ -393,15 +391,9 @@ func appendVersioned(b []byte, r Record) []byte {
 	b = strconv.AppendInt(b, r.Epoch, 10)
 	if r.TTL > 0 {
 		b = append(b, `,"leaseMs":`...)
-		b = strconv.AppendInt(b, ttlMillis(r.TTL), 10)
+		b = strconv.AppendInt(b, TTLMillis(r.TTL), 10)
 	}
 	return append(b, '}')
-}
-
-// ttlMillis is a lease in whole milliseconds, rounded up: a watcher never
-// waits less than the writer held it for.
-func ttlMillis(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // maxRecord bounds what a reader accepts as a record: anything larger is
@@ -439,7 +431,7 @@ func parseVersioned(b []byte) (Record, error) {
 	if len(b) > len(p3) && string(b[:len(p3)]) == p3 {
 		b = b[len(p3):]
 		ms, n, ok := jsonInt(b)
-		if !ok || ms <= 0 || ms > maxTTLMillis {
+		if !ok || ms <= 0 || ms > MaxTTLMillis {
 			return Record{}, bad
 		}
 		ttl, b = time.Duration(ms)*time.Millisecond, b[n:]
@@ -449,8 +441,3 @@ func parseVersioned(b []byte) (Record, error) {
 	}
 	return Record{Holder: h, Epoch: e, TTL: ttl}, nil
 }
-
-// maxTTLMillis bounds the lease a record may state: a day. A larger one is
-// not a lease any process of ours writes, and would keep every watcher
-// waiting for it.
-const maxTTLMillis = 24 * 3600 * 1000

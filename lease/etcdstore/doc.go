@@ -3,10 +3,18 @@
 // an etcd lease that expires it if nobody renews it.
 //
 // Key and record. A lease named NAME lives at Options.Prefix + NAME
-// ("leaselab/NAME" by default). Its value is "HOLDER EPOCH" in decimal,
-// where EPOCH 0 means "the revision of this write": an acquisition (create
-// or takeover) cannot know its own revision before it commits, so it writes
-// 0, and a renewal writes its epoch out. A record's Version is the key's
+// ("leaselab/NAME" by default). Its value is "HOLDER EPOCH LEASE_MS" in
+// decimal, where EPOCH 0 means "the revision of this write": an acquisition
+// (create or takeover) cannot know its own revision before it commits, so
+// it writes 0, and a renewal writes its epoch out. LEASE_MS is the lease
+// its writer held it for (its LeaseDuration, in whole milliseconds rounded
+// up, 1 to 86,400,000): Record.TTL, how long a watcher waits for the
+// record to change before it takes over, whatever its own lease (processes
+// of one lock may run with different leases during a rolling change of
+// -lease). A value of two fields, "HOLDER EPOCH", is one an earlier
+// leaselab wrote: it reads with TTL 0, and a watcher waits its own lease;
+// it is renewed, taken over and released as any other. Any other value is
+// an error that names what is wrong with it. A record's Version is the key's
 // ModRevision, its Epoch the revision of the write that acquired it. etcd
 // revisions are global to the cluster and only ever increase (compaction
 // discards old revisions, never renumbers them), so versions increase at
@@ -15,7 +23,7 @@
 // across a restart (revisions are in etcd's write-ahead log). Until is 0.
 //
 // Operations. Create is a transaction If(CreateRevision(key) = 0)
-// Then(Put(key, "HOLDER 0", lease)); Renew and Takeover are
+// Then(Put(key, "HOLDER 0 LEASE_MS", lease)); Renew and Takeover are
 // If(ModRevision(key) = cur.Version, Value(key) = cur's value)
 // Then(Put(key, value, new lease)); Release is the same compare, then
 // Delete. A failed compare is lease.ErrConflict; a key that has expired

@@ -116,28 +116,41 @@ func (s *Store) Close() error { return s.c.Close() }
 // Key returns the record's key.
 func (s *Store) Key() string { return s.key }
 
-// value is the key's value for r: "HOLDER 0" for the write that acquired
-// (its epoch is its revision), "HOLDER EPOCH" for a renewal.
+// value is the key's value for r: "HOLDER 0 LEASE_MS" for the write that
+// acquired (its epoch is its revision), "HOLDER EPOCH LEASE_MS" for a
+// renewal; without " LEASE_MS" for a record that states no lease (one an
+// earlier leaselab wrote).
 func value(r lease.Record) string {
 	e := r.Epoch
 	if e == r.Version {
 		e = 0
 	}
-	return strconv.FormatInt(r.Holder, 10) + " " + strconv.FormatInt(e, 10)
+	return format(r.Holder, e, r.TTL)
+}
+
+// format is the value for holder, epoch (0: this write's revision) and a
+// writer's lease of ttl (in whole ms, rounded up; none when ttl <= 0).
+func format(holder, epoch int64, ttl time.Duration) string {
+	v := strconv.FormatInt(holder, 10) + " " + strconv.FormatInt(epoch, 10)
+	if ms := lease.TTLMillis(ttl); ms > 0 {
+		v += " " + strconv.FormatInt(ms, 10)
+	}
+	return v
 }
 
 // decode parses a value with the key's ModRevision, and accepts nothing
-// but what value writes.
-func decode(v []byte, modRev int64) (lease.Record, bool) {
+// but what value writes: two fields (a record from a leaselab that kept no
+// lease: TTL 0) or three.
+func decode(v []byte, modRev int64) (lease.Record, error) {
 	f := strings.Split(string(v), " ")
-	if len(f) != 2 {
-		return lease.Record{}, false
+	if len(f) != 2 && len(f) != 3 {
+		return lease.Record{}, fmt.Errorf("%d fields, not HOLDER EPOCH [LEASE_MS]", len(f))
 	}
-	var n [2]int64
+	var n [3]int64
 	for i, s := range f {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || x < 0 || strconv.FormatInt(x, 10) != s {
-			return lease.Record{}, false
+			return lease.Record{}, fmt.Errorf("field %d, %.24q, is not a decimal number", i+1, s)
 		}
 		n[i] = x
 	}
@@ -146,9 +159,17 @@ func decode(v []byte, modRev int64) (lease.Record, bool) {
 		e = modRev
 	}
 	if e > modRev || modRev <= 0 {
-		return lease.Record{}, false
+		return lease.Record{}, fmt.Errorf("epoch %d of revision %d", e, modRev)
 	}
-	return lease.Record{Holder: n[0], Epoch: e, Version: modRev}, true
+	rec := lease.Record{Holder: n[0], Epoch: e, Version: modRev}
+	if len(f) == 3 {
+		ttl, err := lease.TTLFromMillis(n[2])
+		if err != nil {
+			return lease.Record{}, err
+		}
+		rec.TTL = ttl
+	}
+	return rec, nil
 }
 
 // ttlSeconds is the etcd lease's TTL for a lease of ttl: whole seconds,
@@ -191,9 +212,9 @@ func (s *Store) Read() (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("etcdstore: read %s: %w", s.key, fs.ErrNotExist)
 	}
 	kv := resp.Kvs[0]
-	rec, ok := decode(kv.Value, kv.ModRevision)
-	if !ok {
-		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record", kv.Value))
+	rec, err := decode(kv.Value, kv.ModRevision)
+	if err != nil {
+		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record: %w", kv.Value, err))
 	}
 	return rec, nil
 }
@@ -210,7 +231,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	}
 	resp, err := s.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
-		Then(clientv3.OpPut(s.key, value(lease.Record{Holder: holder}), clientv3.WithLease(l.ID))).
+		Then(clientv3.OpPut(s.key, format(holder, 0, ttl), clientv3.WithLease(l.ID))).
 		Commit()
 	switch {
 	case err != nil:
@@ -220,7 +241,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("etcdstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	rev := resp.Header.Revision
-	return lease.Record{Holder: holder, Epoch: rev, Version: rev}, nil
+	return lease.Record{Holder: holder, Epoch: rev, Version: rev, TTL: lease.StatedTTL(ttl)}, nil
 }
 
 // replace is Renew's and Takeover's transaction: if the key still holds
@@ -233,7 +254,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	if err != nil {
 		return lease.Record{}, s.fail(op, err)
 	}
-	val := strconv.FormatInt(holder, 10) + " " + strconv.FormatInt(epoch, 10)
+	val := format(holder, epoch, ttl)
 	resp, err := s.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", expected.Version),
 			clientv3.Compare(clientv3.Value(s.key), "=", value(expected))).
@@ -253,7 +274,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	if epoch == 0 {
 		epoch = rev
 	}
-	return lease.Record{Holder: holder, Epoch: epoch, Version: rev}, nil
+	return lease.Record{Holder: holder, Epoch: epoch, Version: rev, TTL: lease.StatedTTL(ttl)}, nil
 }
 
 // Renew puts the next version of cur if cur is still the record, else

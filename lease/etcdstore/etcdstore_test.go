@@ -44,6 +44,15 @@ func TestEtcdContract(t *testing.T) {
 	}, storetest.Options{Expiry: time.Second, ExpirySlack: 900 * time.Millisecond})
 }
 
+// A rolling change of -lease on a real etcd: a watcher with a 0.9 s lease
+// waits out the 2.7 s lease its leader's records state.
+func TestMixedLeases(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	// Each write is a raft proposal with a WAL fsync: 500 ms calls.
+	storetest.MixedLeases(t, func(int64) lease.Store { return open(t, srv, "mixed", 500*time.Millisecond, nil) })
+}
+
 // The key, its value and its etcd lease on the server, as the package
 // comment describes them.
 func TestKeyValueAndLease(t *testing.T) {
@@ -68,8 +77,8 @@ func TestKeyValueAndLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, rev, ttl := get()
-	if v != "7 0" || rev != rec.Version || rec.Epoch != rec.Version || ttl != 3 {
-		t.Errorf("after Create %+v: value %q, revision %d, TTL %d s; want \"7 0\", the record's version, 3 s (rounded up)", rec, v, rev, ttl)
+	if v != "7 0 2500" || rev != rec.Version || rec.Epoch != rec.Version || ttl != 3 {
+		t.Errorf("after Create %+v: value %q, revision %d, TTL %d s; want \"7 0 2500\", the record's version, 3 s (rounded up)", rec, v, rev, ttl)
 	}
 	old := rec
 	oldLease, _ := s.c.Get(ctx, "leaselab/jobs")
@@ -77,7 +86,7 @@ func TestKeyValueAndLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, rev, _ = get()
-	if v != "7 "+strconv.FormatInt(old.Epoch, 10) || rev != rec.Version || rec.Epoch != old.Epoch {
+	if v != "7 "+strconv.FormatInt(old.Epoch, 10)+" 2500" || rev != rec.Version || rec.Epoch != old.Epoch {
 		t.Errorf("after Renew %+v: value %q, revision %d", rec, v, rev)
 	}
 	// The replaced value's etcd lease is revoked.
@@ -102,24 +111,160 @@ func TestDecode(t *testing.T) {
 		want lease.Record
 		ok   bool
 	}{
-		{"7 0", 5, lease.Record{Holder: 7, Epoch: 5, Version: 5}, true},
+		{"7 0", 5, lease.Record{Holder: 7, Epoch: 5, Version: 5}, true}, // an earlier leaselab's: no lease
 		{"7 3", 5, lease.Record{Holder: 7, Epoch: 3, Version: 5}, true},
+		{"7 0 9000", 5, lease.Record{Holder: 7, Epoch: 5, Version: 5, TTL: 9 * time.Second}, true},
+		{"7 3 1", 5, lease.Record{Holder: 7, Epoch: 3, Version: 5, TTL: time.Millisecond}, true},
+		{"7 3 86400000", 5, lease.Record{Holder: 7, Epoch: 3, Version: 5, TTL: 24 * time.Hour}, true},
 		{"7 6", 5, lease.Record{}, false}, // an epoch after its own write
+		{"7 6 9000", 5, lease.Record{}, false},
 		{"7", 5, lease.Record{}, false},
-		{"7 0 1", 5, lease.Record{}, false},
 		{"-7 0", 5, lease.Record{}, false},
 		{"07 0", 5, lease.Record{}, false},
 		{"7  0", 5, lease.Record{}, false},
 		{"", 5, lease.Record{}, false},
+		{"7 0 0", 5, lease.Record{}, false},
+		{"7 0 -9000", 5, lease.Record{}, false},
+		{"7 0 86400001", 5, lease.Record{}, false},
+		{"7 0 09000", 5, lease.Record{}, false},
+		{"7 0 9000 1", 5, lease.Record{}, false},
+		{"7 0 ", 5, lease.Record{}, false},
+		{"7 0 9e3", 5, lease.Record{}, false},
 	} {
-		got, ok := decode([]byte(c.v), c.rev)
-		if ok != c.ok || got != c.want {
-			t.Errorf("decode(%q, %d) = %+v, %v; want %+v, %v", c.v, c.rev, got, ok, c.want, c.ok)
+		got, err := decode([]byte(c.v), c.rev)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("decode(%q, %d) = %+v, %v; want %+v, ok %v", c.v, c.rev, got, err, c.want, c.ok)
 		}
 	}
-	for _, r := range []lease.Record{{Holder: 7, Epoch: 5, Version: 5}, {Holder: 7, Epoch: 3, Version: 9}} {
-		if got, ok := decode([]byte(value(r)), r.Version); !ok || got != r {
-			t.Errorf("decode(value(%+v)) = %+v, %v", r, got, ok)
+	for _, r := range []lease.Record{
+		{Holder: 7, Epoch: 5, Version: 5}, {Holder: 7, Epoch: 3, Version: 9},
+		{Holder: 7, Epoch: 5, Version: 5, TTL: 27 * time.Second}, {Holder: 7, Epoch: 3, Version: 9, TTL: 9 * time.Second},
+	} {
+		if got, err := decode([]byte(value(r)), r.Version); err != nil || got != r {
+			t.Errorf("decode(value(%+v)) = %+v, %v", r, got, err)
+		}
+	}
+}
+
+// The value keeps the writer's lease in whole ms, rounded up; another
+// client reads it back, and the record each write returns is the one
+// stored (a compare-and-set on it matches).
+func TestValueStatesLease(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	a, b := open(t, srv, "jobs", time.Second, nil), open(t, srv, "jobs", time.Second, nil)
+	ctx := context.Background()
+	value := func() string {
+		t.Helper()
+		resp, err := a.c.Get(ctx, "leaselab/jobs")
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("Get: %v, %v", resp, err)
+		}
+		return string(resp.Kvs[0].Value)
+	}
+	r1, err := a.Create(7, 27*time.Second)
+	if err != nil || r1.TTL != 27*time.Second {
+		t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
+	}
+	if v := value(); v != "7 0 27000" {
+		t.Errorf("value %q, want \"7 0 27000\"", v)
+	}
+	if got, err := b.Read(); err != nil || got != r1 {
+		t.Errorf("another client reads %+v, %v; want %+v", got, err, r1)
+	}
+	r2, err := a.Renew(r1, 9*time.Second)
+	if err != nil || r2.TTL != 9*time.Second {
+		t.Fatalf("Renew with a 9 s lease = %+v, %v", r2, err)
+	}
+	if v, want := value(), "7 "+strconv.FormatInt(r1.Epoch, 10)+" 9000"; v != want {
+		t.Errorf("value %q, want %q", v, want)
+	}
+	if got, err := b.Read(); err != nil || got != r2 {
+		t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
+	}
+	r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
+	if err != nil || r3.TTL != 2701*time.Millisecond {
+		t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s", r3, err)
+	}
+	if v := value(); v != "8 0 2701" {
+		t.Errorf("value %q, want \"8 0 2701\"", v)
+	}
+	if got, err := a.Read(); err != nil || got != r3 {
+		t.Errorf("after the takeover another client reads %+v, %v; want %+v", got, err, r3)
+	}
+	if err := b.Release(r3); err != nil {
+		t.Errorf("Release(%+v): %v", r3, err)
+	}
+}
+
+// A value an earlier leaselab wrote ("HOLDER EPOCH", no lease) reads with
+// TTL 0 (the watcher waits its own lease), and a compare-and-set on it
+// matches: it is taken over, renewed and released as any other.
+func TestOldValue(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	a, b := open(t, srv, "jobs", time.Second, nil), open(t, srv, "jobs", time.Second, nil)
+	ctx := context.Background()
+	put := func(val string) lease.Record {
+		t.Helper()
+		resp, err := a.c.Put(ctx, "leaselab/jobs", val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.Read()
+		if err != nil || got.TTL != 0 || got.Version != resp.Header.Revision {
+			t.Fatalf("Read of the old value %q = %+v, %v; want version %d, TTL 0", val, got, err, resp.Header.Revision)
+		}
+		return got
+	}
+	rec := put("5 0")
+	if rec != (lease.Record{Holder: 5, Epoch: rec.Version, Version: rec.Version}) {
+		t.Errorf("Read of \"5 0\" = %+v", rec)
+	}
+	r, err := b.Takeover(rec, 8, 9*time.Second)
+	if err != nil || r.Holder != 8 || r.TTL != 9*time.Second || r.Epoch != r.Version {
+		t.Fatalf("Takeover of the old value = %+v, %v", r, err)
+	}
+	if got, err := a.Read(); err != nil || got != r {
+		t.Errorf("after the takeover: Read = %+v, %v; want %+v", got, err, r)
+	}
+	// An old renewal: its epoch written out.
+	rec = put("5 " + strconv.FormatInt(r.Epoch, 10))
+	if rec != (lease.Record{Holder: 5, Epoch: r.Epoch, Version: rec.Version}) {
+		t.Errorf("Read of an old renewal = %+v", rec)
+	}
+	if r, err = a.Renew(rec, 9*time.Second); err != nil || r.TTL != 9*time.Second || r.Epoch != rec.Epoch {
+		t.Fatalf("Renew of the old value = %+v, %v", r, err)
+	}
+	rec = put("5 0")
+	if err := a.Release(rec); err != nil {
+		t.Errorf("Release of the old value: %v", err)
+	}
+}
+
+// A value that is not one a writer wrote is an error that says so, and
+// why: among them a lease of 0 ms, a negative one, one over a day, and a
+// fourth field.
+func TestMalformedValue(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	s := open(t, srv, "jobs", time.Second, nil)
+	ctx := context.Background()
+	for v, why := range map[string]string{
+		"7 0 0":        "a lease of 0 ms",
+		"7 0 -9000":    "field 3",
+		"7 0 86400001": "a lease of 86400001 ms",
+		"7 0 9000 1":   "4 fields",
+		"7 0 9000.5":   "field 3",
+		"7":            "1 fields",
+		"garbage":      "1 fields",
+	} {
+		if _, err := s.c.Put(ctx, "leaselab/jobs", v); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Read()
+		if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), why) {
+			t.Errorf("Read of %q = %+v, %v; want an error saying %q", v, rec, err, why)
 		}
 	}
 }
@@ -206,4 +351,27 @@ func TestLeaderLosesServer(t *testing.T) {
 		OpTimeout: timeout,
 		Errors:    log.Errors,
 	}.Run(t)
+}
+
+// decode accepts only what value writes: every value it accepts is, byte
+// for byte, the value of the record it returns, or (for a renewal whose
+// epoch is its own revision, which value writes as 0) that epoch written
+// out.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"7 0", "7 3", "7 0 9000", "7 3 27001", "7 0 0", "7 0 -1", "7 0 86400001", "7 0 9000 1", "", "7 5 1"} {
+		f.Add(s, int64(5))
+	}
+	f.Fuzz(func(t *testing.T, v string, rev int64) {
+		rec, err := decode([]byte(v), rev)
+		if err != nil {
+			return
+		}
+		got := value(rec)
+		if got != v && format(rec.Holder, rec.Epoch, rec.TTL) != v {
+			t.Fatalf("decode(%q, %d) = %+v, whose value is %q", v, rev, rec, got)
+		}
+		if rec.TTL < 0 || rec.TTL > lease.MaxTTLMillis*time.Millisecond || rec.TTL%time.Millisecond != 0 {
+			t.Fatalf("decode(%q): TTL %v", v, rec.TTL)
+		}
+	})
 }

@@ -6,12 +6,20 @@
 // "leaselab:{NAME}:version" (a counter). The braces are a hash tag: both
 // keys hash to the same slot, as a script's keys must on a Redis Cluster.
 //
-// Record. The value is "HOLDER EPOCH VERSION" in decimal. VERSION comes from
+// Record. The value is "HOLDER EPOCH VERSION LEASE_MS" in decimal. VERSION comes from
 // INCR of the counter at every write (create, renew, takeover), so it
 // strictly increases; the counter never expires and is never deleted, so a
 // version (and an epoch) is never reused, not after a release (which
 // deletes the record) and not after the record expired on the server. The
 // epoch is the version at which its holder acquired (create or takeover).
+// LEASE_MS is the lease its writer held it for (its LeaseDuration, in whole
+// milliseconds rounded up, 1 to 86,400,000): Record.TTL, how long a watcher
+// waits for the record to change before it takes over, whatever its own
+// lease (processes of one lock may run with different leases during a
+// rolling change of -lease). A value of three fields, "HOLDER EPOCH
+// VERSION", is one an earlier leaselab wrote: it reads with TTL 0, and a
+// watcher waits its own lease; it is renewed, taken over and released as
+// any other. Any other value is an error that names what is wrong with it.
 // Until is 0: expiry belongs to the server (its TTL) and to the observers
 // (lease.Reference's own clocks), not to the record.
 //

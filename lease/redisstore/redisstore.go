@@ -124,26 +124,31 @@ func (s *Store) Key() string { return s.key }
 
 // The scripts. KEYS[1] is the record, KEYS[2] the version counter.
 // Versions are formatted with %d: Lua's own number formatting turns large
-// integers into exponents.
+// integers into exponents. The writer's lease (its LeaseDuration in whole
+// ms, as lease.TTLMillis states it) comes as a decimal string, "" for none,
+// and ends the value: "HOLDER EPOCH VERSION LEASE_MS".
 var (
-	// ARGV[1] holder, ARGV[2] TTL in ms. Returns the new version, or 0 if
-	// a record exists.
+	// ARGV[1] holder, ARGV[2] TTL in ms, ARGV[3] the writer's lease in ms
+	// (or ""). Returns the new version, or 0 if a record exists.
 	createScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local v = redis.call('INCR', KEYS[2])
 local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
+if ARGV[3] ~= '' then val = val .. ' ' .. ARGV[3] end
 if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return 0 end
 return v`)
 	// ARGV[1] the expected value, ARGV[2] the holder to write, ARGV[3] its
-	// epoch ("" for an acquisition: the new version), ARGV[4] TTL in ms.
-	// Returns the new version, or 0 if the value is not the expected one
-	// (or there is none).
+	// epoch ("" for an acquisition: the new version), ARGV[4] TTL in ms,
+	// ARGV[5] the writer's lease in ms (or ""). Returns the new version,
+	// or 0 if the value is not the expected one (or there is none).
 	writeScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local v = redis.call('INCR', KEYS[2])
 local e = ARGV[3]
 if e == '' then e = string.format('%d', v) end
-redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. e .. ' ' .. string.format('%d', v), 'PX', ARGV[4])
+local val = ARGV[2] .. ' ' .. e .. ' ' .. string.format('%d', v)
+if ARGV[5] ~= '' then val = val .. ' ' .. ARGV[5] end
+redis.call('SET', KEYS[1], val, 'PX', ARGV[4])
 return v`)
 	// ARGV[1] the expected value. Returns 1 if it was deleted, 0 if the
 	// value is not the expected one.
@@ -153,29 +158,53 @@ redis.call('DEL', KEYS[1])
 return 1`)
 )
 
-// encode is the record's value.
+// encode is the record's value: "HOLDER EPOCH VERSION LEASE_MS", or
+// "HOLDER EPOCH VERSION" for a record that states no lease (one an
+// earlier leaselab wrote).
 func encode(r lease.Record) string {
-	return strconv.FormatInt(r.Holder, 10) + " " + strconv.FormatInt(r.Epoch, 10) + " " + strconv.FormatInt(r.Version, 10)
+	v := strconv.FormatInt(r.Holder, 10) + " " + strconv.FormatInt(r.Epoch, 10) + " " + strconv.FormatInt(r.Version, 10)
+	if ms := lease.TTLMillis(r.TTL); ms > 0 {
+		v += " " + strconv.FormatInt(ms, 10)
+	}
+	return v
 }
 
-// decode parses a value that encode wrote, and nothing else.
-func decode(v string) (lease.Record, bool) {
-	f := strings.Split(v, " ")
-	if len(f) != 3 {
-		return lease.Record{}, false
+// leaseArg is the writer's lease as the scripts take it: whole ms, "" for
+// none.
+func leaseArg(ttl time.Duration) string {
+	if ms := lease.TTLMillis(ttl); ms > 0 {
+		return strconv.FormatInt(ms, 10)
 	}
-	var n [3]int64
+	return ""
+}
+
+// decode parses a value that encode wrote, and nothing else: three
+// fields (a record from a leaselab that kept no lease: TTL 0) or four.
+func decode(v string) (lease.Record, error) {
+	f := strings.Split(v, " ")
+	if len(f) != 3 && len(f) != 4 {
+		return lease.Record{}, fmt.Errorf("%d fields, not HOLDER EPOCH VERSION [LEASE_MS]", len(f))
+	}
+	var n [4]int64
 	for i, s := range f {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || x < 0 || strconv.FormatInt(x, 10) != s {
-			return lease.Record{}, false
+			return lease.Record{}, fmt.Errorf("field %d, %.24q, is not a decimal number", i+1, s)
 		}
 		n[i] = x
 	}
 	if n[1] <= 0 || n[2] < n[1] {
-		return lease.Record{}, false
+		return lease.Record{}, fmt.Errorf("epoch %d of version %d", n[1], n[2])
 	}
-	return lease.Record{Holder: n[0], Epoch: n[1], Version: n[2]}, true
+	rec := lease.Record{Holder: n[0], Epoch: n[1], Version: n[2]}
+	if len(f) == 4 {
+		ttl, err := lease.TTLFromMillis(n[3])
+		if err != nil {
+			return lease.Record{}, err
+		}
+		rec.TTL = ttl
+	}
+	return rec, nil
 }
 
 // ttlMS is the key's TTL for a lease of ttl, in whole milliseconds,
@@ -209,9 +238,9 @@ func (s *Store) Read() (lease.Record, error) {
 	case err != nil:
 		return lease.Record{}, s.fail("read", err)
 	}
-	rec, ok := decode(v)
-	if !ok {
-		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record", v))
+	rec, err := decode(v)
+	if err != nil {
+		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record: %w", v, err))
 	}
 	return rec, nil
 }
@@ -222,14 +251,14 @@ func (s *Store) Read() (lease.Record, error) {
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl)).Int64()
+	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl), leaseArg(ttl)).Int64()
 	switch {
 	case err != nil:
 		return lease.Record{}, s.fail("create", err)
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
-	return lease.Record{Holder: holder, Epoch: v, Version: v}, nil
+	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl)}, nil
 }
 
 // write runs writeScript: rec replaces expected if expected is still the
@@ -241,7 +270,7 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if epoch != 0 {
 		e = strconv.FormatInt(epoch, 10)
 	}
-	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl)).Int64()
+	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), leaseArg(ttl)).Int64()
 	switch {
 	case err != nil:
 		return lease.Record{}, s.fail(op, err)
@@ -251,7 +280,7 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if epoch == 0 {
 		epoch = v
 	}
-	return lease.Record{Holder: holder, Epoch: epoch, Version: v}, nil
+	return lease.Record{Holder: holder, Epoch: epoch, Version: v, TTL: lease.StatedTTL(ttl)}, nil
 }
 
 // Renew writes the next version of cur if cur is still the record, else

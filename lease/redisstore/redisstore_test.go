@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -61,6 +62,14 @@ func TestRedisContractWithPassword(t *testing.T) {
 	storetest.Run(t, newLease(srv, storetest.ContractTimeout), storetest.Options{Expiry: time.Second, ExpirySlack: 500 * time.Millisecond})
 }
 
+// A rolling change of -lease on a real redis-server: a watcher with a
+// 0.9 s lease waits out the 2.7 s lease its leader's records state.
+func TestMixedLeases(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	storetest.MixedLeases(t, newLease(srv, 300*time.Millisecond)(t))
+}
+
 // The record's keys, value and TTL on the server, as the package comment
 // describes them.
 func TestKeysAndTTL(t *testing.T) {
@@ -73,8 +82,8 @@ func TestKeysAndTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if v, err := s.c.Get(ctx, "leaselab:{jobs}").Result(); err != nil || v != "7 1 1" {
-		t.Errorf("record value %q, %v; want \"7 1 1\"", v, err)
+	if v, err := s.c.Get(ctx, "leaselab:{jobs}").Result(); err != nil || v != "7 1 1 9000" {
+		t.Errorf("record value %q, %v; want \"7 1 1 9000\"", v, err)
 	}
 	if ttl, err := s.c.PTTL(ctx, "leaselab:{jobs}").Result(); err != nil || ttl < 9*time.Second-time.Since(before)-2*time.Millisecond || ttl > 9*time.Second { // PTTL is in whole ms
 		t.Errorf("record TTL %v, %v; want 9 s less the %v since the Create started", ttl, err, time.Since(before))
@@ -109,13 +118,151 @@ func TestKeysAndTTL(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	for v, ok := range map[string]bool{
-		"1 2 3": true, "0 5 9": true, "1 2 2": true,
-		"": false, "1 2": false, "1 2 3 4": false, "1 0 3": false, "1 3 2": false, "-1 2 3": false,
-		"01 2 3": false, "1  2 3": false, "1 2 3\n": false, "+1 2 3": false, "a b c": false,
+	for _, c := range []struct {
+		v    string
+		want lease.Record
+		ok   bool
+	}{
+		{"1 2 3", lease.Record{Holder: 1, Epoch: 2, Version: 3}, true}, // an earlier leaselab's: no lease
+		{"0 5 9", lease.Record{Epoch: 5, Version: 9}, true},
+		{"1 2 2", lease.Record{Holder: 1, Epoch: 2, Version: 2}, true},
+		{"1 2 3 9000", lease.Record{Holder: 1, Epoch: 2, Version: 3, TTL: 9 * time.Second}, true},
+		{"1 2 3 1", lease.Record{Holder: 1, Epoch: 2, Version: 3, TTL: time.Millisecond}, true},
+		{"1 2 3 86400000", lease.Record{Holder: 1, Epoch: 2, Version: 3, TTL: 24 * time.Hour}, true},
+		{"", lease.Record{}, false}, {"1 2", lease.Record{}, false}, {"1 0 3", lease.Record{}, false},
+		{"1 3 2", lease.Record{}, false}, {"-1 2 3", lease.Record{}, false}, {"01 2 3", lease.Record{}, false},
+		{"1  2 3", lease.Record{}, false}, {"1 2 3\n", lease.Record{}, false}, {"+1 2 3", lease.Record{}, false},
+		{"a b c", lease.Record{}, false},
+		{"1 2 3 0", lease.Record{}, false}, {"1 2 3 -9000", lease.Record{}, false}, {"1 2 3 86400001", lease.Record{}, false},
+		{"1 2 3 09000", lease.Record{}, false}, {"1 2 3 9000 1", lease.Record{}, false}, {"1 2 3 ", lease.Record{}, false},
+		{"1 2 3 9e3", lease.Record{}, false}, {"1 2 3 +9000", lease.Record{}, false},
 	} {
-		if _, got := decode(v); got != ok {
-			t.Errorf("decode(%q) ok = %v, want %v", v, got, ok)
+		got, err := decode(c.v)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("decode(%q) = %+v, %v; want %+v, ok %v", c.v, got, err, c.want, c.ok)
+		}
+	}
+	for _, r := range []lease.Record{{Holder: 7, Epoch: 5, Version: 9}, {Holder: 7, Epoch: 5, Version: 9, TTL: 27 * time.Second}} {
+		if got, err := decode(encode(r)); err != nil || got != r {
+			t.Errorf("decode(encode(%+v)) = %+v, %v", r, got, err)
+		}
+	}
+}
+
+// The value keeps the writer's lease in whole ms, rounded up; another
+// client reads it back, and the record each write returns is the one
+// stored (a compare-and-set on it matches).
+func TestValueStatesLease(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	a, b := open(t, srv, "jobs", time.Second, nil), open(t, srv, "jobs", time.Second, nil)
+	ctx := context.Background()
+	value := func() string {
+		t.Helper()
+		v, err := a.c.Get(ctx, "leaselab:{jobs}").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	r1, err := a.Create(7, 27*time.Second)
+	if err != nil || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second}) {
+		t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
+	}
+	if v := value(); v != "7 1 1 27000" {
+		t.Errorf("value %q, want \"7 1 1 27000\"", v)
+	}
+	if got, err := b.Read(); err != nil || got != r1 {
+		t.Errorf("another client reads %+v, %v; want %+v", got, err, r1)
+	}
+	r2, err := a.Renew(r1, 9*time.Second)
+	if err != nil || r2.TTL != 9*time.Second {
+		t.Fatalf("Renew with a 9 s lease = %+v, %v", r2, err)
+	}
+	if got, err := b.Read(); err != nil || got != r2 {
+		t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
+	}
+	r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
+	if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond}) {
+		t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s", r3, err)
+	}
+	if v := value(); v != "8 3 3 2701" {
+		t.Errorf("value %q, want \"8 3 3 2701\"", v)
+	}
+	if got, err := a.Read(); err != nil || got != r3 {
+		t.Errorf("after the takeover another client reads %+v, %v; want %+v", got, err, r3)
+	}
+	if err := b.Release(r3); err != nil {
+		t.Errorf("Release(%+v): %v", r3, err)
+	}
+}
+
+// A value an earlier leaselab wrote ("HOLDER EPOCH VERSION", no lease)
+// reads with TTL 0 (the watcher waits its own lease), and a compare-and-set
+// on it matches: it is taken over, renewed and released as any other.
+func TestOldValue(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	a, b := open(t, srv, "jobs", time.Second, nil), open(t, srv, "jobs", time.Second, nil)
+	ctx := context.Background()
+	old := func(holder int64) lease.Record {
+		t.Helper()
+		v, err := a.c.Incr(ctx, "leaselab:{jobs}:version").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		val := strconv.FormatInt(holder, 10) + " " + strconv.FormatInt(v, 10) + " " + strconv.FormatInt(v, 10)
+		if err := a.c.Set(ctx, "leaselab:{jobs}", val, 9*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
+		want := lease.Record{Holder: holder, Epoch: v, Version: v}
+		got, err := b.Read()
+		if err != nil || got != want {
+			t.Fatalf("Read of the old value %q = %+v, %v; want %+v (TTL 0)", val, got, err, want)
+		}
+		return got
+	}
+	rec := old(5)
+	r, err := b.Takeover(rec, 8, 9*time.Second)
+	if err != nil || r != (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second}) {
+		t.Fatalf("Takeover of the old value = %+v, %v", r, err)
+	}
+	if got, err := a.Read(); err != nil || got != r {
+		t.Errorf("after the takeover: Read = %+v, %v; want %+v", got, err, r)
+	}
+	rec = old(5)
+	if r, err = a.Renew(rec, 9*time.Second); err != nil || r.TTL != 9*time.Second || r.Epoch != rec.Epoch {
+		t.Fatalf("Renew of the old value = %+v, %v", r, err)
+	}
+	rec = old(5)
+	if err := a.Release(rec); err != nil {
+		t.Errorf("Release of the old value: %v", err)
+	}
+}
+
+// A value that is not one a writer wrote is an error that says so, and
+// why: among them a lease of 0 ms, a negative one, one over a day, and a
+// fifth field.
+func TestMalformedValue(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	s := open(t, srv, "jobs", time.Second, nil)
+	ctx := context.Background()
+	for v, why := range map[string]string{
+		"7 1 1 0":        "a lease of 0 ms",
+		"7 1 1 -9000":    "field 4",
+		"7 1 1 86400001": "a lease of 86400001 ms",
+		"7 1 1 9000 1":   "5 fields",
+		"7 1 1 9000.5":   "field 4",
+		"7 1":            "2 fields",
+		"garbage":        "1 fields",
+	} {
+		if err := s.c.Set(ctx, "leaselab:{jobs}", v, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Read()
+		if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), why) {
+			t.Errorf("Read of %q = %+v, %v; want an error saying %q", v, rec, err, why)
 		}
 	}
 }
@@ -190,4 +337,24 @@ func TestLeaderServerHangs(t *testing.T) {
 	if !strings.Contains(m.FirstError, "timeout") && !strings.Contains(m.FirstError, "deadline") {
 		t.Errorf("first error %q is not a timeout", m.FirstError)
 	}
+}
+
+// decode accepts only what encode writes: every value it accepts is the
+// encoding of the record it returns, byte for byte.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"1 2 3", "1 2 3 9000", "1 2 3 0", "1 2 3 -1", "1 2 3 86400001", "1 2 3 9000 1", "", "7 1 1 27001", "1 2 3 01"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		rec, err := decode(v)
+		if err != nil {
+			return
+		}
+		if got := encode(rec); got != v {
+			t.Fatalf("decode(%q) = %+v, which encodes as %q", v, rec, got)
+		}
+		if rec.TTL < 0 || rec.TTL > lease.MaxTTLMillis*time.Millisecond || rec.TTL%time.Millisecond != 0 {
+			t.Fatalf("decode(%q): TTL %v", v, rec.TTL)
+		}
+	})
 }

@@ -6,11 +6,32 @@
 //
 // Table. Options.Table (default leaselab_leases), created if missing:
 //
-//	name       TEXT PRIMARY KEY  -- the lease's name
-//	holder     BIGINT NOT NULL   -- 0: released
-//	epoch      BIGINT NOT NULL   -- the version at which holder acquired
-//	version    BIGINT NOT NULL   -- +1 at every write
-//	expires_ms BIGINT NOT NULL   -- the server's clock, ms since 1970
+//	name          TEXT PRIMARY KEY            -- the lease's name
+//	holder        BIGINT NOT NULL             -- 0: released
+//	epoch         BIGINT NOT NULL             -- the version at which holder acquired
+//	version       BIGINT NOT NULL             -- +1 at every write
+//	expires_ms    BIGINT NOT NULL             -- the server's clock, ms since 1970
+//	lease_ms      BIGINT NOT NULL DEFAULT 0   -- the writer's lease, whole ms
+//	lease_version BIGINT NOT NULL DEFAULT 0   -- the version lease_ms was written with
+//
+// The writer's lease. Every write stores the lease its writer held it for
+// (its LeaseDuration, in whole milliseconds rounded up, 1 to 86,400,000)
+// in lease_ms, and the new version in lease_version: Record.TTL, how long
+// a watcher waits for the record to change before it takes over, whatever
+// its own lease (processes of one lock may run with different leases
+// during a rolling change of -lease). A row whose lease_version is not its
+// version was written by an earlier leaselab, which leaves both columns as
+// they were (or at their defaults): it reads with TTL 0, and a watcher
+// waits its own lease, not the lease of some write before it; it is
+// renewed, taken over and released as any other. A lease_ms out of range,
+// or a lease_version after the version, is an error of every call that
+// reads the row, saying why. Open adds the two columns to a table an
+// earlier leaselab made (PostgreSQL: ALTER TABLE ... ADD COLUMN IF NOT
+// EXISTS; SQLite, which has no IF NOT EXISTS there, when
+// pragma_table_info lacks them, and a concurrent Open's "duplicate column"
+// is forgiven once the column is there); that needs the right to alter
+// the table (its owner, in PostgreSQL), and Open fails, naming the column,
+// without it.
 //
 // Versions and epochs. The row is never deleted: a release sets holder 0
 // and bumps the version, so versions strictly increase for the life of the

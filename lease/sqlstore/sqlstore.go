@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -235,11 +236,28 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	holder BIGINT NOT NULL,
 	epoch BIGINT NOT NULL,
 	version BIGINT NOT NULL,
-	expires_ms BIGINT NOT NULL)`)
+	expires_ms BIGINT NOT NULL,
+	lease_ms BIGINT NOT NULL DEFAULT 0,
+	lease_version BIGINT NOT NULL DEFAULT 0)`)
 	// Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a
 	// unique violation in its catalog) when another client made the
-	// table meanwhile: what matters is that the table can be read.
-	if _, err := s.read(ctx); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// table meanwhile, and it fails too where the user may not create
+	// tables in the schema though another user made this one: what
+	// matters is that the table can be read.
+	missing, err := s.missingColumns(ctx, table)
+	if err == nil && len(missing) > 0 {
+		// A table an earlier leaselab made, readable: the columns it lacks
+		// must be added, and when they cannot be, that is the error.
+		if err := s.addColumns(ctx, table, missing); err != nil {
+			return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
+		}
+	}
+	if err == nil {
+		_, err = s.read(ctx)
+	}
+	// (A row that is not a lease record is an error of each call that
+	// reads it, not of opening the table.)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotRecord) {
 		if cerr != nil {
 			err = cerr
 		}
@@ -248,20 +266,101 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	return s, nil
 }
 
+// leaseColumns are the columns a table made before leaselab kept the
+// writer's lease lacks; leaseColumnType is their definition.
+var leaseColumns = []string{"lease_ms", "lease_version"}
+
+const leaseColumnType = "BIGINT NOT NULL DEFAULT 0"
+
+// errNoTable is missingColumns's error for a table that does not exist.
+var errNoTable = errors.New("no such table")
+
+// missingColumns returns which of leaseColumns table lacks.
+func (s *Store) missingColumns(ctx context.Context, table string) ([]string, error) {
+	// The table's columns, resolved as the statements resolve its name:
+	// SQLite's pragma_table_info, PostgreSQL's catalog for the relation the
+	// search path finds. (table is a plain identifier: see New.)
+	q := `SELECT name FROM pragma_table_info('` + table + `')`
+	if s.dialect == Postgres {
+		q = `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`
+	}
+	var args []any
+	if s.dialect == Postgres {
+		args = append(args, table)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		have[strings.ToLower(c)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("%s: %w", table, errNoTable)
+	}
+	var missing []string
+	for _, c := range leaseColumns {
+		if !have[c] {
+			missing = append(missing, c)
+		}
+	}
+	return missing, nil
+}
+
+// addColumns adds columns (of leaseColumns) to table: rows written before
+// then read with lease_ms 0 and lease_version 0, a record that states no
+// lease. Processes opening the table at once may each add them:
+// PostgreSQL's ADD COLUMN IF NOT EXISTS lets all succeed; SQLite has no IF
+// NOT EXISTS there, and a failed ALTER is forgiven only if the column is
+// there now (another client added it: "duplicate column name").
+func (s *Store) addColumns(ctx context.Context, table string, columns []string) error {
+	for _, c := range columns {
+		q := `ALTER TABLE ` + table + ` ADD COLUMN ` + c + ` ` + leaseColumnType
+		if s.dialect == Postgres {
+			q = `ALTER TABLE ` + table + ` ADD COLUMN IF NOT EXISTS ` + c + ` ` + leaseColumnType
+		}
+		_, aerr := s.db.ExecContext(ctx, q)
+		if aerr == nil {
+			continue
+		}
+		missing, err := s.missingColumns(ctx, table)
+		if err != nil {
+			return fmt.Errorf("adding column %s to table %s: %w (then: %v)", c, table, aerr, err)
+		}
+		if slices.Contains(missing, c) {
+			return fmt.Errorf("adding column %s to table %s, made by an earlier leaselab: %w", c, table, aerr)
+		}
+	}
+	return nil
+}
+
 // prepare writes the statements for table. $N are positional parameters
 // in both dialects (modernc's SQLite binds $N by position).
 func (s *Store) prepare(table string) {
 	now := s.dialect.now()
 	live := `holder <> 0 AND expires_ms > ` + now
-	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END FROM ` + table + ` WHERE name = $1`
-	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms) VALUES ($1, $2, 1, 1, ` + now + ` + $3)
+	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version FROM ` + table + ` WHERE name = $1`
+	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1)
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + table + `.version + 1,
-	version = ` + table + `.version + 1, expires_ms = excluded.expires_ms
+	version = ` + table + `.version + 1, expires_ms = excluded.expires_ms,
+	lease_ms = excluded.lease_ms, lease_version = ` + table + `.version + 1
 WHERE ` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `
 RETURNING epoch, version`
+	// (The right-hand sides of an UPDATE's SET see the row as it was:
+	// lease_version is the new version.)
 	where := ` WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND ` + live
-	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5` + where + ` RETURNING epoch, version`
-	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5` +
+	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $6, lease_version = version + 1` +
+		where + ` RETURNING epoch, version`
+	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $7, lease_version = version + 1` +
 		where + ` RETURNING epoch, version`
 	s.qRelease = `UPDATE ` + table + ` SET holder = 0, version = version + 1` + where
 }
@@ -313,10 +412,14 @@ func (s *Store) Read() (lease.Record, error) {
 	return rec, err
 }
 
+// errNotRecord is read's error for a row that is not a lease record.
+var errNotRecord = errors.New("not a lease record")
+
 func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	var rec lease.Record
 	var live int
-	err := s.db.QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live)
+	var leaseMS, leaseVersion int64
+	err := s.db.QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
@@ -325,7 +428,32 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	case rec.Holder == 0 || live == 0:
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
 	}
+	ttl, err := rowTTL(rec.Version, leaseMS, leaseVersion)
+	if err != nil {
+		return lease.Record{}, fmt.Errorf("row holder %d, epoch %d, version %d is %w: %v", rec.Holder, rec.Epoch, rec.Version, errNotRecord, err)
+	}
+	rec.TTL = ttl
 	return rec, nil
+}
+
+// rowTTL is the lease a row of version states: lease_ms, when it was
+// written with the version (lease_version = version); none (0) when an
+// earlier leaselab wrote the version, which leaves both columns as they
+// were (or at their defaults, 0); an error for what no writer writes.
+func rowTTL(version, leaseMS, leaseVersion int64) (time.Duration, error) {
+	switch {
+	case leaseVersion < 0 || leaseVersion > version:
+		return 0, fmt.Errorf("lease_version %d is not a version up to %d", leaseVersion, version)
+	case leaseVersion != version:
+		return 0, nil
+	case leaseMS == 0:
+		return 0, nil // written with no lease (ttl <= 0)
+	}
+	ttl, err := lease.TTLFromMillis(leaseMS)
+	if err != nil {
+		return 0, fmt.Errorf("lease_ms: %w", err)
+	}
+	return ttl, nil
 }
 
 // Create inserts the row for holder, or takes over a released or expired
@@ -334,8 +462,8 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rec := lease.Record{Holder: holder}
-	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl)).Scan(&rec.Epoch, &rec.Version)
+	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl)}
+	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl)).Scan(&rec.Epoch, &rec.Version)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
@@ -345,11 +473,12 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	return rec, nil
 }
 
-// update runs a compare-and-set UPDATE ... RETURNING epoch, version.
-func (s *Store) update(op, q string, holder int64, args ...any) (lease.Record, error) {
+// update runs a compare-and-set UPDATE ... RETURNING epoch, version that
+// writes holder with a lease of ttl.
+func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...any) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rec := lease.Record{Holder: holder}
+	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl)}
 	err := s.db.QueryRowContext(ctx, q, args...).Scan(&rec.Epoch, &rec.Version)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -363,14 +492,14 @@ func (s *Store) update(op, q string, holder int64, args ...any) (lease.Record, e
 // Renew bumps the version and the expiry of cur's row if cur is still the
 // live record, else fails with lease.ErrConflict.
 func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
-	return s.update("renew", s.qRenew, cur.Holder, s.name, cur.Holder, cur.Epoch, cur.Version, s.ttlMS(ttl))
+	return s.update("renew", s.qRenew, cur.Holder, ttl, s.name, cur.Holder, cur.Epoch, cur.Version, s.ttlMS(ttl), lease.TTLMillis(ttl))
 }
 
 // Takeover writes holder, with the next version as its epoch, if stale is
 // still the live record, else fails with lease.ErrConflict (also when the
 // row has expired: re-read, then Create).
 func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
-	return s.update("takeover", s.qTakeover, holder, s.name, stale.Holder, stale.Epoch, stale.Version, s.ttlMS(ttl), holder)
+	return s.update("takeover", s.qTakeover, holder, ttl, s.name, stale.Holder, stale.Epoch, stale.Version, s.ttlMS(ttl), holder, lease.TTLMillis(ttl))
 }
 
 // Release sets the holder to 0 and bumps the version if cur is still the

@@ -55,15 +55,33 @@ func TestContractPostgres(t *testing.T) {
 	}, storetest.Options{Expiry: time.Second, ExpirySlack: 500 * time.Millisecond})
 }
 
+// A rolling change of -lease on SQLite and on a real PostgreSQL server: a
+// watcher with a 0.9 s lease waits out the 2.7 s lease its leader's rows
+// state.
+func TestMixedLeases(t *testing.T) {
+	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		dsn := filepath.Join(t.TempDir(), "leases.db")
+		storetest.MixedLeases(t, func(int64) lease.Store { return open(t, SQLite, dsn, "mixed", 500*time.Millisecond, nil) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		srv := servertest.Postgres(t)
+		storetest.MixedLeases(t, func(int64) lease.Store { return open(t, Postgres, srv.DSN(), "mixed", 500*time.Millisecond, nil) })
+	})
+}
+
 // The row as the package comment describes it: released, never deleted;
 // versions and epochs continue after a release and after an expiry.
 func TestRow(t *testing.T) {
 	t.Parallel()
 	s := open(t, SQLite, filepath.Join(t.TempDir(), "leases.db"), "jobs", time.Second, nil)
+	var leaseMS, leaseVersion int64
 	row := func() (holder, epoch, version, expires int64) {
 		t.Helper()
-		if err := s.db.QueryRow(`SELECT holder, epoch, version, expires_ms FROM leaselab_leases WHERE name = 'jobs'`).
-			Scan(&holder, &epoch, &version, &expires); err != nil {
+		if err := s.db.QueryRow(`SELECT holder, epoch, version, expires_ms, lease_ms, lease_version FROM leaselab_leases WHERE name = 'jobs'`).
+			Scan(&holder, &epoch, &version, &expires, &leaseMS, &leaseVersion); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -74,8 +92,8 @@ func TestRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, e, v, exp := row()
-	if h != 7 || e != 1 || v != 1 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1}) {
-		t.Errorf("after Create %+v: row holder %d epoch %d version %d", r1, h, e, v)
+	if h != 7 || e != 1 || v != 1 || leaseMS != 9000 || leaseVersion != 1 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 9 * time.Second}) {
+		t.Errorf("after Create %+v: row holder %d epoch %d version %d lease_ms %d lease_version %d", r1, h, e, v, leaseMS, leaseVersion)
 	}
 	// The expiry is stored in whole milliseconds (up to 1 ms early), from
 	// the wall clock (which may be slewed a little against the monotonic
@@ -90,13 +108,16 @@ func TestRow(t *testing.T) {
 		t.Errorf("after Release: row holder %d epoch %d version %d; want 0 1 2 (kept, version bumped)", h, e, v)
 	}
 	r2, err := s.Create(8, time.Millisecond)
-	if err != nil || r2 != (lease.Record{Holder: 8, Epoch: 3, Version: 3}) {
-		t.Fatalf("Create after Release = %+v, %v; want {8 0 3 3}", r2, err)
+	if err != nil || r2 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: time.Millisecond}) {
+		t.Fatalf("Create after Release = %+v, %v; want {8 0 3 3 1ms}", r2, err)
+	}
+	if _, _, _, _ = row(); leaseMS != 1 || leaseVersion != 3 {
+		t.Errorf("after a Create over the released row: lease_ms %d lease_version %d; want 1 3", leaseMS, leaseVersion)
 	}
 	time.Sleep(5 * time.Millisecond)
 	r3, err := s.Create(9, time.Minute)
-	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4}) {
-		t.Fatalf("Create over an expired row = %+v, %v; want {9 0 4 4}", r3, err)
+	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4, TTL: time.Minute}) {
+		t.Fatalf("Create over an expired row = %+v, %v; want {9 0 4 4 1m}", r3, err)
 	}
 }
 

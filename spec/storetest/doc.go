@@ -21,6 +21,11 @@
 //   - Epochs: across takeovers, releases and re-creations by several
 //     holders, epochs strictly increase from leader to leader and versions
 //     with every write; nothing is ever reused.
+//   - StatesLease: a record keeps its writer's lease (Record.TTL: 27 s at
+//     a Create, 9 s at a renewal, rounded up to a whole millisecond), and
+//     another client reads back the last write's; the records writes
+//     return compare equal to what is stored. (NoLease: a store that keeps
+//     none, whose records read with TTL 0.)
 //   - Expiry (stores with a server-side TTL): a record that is not renewed
 //     is gone after its lease duration, and compare-and-set on it fails; a
 //     record that is renewed stays; the next Create's epoch is higher.

@@ -44,6 +44,11 @@ type Options struct {
 	// HistoryOps is how many calls each client makes in Linearizable (0:
 	// 60).
 	HistoryOps int
+	// NoLease is set for a store that keeps no writer's lease: its records
+	// read with TTL 0 (lease.FlockRegister, whose one lock file has one
+	// configuration). StatesLease then checks that its writes return TTL 0
+	// too.
+	NoLease bool
 	// Skip names subtests to skip, with the reason.
 	Skip map[string]string
 }
@@ -75,6 +80,7 @@ func Run(t *testing.T, newLease NewLease, opts Options) {
 	sub("StaleCompareAndSet", testStale)
 	sub("NonOwner", testNonOwner)
 	sub("Epochs", testEpochs)
+	sub("StatesLease", testStatesLease)
 	sub("Expiry", testExpiry)
 	sub("Linearizable", testLinearizable)
 }
@@ -301,6 +307,45 @@ func testNonOwner(t *testing.T, open Open, opts Options) {
 		}
 	}
 	mustRead(t, b, cur, "after made-up records")
+}
+
+// testStatesLease: a record keeps its writer's lease (Record.TTL), rounded
+// up to a whole millisecond, and every other client reads it back, the
+// lease of the last write only; the records the writes return are the
+// ones stored (a compare-and-set on them matches).
+func testStatesLease(t *testing.T, open Open, opts Options) {
+	a, b := open(1), open(2)
+	stated := func(d time.Duration) time.Duration {
+		if opts.NoLease {
+			return 0
+		}
+		return lease.StatedTTL(d)
+	}
+	r1, err := a.Create(1, 27*time.Second)
+	if err != nil || r1.TTL != stated(27*time.Second) {
+		t.Fatalf("Create with a 27 s lease = %+v, %v; want TTL %v", r1, err, stated(27*time.Second))
+	}
+	mustRead(t, b, r1, "after a Create with a 27 s lease")
+	r2, err := a.Renew(r1, 9*time.Second)
+	if err != nil || r2.TTL != stated(9*time.Second) {
+		t.Fatalf("Renew with a 9 s lease = %+v, %v; want TTL %v", r2, err, stated(9*time.Second))
+	}
+	mustRead(t, b, r2, "after a Renew with a 9 s lease")
+	// Rounded up: a watcher never waits less than the writer's lease.
+	odd := 27*time.Second + time.Microsecond
+	r3, err := b.Takeover(r2, 2, odd)
+	if err != nil || r3.TTL != stated(odd) {
+		t.Fatalf("Takeover with a %v lease = %+v, %v; want TTL %v", odd, r3, err, stated(odd))
+	}
+	mustRead(t, a, r3, "after a Takeover with a 27.000001 s lease")
+	r4, err := b.Renew(r3, odd)
+	if err != nil || r4.TTL != r3.TTL {
+		t.Fatalf("Renew of %+v = %+v, %v", r3, r4, err)
+	}
+	if err := b.Release(r4); err != nil {
+		t.Fatalf("Release of %+v: %v", r4, err)
+	}
+	mustBeAbsent(t, a, "after the release")
 }
 
 func testEpochs(t *testing.T, open Open, _ Options) {

@@ -27,7 +27,10 @@ type mem struct {
 	// lostUpdate makes Takeover skip its compare when the record is
 	// held (check-then-act with a window), as the seed's takeover does.
 	lostUpdate bool
-	errs       []error
+	// noLease drops the writer's lease: every record reads with TTL 0, as
+	// a store from before leases were kept.
+	noLease bool
+	errs    []error
 }
 
 var errDead = errors.New("connection refused")
@@ -64,7 +67,10 @@ func (m *mem) write(holder, epoch int64, ttl time.Duration) lease.Record {
 	if epoch == 0 {
 		epoch = m.seq
 	}
-	m.rec, m.present, m.until = lease.Record{Holder: holder, Epoch: epoch, Version: m.seq}, true, time.Now().Add(ttl)
+	m.rec, m.present, m.until = lease.Record{Holder: holder, Epoch: epoch, Version: m.seq, TTL: lease.StatedTTL(ttl)}, true, time.Now().Add(ttl)
+	if m.noLease {
+		m.rec.TTL = 0
+	}
 	return m.rec
 }
 
@@ -176,6 +182,27 @@ func TestServerLossOnMemory(t *testing.T) {
 	}.Run(t)
 }
 
+// Two electors with different leases over a register that keeps the
+// writer's lease: the short-lease watcher waits out the long lease.
+func TestMixedLeasesOnMemory(t *testing.T) {
+	t.Parallel()
+	MixedLeases(t, memLease(t))
+}
+
+// The same over a register that keeps no lease (every record reads with
+// TTL 0): the short-lease watcher waits its own lease, and takes over
+// while the long-lease leader still leads.
+func TestMixedLeasesFindsNoLease(t *testing.T) {
+	t.Parallel()
+	m := &mem{noLease: true}
+	summary, err := runMixed(func(int64) lease.Store { return memClient{m} })
+	t.Log(summary)
+	if err == nil || !strings.Contains(err.Error(), "waited its own lease") {
+		t.Fatalf("runMixed over a register without leases: %v; want the takeover found", err)
+	}
+	t.Logf("found: %v", err)
+}
+
 // The reference's store, lease.VersionedFile on the real file system:
 // each client is its own VersionedFile (its own cache), as each process
 // has. It compares versions only, and has no expiry of its own.
@@ -200,7 +227,7 @@ func TestFlockContract(t *testing.T) {
 			return lease.FlockRegister{FS: lease.OSFS{}, Path: path}
 		}
 	}
-	Run(t, newLease, Options{})
+	Run(t, newLease, Options{NoLease: true})
 }
 
 func Example() {

@@ -1,0 +1,256 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/servertest"
+)
+
+// oldSchema is the table an earlier leaselab made, before rows kept their
+// writer's lease.
+const oldSchema = `CREATE TABLE %s (
+	name TEXT PRIMARY KEY,
+	holder BIGINT NOT NULL,
+	epoch BIGINT NOT NULL,
+	version BIGINT NOT NULL,
+	expires_ms BIGINT NOT NULL)`
+
+// An earlier leaselab's statements: its create, and its renewal (which
+// leaves the columns it does not know as they were).
+const (
+	oldCreate = `INSERT INTO %s (name, holder, epoch, version, expires_ms) VALUES ($1, $2, 1, 1, %s + $3)`
+	oldRenew  = `UPDATE %s SET version = version + 1, expires_ms = %s + $5
+WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND holder <> 0 AND expires_ms > %s`
+)
+
+// dialects runs f on SQLite (a file in a temporary directory) and on one
+// PostgreSQL server, each subtest with a table of its own.
+func dialects(t *testing.T, f func(t *testing.T, d Dialect, dsn, table string)) {
+	var seq int
+	table := func() string { seq++; return fmt.Sprintf("leases_%d", seq) }
+	t.Run("sqlite", func(t *testing.T) {
+		f(t, SQLite, filepath.Join(t.TempDir(), "leases.db"), table())
+	})
+	t.Run("postgres", func(t *testing.T) {
+		f(t, Postgres, servertest.Postgres(t).DSN(), table())
+	})
+}
+
+func openTable(t *testing.T, d Dialect, dsn, table, name string) *Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, d, dsn, Options{Name: name, Table: table, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// rawDB opens the database as an earlier leaselab (or an operator) would.
+func rawDB(t *testing.T, d Dialect, dsn string) *sql.DB {
+	t.Helper()
+	if d == SQLite {
+		dsn += "?_pragma=busy_timeout(10000)"
+	}
+	db, err := sql.Open(d.driver(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func exec(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// The row keeps the writer's lease in whole ms, rounded up (lease_ms, with
+// lease_version the version it was written with); another client reads it
+// back, and the record each write returns is the one stored.
+func TestRowStatesLease(t *testing.T) {
+	t.Parallel()
+	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
+		a, b := openTable(t, d, dsn, table, "jobs"), openTable(t, d, dsn, table, "jobs")
+		columns := func() (ms, version int64) {
+			t.Helper()
+			if err := a.db.QueryRow(`SELECT lease_ms, lease_version FROM `+table+` WHERE name = 'jobs'`).Scan(&ms, &version); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		r1, err := a.Create(7, 27*time.Second)
+		if err != nil || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second}) {
+			t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
+		}
+		if ms, v := columns(); ms != 27000 || v != 1 {
+			t.Errorf("lease_ms %d, lease_version %d; want 27000 1", ms, v)
+		}
+		if got, err := b.Read(); err != nil || got != r1 {
+			t.Errorf("another client reads %+v, %v; want %+v", got, err, r1)
+		}
+		r2, err := a.Renew(r1, 9*time.Second)
+		if err != nil || r2 != (lease.Record{Holder: 7, Epoch: 1, Version: 2, TTL: 9 * time.Second}) {
+			t.Fatalf("Renew with a 9 s lease = %+v, %v", r2, err)
+		}
+		if got, err := b.Read(); err != nil || got != r2 {
+			t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
+		}
+		r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
+		if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond}) {
+			t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s", r3, err)
+		}
+		if ms, v := columns(); ms != 2701 || v != 3 {
+			t.Errorf("lease_ms %d, lease_version %d; want 2701 3", ms, v)
+		}
+		if got, err := a.Read(); err != nil || got != r3 {
+			t.Errorf("after the takeover another client reads %+v, %v; want %+v", got, err, r3)
+		}
+	})
+}
+
+// A table an earlier leaselab made, with a row it wrote: Open adds the
+// columns (concurrent Opens all succeed), the row reads with TTL 0 and is
+// taken over by compare-and-set; a renewal by an earlier leaselab after
+// that (which leaves lease_ms as it was) reads with TTL 0 too, not with
+// the lease of the write before it; so does its create.
+func TestOldTable(t *testing.T) {
+	t.Parallel()
+	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
+		db := rawDB(t, d, dsn)
+		now := d.now()
+		exec(t, db, fmt.Sprintf(oldSchema, table))
+		exec(t, db, fmt.Sprintf(oldCreate, table, now), "jobs", 5, 9000)
+		// Processes of the new version start at once, each its own client.
+		const n = 6
+		stores := make([]*Store, n)
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				stores[i], errs[i] = Open(ctx, d, dsn, Options{Name: "jobs", Table: table, Timeout: 5 * time.Second})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("Open %d of a table made by an earlier leaselab: %v", i, err)
+			}
+			t.Cleanup(func() { stores[i].Close() })
+		}
+		a, b := stores[0], stores[1]
+		rec, err := b.Read()
+		if want := (lease.Record{Holder: 5, Epoch: 1, Version: 1}); err != nil || rec != want {
+			t.Fatalf("Read of the earlier leaselab's row = %+v, %v; want %+v (TTL 0)", rec, err, want)
+		}
+		r, err := b.Takeover(rec, 8, 9*time.Second)
+		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second}); err != nil || r != want {
+			t.Fatalf("Takeover of the earlier leaselab's row = %+v, %v; want %+v", r, err, want)
+		}
+		if got, err := a.Read(); err != nil || got != r {
+			t.Errorf("after the takeover: Read = %+v, %v; want %+v", got, err, r)
+		}
+		// An earlier leaselab renews the row (as if it held it): the
+		// version is its, and states no lease.
+		exec(t, db, fmt.Sprintf(oldRenew, table, now, now), "jobs", 8, 2, 2, 27000)
+		rec, err = a.Read()
+		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 3}); err != nil || rec != want {
+			t.Fatalf("Read after an earlier leaselab's renewal = %+v, %v; want %+v (TTL 0, not the 9 s before it)", rec, err, want)
+		}
+		if r, err = b.Takeover(rec, 9, 27*time.Second); err != nil || r.TTL != 27*time.Second || r.Version != 4 {
+			t.Fatalf("Takeover after an earlier leaselab's renewal = %+v, %v", r, err)
+		}
+		if err := b.Release(r); err != nil {
+			t.Fatal(err)
+		}
+		// An earlier leaselab's create, on a fresh name: its row states no
+		// lease (the columns' defaults).
+		exec(t, db, fmt.Sprintf(oldCreate, table, now), "other", 5, 9000)
+		o := openTable(t, d, dsn, table, "other")
+		if rec, err := o.Read(); err != nil || rec != (lease.Record{Holder: 5, Epoch: 1, Version: 1}) {
+			t.Errorf("Read of an earlier leaselab's new row = %+v, %v; want TTL 0", rec, err)
+		}
+	})
+}
+
+// A row whose lease columns no writer writes is an error of every call
+// that reads it, saying why, not of opening the table; a lease_ms of 0
+// written with the version is a write that stated none (TTL 0).
+func TestMalformedRow(t *testing.T) {
+	t.Parallel()
+	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
+		s := openTable(t, d, dsn, table, "jobs")
+		if _, err := s.Create(7, 9*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			ms, version int64
+			why         string
+		}{
+			{-9000, 1, "a lease of -9000 ms"},
+			{86400001, 1, "a lease of 86400001 ms"},
+			{9000, 2, "lease_version 2 is not a version up to 1"},
+			{9000, -1, "lease_version -1"},
+		} {
+			exec(t, s.db, `UPDATE `+table+` SET lease_ms = $1, lease_version = $2`, c.ms, c.version)
+			rec, err := s.Read()
+			if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), c.why) {
+				t.Errorf("Read with lease_ms %d, lease_version %d = %+v, %v; want an error saying %q", c.ms, c.version, rec, err, c.why)
+			}
+			// Opening the table is not reading the row.
+			openTable(t, d, dsn, table, "jobs")
+		}
+		exec(t, s.db, `UPDATE `+table+` SET lease_ms = 0, lease_version = 1`)
+		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 7, Epoch: 1, Version: 1}) {
+			t.Errorf("Read with lease_ms 0 = %+v, %v; want TTL 0", rec, err)
+		}
+	})
+}
+
+// A user who may read and write an earlier leaselab's table but not alter
+// it (it is not the table's owner) cannot open it before its owner has:
+// the error says which column could not be added, and why. Once the owner
+// has opened it (and so added the columns), the user can.
+func TestOldTableNotOwner(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Postgres(t)
+	db := rawDB(t, Postgres, srv.DSN())
+	exec(t, db, fmt.Sprintf(oldSchema, "old_leases"))
+	exec(t, db, `CREATE ROLE leaser LOGIN PASSWORD 'leaser'`)
+	exec(t, db, `GRANT SELECT, INSERT, UPDATE ON old_leases TO leaser`)
+	userDSN := strings.Replace(srv.DSN(), servertest.PostgresUser+":"+servertest.PostgresPassword+"@", "leaser:leaser@", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, Postgres, userDSN, Options{Name: "jobs", Table: "old_leases", Timeout: 5 * time.Second})
+	if err == nil {
+		s.Close()
+		t.Fatal("a user who may not alter the table opened it without its lease columns")
+	}
+	if !strings.Contains(err.Error(), "adding column lease_ms to table old_leases") || !strings.Contains(err.Error(), "must be owner") {
+		t.Errorf("error %q does not say which column could not be added and why", err)
+	}
+	t.Logf("not the owner: %v", err)
+	openTable(t, Postgres, srv.DSN(), "old_leases", "jobs")
+	u := openTable(t, Postgres, userDSN, "old_leases", "jobs")
+	if r, err := u.Create(7, 9*time.Second); err != nil || r.TTL != 9*time.Second {
+		t.Errorf("Create by the user after the owner's Open = %+v, %v", r, err)
+	}
+}
