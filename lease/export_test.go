@@ -26,6 +26,11 @@ const (
 	MistakeRenewAtLease          = mRenewAtLease
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
+	MistakeRemoveBeforeLink      = mRemoveBeforeLink
+	MistakeNoVerify              = mNoVerify
+	MistakeProbeFromOne          = mProbeFromOne
+	MistakeKeepOne               = mKeepOne
+	MistakeNoSweep               = mNoSweep
 	MistakeUnlockBeforeCancel    = mUnlockBeforeCancel
 	MistakePollLock              = mPollLock
 	MistakeNoBackoff             = mNoBackoff
