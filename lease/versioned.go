@@ -136,7 +136,7 @@ var _ Store = (*VersionedFile)(nil)
 // between its link and its sweep) and two superseded writes' names. The
 // directory's own foreign files come on top; the lock path itself is
 // never touched.
-func MaxFiles(procs int) int { return 3 + 2 + 5*procs }
+func MaxFiles(procs int) int { return referenceFiles.Of(procs) }
 
 func (s *VersionedFile) name(v int64) string { return s.Path + "." + strconv.FormatInt(v, 10) }
 

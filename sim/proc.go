@@ -229,6 +229,7 @@ func (p *proc) done(a *activity, e trace.Event) {
 	}
 	w.record(e)
 	w.syscalls++
+	w.countDir()
 	for i := range p.triggers {
 		tr := &p.triggers[i]
 		if tr.count >= max(tr.f.Nth, 1) {

@@ -90,7 +90,7 @@ func serverVariant(kind, summary string) lease.Variant {
 			r.Run()
 			return nil
 		},
-		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: 200 * time.Millisecond},
+		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: 200 * time.Millisecond, Files: &lease.FileBound{}},
 		Epochs:        true,
 		LocalDeadline: true,
 	}

@@ -51,6 +51,16 @@ type World struct {
 	lockWaiters []lockWaiter
 	// stretches are the stretch faults under way (stretch.go).
 	stretches stretchState
+	// dirMax is the most names the lock's directory has held so far.
+	dirMax int
+}
+
+// countDir notes a new peak of the lock directory's name count.
+func (w *World) countDir() {
+	if n := w.fs.WatchCount(); n > w.dirMax {
+		w.dirMax = n
+		w.tr.LockDir.Peaks = append(w.tr.LockDir.Peaks, trace.DirPeak{T: w.now, N: n})
+	}
 }
 
 // Run runs cfg to its horizon and returns the trace.
@@ -100,6 +110,9 @@ func New(cfg Config) (*World, error) {
 			return nil, fmt.Errorf("setup file %s: %w", f.Path, err)
 		}
 	}
+	w.fs.WatchDir(dirOf(cfg.LockPath))
+	w.tr.LockDir = trace.DirCounts{Watched: true, Start: w.fs.WatchCount()}
+	w.dirMax = w.fs.WatchCount()
 	w.tr.Base = cfg.WallBase
 	w.setup = &setup{cfg: cfg}
 	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup}
@@ -348,6 +361,7 @@ func (w *World) fire(f Fault, by *proc) {
 			}
 		}
 		w.fs.PowerLoss(w.choose.Choose)
+		w.countDir()
 		w.boots++
 	}
 }

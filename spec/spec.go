@@ -23,7 +23,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -117,6 +117,7 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckHonestRole(tr, iv) })},
 		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
+		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
@@ -128,6 +129,12 @@ func Check(tr *trace.Trace) []Verdict {
 		vs[5].Reason = "a recorded trace: its roles are all it says"
 		vs[6].Reason = "a recorded trace: the real machine's stalls are not in it"
 		vs[7].Reason = "a recorded trace: no system calls in it"
+	}
+	switch {
+	case !tr.LockDir.Watched:
+		vs[8].Reason = "the directory was not counted"
+	case v.Claims.Files == nil:
+		vs[8].Reason = "no bound stated"
 	}
 	return vs
 }
