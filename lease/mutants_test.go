@@ -170,6 +170,53 @@ var mutants = []mutant{
 		},
 		exploreWhy: "the register's model sees the skip only when a renewal's history pins the version it replaced, which an exploration's same-instant runs do not (procs 2, crashes 1: none of its 268 schedules; procs 3, preemptions 2, which found it when readers scanned forward: not in 20,000)",
 	},
+	// The reference's removal of old versions (issue 16).
+	{
+		name: "reference~no-verify", base: "reference",
+		mistake:  "a write trusts its link and never lists the directory after it: a writer paused before its link re-creates a version that was removed and believes it won",
+		property: spec.LinearizableStore,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeNoVerify)
+		},
+		explore: "procs 2, pauses 1",
+	},
+	{
+		name: "reference~remove-before-link", base: "reference",
+		mistake:  "a write removes the versions it replaces before it links their successor: a reader in between finds no version, takes it for no lease and acquires",
+		property: spec.LinearizableStore,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeRemoveBeforeLink)
+		},
+		explore: "procs 2, pauses 1",
+	},
+	{
+		name: "reference~probe-from-one", base: "reference",
+		mistake:  "the reader probes versions from 1 up, as if they were contiguous from 1: once version 1 is removed it finds no lease",
+		property: spec.LinearizableStore,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeProbeFromOne)
+		},
+		exploreWhy: "a process that reads after version 1 is gone finds no lease and tries to create one at once, again and again, to the system-call cap: each schedule is thousands of steps, each a choice point",
+	},
+	{
+		name: "reference~no-sweep", base: "reference",
+		mistake:  "no version is ever removed: a file a renewal, 28,800 a day at 3 s",
+		property: spec.BoundedFiles,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeNoSweep)
+		},
+		exploreWhy: "the bound for two processes is 15 names, more than the nine renewals of an exploration's 27 s horizon leave",
+	},
+	{
+		name: "reference~keep-one", base: "reference",
+		mistake:  "the sweep keeps only the newest version, not the newest two",
+		property: spec.LinearizableStore,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeKeepOne)
+		},
+		exploreWhy: "argued harmless",
+		harmless:   "the highest version is never removed and every write is verified by the listing after its link, so the version below it is needed by no one: a reader whose version was removed between its listing and its read lists again",
+	},
 	{
 		name: "reference~epoch-not-incremented", base: "reference",
 		mistake:  "a takeover keeps the stale record's epoch instead of starting a new one",
