@@ -27,9 +27,9 @@ import (
 // lease, whatever instant a writer dies at), and it never changes
 // afterwards (so no write can overwrite a newer holder's lease). The
 // current record is the highest version in the directory, which a reader
-// finds by listing the directory (FS.ReadDir: one atomic getdents), not by
-// probing names: versions below the current are removed, so they are not
-// contiguous from 1, and a gap is never "no lease".
+// finds by listing the directory (FS.ReadDir), not by probing names:
+// versions below the current are removed, so they are not contiguous from
+// 1, and a gap is never "no lease".
 //
 // Removal. After its link, a writer lists the directory again: if PATH.N
 // is still the highest version its write stands, and it removes every
@@ -63,6 +63,20 @@ import (
 // and reads the highest version; only a directory with no version at all
 // is no lease. A version removed between the listing and the read (two
 // writes landed in between) is listed again.
+//
+// The listing. The simulator's is one atomic step. A real kernel lists a
+// directory with several getdents64 calls once it holds more than a few
+// dozen names (each call is atomic, the sequence is not): a name present
+// from the first call to the last is listed, one linked or unlinked in
+// between may not be. The highest version at the listing's start stays
+// until two more writes have landed, so a listing can miss every version
+// only if it spans two writes: a lister stalled (SIGSTOP, a loaded
+// machine) between two of its calls for at least two renew intervals. A
+// writer so stalled in the listing after its link has passed its local
+// deadline (others took over: a lease went by), and the reference never
+// acts on a write older than its deadline; a reader so stalled reads an
+// older version or none, as if it had read before the writes. Keep the
+// lock in a directory of its own: with a few names, one call lists it.
 //
 // What is removed must be provably the protocol's own: a name of the
 // form PATH.N, PATH.boot.K or PATH.tmp.PID.SEQ (decimal, no leading
