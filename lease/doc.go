@@ -10,7 +10,8 @@
 // ([Proc.NewHandoff]), wait for SIGTERM ([Proc.AwaitShutdown]) and log a
 // [Msg]. Optional abilities are extension interfaces, as in io/fs:
 // [FlockFS] (flock(2)), [Notifier] (inotify), [ShutdownNotifier] (a
-// SIGTERM handler installed at once) and [BootIDer]. [NewOSProc] and
+// SIGTERM handler installed at once), [BootIDer] and [ContextWaiter]
+// (waits that a context's end cuts short). [NewOSProc] and
 // [OSFS] are the real runtime; package sim is the simulated one; package
 // lease/fstest checks that an FS behaves as Linux does.
 //
@@ -42,6 +43,16 @@
 //
 // Each takes a [Config] (the post's intervals, the drift bound, the
 // callbacks of client-go's leaderelection: [Callbacks]).
+//
+// # In a Go service
+//
+// [Run] is the reference as a library call, shaped like client-go's
+// leaderelection.RunOrDie: Run(ctx, store, cfg, RunOptions{}) elects on
+// the real OS until ctx ends, then steps down, releases and returns; it
+// never exits the process and installs no signal handler. The simulator
+// runs the same function as its reference variant, so the checker's
+// verdicts on the reference are verdicts on Run. [NewFileStore] is the
+// file store for it.
 //
 // # Variants
 //

@@ -48,10 +48,8 @@ func RunReferenceWith(m Mistake, validate bool) func(p Proc, s Store, path strin
 				return err
 			}
 		}
-		r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: filepath.Dir(path), mistake: m}
-		if !cfg.Poll {
-			r.note, _ = p.(Notifier)
-		}
+		r := newReference(p, s, filepath.Dir(path), cfg)
+		r.mistake = m
 		r.Run()
 		return nil
 	}

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"sync"
 	"syscall"
@@ -93,6 +94,11 @@ func (p *osProc) ChangeToken(dir string) uint64 {
 
 // WaitChange implements Notifier.
 func (p *osProc) WaitChange(dir string, token uint64, until time.Duration) bool {
+	return p.WaitChangeContext(context.Background(), dir, token, until)
+}
+
+// WaitChangeContext implements ContextWaiter.
+func (p *osProc) WaitChangeContext(ctx context.Context, dir string, token uint64, until time.Duration) bool {
 	d := p.note.watch(dir)
 	d.mu.Lock()
 	n, ch, err := d.n, d.changed, d.err
@@ -115,6 +121,8 @@ func (p *osProc) WaitChange(dir string, token uint64, until time.Duration) bool 
 	case <-ch:
 		return true
 	case <-t.C:
+		return false
+	case <-ctx.Done():
 		return false
 	case <-p.done:
 		runtime.Goexit()

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -83,6 +84,23 @@ func (p *osProc) Sleep(d time.Duration) {
 		runtime.Goexit()
 	}
 }
+
+// SleepContext implements ContextWaiter.
+func (p *osProc) SleepContext(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-p.done:
+		runtime.Goexit()
+	}
+}
+
+var _ ContextWaiter = (*osProc)(nil)
 
 func (p *osProc) Exit(code int) {
 	if p.done == nil {

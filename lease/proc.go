@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"context"
 	"strconv"
 	"time"
 )
@@ -73,6 +74,19 @@ type Notifier interface {
 // process with a lease that must then expire.
 type ShutdownNotifier interface {
 	NotifyShutdown()
+}
+
+// ContextWaiter is an optional ability of a Proc: waits that end early
+// when a context is done, so that [Run] returns promptly when its context
+// ends instead of at its next wake-up (up to a renew or watch interval, or
+// a lease for a watcher waiting on a [Notifier]). Both runtimes have it.
+type ContextWaiter interface {
+	// SleepContext is Clock.Sleep that returns as soon as ctx is done.
+	SleepContext(ctx context.Context, d time.Duration)
+	// WaitChangeContext is Notifier.WaitChange that returns as soon as
+	// ctx is done, reporting false (no change woke it). Only a Proc that
+	// is a Notifier is asked for it.
+	WaitChangeContext(ctx context.Context, dir string, token uint64, until time.Duration) bool
 }
 
 // Handoff is an unbuffered channel of struct{}: Send blocks until Recv takes.

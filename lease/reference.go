@@ -63,7 +63,9 @@ var refMsgs = [...]msgText{
 //     instant the lease they saw can expire, so a crash fails over in one
 //     lease, not a lease plus a poll interval; without a Notifier they
 //     poll every WatchInterval.
-//   - SIGTERM releases the lease only if it is still this process's.
+//   - When its context ends ([Run]; SIGTERM or SIGINT for [Reference.Run])
+//     a leader stops acting first, then releases the lease by
+//     compare-and-set, so only if it is still this process's.
 type Reference struct {
 	p    Proc
 	s    Store
@@ -71,24 +73,12 @@ type Reference struct {
 	pid  int64
 	dir  string
 	note Notifier
+	cw   ContextWaiter // nil: waits do not end with the context
 	// wrote is the version of this process's last successful write (0:
-	// none yet); only the elector's own goroutine touches it.
+	// none yet).
 	wrote int64
 
-	mu       sync.Mutex // guards the fields below (the signal handler reads them)
-	cur      Record
-	lead     bool
-	term     *Term
-	cancel   context.CancelFunc
-	stopping bool // SIGTERM: lead no more
-
 	mistake mistake // planted by the mutation tests only (mistake.go)
-}
-
-func (r *Reference) isStopping() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stopping
 }
 
 // Term is a leadership term: its fencing epoch and local deadline. The
@@ -158,25 +148,60 @@ func TermOf(ctx context.Context) (*Term, bool) {
 	return t, ok
 }
 
-// NewReference returns the reference elector for process p over s.
+// NewReference returns the reference elector for process p over s. A
+// watcher waits for changes to the directory of path when p is a
+// [Notifier] and cfg.Poll is not set.
 func NewReference(p Proc, s Store, path string, cfg Config) (*Reference, error) {
 	if err := cfg.ValidateDeadline(); err != nil {
 		return nil, err
 	}
-	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: filepath.Dir(path)}
-	if !cfg.Poll {
-		r.note, _ = p.(Notifier)
-	}
-	return r, nil
+	return newReference(p, s, filepath.Dir(path), cfg), nil
 }
 
-// Run runs the elector: it returns only through p.Exit.
+// newReference is the elector for p over s, watching dir ("": polling).
+func newReference(p Proc, s Store, dir string, cfg Config) *Reference {
+	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: dir}
+	if !cfg.Poll && dir != "" {
+		r.note, _ = p.(Notifier)
+	}
+	r.cw, _ = p.(ContextWaiter)
+	return r
+}
+
+// Run runs the elector as the post's program does: a SIGTERM or SIGINT
+// (its handler installed before any lease is written) ends the context
+// the elector runs with (see [Run]), and once it has stepped down and
+// released, the process exits through p.Exit(0). It does not return.
 func (r *Reference) Run() {
-	r.p.Log(MsgStarted, r.pid, 0)
-	if n, ok := r.p.(ShutdownNotifier); ok {
+	untilSignal(r.p, func(ctx context.Context) error {
+		r.elect(ctx)
+		return nil
+	})
+}
+
+// untilSignal is a program's main: it runs run with a context that a
+// SIGTERM or SIGINT ends, and exits 0 when run returns nil.
+func untilSignal(p Proc, run func(ctx context.Context) error) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if n, ok := p.(ShutdownNotifier); ok {
 		n.NotifyShutdown() // before any lease is ours: see ShutdownNotifier
 	}
-	r.p.Go("signal", r.handleShutdown)
+	p.Go("signal", func() {
+		p.AwaitShutdown()
+		cancel()
+	})
+	if err := run(ctx); err != nil {
+		return err
+	}
+	p.Exit(0)
+	return nil
+}
+
+// elect runs the elector until ctx ends, then stops leading, releases
+// the lease if it is this process's, and returns.
+func (r *Reference) elect(ctx context.Context) {
+	r.p.Log(MsgStarted, r.pid, 0)
 	r.p.Role(RoleWatcher)
 	var seen Record
 	var seenAt time.Duration
@@ -189,10 +214,12 @@ func (r *Reference) Run() {
 	// whose blocks are full while its inodes are not. A real change (a
 	// new version) is still seen at once.
 	var backoff, retryAt time.Duration
+	var lastVersion int64 // the version the last successful read showed
 	for {
-		if r.isStopping() {
-			r.p.Sleep(r.cfg.LeaseDuration) // the signal handler ends the process
-			continue
+		if ctx.Err() != nil {
+			r.p.Log(MsgShutdown, 0, 0)
+			r.p.Log(MsgRefNotLeading, 0, 0)
+			return
 		}
 		var token uint64
 		if r.note != nil && r.mistake&mTokenAfterRead == 0 {
@@ -203,17 +230,29 @@ func (r *Reference) Run() {
 		if r.note != nil && r.mistake&mTokenAfterRead != 0 { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
 		}
+		if err == nil && rec.Version != lastVersion {
+			// A version nobody had seen: someone's write succeeded since
+			// ours failed, so the disk takes writes again. A back-off
+			// left from then would delay the next acquisition (after a
+			// release, by up to a watch interval) for nothing.
+			lastVersion, backoff, retryAt = rec.Version, 0, 0
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
 			// No lease, or a released one: acquire at once.
 			if now < retryAt {
-				r.wait(token, retryAt)
+				r.wait(ctx, token, retryAt)
 				continue
+			}
+			if ctx.Err() != nil {
+				continue // write nothing more
 			}
 			start := r.p.Mono()
 			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
 			if err == nil {
-				r.leadFrom(nrec, start, MsgRefAcquired)
+				if r.leadFrom(ctx, nrec, start, MsgRefAcquired) {
+					return
+				}
 				backoff = 0
 				continue
 			}
@@ -224,7 +263,7 @@ func (r *Reference) Run() {
 		case err != nil:
 			// An I/O error says nothing about the lease: try again soon.
 			r.report("read", err)
-			r.wait(token, now+r.cfg.WatchInterval)
+			r.wait(ctx, token, now+r.cfg.WatchInterval)
 			continue
 		}
 		changed := rec.Version != seen.Version
@@ -248,12 +287,15 @@ func (r *Reference) Run() {
 		own := r.wrote != 0 && rec.Version == r.wrote && rec.Holder == r.pid
 		expiry := seenAt + r.cfg.LeaseDuration
 		if now < expiry && !own {
-			r.wait(token, expiry)
+			r.wait(ctx, token, expiry)
 			continue
 		}
 		if now < retryAt {
-			r.wait(token, retryAt)
+			r.wait(ctx, token, retryAt)
 			continue
+		}
+		if ctx.Err() != nil {
+			continue // write nothing more
 		}
 		if own {
 			r.p.Log(MsgRefOwn, rec.Version, 0)
@@ -268,7 +310,9 @@ func (r *Reference) Run() {
 			retryAt = r.p.Mono() + backoff
 			continue
 		}
-		r.leadFrom(nrec, start, MsgRefTakeover)
+		if r.leadFrom(ctx, nrec, start, MsgRefTakeover) {
+			return
+		}
 		backoff = 0
 	}
 }
@@ -299,15 +343,19 @@ func (r *Reference) report(op string, err error) {
 	f(op, err)
 }
 
-// wait blocks until the record may have changed or until the monotonic
-// clock reads until: on a notification when there is one, by polling
-// every WatchInterval otherwise.
-func (r *Reference) wait(token uint64, until time.Duration) {
+// wait blocks until the record may have changed, until the monotonic
+// clock reads until, or until ctx ends: on a notification when there is
+// one, by polling every WatchInterval otherwise.
+func (r *Reference) wait(ctx context.Context, token uint64, until time.Duration) {
 	if r.mistake&mNoExpiryWake != 0 { // mutant: no wake at the expiry
 		until = forever
 	}
 	if r.note != nil {
-		r.note.WaitChange(r.dir, token, until)
+		if r.cw != nil {
+			r.cw.WaitChangeContext(ctx, r.dir, token, until)
+		} else {
+			r.note.WaitChange(r.dir, token, until)
+		}
 		return
 	}
 	d := until - r.p.Mono()
@@ -315,13 +363,24 @@ func (r *Reference) wait(token uint64, until time.Duration) {
 		d = r.cfg.WatchInterval
 	}
 	if d > 0 {
+		r.sleep(ctx, d)
+	}
+}
+
+// sleep sleeps for d, or until ctx ends.
+func (r *Reference) sleep(ctx context.Context, d time.Duration) {
+	if r.cw != nil {
+		r.cw.SleepContext(ctx, d)
+	} else {
 		r.p.Sleep(d)
 	}
 }
 
 // leadFrom leads with rec, written by a system call started at start,
-// until the deadline passes or a renewal loses, then returns to watching.
-func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
+// until the deadline passes or a renewal loses (then it returns false,
+// to watch again), or until ctx ends: then it steps down, releases, and
+// returns true.
+func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duration, m Msg) bool {
 	if r.mistake&mDeadlineAfterWrite != 0 { // mutant: from after the write
 		start = r.p.Mono()
 	}
@@ -330,23 +389,30 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		// Paused between the write and now for longer than the deadline:
 		// the lease may already be someone else's. Never act on it.
 		r.p.Log(MsgRefDeadline, 0, 0)
-		return
+		return false
 	}
 	r.wrote = rec.Version
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
-	cctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
-	var ctx context.Context = termContext{cctx, term}
+	// The user's context is ctx's child: it ends the instant ctx does,
+	// whatever the elector is doing then (a store call may hang), so
+	// that the user has stopped before the release is written.
+	parent := ctx
+	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: ended only by the step-down, after the release
+		parent = context.WithoutCancel(ctx)
+	}
+	cctx, cancel := context.WithCancel(context.WithValue(parent, termKey{}, term))
+	var uctx context.Context = termContext{cctx, term}
 	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
-		ctx = cctx
+		uctx = cctx
 	}
-	r.mu.Lock()
-	if r.stopping {
-		r.mu.Unlock()
+	if ctx.Err() != nil {
+		// Ended while the write was in flight: never lead; give back
+		// what was written.
 		cancel()
-		return
+		r.p.Log(MsgShutdown, 0, 0)
+		r.release(rec, term)
+		return true
 	}
-	r.cur, r.lead, r.term, r.cancel = rec, true, term, cancel
-	r.mu.Unlock()
 	r.p.Role(RoleLeader)
 	r.p.Lead(rec.Epoch, deadline)
 	r.p.Log(m, rec.Epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
@@ -354,7 +420,7 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		f(r.pid)
 	}
 	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
-		f(ctx)
+		f(uctx)
 	}
 	last, backoff := start, time.Duration(0) // backoff: after a failed renewal (0: none failed)
 	for {
@@ -366,22 +432,23 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 		if r.mistake&mRenewAtLease != 0 { // mutant: renews every lease
 			next = min(last+r.cfg.LeaseDuration, deadline)
 		}
-		if r.mistake&mTermAgeLimit != 0 && r.p.Mono()-start > r.cfg.LeaseDuration && r.resign() { // mutant: steps down when the term is older than the lease
+		if r.mistake&mTermAgeLimit != 0 && r.p.Mono()-start > r.cfg.LeaseDuration { // mutant: steps down when the term is older than the lease
+			r.resign(cancel)
 			r.stoppedLeading()
-			return
+			return false
 		}
-		if d := next - r.p.Mono(); d > 0 {
-			r.p.Sleep(d)
+		if d := next - r.p.Mono(); d > 0 && ctx.Err() == nil {
+			r.sleep(ctx, d)
 		}
-		if r.isStopping() {
-			return // the signal handler stepped down and releases
+		if ctx.Err() != nil {
+			r.shutdown(rec, term, cancel)
+			return true
 		}
 		if r.p.Mono() >= deadline {
-			if r.resign() {
-				r.p.Log(MsgRefDeadline, 0, 0)
-				r.stoppedLeading()
-			}
-			return
+			r.resign(cancel)
+			r.p.Log(MsgRefDeadline, 0, 0)
+			r.stoppedLeading()
+			return false
 		}
 		start := r.p.Mono()
 		nrec, err := r.s.Renew(rec, r.cfg.LeaseDuration)
@@ -389,37 +456,29 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 			start = r.p.Mono()
 		}
 		switch {
-		case err == nil && r.isStopping():
-			return // renewed as SIGTERM came: the handler releases what it finds
 		case err == nil && !term.extend(start+r.cfg.RenewDeadlineInEffect()):
 			// The term lapsed while the renewal was in flight (a pause, a
 			// slow store): the user's context already says so, and a new
 			// version does not revive it. Step down; the lease, still
 			// ours, expires as any other and a watcher takes over.
-			if r.resign() {
-				r.p.Log(MsgRefDeadline, 0, 0)
-				r.stoppedLeading()
-			}
-			return
+			r.resign(cancel)
+			r.p.Log(MsgRefDeadline, 0, 0)
+			r.stoppedLeading()
+			return false
 		case err == nil:
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
 			backoff, r.wrote = 0, nrec.Version
-			r.mu.Lock()
-			r.cur = rec
-			r.mu.Unlock()
 			if r.mistake&mStaleLead == 0 { // mutant: the new deadline unreported
 				r.p.Lead(rec.Epoch, deadline)
 			}
 			r.p.Log(MsgRefRenewed, rec.Version, 0)
 		case errors.Is(err, ErrConflict):
-			// Another write replaced the version we hold: a takeover, our own
-			// earlier renewal whose outcome we could not know, or our own
-			// release by the signal handler.
-			if r.resign() {
-				r.p.Log(MsgRefLost, rec.Version, 0)
-				r.stoppedLeading()
-			}
-			return
+			// Another write replaced the version we hold: a takeover, or
+			// our own earlier renewal whose outcome we could not know.
+			r.resign(cancel)
+			r.p.Log(MsgRefLost, rec.Version, 0)
+			r.stoppedLeading()
+			return false
 		default:
 			// I/O error: the deadline stands; retry after a back-off (from
 			// renewBackoff, doubling up to the renew interval), so that a
@@ -440,23 +499,11 @@ func (r *Reference) leadFrom(rec Record, start time.Duration, m Msg) {
 // renewal) or the watch interval (a create or takeover).
 const renewBackoff = 10 * time.Millisecond
 
-// resign stops leading: the term's context is cancelled and the role is
-// watcher again. It reports false if the signal handler resigned first.
-// The caller logs why, then calls stoppedLeading.
-func (r *Reference) resign() bool {
-	r.mu.Lock()
-	if !r.lead {
-		r.mu.Unlock()
-		return false // the signal handler stepped down already
-	}
-	cancel := r.cancel
-	r.lead, r.cancel = false, nil
-	r.mu.Unlock()
+// resign stops leading: the role is watcher again and the term's
+// context is cancelled. The caller logs why, then calls stoppedLeading.
+func (r *Reference) resign(cancel context.CancelFunc) {
 	r.p.Role(RoleWatcher)
-	if cancel != nil {
-		cancel()
-	}
-	return true
+	cancel()
 }
 
 // stoppedLeading tells the callbacks that this process no longer leads.
@@ -466,59 +513,48 @@ func (r *Reference) stoppedLeading() {
 	}
 }
 
-// handleShutdown releases the lease on SIGTERM if this process still
-// holds it: a compare-and-set on the version it last wrote, so it can
-// never delete a lease another process has taken over.
-func (r *Reference) handleShutdown() {
-	r.p.AwaitShutdown()
+// shutdown ends a term whose elector's context has ended: it steps down
+// (the user's context, a child of the elector's, is already done), then
+// releases rec, the lease as last written.
+func (r *Reference) shutdown(rec Record, term *Term, cancel context.CancelFunc) {
 	r.p.Log(MsgShutdown, 0, 0)
 	// Stop leading first: from here on nothing acts with this term, so the
 	// release below can hand over at once.
-	r.mu.Lock()
-	r.stopping = true
-	lead, cur, term, cancel := r.lead, r.cur, r.term, r.cancel
-	r.lead, r.cancel = false, nil
-	r.mu.Unlock()
-	stepDown := func() {
-		if lead {
-			r.p.Role(RoleWatcher)
-			cancel()
-			if f := r.cfg.Callbacks.OnStoppedLeading; f != nil {
-				f()
-			}
-		}
-	}
 	if r.mistake&mReleaseBeforeStepDown == 0 {
-		stepDown()
+		r.resign(cancel)
+		r.stoppedLeading()
 	}
-	if !lead {
-		r.p.Log(MsgRefNotLeading, 0, 0)
+	r.release(rec, term)
+	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: released first, stepped down after
+		r.resign(cancel)
+		r.stoppedLeading()
 	}
+}
+
+// release gives back cur, this process's lease, if it still is: a
+// compare-and-set on the version it last wrote, so it can never delete a
+// lease another process has taken over, and only while the term's local
+// deadline has not passed.
+func (r *Reference) release(cur Record, term *Term) {
 	for range 3 {
-		if !lead {
-			break
-		}
 		if !term.Valid() {
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
-			break
+			return
 		}
 		err := r.s.Release(cur)
 		if err == nil {
 			r.p.Log(MsgReleased, 0, 0)
-			break
+			return
 		}
 		r.report("release", err)
-		// Someone wrote the next version first: our own renewal (then
-		// release that), or a takeover (then there is nothing of ours).
+		// Someone wrote the next version first: our own renewal whose
+		// outcome we could not know (then release that), or a takeover
+		// (then there is nothing of ours).
 		rec, err := r.s.Read()
 		if err != nil || rec.Holder != r.pid || rec.Epoch != term.Epoch() {
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
-			break
+			return
 		}
 		cur = rec
 	}
-	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: released first, stepped down after
-		stepDown()
-	}
-	r.p.Exit(0)
 }

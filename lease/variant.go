@@ -1,8 +1,10 @@
 package lease
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -142,14 +144,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &VersionedFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
 		},
-		Run: func(p Proc, s Store, path string, cfg Config) error {
-			r, err := NewReference(p, s, path, cfg)
-			if err != nil {
-				return err
-			}
-			r.Run()
-			return nil
-		},
+		Run:           runReference,
 		Claims:        Claims{Handover: Notified, ExpiryLag: 200 * time.Millisecond, Files: &referenceFiles}, // the drift margin on a 9 s lease at 1%
 		Epochs:        true,
 		LocalDeadline: true,
@@ -177,6 +172,18 @@ var variants = []Variant{
 
 // referenceFiles is VersionedFile's bound (MaxFiles).
 var referenceFiles = FileBound{Fixed: 5, PerProc: 5}
+
+// runReference is the reference variant's program: its main runs [Run]
+// with a context that SIGTERM or SIGINT ends, and exits 0 once Run has
+// returned.
+func runReference(p Proc, s Store, path string, cfg Config) error {
+	if err := cfg.ValidateDeadline(); err != nil {
+		return err
+	}
+	return untilSignal(p, func(ctx context.Context) error {
+		return Run(ctx, s, cfg, RunOptions{Proc: p, Dir: filepath.Dir(path)})
+	})
+}
 
 // ErrUnknownVariant is returned by LookupVariant.
 var ErrUnknownVariant = errors.New("unknown variant")

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -74,5 +75,74 @@ func TestChainedFault(t *testing.T) {
 		if _, err := Run(cfg); err == nil {
 			t.Errorf("%v: accepted", bad)
 		}
+	}
+}
+
+// TestLeaderCrashPoint: a crash point aimed at the leader (Proc Leader
+// with After) counts only the calls a process makes while its role is
+// leader, across leaders, and hits the process that made the Nth.
+func TestLeaderCrashPoint(t *testing.T) {
+	cfg := worldCfg(3)
+	cfg.Variant = "reference"
+	cfg.Faults = []Fault{{Kind: trace.Term, Proc: Leader, After: "link", Nth: 2}}
+	tr := mustRun(t, cfg)
+	leader := make([]bool, len(tr.Procs))
+	links, fault := 0, -1
+	for i, e := range tr.Events {
+		if e.Kind == trace.EvRole {
+			leader[e.Proc] = e.Role == lease.RoleLeader
+		}
+		if e.Kind == trace.EvSyscall && e.Op == trace.OpLink && leader[e.Proc] {
+			links++
+			if links == 2 {
+				if i+1 >= len(tr.Events) || tr.Events[i+1].Kind != trace.EvFault || tr.Events[i+1].Proc != e.Proc || tr.Events[i+1].FaultKind() != trace.Term {
+					t.Fatalf("the leader's second link (event %d, proc %d) is not followed by its SIGTERM:\n%s", i, e.Proc, tr.Setup())
+				}
+				fault = i + 1
+			}
+		}
+	}
+	if fault < 0 {
+		t.Fatalf("leaders made %d links: want the SIGTERM after the second", links)
+	}
+	if s := tr.Setup(); !strings.Contains(s, "term leader after link #2") {
+		t.Errorf("setup line: %s", s)
+	}
+}
+
+// TestSlowCalls: with SlowEvery, some calls take far longer than
+// SyscallMax, by at most SlowMax; without it none does. (A gap between two
+// calls of one activity is its calls' latency, plus, at most, a wait for a
+// notification that comes a latency or two after the change: never 5
+// latencies when nothing is slow.)
+func TestSlowCalls(t *testing.T) {
+	const lat = 10 * time.Microsecond
+	gaps := func(slow int) (over, n int, most time.Duration) {
+		cfg := worldCfg(3)
+		cfg.Variant = "reference"
+		cfg.SyscallMin, cfg.SyscallMax = lat, lat
+		cfg.SlowEvery, cfg.SlowMax, cfg.TimerLateMax = slow, time.Millisecond, 0
+		tr := mustRun(t, cfg)
+		last := map[int16]int64{}
+		for _, e := range tr.Events {
+			if e.Kind != trace.EvSyscall && e.Kind != trace.EvLog {
+				continue
+			}
+			k := e.Act<<8 | e.Proc
+			if prev, ok := last[k]; ok && e.T-prev > int64(5*lat) && e.T-prev < int64(100*time.Millisecond) {
+				over++
+				most = max(most, time.Duration(e.T-prev))
+			}
+			last[k] = e.T
+			n++
+		}
+		return over, n, most
+	}
+	if over, n, most := gaps(0); over != 0 {
+		t.Errorf("no slow calls: %d of %d calls came late (the latest %v after the one before)", over, n, most)
+	}
+	over, n, most := gaps(2)
+	if over < n/20 || most > time.Millisecond+3*lat {
+		t.Errorf("one slow call in 2: %d of %d calls came late, the latest %v after the one before (want at least 5%%, at most %v)", over, n, most, time.Millisecond+3*lat)
 	}
 }

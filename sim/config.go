@@ -51,6 +51,15 @@ type Config struct {
 	SyscallMin, SyscallMax time.Duration
 	// TimerLateMax bounds how late a timer fires.
 	TimerLateMax time.Duration
+	// SlowEvery, if positive, makes one system call in SlowEvery (drawn
+	// per call) slow: its caller resumes up to SlowMax later than the
+	// latency above, log-uniformly (each halving of the delay as likely
+	// as the next). A process preempted for a scheduler quantum, a page
+	// fault, a cold inode: real latency has a long tail, and the narrow
+	// windows between another process's calls (a release landing between
+	// a watcher's read and what it does next) open only under it.
+	SlowEvery int
+	SlowMax   time.Duration
 	// Scheduler orders steps ready at the same instant (default: Random
 	// from Seed, or Chooser when that is set).
 	Scheduler Scheduler
@@ -162,6 +171,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.WallBase.IsZero() {
 		c.WallBase = DefaultWallBase
+	}
+	if c.SlowEvery < 0 || c.SlowEvery > 0 && c.SlowMax <= 0 {
+		return fmt.Errorf("slow calls: one in %d, up to %v: both must be positive", c.SlowEvery, c.SlowMax)
 	}
 	if c.SyscallMax < c.SyscallMin || c.SyscallMin < 0 || c.TimerLateMax < 0 {
 		return fmt.Errorf("latency bounds out of order: syscall %v..%v, timer late %v", c.SyscallMin, c.SyscallMax, c.TimerLateMax)

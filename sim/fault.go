@@ -38,6 +38,12 @@ import (
 //     not run): timers keep running and fire late, as under SIGSTOP, and a
 //     process that starts or is woken meanwhile runs when the stall ends.
 //     A process also stopped by SIGSTOP stays stopped until its SIGCONT.
+//   - EMFile is a stretch of Dur during which one process is out of file
+//     descriptors (a leak elsewhere in its program, a low ulimit -n):
+//     every open it makes and every read of a whole file fails with
+//     EMFILE, while the other processes' calls succeed and the
+//     descriptors it holds keep working. A leader that cannot renew while
+//     its watchers can take over is where a deadline's margins are tested.
 //
 // A stretch's start is a fault event with the stretch as its pause
 // (Event.PauseFor); its end is an End event (Event.Ended), as a Stop's
@@ -47,6 +53,10 @@ import (
 // A fault fires at true time At, or, when After is set, right after the
 // process's Nth system call of kind After: "crash after the O_EXCL create,
 // before the write" is {Kind: Kill, Proc: i, After: "open-excl", Nth: 1}.
+// With Proc Leader, After counts the calls of that kind made by whichever
+// process leads when it makes them (its role is leader), and the fault
+// hits the process that made the Nth: "SIGTERM the leader right after its
+// second renewal's link", wherever that falls in the run.
 // A flock that waits counts once, when it returns; a signal can hit the
 // process while it waits (a SIGKILL then releases whatever it holds, and
 // it never gets the lock it waited for).
@@ -138,6 +148,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("power loss %s", when)
 	case trace.DiskFull, trace.DiskEIO, trace.Stall:
 		return fmt.Sprintf("%s %s for %v", f.Kind, when, f.Dur)
+	case trace.EMFile:
+		return fmt.Sprintf("emfile %s %s for %v", who, when, f.Dur)
 	case trace.FSError:
 		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), trace.ErrnoName(f.Errno))
 	}
@@ -145,7 +157,7 @@ func (f Fault) String() string {
 }
 
 func (f Fault) validate(nprocs int, faults []Fault) error {
-	if f.Kind < trace.Kill || f.Kind > trace.Stall {
+	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
 	if f.Follows != 0 {
@@ -164,7 +176,7 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	}
 	if f.Kind.IsStretch() {
 		if f.After != "" {
-			return fmt.Errorf("fault %v: a stretch of the whole machine starts at a time, not after a call", f.Kind)
+			return fmt.Errorf("fault %v: a stretch starts at a time, not after a call", f.Kind)
 		}
 		if f.Dur <= 0 {
 			return fmt.Errorf("fault %v: a stretch needs a positive duration", f.Kind)
@@ -175,9 +187,6 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	}
 	if f.After != "" && !validCall(f.After) {
 		return fmt.Errorf("fault %v: unknown call kind %q (valid: %v)", f.Kind, f.After, callKinds)
-	}
-	if f.After != "" && f.Proc == Leader {
-		return fmt.Errorf("fault %v: a crash point needs a process, not the leader", f.Kind)
 	}
 	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)
@@ -194,7 +203,7 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 // machineWide reports whether faults of kind k hit the whole machine, not
 // one process: their Proc is ignored.
 func machineWide(k trace.FaultKind) bool {
-	return k == trace.Jump || k == trace.Power || k.IsStretch()
+	return k == trace.Jump || k == trace.Power || k.IsStretch() && k != trace.EMFile
 }
 
 // CallKind names a call of op with flag as a fault's After and Call do:

@@ -75,6 +75,9 @@ func (p *proc) live(ctx context.Context) bool {
 // world, a process that runs could look at its context then. A paused
 // process sees nothing.
 func (w *World) observe() {
+	if len(w.ctxWaiters) > 0 {
+		w.wakeDone()
+	}
 	if w.leading == 0 {
 		return
 	}

@@ -128,6 +128,9 @@ type proc struct {
 	sigWaiter                                  *activity
 
 	triggers []trigger
+	// emfile counts the EMFile stretches under way: while it is positive
+	// every open and every whole-file read fails with EMFILE.
+	emfile int
 
 	// leaders are the contexts the user's OnStartedLeading was given and
 	// has not yet seen done; silent makes clock reads leave no trace
@@ -216,6 +219,9 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 			}
 		}
 	}
+	if inj == 0 && p.emfile > 0 && (op == trace.OpOpen || op == trace.OpRead) {
+		inj = syscall.EMFILE
+	}
 	return a, inj
 }
 
@@ -230,8 +236,17 @@ func (p *proc) done(a *activity, e trace.Event) {
 	w.record(e)
 	w.syscalls++
 	w.countDir()
-	for i := range p.triggers {
-		tr := &p.triggers[i]
+	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
+		p.count(w.leaderTriggers, e)
+	}
+	p.count(p.triggers, e)
+}
+
+// count counts the call e against the crash points trs and fires, at
+// this process now, each that reaches its Nth call.
+func (p *proc) count(trs []trigger, e trace.Event) {
+	for i := range trs {
+		tr := &trs[i]
 		if tr.count >= max(tr.f.Nth, 1) {
 			continue // fired already
 		}
@@ -239,8 +254,8 @@ func (p *proc) done(a *activity, e trace.Event) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
 				f := tr.f
-				f.After, f.At, f.Proc = "", time.Duration(w.now), p.idx
-				w.faults = insertFault(w.faults, f)
+				f.After, f.At, f.Proc = "", time.Duration(p.w.now), p.idx
+				p.w.faults = insertFault(p.w.faults, f)
 			}
 		}
 	}

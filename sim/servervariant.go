@@ -83,12 +83,11 @@ func serverVariant(kind, summary string) lease.Variant {
 		},
 		Run: func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
 			cfg.Poll = true // no directory to watch: poll the server
-			r, err := lease.NewReference(p, s, path, cfg)
+			ref, err := lease.LookupVariant("reference")
 			if err != nil {
 				return err
 			}
-			r.Run()
-			return nil
+			return ref.Run(p, s, path, cfg) // the reference's program: lease.Run
 		},
 		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: 200 * time.Millisecond, Files: &lease.FileBound{}},
 		Epochs:        true,

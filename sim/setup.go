@@ -35,8 +35,9 @@ type SetupOptions struct {
 }
 
 // FaultKinds are the faults of a process or its clock, in the order names
-// list them.
-var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Skew, trace.Drift, trace.Jump, trace.FSError}
+// list them. "emfile" is a stretch of one process's opens failing (it ran
+// out of descriptors), lease/64 to eight leases long.
+var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Skew, trace.Drift, trace.Jump, trace.FSError, trace.EMFile}
 
 // MachineFaults are the faults of the whole machine: a power loss ends
 // every process and needs a setup with the machine's restart; a full disk
@@ -91,7 +92,7 @@ func ParseFaults(s string) ([]trace.FaultKind, error) {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	sort.Slice(out, func(i, j int) bool { return slices.Index(AllFaults, out[i]) < slices.Index(AllFaults, out[j]) })
 	return out, nil
 }
 
@@ -274,6 +275,9 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		if sw.Lockstep {
 			cfg.SyscallMax, cfg.TimerLateMax = cfg.SyscallMin, 0
 		}
+		if sw.SlowEvery > 0 {
+			cfg.SlowEvery, cfg.SlowMax = sw.SlowEvery, max(lease/1000, time.Microsecond)
+		}
 	}
 	for range 1 + rng.IntN(most) {
 		f := Fault{Kind: kinds[rng.IntN(len(kinds))], At: time.Duration(rng.Int64N(span))}
@@ -287,10 +291,19 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			// process, wherever that falls: the narrow windows (between
 			// create and write, between a takeover and the role hand-off)
 			// that a uniformly drawn instant almost never hits.
+			// In a swarm, a signal meant for the leader that lands after a
+			// call lands after the Nth such call made by a leader (a
+			// renewal's link, the log line of a fresh acquisition): the
+			// leader's own windows, whoever leads then. (No draw added:
+			// a run outside a swarm is drawn as it always was.)
 			if rng.IntN(2) == 0 {
+				leader := swarm && f.Proc == Leader
 				f.Proc = rng.IntN(n)
 				f.After = crashCalls[rng.IntN(len(crashCalls))]
 				f.Nth = 1 + rng.IntN(4)
+				if leader {
+					f.Proc = Leader
+				}
 			}
 			if f.Kind == trace.Stop {
 				f.Dur = magnitude(rng, 2*lease, logScale)
@@ -347,6 +360,14 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 				base := time.Second << rng.IntN(7)
 				f.Dur = base + time.Duration(rng.Int64N(int64(base)))
 			}
+			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
+		case trace.EMFile:
+			// One process out of descriptors for lease/64 to 8 leases,
+			// each doubling as likely as the next: a leader that cannot
+			// renew while its watchers can take over (half of them are
+			// aimed at the leader, as signals are).
+			base := lease / 64 << rng.IntN(9)
+			f.Dur = base + time.Duration(rng.Int64N(int64(base)))
 			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
 		case trace.FSError:
 			f.Call = errCalls[rng.IntN(len(errCalls))]
@@ -408,6 +429,11 @@ type Swarm struct {
 	// scheduler, not the jitter, orders them (the races explore finds by
 	// running every step at one instant).
 	Lockstep bool
+	// SlowEvery, when positive (one run in two: 1 in 4 or 1 in 32 calls),
+	// gives the run's system calls a long tail (Config.SlowEvery), up to a
+	// thousandth of the lease: the preempted process whose slow read lets
+	// another's write land in the middle of what it does.
+	SlowEvery int
 }
 
 // drawSwarm draws a run's swarm from the kinds asked for: each kind on
@@ -424,6 +450,7 @@ func drawSwarm(kinds []trace.FaultKind, rng chooserRand) Swarm {
 	sw.MaxFaults = 2 << rng.IntN(3)
 	sw.LogScale = rng.IntN(2) == 0
 	sw.Lockstep = rng.IntN(4) == 0
+	sw.SlowEvery = []int{0, 0, 4, 32}[rng.IntN(4)]
 	return sw
 }
 
@@ -438,7 +465,11 @@ func (sw Swarm) String() string {
 	if sw.LogScale {
 		scale = " log"
 	}
-	return fmt.Sprintf("%s x%d%s%s", FaultNames(sw.Kinds), sw.MaxFaults, scale, lock)
+	slow := ""
+	if sw.SlowEvery > 0 {
+		slow = fmt.Sprintf(" slow=1/%d", sw.SlowEvery)
+	}
+	return fmt.Sprintf("%s x%d%s%s%s", FaultNames(sw.Kinds), sw.MaxFaults, scale, lock, slow)
 }
 
 // magnitude draws a duration in [1us, max]: uniformly, or, with logScale,

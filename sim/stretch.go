@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"io/fs"
 	"syscall"
 	"time"
@@ -17,10 +18,17 @@ type stretchState struct {
 // stalled reports whether the machine is stalled: no process takes a step.
 func (w *World) stalled() bool { return w.stretches.stall > 0 }
 
-// fireStretch starts a stretch fault (DiskFull, DiskEIO, Stall), recording
-// it with its length and scheduling its End, or ends one.
+// fireStretch starts a stretch fault of the whole machine (DiskFull,
+// DiskEIO, Stall), recording it with its length and scheduling its End, or
+// ends any stretch (an EMFile starts in fire, as a signal does).
 func (w *World) fireStretch(f Fault) {
 	s := &w.stretches
+	if f.Kind == trace.End && f.ends == trace.EMFile {
+		p := w.procs[f.Proc]
+		p.emfile--
+		w.record(trace.FaultEnd(int16(p.idx), trace.EMFile, w.tr.Str(fmt.Sprintf("emfile ends (pid %d)", p.pid))))
+		return
+	}
 	if f.Kind == trace.End {
 		switch f.ends {
 		case trace.DiskFull:

@@ -423,3 +423,66 @@ func TestStretchValidation(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// An emfile stretch hits one process: every open and whole-file read it
+// makes fails with EMFILE from the stretch's start to its end, and no
+// call of the other processes does; aimed at the leader, it hits whoever
+// leads then. The leader that cannot renew loses its lease to a watcher.
+func TestEMFileStretch(t *testing.T) {
+	from, dur := 5*time.Second, 20*time.Second
+	for _, variant := range []string{"seed", "reference", "flock"} {
+		tr := stretchRun(t, variant, Fault{Kind: trace.EMFile, Proc: Leader, At: from, Dur: dur})
+		starts, ends := faultEvents(tr, trace.EMFile, 0), faultEvents(tr, trace.End, trace.EMFile)
+		if len(starts) != 1 || starts[0].T != int64(from) || starts[0].PauseFor() != dur || starts[0].Proc < 0 {
+			t.Fatalf("%s: start events %+v, want one of a process at %v lasting %v", variant, starts, from, dur)
+		}
+		victim := starts[0].Proc
+		if len(ends) != 1 || ends[0].T != int64(from+dur) || ends[0].Proc != victim {
+			t.Fatalf("%s: end events %+v, want one of process %d at %v", variant, ends, victim, from+dur)
+		}
+		leading := false
+		for _, x := range tr.Leadership() {
+			leading = leading || x.Proc == int(victim) && x.From < int64(from) && x.To >= int64(from)
+		}
+		if !leading {
+			t.Errorf("%s: process %d was not leading when the stretch aimed at the leader hit it", variant, victim)
+		}
+		refused := 0
+		for i, e := range tr.Events {
+			if e.Kind != trace.EvSyscall {
+				continue
+			}
+			during := e.T >= int64(from) && e.T < int64(from+dur)
+			emfile := e.Errno.Sys() == syscall.EMFILE
+			switch {
+			case emfile && (e.Proc != victim || !during):
+				t.Errorf("%s: EMFILE outside the victim's stretch: %s", variant, tr.Format(i))
+			case during && e.Proc == victim && (e.Op == trace.OpOpen || e.Op == trace.OpRead) && !emfile:
+				t.Errorf("%s: the victim's %v worked during its stretch: %s", variant, e.Op, tr.Format(i))
+			case emfile:
+				refused++
+			}
+		}
+		if refused == 0 && variant != "flock" { // a flock leader holds its descriptor and opens nothing
+			t.Errorf("%s: no call refused during the stretch", variant)
+		}
+		if s := tr.Setup(); !strings.Contains(s, "emfile leader at 5.000000s for 20s") {
+			t.Errorf("%s: the setup line does not name the stretch: %s", variant, s)
+		}
+		if variant == "reference" {
+			next, ok := tr.FirstLeaderAfter(int64(from))
+			if !ok || next >= int64(from+dur) {
+				t.Errorf("reference: the leader that could not renew kept the lease for the whole stretch (next leader %v, %v)", time.Duration(next), ok)
+			}
+		}
+	}
+	cfg := worldCfg(2)
+	cfg.Faults = []Fault{{Kind: trace.EMFile, Proc: 0, After: "write", Dur: time.Second}}
+	if err := cfg.Normalize(); err == nil || !strings.Contains(err.Error(), "starts at a time") {
+		t.Errorf("an emfile stretch after a call: %v, want an error", err)
+	}
+	cfg.Faults = []Fault{{Kind: trace.EMFile, Proc: 5, At: time.Second, Dur: time.Second}}
+	if err := cfg.Normalize(); err == nil || !strings.Contains(err.Error(), "no process 5") {
+		t.Errorf("an emfile stretch of process 5 of 2: %v, want an error", err)
+	}
+}

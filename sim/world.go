@@ -44,6 +44,9 @@ type World struct {
 	// fenceMax is the highest epoch the fenced resource has accepted.
 	fenceMax int64
 	inotify  notifications // change counts and the activities waiting for one
+	// ctxWaiters are activities in a wait that a context can end
+	// (lease.ContextWaiter).
+	ctxWaiters []ctxWaiter
 	// ex is the run's use of its Explore budgets.
 	ex exploreState
 	// lockWaiters are activities waiting in flock for an inode's lock, in
@@ -51,6 +54,9 @@ type World struct {
 	lockWaiters []lockWaiter
 	// stretches are the stretch faults under way (stretch.go).
 	stretches stretchState
+	// leaderTriggers are crash points aimed at whichever process leads
+	// (Proc Leader with After): they count the calls made by leaders.
+	leaderTriggers []trigger
 	// dirMax is the most names the lock's directory has held so far.
 	dirMax int
 }
@@ -129,6 +135,10 @@ func New(cfg Config) (*World, error) {
 		f.idx = i + 1
 		if f.Follows > 0 {
 			w.chained = append(w.chained, f) // armed when the fault it follows fires
+			continue
+		}
+		if f.After != "" && f.Proc == Leader {
+			w.leaderTriggers = append(w.leaderTriggers, trigger{f: f})
 			continue
 		}
 		if f.After != "" || f.Kind == trace.FSError {
@@ -296,7 +306,7 @@ func (w *World) finish(a *activity) {
 // fire applies a fault now. at is the activity that triggered it, if any.
 func (w *World) fire(f Fault, by *proc) {
 	w.observe() // the world reached the fault's instant: who leads, as its code sees it
-	if f.Kind.IsStretch() || f.Kind == trace.End {
+	if f.Kind.IsStretch() && machineWide(f.Kind) || f.Kind == trace.End {
 		w.fireStretch(f)
 		return
 	}
@@ -345,6 +355,9 @@ func (w *World) fire(f Fault, by *proc) {
 		w.faults = insertFault(w.faults, Fault{Kind: trace.Cont, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
 	case trace.Cont:
 		p.cont()
+	case trace.EMFile:
+		p.emfile++
+		w.faults = insertFault(w.faults, Fault{Kind: trace.End, At: time.Duration(w.now) + f.Dur, Proc: p.idx, ends: trace.EMFile})
 	case trace.Skew:
 		p.clock.skew += int64(f.Delta)
 	case trace.Drift:
@@ -417,10 +430,17 @@ func (w *World) record(e trace.Event) {
 // latency draws a system call's latency.
 func (w *World) latency() int64 {
 	lo, hi := int64(w.cfg.SyscallMin), int64(w.cfg.SyscallMax)
-	if hi <= lo {
-		return lo
+	l := lo
+	if hi > lo {
+		l += int64(w.choose.Choose(int(hi - lo + 1)))
 	}
-	return lo + int64(w.choose.Choose(int(hi-lo+1)))
+	if w.cfg.SlowEvery > 0 && w.choose.Choose(w.cfg.SlowEvery) == 0 {
+		// Log-uniform up to SlowMax: a halving in 0..15, then uniform
+		// within it.
+		d := int64(w.cfg.SlowMax) >> w.choose.Choose(16)
+		l += d/2 + int64(w.choose.Choose(int(d-d/2)+1))
+	}
+	return l
 }
 
 // lateness draws how late a timer fires.

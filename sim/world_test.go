@@ -514,7 +514,6 @@ func TestNormalize(t *testing.T) {
 		{"fault kind zero", func(c *Config) { c.Faults = []Fault{{Proc: 0}} }, []string{"unknown kind"}},
 		{"fault kind cont", func(c *Config) { c.Faults = []Fault{{Kind: trace.Cont, Proc: 0}} }, []string{"unknown kind"}},
 		{"unknown call kind", func(c *Config) { c.Faults = []Fault{{Kind: trace.Kill, Proc: 0, After: "frobnicate"}} }, []string{`"frobnicate"`, "open-excl"}},
-		{"crash point on leader", func(c *Config) { c.Faults = []Fault{{Kind: trace.Kill, Proc: Leader, After: "write"}} }, []string{"leader"}},
 		{"fserr unknown call", func(c *Config) {
 			c.Faults = []Fault{{Kind: trace.FSError, Proc: 0, Call: "mmap", Errno: syscall.EIO}}
 		}, []string{"call kind"}},

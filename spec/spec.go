@@ -252,6 +252,27 @@ func eligible(tr *trace.Trace) [][]span {
 			stop(p, end)
 		}
 	}
+	// A process out of descriptors (an EMFile stretch) can open nothing:
+	// it cannot become leader until the stretch ends, but the others can.
+	for _, st := range tr.Stretches() {
+		if st.Proc >= 0 {
+			out[st.Proc] = cut(out[st.Proc], st.From, st.To)
+		}
+	}
+	return out
+}
+
+// cut removes [from, to) from spans.
+func cut(spans []span, from, to int64) []span {
+	var out []span
+	for _, s := range spans {
+		if s.from < from {
+			out = append(out, span{s.from, min(s.to, from)})
+		}
+		if s.to > to {
+			out = append(out, span{max(s.from, to), s.to})
+		}
+	}
 	return out
 }
 
@@ -454,10 +475,11 @@ func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
 	return 0, false
 }
 
-// within reports whether span g lies within one of the stretches.
+// within reports whether span g lies within one of the stretches of the
+// whole machine.
 func within(st []trace.Stretch, g span) bool {
 	for _, s := range st {
-		if s.From <= g.from && g.to <= s.To {
+		if s.Proc < 0 && s.From <= g.from && g.to <= s.To {
 			return true
 		}
 	}

@@ -34,16 +34,22 @@ const (
 	// (no /proc/sys/kernel/random/boot_id), so that every process's BootID
 	// fails. The simulator's setup line says so.
 	NoBootID
+	// EMFile is a stretch during which one process has run out of file
+	// descriptors (a leak elsewhere in its program, or a low ulimit -n):
+	// every open it makes, and every read of a whole file, fails with
+	// EMFILE, while the other processes' calls succeed. Descriptors it
+	// already holds keep working.
+	EMFile
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.
 	Cont FaultKind = 100
-	// End is the end of a stretch (DiskFull, DiskEIO, Stall): the event
+	// End is the end of a stretch (DiskFull, DiskEIO, Stall, EMFile): the event
 	// that a stretch's start schedules, as Stop schedules Cont. Its
 	// Event.Ended names the kind of stretch that ended.
 	End FaultKind = 101
 )
 
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power",
-	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid"}
+	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile"}
 
 func (k FaultKind) String() string {
 	switch k {
@@ -59,8 +65,11 @@ func (k FaultKind) String() string {
 }
 
 // IsStretch reports whether faults of kind k last a stretch of time and
-// end with an End event: DiskFull, DiskEIO and Stall.
-func (k FaultKind) IsStretch() bool { return k == DiskFull || k == DiskEIO || k == Stall }
+// end with an End event: DiskFull, DiskEIO and Stall, which hit the whole
+// machine, and EMFile, which hits one process.
+func (k FaultKind) IsStretch() bool {
+	return k == DiskFull || k == DiskEIO || k == Stall || k == EMFile
+}
 
 // FaultEnd returns the EvFault event that ends a stretch of kind k (on
 // process proc; -1: the whole machine), described by text.
@@ -79,9 +88,9 @@ type Stretch struct {
 	Proc     int16 // -1: the whole machine
 }
 
-// Stretches returns the run's stretch faults (DiskFull, DiskEIO, Stall), in
-// the order they started. A stretch's start is an EvFault whose PauseFor
-// is its length; it ends then, or with the run.
+// Stretches returns the run's stretch faults (DiskFull, DiskEIO, Stall,
+// EMFile), in the order they started. A stretch's start is an EvFault
+// whose PauseFor is its length; it ends then, or with the run.
 func (tr *Trace) Stretches() []Stretch {
 	var out []Stretch
 	for i := range tr.Events {

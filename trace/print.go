@@ -262,6 +262,8 @@ func ErrnoName(e syscall.Errno) string {
 		return "EINVAL"
 	case syscall.ELOOP:
 		return "ELOOP"
+	case syscall.EMFILE:
+		return "EMFILE"
 	case 0:
 		return "ok"
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -123,6 +124,30 @@ func (p histProc) NotifyShutdown() {
 	if n, ok := p.Proc.(lease.ShutdownNotifier); ok {
 		n.NotifyShutdown()
 	}
+}
+
+var _ lease.ContextWaiter = histProc{}
+
+// SleepContext forwards to the wrapped runtime's ContextWaiter, so that
+// lease.Run still returns at once when its context ends.
+func (p histProc) SleepContext(ctx context.Context, d time.Duration) {
+	if c, ok := p.Proc.(lease.ContextWaiter); ok {
+		c.SleepContext(ctx, d)
+		return
+	}
+	p.Proc.Sleep(d)
+}
+
+// WaitChangeContext forwards to the wrapped runtime's ContextWaiter.
+func (p histProc) WaitChangeContext(ctx context.Context, dir string, token uint64, until time.Duration) bool {
+	if c, ok := p.Proc.(lease.ContextWaiter); ok {
+		return c.WaitChangeContext(ctx, dir, token, until)
+	}
+	if n, ok := p.Proc.(lease.Notifier); ok {
+		return n.WaitChange(dir, token, until)
+	}
+	p.SleepContext(ctx, until-p.Proc.Mono())
+	return false
 }
 
 func (p histProc) Exit(code int) {

@@ -5,8 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -125,7 +129,7 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	}
 	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.stop})
 	if events == "" {
-		return v.Start(p, mk(p), path, cfg)
+		return elect(v, p, mk(p), path, cfg, r, nil)
 	}
 	f, err := os.OpenFile(events, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
@@ -134,7 +138,33 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	h := &history{w: f}
 	h.emit("start %d", p.PID())
 	hp := withHistory(p, h)
-	return v.Start(hp, histStore{inner: mk(hp), h: h}, path, cfg)
+	return elect(v, hp, histStore{inner: mk(hp), h: h}, path, cfg, r, h)
+}
+
+// elect runs variant v as process p over s. The reference, over a file
+// or a server, is lease.Run, with SIGTERM and SIGINT ending its context:
+// once it has stepped down and released it returns, the command is
+// stopped and run exits 0. Other variants run as the post's program,
+// which exits the process itself.
+func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.Config, r *runner, h *history) error {
+	o := lease.RunOptions{Proc: p, Dir: filepath.Dir(path)}
+	switch {
+	case v.Name == "reference":
+	case slices.Contains(slices.Collect(maps.Values(serverStores)), v.Name):
+		cfg.Poll, o.Dir = true, "" // no directory to watch: poll the server
+	default:
+		return v.Start(p, s, path, cfg)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := lease.Run(ctx, s, cfg, o); err != nil {
+		return err
+	}
+	r.stop()
+	if h != nil {
+		h.emit("exit %d", 0)
+	}
+	return nil
 }
 
 // runner runs the command while this process leads.

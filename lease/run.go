@@ -1,0 +1,114 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// RunOptions are [Run]'s settings beyond the Config. The zero value runs
+// on the real OS as this process, logging nothing.
+type RunOptions struct {
+	// Proc is the process the elector runs as: its clocks, its waits, its
+	// log. nil: the real OS ([NewOSProcOptions] with Log and ID below);
+	// the simulator passes its own. Run never calls its Exit or
+	// AwaitShutdown.
+	Proc Proc
+	// Log receives the elector's log lines, in the post's format, when
+	// Proc is nil. nil: none.
+	Log io.Writer
+	// ID is the holder id written in the lease when Proc is nil (0: the
+	// process id). With a Proc, the holder id is its PID, and ID must be 0.
+	ID int
+	// Dir is the directory whose changes a watcher waits for (inotify,
+	// when the Proc is a [Notifier]) besides the instant the lease it saw
+	// can expire, instead of polling every Config.WatchInterval. "": the
+	// lock file's directory for a *[VersionedFile] store; for any other
+	// store, none (watchers poll). Config.Poll overrides it.
+	Dir string
+}
+
+// Run is lease-based leader election for a Go service: the [Reference]
+// algorithm, as this process, over s, until ctx ends. It is shaped after
+// client-go's leaderelection.RunOrDie:
+//
+//   - cfg.Callbacks.OnStartedLeading is called, on Run's goroutine, when
+//     this process becomes leader; it must not block (start the work in
+//     a goroutine). Its context carries the term: [TermOf] gives the
+//     fencing epoch to pass with every action on a resource that can
+//     reject stale epochs. That context is done when leadership ends: at
+//     the local deadline (RenewDeadline after the last successful
+//     renewal started) if renewals keep failing, as soon as another
+//     process's write replaces the lease, and the instant ctx ends.
+//     OnStoppedLeading follows. Terms come and go: a process that loses
+//     the lease watches it again and may lead again, with a new epoch.
+//   - When ctx ends, a leader's context is done at once; Run then
+//     calls OnStoppedLeading (which may wait for the work to stop: the
+//     release comes after it returns), releases the lease by compare-and-set
+//     (so only if it is still this process's, and only before the local
+//     deadline; a waiting process takes over at once) and returns. A
+//     watcher returns as soon as its wait ends (at once on both runtimes,
+//     which are [ContextWaiter]s; a store call in flight is finished
+//     first: give stores a timeout). Once Run has returned it makes no
+//     more store calls and calls no callback.
+//   - It returns nil after ctx has ended, and an error, having done
+//     nothing, for a config it cannot run (see [Config.ValidateDeadline])
+//     or a missing store or context. It never calls os.Exit and installs
+//     no signal handler: map signals onto ctx yourself
+//     (signal.NotifyContext).
+//
+// Store errors (an unreachable server, a full disk) do not end Run: it
+// retries, reports each to cfg.Callbacks.OnError, and a leader that
+// cannot renew steps down at its local deadline.
+//
+// The stores: [NewFileStore] (a lock file; watchers are notified of
+// changes), [FlockRegister] (a lock file under flock(2)), and
+// lease/redisstore, lease/etcdstore, lease/sqlstore (give them a call
+// timeout well under cfg.RenewInterval); over all but the first,
+// watchers poll every cfg.WatchInterval.
+// The simulator runs this same function as its reference variant (its
+// process's main maps SIGTERM onto ending ctx), so every property the
+// checker holds the reference to is a property of Run.
+func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
+	switch {
+	case ctx == nil:
+		return errors.New("lease.Run: nil context")
+	case s == nil:
+		return errors.New("lease.Run: nil store")
+	case o.ID < 0:
+		return fmt.Errorf("lease.Run: holder id %d: want a positive id (0: the process id)", o.ID)
+	case o.Proc != nil && o.ID != 0:
+		return errors.New("lease.Run: RunOptions.ID is for the real OS runtime; a Proc's holder id is its PID")
+	}
+	if err := cfg.ValidateDeadline(); err != nil {
+		return fmt.Errorf("lease.Run: %w", err)
+	}
+	p := o.Proc
+	if p == nil {
+		log := o.Log
+		if log == nil {
+			log = io.Discard
+		}
+		p = NewOSProcOptions(OSProcOptions{Out: log, Err: log, ID: o.ID})
+	}
+	dir := o.Dir
+	if vf, ok := s.(*VersionedFile); ok && dir == "" {
+		dir = filepath.Dir(vf.Path)
+	}
+	newReference(p, s, dir, cfg).elect(ctx)
+	return nil
+}
+
+// NewFileStore returns the reference's file store ([VersionedFile]) on
+// the real OS for the lock file at path: versions live at path.N beside
+// it (the lock path itself is never written), with the machine's boot id
+// where it has one so that epochs survive power losses. Every process
+// electing over one lease uses the same path; its directory must exist
+// and be writable by them, and by no other user.
+func NewFileStore(path string) *VersionedFile {
+	p := &osProc{pid: os.Getpid()}
+	return &VersionedFile{FS: OSFS{}, Path: path, PID: int64(p.pid), Boot: bootOf(p)}
+}

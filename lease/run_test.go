@@ -1,0 +1,388 @@
+package lease_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// lockedBuffer is a log sink for Run's lines, written from its goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// spyStore wraps a store: it calls onRelease before each Release, and
+// fails every Renew with EIO while failRenew is set.
+type spyStore struct {
+	lease.Store
+	mu        sync.Mutex
+	onRelease func()
+	failRenew bool
+	creates   []time.Time // when each Create was called
+}
+
+func (s *spyStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	s.creates = append(s.creates, time.Now())
+	s.mu.Unlock()
+	return s.Store.Create(holder, ttl)
+}
+
+func (s *spyStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	fail := s.failRenew
+	s.mu.Unlock()
+	if fail {
+		return lease.Record{}, &os.PathError{Op: "link", Path: "spy", Err: syscall.EIO}
+	}
+	return s.Store.Renew(cur, ttl)
+}
+
+func (s *spyStore) Release(cur lease.Record) error {
+	if s.onRelease != nil {
+		s.onRelease()
+	}
+	return s.Store.Release(cur)
+}
+
+// runAsync starts lease.Run and returns a channel that gets its result.
+func runAsync(ctx context.Context, s lease.Store, cfg lease.Config, o lease.RunOptions) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- lease.Run(ctx, s, cfg, o) }()
+	return done
+}
+
+// started returns callbacks that send each leader context to a channel.
+func started() (lease.Callbacks, <-chan context.Context) {
+	ch := make(chan context.Context, 4)
+	return lease.Callbacks{OnStartedLeading: func(ctx context.Context) { ch <- ctx }}, ch
+}
+
+func waitCtx(t *testing.T, ch <-chan context.Context, what string) context.Context {
+	t.Helper()
+	select {
+	case ctx := <-ch:
+		return ctx
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: not leading within 10 s", what)
+		return nil
+	}
+}
+
+// Cancelling Run's context while it leads ends the leader's context
+// first, then tells OnStoppedLeading, then releases by compare-and-set,
+// and Run returns nil at once (not at its next renewal), leaving the
+// lease released. (Had it called os.Exit, the test binary would report
+// it.)
+func TestRunCancelReleasesAndReturns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	// Renewals far apart: returning promptly must not wait for one.
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 10 * time.Second, WatchInterval: 10 * time.Second}
+	cb, leading := started()
+	var stoppedAt, releasedAt time.Time
+	var leaderDoneAtRelease, stoppedBeforeRelease bool
+	var lctx context.Context
+	cb.OnStoppedLeading = func() { stoppedAt = time.Now() }
+	cfg.Callbacks = cb
+	s := &spyStore{Store: lease.NewFileStore(path)}
+	s.onRelease = func() {
+		releasedAt = time.Now()
+		leaderDoneAtRelease = lctx.Err() != nil
+		stoppedBeforeRelease = !stoppedAt.IsZero()
+	}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log})
+	lctx = waitCtx(t, leading, "a lone process")
+	time.Sleep(50 * time.Millisecond) // leading, between renewals
+	cancelled := time.Now()
+	cancel()
+	select {
+	case <-lctx.Done():
+	case <-time.After(time.Second):
+		t.Fatal("the leader's context was not done within 1 s of cancelling Run's")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("Run had not returned 2 s after its context was cancelled; log:\n%s", log.String())
+	}
+	if took := time.Since(cancelled); took > time.Second {
+		t.Errorf("Run returned %v after cancel, want well under the renew interval", took)
+	}
+	switch {
+	case releasedAt.IsZero():
+		t.Errorf("no release was written; log:\n%s", log.String())
+	case !leaderDoneAtRelease:
+		t.Error("the release was written while the leader's context was still live")
+	case !stoppedBeforeRelease:
+		t.Error("the release was written before OnStoppedLeading")
+	}
+	if rec, err := lease.NewFileStore(path).Read(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Run: record %+v, %v; want a released one (which reads as none)", rec, err)
+	}
+	for _, line := range []string{"[LEADER] Acquired lease, epoch 1 (version 1)", "Received shutdown signal, releasing lease", "Lease released"} {
+		if !strings.Contains(log.String(), line) {
+			t.Errorf("log lacks %q:\n%s", line, log.String())
+		}
+	}
+}
+
+// A watcher whose context is cancelled returns at once, although its
+// next wake-up (the lease's expiry, a poll) is far off, and writes
+// nothing; the leader is undisturbed. Each Run has its own holder id.
+func TestRunWatcherReturnsPromptly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	for _, poll := range []bool{false, true} {
+		cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 10 * time.Second, WatchInterval: 10 * time.Second, Poll: poll}
+		cb, leading := started()
+		cfg.Callbacks = cb
+		lctxA, cancelA := context.WithCancel(context.Background())
+		doneA := runAsync(lctxA, lease.NewFileStore(path), cfg, lease.RunOptions{ID: 1001})
+		waitCtx(t, leading, "the first process")
+		before, err := lease.NewFileStore(path).Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log lockedBuffer
+		cfg.Callbacks = lease.Callbacks{OnStartedLeading: func(context.Context) { t.Error("the watcher led") }}
+		ctxB, cancelB := context.WithCancel(context.Background())
+		doneB := runAsync(ctxB, lease.NewFileStore(path), cfg, lease.RunOptions{ID: 1002, Log: &log})
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(log.String(), "[WATCHER] Lease held by 1001") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancelled := time.Now()
+		cancelB()
+		select {
+		case err := <-doneB:
+			if err != nil {
+				t.Errorf("poll %v: the watcher's Run returned %v", poll, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("poll %v: the watcher's Run had not returned 5 s after cancel; log:\n%s", poll, log.String())
+		}
+		if took := time.Since(cancelled); took > time.Second {
+			t.Errorf("poll %v: the watcher returned %v after cancel, want at once", poll, took)
+		}
+		if !strings.Contains(log.String(), "Not leading, nothing to release") {
+			t.Errorf("poll %v: log:\n%s", poll, log.String())
+		}
+		after, err := lease.NewFileStore(path).Read()
+		if err != nil || after != before {
+			t.Errorf("poll %v: the record went from %+v to %+v (%v) while only a watcher stopped", poll, before, after, err)
+		}
+		cancelA()
+		if err := <-doneA; err != nil {
+			t.Errorf("poll %v: the leader's Run returned %v", poll, err)
+		}
+	}
+}
+
+// When renewals keep failing, the context OnStartedLeading was given ends
+// at the local deadline (RenewDeadline after the acquiring write was
+// started), not before and not much after, OnStoppedLeading follows, and
+// each failure reaches OnError.
+func TestRunContextEndsAtLocalDeadline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	const deadline = 600 * time.Millisecond
+	cfg := lease.Config{LeaseDuration: 3 * time.Second, RenewInterval: 100 * time.Millisecond, WatchInterval: time.Second, RenewDeadline: deadline}
+	cb, leading := started()
+	stopped := make(chan struct{}, 4)
+	cb.OnStoppedLeading = func() { stopped <- struct{}{} }
+	var mu sync.Mutex
+	var renewErrs int
+	cb.OnError = func(op string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if op == "renew" && errors.Is(err, syscall.EIO) {
+			renewErrs++
+		}
+	}
+	cfg.Callbacks = cb
+	s := &spyStore{Store: lease.NewFileStore(path), failRenew: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(ctx, s, cfg, lease.RunOptions{})
+	defer func() {
+		cancel()
+		<-done
+	}()
+	lctx := waitCtx(t, leading, "a lone process")
+	s.mu.Lock()
+	acquired := s.creates[0] // the deadline runs from before this call
+	s.mu.Unlock()
+	select {
+	case <-lctx.Done():
+	case <-time.After(deadline + 2*time.Second):
+		t.Fatalf("the leader's context was still live %v after acquiring; deadline %v", time.Since(acquired), deadline)
+	}
+	ended := time.Since(acquired)
+	if ended < deadline-10*time.Millisecond || ended > deadline+500*time.Millisecond {
+		t.Errorf("the leader's context ended %v after the acquiring write began, want at the deadline %v", ended, deadline)
+	}
+	term, ok := lease.TermOf(lctx)
+	if !ok || term.Valid() {
+		t.Errorf("TermOf: ok %v, still valid after the context ended", ok)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(time.Second):
+		t.Error("OnStoppedLeading was not called")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if renewErrs == 0 {
+		t.Error("no failed renewal reached OnError")
+	}
+}
+
+// epochStore scales a store's epochs by 1000, so that an epoch is never
+// mistaken for a version (which equals it when a term starts on a file).
+type epochStore struct{ lease.Store }
+
+func scaled(rec lease.Record, err error) (lease.Record, error) {
+	rec.Epoch *= 1000
+	return rec, err
+}
+
+func unscaled(rec lease.Record) lease.Record {
+	rec.Epoch /= 1000
+	return rec
+}
+
+func (s epochStore) Read() (lease.Record, error) { return scaled(s.Store.Read()) }
+func (s epochStore) Create(h int64, ttl time.Duration) (lease.Record, error) {
+	return scaled(s.Store.Create(h, ttl))
+}
+func (s epochStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	return scaled(s.Store.Renew(unscaled(cur), ttl))
+}
+func (s epochStore) Takeover(stale lease.Record, h int64, ttl time.Duration) (lease.Record, error) {
+	return scaled(s.Store.Takeover(unscaled(stale), h, ttl))
+}
+func (s epochStore) Release(cur lease.Record) error { return s.Store.Release(unscaled(cur)) }
+
+// TermOf gives the leader the fencing epoch of its term: the epoch of
+// the record it wrote, greater than every earlier leader's.
+func TestRunTermOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 10 * time.Second, WatchInterval: 10 * time.Second}
+	if _, ok := lease.TermOf(context.Background()); ok {
+		t.Error("TermOf found a term in a context that has none")
+	}
+	var epochs []int64
+	for i := range 2 {
+		cb, leading := started()
+		cfg.Callbacks = cb
+		ctx, cancel := context.WithCancel(context.Background())
+		s := epochStore{lease.NewFileStore(path)}
+		done := runAsync(ctx, s, cfg, lease.RunOptions{ID: 2001 + i, Dir: filepath.Dir(path)})
+		lctx := waitCtx(t, leading, "a lone process")
+		term, ok := lease.TermOf(lctx)
+		rec, err := s.Read()
+		if !ok || err != nil {
+			t.Fatalf("TermOf: %v; Read: %v", ok, err)
+		}
+		if term.Epoch() != rec.Epoch || rec.Holder != int64(2001+i) {
+			t.Errorf("term %d: TermOf says epoch %d, the store holds %+v", i, term.Epoch(), rec)
+		}
+		if !term.Valid() {
+			t.Errorf("term %d: not valid while leading", i)
+		}
+		epochs = append(epochs, term.Epoch())
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if epochs[1] <= epochs[0] {
+		t.Errorf("epochs %v: the second leader's is not greater", epochs)
+	}
+}
+
+// A config Run cannot run, a missing store or context, or a holder id
+// where a Proc gives it, is an error at once: no panic, nothing written.
+func TestRunBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	s := lease.NewFileStore(filepath.Join(dir, "job.lease"))
+	good := lease.Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second}
+	cases := []struct {
+		name string
+		ctx  context.Context
+		s    lease.Store
+		cfg  func(c *lease.Config)
+		o    lease.RunOptions
+		want string
+	}{
+		{name: "zero config", cfg: func(c *lease.Config) { *c = lease.Config{} }, want: "must be positive"},
+		{name: "renew not below lease", cfg: func(c *lease.Config) { c.RenewInterval = c.LeaseDuration }, want: "must be longer than the renew interval"},
+		{name: "deadline past the safe one", cfg: func(c *lease.Config) { c.RenewDeadline = c.LeaseDuration }, want: "must be shorter than lease"},
+		{name: "renew not below deadline", cfg: func(c *lease.Config) { c.RenewDeadline = c.RenewInterval }, want: "must be shorter than the renew deadline"},
+		{name: "drift bound", cfg: func(c *lease.Config) { c.DriftBoundPPM = 1_000_000 }, want: "drift bound"},
+		{name: "nil store", s: nil, want: "nil store"},
+		{name: "nil context", ctx: nil, want: "nil context"},
+		{name: "negative id", o: lease.RunOptions{ID: -1}, want: "holder id"},
+		{name: "id with a proc", o: lease.RunOptions{ID: 7, Proc: lease.NewOSProc(&lockedBuffer{}, &lockedBuffer{})}, want: "RunOptions.ID"},
+	}
+	for _, c := range cases {
+		cfg := good
+		if c.cfg != nil {
+			c.cfg(&cfg)
+		}
+		ctx, store := c.ctx, c.s
+		if c.name != "nil context" {
+			ctx = context.Background()
+		}
+		if c.name != "nil store" {
+			store = s
+		}
+		// A Run that does not refuse runs until this context ends.
+		if ctx != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+		}
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s: Run panicked: %v", c.name, p)
+				}
+			}()
+			err = lease.Run(ctx, store, cfg, c.o)
+		}()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Run returned %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("Run wrote %d files (%v) for configs it refused", len(ents), err)
+	}
+}
