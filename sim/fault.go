@@ -40,8 +40,8 @@ import (
 //     A process also stopped by SIGSTOP stays stopped until its SIGCONT.
 //   - EMFile is a stretch of Dur during which one process is out of file
 //     descriptors (a leak elsewhere in its program, a low ulimit -n):
-//     every open it makes and every read of a whole file fails with
-//     EMFILE, while the other processes' calls succeed and the
+//     every open it makes, every read of a whole file and every listing
+//     of a directory fails with EMFILE, while the other processes' calls succeed and the
 //     descriptors it holds keep working. A leader that cannot renew while
 //     its watchers can take over is where a deadline's margins are tested.
 //

@@ -129,7 +129,8 @@ type proc struct {
 
 	triggers []trigger
 	// emfile counts the EMFile stretches under way: while it is positive
-	// every open and every whole-file read fails with EMFILE.
+	// every open, every whole-file read and every directory listing (each
+	// needs a descriptor) fails with EMFILE.
 	emfile int
 
 	// leaders are the contexts the user's OnStartedLeading was given and
@@ -219,7 +220,7 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 			}
 		}
 	}
-	if inj == 0 && p.emfile > 0 && (op == trace.OpOpen || op == trace.OpRead) {
+	if inj == 0 && p.emfile > 0 && (op == trace.OpOpen || op == trace.OpRead || op == trace.OpReadDir) {
 		inj = syscall.EMFILE
 	}
 	return a, inj

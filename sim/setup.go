@@ -177,6 +177,10 @@ var errCalls = []string{"open-excl", "open-create", "open-trunc", "write", "clos
 var (
 	crashCallsFlock = append(crashCalls[:len(crashCalls):len(crashCalls)], "flock")
 	errCallsFlock   = append(errCalls[:len(errCalls):len(errCalls)], "flock")
+	// The reference's store lists its lock directory (a reader's listing,
+	// the listing after a link that says whether the write stands).
+	crashCallsListing = append(crashCalls[:len(crashCalls):len(crashCalls)], "readdir")
+	errCallsListing   = append(errCalls[:len(errCalls):len(errCalls)], "readdir")
 	// A server variant's requests: a crash right after one (the request
 	// took effect, its caller never learned) and a connection that breaks
 	// during one.
@@ -258,6 +262,8 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		crashCalls, errCalls = crashCallsFlock, errCallsFlock
 	} else if err == nil && v.Claims.Handover == lease.ServerExpiry {
 		crashCalls, errCalls = crashCallsServer, errCallsServer
+	} else if err == nil && v.Claims.Handover == lease.Notified && v.Epochs {
+		crashCalls, errCalls = crashCallsListing, errCallsListing
 	}
 	lease := lc.LeaseDuration
 	span := int64(cfg.Horizon * 3 / 4)
