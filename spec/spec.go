@@ -254,9 +254,14 @@ func eligible(tr *trace.Trace) [][]span {
 	}
 	// A process out of descriptors (an EMFile stretch) can open nothing:
 	// it cannot become leader until the stretch ends, but the others can.
+	// Nothing tells it that the stretch is over: it learns at its next
+	// try, which a process whose reads fail makes within a watch interval.
+	// Nor can it observe the lease meanwhile if reading it needs a
+	// descriptor (the reference lists the lock's directory): it owes a
+	// leader from a watch interval after the stretch's end.
 	for _, st := range tr.Stretches() {
 		if st.Proc >= 0 {
-			out[st.Proc] = cut(out[st.Proc], st.From, st.To)
+			out[st.Proc] = cut(out[st.Proc], st.From, st.To+int64(tr.Run.Lease.WatchInterval))
 		}
 	}
 	return out

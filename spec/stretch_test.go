@@ -222,4 +222,18 @@ func TestNoWedgeEMFileIsOneProcess(t *testing.T) {
 	if v := CheckNoWedge(tr, iv, b); v != nil {
 		t.Errorf("both processes out of descriptors: %v", v)
 	}
+	// Alone after its stretch, a process learns that it is over at its
+	// next try: it owes a leader from a watch interval after the end.
+	watch := tr.Run.Lease.WatchInterval
+	tr = livenessTrace(100*time.Second, trace.DiskFull)
+	emfile(tr, 0, secsD(5), secsD(60))
+	emfile(tr, 1, secsD(5), secsD(100))
+	for _, c := range []struct {
+		leads float64 // when process 0 leads after its stretch
+		want  time.Duration
+	}{{60 + 9.2, 0}, {60 + 11.8, 0}, {60 + 12.5, secsD(60) + watch + b.Wedge}} {
+		if v := CheckNoWedge(tr, ivs([3]float64{0, 0, 5}, [3]float64{0, c.leads, 100}), b); v == nil && c.want != 0 || v != nil && v.At != c.want {
+			t.Errorf("process 0 leading %.1f s after its stretch, the other out of descriptors: %v, want a violation at %v (0: none)", c.leads-60, v, c.want)
+		}
+	}
 }
