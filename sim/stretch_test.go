@@ -549,3 +549,45 @@ func TestRandomSetupsListings(t *testing.T) {
 		}
 	}
 }
+
+// The system-call cap grows with the horizon, a DefaultMaxSyscallsPerProc
+// a process for each SyscallSpan begun, and every setup RandomSetup draws
+// without a horizon of its own fits in one span, as it always did.
+func TestSyscallLimitScalesWithHorizon(t *testing.T) {
+	cfg := worldCfg(1)
+	for _, c := range []struct {
+		horizon time.Duration
+		spans   int
+	}{{40 * time.Second, 1}, {SyscallSpan, 1}, {SyscallSpan + 1, 2}, {2 * time.Hour, 12}} {
+		cfg.Horizon = c.horizon
+		if got, want := cfg.syscallLimit(), c.spans*DefaultMaxSyscallsPerProc*len(cfg.Procs); got != want {
+			t.Errorf("horizon %v: limit %d, want %d", c.horizon, got, want)
+		}
+	}
+	cfg.MaxSyscalls = 7
+	if got := cfg.syscallLimit(); got != 7 {
+		t.Errorf("MaxSyscalls 7 with a 2 h horizon: limit %d", got)
+	}
+	o := SetupOptions{Variant: "reference", Scheduler: "mixed"}
+	o.Faults = AllFaults
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	longest := time.Duration(0)
+	for seed := range uint64(5000) {
+		longest = max(longest, RandomSetup(o, seed).Horizon)
+	}
+	if longest >= SyscallSpan {
+		t.Errorf("a drawn setup's horizon of %v: over one SyscallSpan", longest)
+	}
+	o.Horizon = 2 * time.Hour
+	if h := RandomSetup(o, 1).Horizon; h != 2*time.Hour {
+		t.Errorf("SetupOptions.Horizon 2h: setup horizon %v", h)
+	}
+	for _, bad := range []time.Duration{-time.Second, MaxHorizon + 1} {
+		o.Horizon = bad
+		if err := o.Normalize(); err == nil || !strings.Contains(err.Error(), "-horizon") {
+			t.Errorf("horizon %v: %v, want an error naming -horizon", bad, err)
+		}
+	}
+}
