@@ -27,6 +27,14 @@ type BootIDer interface {
 // stride (a renewal a second for thirty years).
 const BootStride = 1_000_000_000
 
+// MaxBootRecord is the highest boot record number the reference store
+// takes for its own: a billion boots, whose base (K-1)*BootStride leaves
+// room below the int64 limit for every version a name can carry (up to
+// 18 digits). A name of a boot record's form above it is someone else's
+// file: it neither sets the epoch base (where (K-1)*BootStride would
+// overflow) nor is removed.
+const MaxBootRecord = 1_000_000_000
+
 // bootOf returns p's BootID, or nil if p cannot tell its boot: it has no
 // BootIDer, or its machine has no boot id (the file does not exist, as on
 // a kernel without /proc/sys/kernel/random/boot_id). Such a machine is

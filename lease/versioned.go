@@ -79,9 +79,9 @@ import (
 // lock in a directory of its own: with a few names, one call lists it.
 //
 // What is removed must be provably the protocol's own: a name of the
-// form PATH.N, PATH.boot.K or PATH.tmp.PID.SEQ (decimal, no leading
-// zeros) below what is kept, read first, and removed only if it is a
-// regular file holding what the protocol writes there (a record, or what
+// form PATH.N, PATH.boot.K (K at most MaxBootRecord) or
+// PATH.tmp.PID.SEQ (decimal, no leading zeros) below what is kept, read
+// first, and removed only if it is a regular file holding what the protocol writes there (a record, or what
 // a power loss leaves of one: empty, zeros or a prefix; a boot id or
 // temporary file of at most 256 bytes); a version this process linked
 // itself needs no read. Anything else (a foreign name, a directory or
@@ -199,7 +199,7 @@ func (s *VersionedFile) list() (listing, error) {
 			continue
 		}
 		if k, ok := strings.CutPrefix(rest, "boot."); ok {
-			if v, ok := decimal(k); ok {
+			if v, ok := decimal(k); ok && v <= MaxBootRecord {
 				l.boots = append(l.boots, v)
 			}
 			continue
