@@ -542,7 +542,13 @@ func (r *Reference) release(cur Record, term *Term) {
 			return
 		}
 		err := r.s.Release(cur)
-		if err == nil {
+		if err == nil || Superseded(err) {
+			// Superseded: the released version was linked, and a higher
+			// one was there by the listing after it: a watcher woken by
+			// the release took over at once. (Not a version another
+			// process had written and removed: that takes two writes by
+			// others since cur, which no one makes before this term's
+			// deadline.)
 			r.p.Log(MsgReleased, 0, 0)
 			return
 		}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -384,5 +386,74 @@ func TestRunBadConfig(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 		t.Errorf("Run wrote %d files (%v) for configs it refused", len(ents), err)
+	}
+}
+
+// overtakingFS is the real file system, except that right after the
+// link of version release it links the version above it for holder 200:
+// a watcher woken by the release that acquires before the releaser's
+// listing after its link.
+type overtakingFS struct {
+	lease.OSFS
+	path    string
+	release int64
+}
+
+func (f overtakingFS) Link(oldname, newname string) error {
+	if err := f.OSFS.Link(oldname, newname); err != nil {
+		return err
+	}
+	if newname == f.path+"."+strconv.FormatInt(f.release, 10) {
+		next := f.path + "." + strconv.FormatInt(f.release+1, 10)
+		rec := lease.AppendVersioned(nil, lease.Record{Holder: 200, Epoch: f.release + 1})
+		if err := os.WriteFile(next, rec, 0o644); err != nil {
+			panic(err)
+		}
+	}
+	return nil
+}
+
+// A release that a watcher overtakes at once (it acquires between the
+// release's link and the listing after it, so the store reports the
+// release superseded) is a release: logged as one, and no error for the
+// user's OnError.
+func TestRunReleaseOvertaken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 10 * time.Second, WatchInterval: 10 * time.Second}
+	cb, leading := started()
+	var errs []error
+	var mu sync.Mutex
+	cb.OnError = func(op string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, fmt.Errorf("%s: %w", op, err))
+	}
+	cfg.Callbacks = cb
+	// Version 1 is the acquisition, 2 the release, 3 the watcher's.
+	s := &lease.VersionedFile{FS: overtakingFS{path: path, release: 2}, Path: path, PID: 100}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Proc: nil, Log: &log, ID: 100})
+	waitCtx(t, leading, "a lone process")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
+	}
+	if rec, err := lease.NewFileStore(path).Read(); err != nil || rec.Holder != 200 || rec.Version != 3 {
+		t.Fatalf("after Run: %+v, %v; want the watcher's version 3", rec, err)
+	}
+	if !strings.Contains(log.String(), "Lease released") || strings.Contains(log.String(), "no longer ours") {
+		t.Errorf("log: want the release logged as one:\n%s", log.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 0 {
+		t.Errorf("OnError got %v, want nothing: the release took effect", errs)
 	}
 }
