@@ -24,6 +24,8 @@ const (
 	MistakeTermAgeLimit          = mTermAgeLimit
 	MistakeStaleLead             = mStaleLead
 	MistakeRenewAtLease          = mRenewAtLease
+	MistakeReadErrorWaitsWatch   = mReadErrorWaitsWatch
+	MistakeOwnLease              = mOwnLease
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

@@ -71,4 +71,10 @@ const (
 	// EpochFile: the record is never fsynced, whether or not the machine
 	// can tell its boot.
 	mNoRecordSync
+	// Reference: after a failed read a watcher waits a whole watch
+	// interval, not a back-off from renewBackoff.
+	mReadErrorWaitsWatch
+	// Reference: a watcher waits its own LeaseDuration for a record to
+	// change, not the lease the record's writer held it for.
+	mOwnLease
 )

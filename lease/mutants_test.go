@@ -109,6 +109,7 @@ var exploreBounds = map[string]exploreBound{
 	"procs 2, crashes 1, preemptions 1":           {spec.ExploreOptions{Procs: 2, Crashes: 1, Preemptions: 1}, "procs 2, crashes 1, pauses 1, preemptions 1 (flock's)"},
 	"procs 2, crashes 1, pauses 1, preemptions 1": {spec.ExploreOptions{Procs: 2, Crashes: 1, Pauses: 1, Preemptions: 1}, "procs 2, crashes 1, pauses 1, preemptions 1 (flock's)"},
 	"procs 3, crashes 1, terms 1, fserrs 1":       {spec.ExploreOptions{Procs: 3, Crashes: 1, Terms: 1, FSErrors: 1}, "procs 3, crashes 1, terms 1, fserrs 1 (flock's)"},
+	"procs 2, crashes 1, fserrs 1":                {spec.ExploreOptions{Procs: 2, Crashes: 1, FSErrors: 1}, "procs 2, crashes 1, fserrs 1"},
 }
 
 // referenceRun is the reference's Run with mistake m (its config checked).
@@ -327,6 +328,21 @@ var mutants = []mutant{
 		exploreWhy: "no exploration checks availability",
 	},
 	{
+		name: "reference~read-error-waits-watch", base: "reference",
+		mistake:  "after a failed read a watcher waits a whole watch interval before it reads again: one whose first read failed starts its expiry clock that much later",
+		property: spec.FailoverBound,
+		run:      referenceRun(lease.MistakeReadErrorWaitsWatch),
+		explore:  "procs 2, crashes 1, fserrs 1",
+		missed:   "every watcher's first read must fail and the leader die within a watch interval of it, before any watcher has seen its lease: random runs (not in 20,000 of -faults fserr,kill either) start two to five watchers and inject one error into a drawn call; explore, whose single error can hit the one watcher's first read, finds it",
+	},
+	{
+		name: "reference~own-lease", base: "reference",
+		mistake:    "a watcher waits its own lease for a record to change, not the lease the record's writer states: during a rolling change of -lease it takes over a longer lease early",
+		property:   spec.ExclusiveLeadership,
+		run:        referenceRun(lease.MistakeOwnLease),
+		exploreWhy: "explore runs every process with one configuration",
+	},
+	{
 		name: "reference~takeover-rereads", base: "reference",
 		mistake:    "a takeover compares against a fresh read, not the record it watched expire: it replaces a lease another watcher just took",
 		property:   spec.ExclusiveLeadership,
@@ -411,13 +427,13 @@ var mutants = []mutant{
 	},
 	{
 		name: "redis~ttl-doubled", base: "redis",
-		mistake:  "the TTL sent is twice the lease",
-		property: spec.ExclusiveLeadership,
+		mistake:  "the TTL sent is twice the lease: the record states it, and watchers wait it out (since records state their writer's lease: a dead holder is replaced a lease late)",
+		property: spec.NoWedge,
 		newStore: serverStore("redis", func(p lease.Proc, s lease.Store) lease.Store {
 			return ttlStore{s, func(d time.Duration) time.Duration { return 2 * d }}
 		}),
-		run:      serverRun(0, nil),
-		harmless: "a longer TTL only keeps a dead holder's record on the server longer; watchers never wait for the server's expiry, they take over by compare-and-set once the record is unchanged for the lease on their own clocks, and a release deletes it",
+		run:        serverRun(0, nil),
+		exploreWhy: "no exploration runs the server variants' stores with a wrapped TTL",
 	},
 	{
 		name: "etcd~ttl-truncated", base: "etcd",

@@ -23,6 +23,8 @@ type dirWatch struct {
 	n       uint64
 	changed chan struct{} // closed and replaced at every change
 	err     error
+	fd, wd  int  // the inotify instance and its watch (fd -1: none)
+	closing bool // close was called: the reader closes fd and returns
 }
 
 // The events that can change which version of a lease is current, or
@@ -35,21 +37,46 @@ func (in *inotify) watch(dir string) *dirWatch {
 	if d, ok := in.dirs[dir]; ok {
 		return d
 	}
-	d := &dirWatch{changed: make(chan struct{})}
+	d := &dirWatch{changed: make(chan struct{}), fd: -1}
 	if in.dirs == nil {
 		in.dirs = map[string]*dirWatch{}
 	}
 	in.dirs[dir] = d
 	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
+	wd := -1
 	if err == nil {
-		_, err = syscall.InotifyAddWatch(fd, dir, inotifyMask)
+		wd, err = syscall.InotifyAddWatch(fd, dir, inotifyMask)
+		if err != nil {
+			syscall.Close(fd)
+		}
 	}
 	if err != nil {
 		d.err = err // WaitChange then falls back to waiting out its deadline
 		return d
 	}
+	d.fd, d.wd = fd, wd
 	go d.read(fd)
 	return d
+}
+
+// close ends every watch: removing a watch queues IN_IGNORED, which wakes
+// its reader, and the reader, seeing closing, closes the descriptor and
+// returns. (Closing the descriptor under a blocked read would not wake
+// it.) Waiters fall back to their deadlines. [Run] calls it when it
+// returns, so that a service that runs elections one after another keeps
+// no descriptor or goroutine of the ones that ended.
+func (in *inotify) close() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for dir, d := range in.dirs {
+		d.mu.Lock()
+		if d.fd >= 0 && !d.closing {
+			d.closing = true
+			syscall.InotifyRmWatch(d.fd, uint32(d.wd))
+		}
+		d.mu.Unlock()
+		delete(in.dirs, dir)
+	}
 }
 
 // read counts inotify events until the descriptor fails. Events on
@@ -65,7 +92,10 @@ func (d *dirWatch) read(fd int) {
 			continue
 		}
 		d.mu.Lock()
-		if err != nil || n <= 0 {
+		if err != nil || n <= 0 || d.closing {
+			if d.closing {
+				err = syscall.EBADF // closed: no more notifications
+			}
 			d.err = err
 			close(d.changed)
 			d.changed = make(chan struct{})

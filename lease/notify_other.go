@@ -11,6 +11,9 @@ import (
 // reference variant polls.
 type inotify struct{}
 
+// close has nothing to close.
+func (*inotify) close() {}
+
 // WaitChangeContext implements ContextWaiter: without a Notifier it is
 // never asked, and only waits.
 func (p *osProc) WaitChangeContext(ctx context.Context, _ string, _ uint64, until time.Duration) bool {

@@ -28,6 +28,7 @@ type osProc struct {
 	done     chan struct{}
 	doneOnce sync.Once
 	note     inotify
+	onLead   func(epoch int64, deadline time.Duration)
 }
 
 // NewOSProc returns the real runtime for this process. Log lines go to out
@@ -45,6 +46,12 @@ type OSProcOptions struct {
 	// BeforeExit runs when the algorithm exits the process (to stop a
 	// command it runs, say).
 	BeforeExit func()
+	// OnLead, when set, is told of every leadership term and renewal the
+	// algorithm reports (Proc.Lead): the epoch and the local deadline, on
+	// this Proc's Mono clock (a flock leader's never passes). leaselab run
+	// hands it to the supervisor of its command, which stops the command
+	// at that deadline even while this process is stopped.
+	OnLead func(epoch int64, deadline time.Duration)
 }
 
 // NewOSProcOptions returns the real runtime configured by o.
@@ -57,18 +64,23 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	if o.BeforeExit != nil {
 		exit = func(code int) { o.BeforeExit(); os.Exit(code) }
 	}
-	return &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, exit: exit}
+	return &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, exit: exit, onLead: o.OnLead}
 }
 
-func (p *osProc) Now() time.Time            { return time.Now() }
-func (p *osProc) Mono() time.Duration       { return time.Since(p.start) }
-func (p *osProc) PID() int                  { return p.pid }
-func (p *osProc) Go(_ string, f func())     { go f() }
-func (p *osProc) Role(Role)                 {}
-func (p *osProc) Lead(int64, time.Duration) {}
-func (p *osProc) NewHandoff() Handoff       { return handoff{make(chan struct{}), p.done} }
+func (p *osProc) Now() time.Time        { return time.Now() }
+func (p *osProc) Mono() time.Duration   { return time.Since(p.start) }
+func (p *osProc) PID() int              { return p.pid }
+func (p *osProc) Go(_ string, f func()) { go f() }
+func (p *osProc) Role(Role)             {}
+func (p *osProc) NewHandoff() Handoff   { return handoff{make(chan struct{}), p.done} }
 func (p *osProc) NewTicker(d time.Duration) Ticker {
 	return osTicker{time.NewTicker(d), p.done}
+}
+
+func (p *osProc) Lead(epoch int64, deadline time.Duration) {
+	if p.onLead != nil {
+		p.onLead(epoch, deadline)
+	}
 }
 
 func (p *osProc) Sleep(d time.Duration) {

@@ -3,6 +3,7 @@ package lease
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 )
 
 // Record is the content of a lease: who holds it and until when. It is the
@@ -18,6 +19,14 @@ type Record struct {
 	Until   int64 `json:"leaseUntil"`
 	Epoch   int64 `json:"-"`
 	Version int64 `json:"-"`
+	// TTL is the lease its writer held it for (its LeaseDuration): how
+	// long a watcher waits, on its own clock, for the record to change
+	// before it takes over. Processes of one lock may run with different
+	// intervals (a rolling change of -lease); a watcher that waited its
+	// own lease instead would take over a longer lease early. Zero: a
+	// record that does not say (one written before TTLs were recorded, a
+	// release, a store that keeps none); the watcher then waits its own.
+	TTL time.Duration `json:"-"`
 }
 
 // Unknown is the holder of a record whose content cannot be read.

@@ -92,7 +92,9 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 		if log == nil {
 			log = io.Discard
 		}
-		p = NewOSProcOptions(OSProcOptions{Out: log, Err: log, ID: o.ID})
+		op := NewOSProcOptions(OSProcOptions{Out: log, Err: log, ID: o.ID}).(*osProc)
+		defer op.note.close() // the inotify descriptors and readers of this election
+		p = op
 	}
 	dir := o.Dir
 	if vf, ok := s.(*VersionedFile); ok && dir == "" {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -455,5 +456,43 @@ func TestRunReleaseOvertaken(t *testing.T) {
 	defer mu.Unlock()
 	if len(errs) != 0 {
 		t.Errorf("OnError got %v, want nothing: the release took effect", errs)
+	}
+}
+
+// A service that runs elections one after another keeps nothing of the
+// ones that ended: each Run on the real OS watches the lock's directory
+// with inotify (a descriptor and a reading goroutine), and ends its
+// watches when it returns. Twenty elections, each leading and then
+// cancelled, leave the open descriptors and goroutines as they were.
+func TestRunReleasesItsWatches(t *testing.T) {
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd:", err)
+		}
+		return len(ents)
+	}
+	dir := t.TempDir()
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	settle := func(want func() bool) {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !want(); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	fd0, g0 := fds(), runtime.NumGoroutine()
+	for i := range 20 {
+		cb, ch := started()
+		cfg.Callbacks = cb
+		ctx, cancel := context.WithCancel(context.Background())
+		done := runAsync(ctx, lease.NewFileStore(filepath.Join(dir, "l.lock")), cfg, lease.RunOptions{})
+		waitCtx(t, ch, fmt.Sprintf("election %d", i))
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(func() bool { return fds() <= fd0 && runtime.NumGoroutine() <= g0 })
+	if fd, g := fds(), runtime.NumGoroutine(); fd > fd0 || g > g0 {
+		t.Errorf("after 20 elections: %d open descriptors (%d before), %d goroutines (%d before)", fd, fd0, g, g0)
 	}
 }

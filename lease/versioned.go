@@ -387,7 +387,7 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 	if err != nil {
 		return Record{}, err
 	}
-	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, cur), Version: v}, true)
+	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, cur), Version: v, TTL: ttl}, true)
 	if errors.Is(err, ErrConflict) && !Superseded(err) {
 		err = &fs.PathError{Op: "create", Path: s.name(v), Err: syscall.EEXIST}
 	}
@@ -397,9 +397,9 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 // Renew writes the next version for cur's holder if cur is still the latest.
 func (s *VersionedFile) Renew(cur Record, ttl time.Duration) (Record, error) {
 	if s.mistake&mVersionSkip != 0 { // mutant: the next version counted twice
-		return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 2}, false)
+		return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 2, TTL: ttl}, false)
 	}
-	return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 1}, false)
+	return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 1, TTL: ttl}, false)
 }
 
 // Takeover writes the next version for holder, with a new epoch, if stale
@@ -411,9 +411,9 @@ func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) 
 		return Record{}, err
 	}
 	if s.mistake&mStaleEpoch != 0 { // mutant: the epoch not incremented
-		return s.publish(Record{Holder: holder, Epoch: stale.Epoch, Version: v}, true)
+		return s.publish(Record{Holder: holder, Epoch: stale.Epoch, Version: v, TTL: ttl}, true)
 	}
-	return s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, stale), Version: v}, true)
+	return s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, stale), Version: v, TTL: ttl}, true)
 }
 
 // nextEpoch is the epoch of a term that replaces prev: its own, base +
@@ -479,6 +479,9 @@ func (s *VersionedFile) doneTemp(tmp string) {
 // the directory. EEXIST at the link is a lost compare-and-set:
 // ErrConflict; a higher version in the listing after it, errSuperseded.
 func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
+	if rec.TTL > 0 {
+		rec.TTL = time.Duration(ttlMillis(rec.TTL)) * time.Millisecond // as readers will parse it
+	}
 	tmp := s.newTemp()
 	defer s.doneTemp(tmp)
 	buf := appendVersioned(make([]byte, 0, 48), rec)
@@ -625,7 +628,7 @@ func recordOrTorn(b []byte) bool {
 	if zeros {
 		return true
 	}
-	const p1, p2 = `{"processId":`, `,"epoch":`
+	const p1, p2, p3 = `{"processId":`, `,"epoch":`, `,"leaseMs":`
 	rest, ok := literalPrefix(b, p1)
 	if !ok || len(rest) == 0 {
 		return ok
@@ -633,6 +636,13 @@ func recordOrTorn(b []byte) bool {
 	rest = skipDigits(rest)
 	if rest, ok = literalPrefix(rest, p2); !ok || len(rest) == 0 {
 		return ok
+	}
+	rest = skipDigits(rest)
+	if len(rest) == 0 || string(rest) == "}" {
+		return true
+	}
+	if rest, ok = literalPrefix(rest, p3); !ok || len(rest) == 0 {
+		return ok // the lease its writer held, or a prefix of its name
 	}
 	rest = skipDigits(rest)
 	return len(rest) == 0 || string(rest) == "}"
@@ -718,7 +728,17 @@ func appendVersioned(b []byte, r Record) []byte {
 	b = strconv.AppendInt(b, r.Holder, 10)
 	b = append(b, `,"epoch":`...)
 	b = strconv.AppendInt(b, r.Epoch, 10)
+	if r.TTL > 0 {
+		b = append(b, `,"leaseMs":`...)
+		b = strconv.AppendInt(b, ttlMillis(r.TTL), 10)
+	}
 	return append(b, '}')
+}
+
+// ttlMillis is a lease in whole milliseconds, rounded up: a watcher never
+// waits less than the writer held it for.
+func ttlMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // maxRecord bounds what a reader accepts as a record: anything larger is
@@ -745,8 +765,29 @@ func parseVersioned(b []byte) (Record, error) {
 	}
 	b = b[len(p2):]
 	e, n, ok := jsonInt(b)
-	if !ok || e <= 0 || n != len(b)-1 || b[n] != '}' {
+	if !ok || e <= 0 {
 		return Record{}, bad
 	}
-	return Record{Holder: h, Epoch: e}, nil
+	b = b[n:]
+	var ttl time.Duration
+	// The lease its writer held, when it says (records written before it
+	// was recorded end at the epoch).
+	const p3 = `,"leaseMs":`
+	if len(b) > len(p3) && string(b[:len(p3)]) == p3 {
+		b = b[len(p3):]
+		ms, n, ok := jsonInt(b)
+		if !ok || ms <= 0 || ms > maxTTLMillis {
+			return Record{}, bad
+		}
+		ttl, b = time.Duration(ms)*time.Millisecond, b[n:]
+	}
+	if len(b) != 1 || b[0] != '}' {
+		return Record{}, bad
+	}
+	return Record{Holder: h, Epoch: e, TTL: ttl}, nil
 }
+
+// maxTTLMillis bounds the lease a record may state: a day. A larger one is
+// not a lease any process of ours writes, and would keep every watcher
+// waiting for it.
+const maxTTLMillis = 24 * 3600 * 1000

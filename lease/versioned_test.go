@@ -17,7 +17,9 @@ import (
 // accepts only what it writes, and reads back what it writes.
 func FuzzVersionedRecord(f *testing.F) {
 	for _, s := range []string{`{"processId":1,"epoch":1}`, ``, `{`, `{"processId":-1,"epoch":1}`, `{"processId":1,"epoch":0}`,
-		`{"processId":123456789012345678,"epoch":9}`, "\x00\xff"} {
+		`{"processId":123456789012345678,"epoch":9}`, "\x00\xff",
+		`{"processId":1,"epoch":1,"leaseMs":9000}`, `{"processId":1,"epoch":1,"leaseMs":0}`, `{"processId":1,"epoch":1,"leaseMs":-5}`,
+		`{"processId":1,"epoch":1,"leaseMs":86400001}`, `{"processId":1,"epoch":1,"leaseMs":}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -29,6 +31,58 @@ func FuzzVersionedRecord(f *testing.F) {
 			t.Fatalf("%q parsed as %+v, which encodes as %q", b, r, got)
 		}
 	})
+}
+
+// A record states the lease its writer held it for, and a reader gets it
+// back (Record.TTL), rounded up to a millisecond; a record written before
+// leases were stated reads with TTL 0; a stated lease that is not a
+// positive number of milliseconds up to a day is not a record.
+func TestVersionedRecordStatesItsLease(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	a := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 100}
+	b := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 200}
+	w, err := a.Create(100, 27*time.Second+time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 27001 * time.Millisecond
+	if w.TTL != want {
+		t.Errorf("Create returned TTL %v, want %v (rounded up to a millisecond)", w.TTL, want)
+	}
+	data, err := f.ReadFile(lockPath + ".1")
+	if err != nil || string(data) != `{"processId":100,"epoch":1,"leaseMs":27001}` {
+		t.Errorf("version 1 holds %q, %v", data, err)
+	}
+	if r, err := b.Read(); err != nil || r.TTL != want || r.Holder != 100 {
+		t.Errorf("Read = %+v, %v; want holder 100 with TTL %v", r, err, want)
+	}
+	r, err := a.Renew(w, 9*time.Second)
+	if err != nil || r.TTL != 9*time.Second {
+		t.Fatalf("Renew with a 9 s lease = %+v, %v", r, err)
+	}
+	if r, err := b.Read(); err != nil || r.TTL != 9*time.Second {
+		t.Errorf("Read after the renewal = %+v, %v; want TTL 9s", r, err)
+	}
+	for _, c := range []struct {
+		data string
+		ttl  time.Duration
+		ok   bool
+	}{
+		{`{"processId":7,"epoch":3}`, 0, true},
+		{`{"processId":7,"epoch":3,"leaseMs":1}`, time.Millisecond, true},
+		{`{"processId":7,"epoch":3,"leaseMs":86400000}`, 24 * time.Hour, true},
+		{`{"processId":7,"epoch":3,"leaseMs":86400001}`, 0, false},
+		{`{"processId":7,"epoch":3,"leaseMs":0}`, 0, false},
+		{`{"processId":7,"epoch":3,"leaseMs":-9000}`, 0, false},
+		{`{"processId":7,"epoch":3,"leaseMs":9000,"x":1}`, 0, false},
+		{`{"processId":7,"epoch":3,"leaseMs":}`, 0, false},
+	} {
+		r, err := lease.ParseVersioned([]byte(c.data))
+		if (err == nil) != c.ok || c.ok && r.TTL != c.ttl {
+			t.Errorf("ParseVersioned(%s) = %+v, %v; want ok %v with TTL %v", c.data, r, err, c.ok, c.ttl)
+		}
+	}
 }
 
 // eioReads fails every ReadFile with EIO while on: a disk that cannot
@@ -73,7 +127,7 @@ func TestVersionedUnreadableVersion(t *testing.T) {
 		t.Errorf("Create over a released version that cannot be read: %v, want EIO (not EEXIST)", err)
 	}
 	got, err := b.Takeover(rec, 200, time.Second)
-	if want := (lease.Record{Holder: 200, Epoch: 3, Version: 3}); err != nil || got != want {
+	if want := (lease.Record{Holder: 200, Epoch: 3, Version: 3, TTL: time.Second}); err != nil || got != want {
 		t.Errorf("Takeover(%+v) = %+v, %v; want %+v", rec, got, err, want)
 	}
 	if _, err := b.Takeover(rec, 300, time.Second); !errors.Is(err, lease.ErrConflict) {
@@ -155,5 +209,34 @@ func TestVersionedForeignBootNumber(t *testing.T) {
 	}
 	if lease.MaxBootRecord*lease.BootStride/lease.BootStride != lease.MaxBootRecord || lease.MaxBootRecord*lease.BootStride > math.MaxInt64-1e18 {
 		t.Errorf("MaxBootRecord %d: its base overflows, or leaves no room for versions", lease.MaxBootRecord)
+	}
+}
+
+// Versions another process wrote are removed once they are below the two
+// kept: read first, and taken for the protocol's own because they hold a
+// record, the lease its writer held included.
+func TestVersionedSweepsOthersVersions(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	a := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 100}
+	b := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 200}
+	rec, err := a.Create(100, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = a.Renew(rec, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = b.Takeover(rec, 200, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if rec, err = b.Renew(rec, 9*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, err := f.View(f.NewFDTable()).ReadDir("/d")
+	if want := []string{"leader.lock.4", "leader.lock.5"}; err != nil || !slices.Equal(names, want) {
+		t.Errorf("after a's versions 1 and 2 and b's 3 to 5: %q, %v; want %q", names, err, want)
 	}
 }

@@ -16,6 +16,11 @@ type ProcSpec struct {
 	Start    time.Duration // true time at which the process starts
 	Skew     time.Duration // its wall clock's offset from the machine's
 	DriftPPM int64         // its clocks' rate error, parts per million
+	// Lease, if its LeaseDuration is set, is this process's configuration
+	// instead of Config.Lease: the processes of one lock in the middle of a
+	// rolling change of -lease, -renew, -watch or the drift bound. Its
+	// Callbacks are Config.Lease's.
+	Lease lease.Config
 }
 
 // File is a file that exists before the run starts.
@@ -139,6 +144,14 @@ func (c *Config) Normalize() error {
 	if len(c.Procs) == 0 {
 		return errors.New("a run needs at least one process")
 	}
+	for i, p := range c.Procs {
+		if p.Lease.LeaseDuration == 0 {
+			continue
+		}
+		if err := v.CheckConfig(p.Lease); err != nil {
+			return fmt.Errorf("process %d (pid %d): %w", i, p.PID, err)
+		}
+	}
 	// PIDs are distinct among the processes that can run at once: after a
 	// power loss, the machine's restart may give a program its old PID.
 	var power []time.Duration
@@ -197,6 +210,16 @@ func (c *Config) Normalize() error {
 	return nil
 }
 
+// ProcLease is process i's configuration: its own (ProcSpec.Lease), with
+// the run's callbacks, or the run's.
+func (c *Config) ProcLease(i int) lease.Config {
+	if l := c.Procs[i].Lease; l.LeaseDuration != 0 {
+		l.Callbacks = c.Lease.Callbacks
+		return l
+	}
+	return c.Lease
+}
+
 // String prints the config as the flags that reproduce it.
 func (c Config) String() string {
 	var b strings.Builder
@@ -218,6 +241,12 @@ func (c Config) String() string {
 		}
 		if p.DriftPPM != 0 {
 			fmt.Fprintf(&b, ",drift=%dppm", p.DriftPPM)
+		}
+		if l := p.Lease; l.LeaseDuration != 0 {
+			fmt.Fprintf(&b, ",lease=%v/%v/%v", l.LeaseDuration, l.RenewInterval, l.WatchInterval)
+			if l.DriftBoundPPM != 0 {
+				fmt.Fprintf(&b, "/%dppm", l.DriftBoundPPM)
+			}
 		}
 	}
 	for _, f := range c.Faults {

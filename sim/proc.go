@@ -144,7 +144,7 @@ var _ lease.Proc = (*proc)(nil)
 
 func (p *proc) main() {
 	store := &recStore{inner: p.w.variant.NewStore(p, p.w.cfg.LockPath), p: p}
-	cfg := p.w.cfg.Lease
+	cfg := p.w.cfg.ProcLease(p.idx)
 	cfg.Callbacks = p.observeLeadership(cfg.Callbacks, p.w.variant.Epochs)
 	if err := p.w.variant.Start(p, store, p.w.cfg.LockPath, cfg); err != nil {
 		panic(err) // New validated the config

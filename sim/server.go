@@ -102,7 +102,7 @@ func (s *server) expire(now int64) bool {
 
 func (s *server) write(rec lease.Record, now int64, ttl time.Duration) lease.Record {
 	s.counter++
-	rec.Version = s.counter
+	rec.Version, rec.TTL = s.counter, ttl // the record keeps the lease its writer held, as the real stores' values do
 	s.rec, s.present, s.expires = rec, true, now+int64(ServerTTL(s.kind, ttl))
 	return rec
 }

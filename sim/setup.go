@@ -281,6 +281,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	} else if err == nil && v.Claims.Handover == lease.Notified && v.Epochs {
 		crashCalls, errCalls = crashCallsListing, errCallsListing
 	}
+	variant, verr := lease.LookupVariant(o.Variant)
 	lease := lc.LeaseDuration
 	span := int64(cfg.Horizon * 3 / 4)
 	power := false
@@ -299,6 +300,11 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		}
 		if sw.SlowEvery > 0 {
 			cfg.SlowEvery, cfg.SlowMax = sw.SlowEvery, max(lease/1000, time.Microsecond)
+		}
+		if sw.Mixed && verr == nil {
+			if alt, ok := drawMix(&cfg, variant, lc, rng); ok {
+				lease = max(lease, alt.LeaseDuration)
+			}
 		}
 	}
 	for range 1 + rng.IntN(most) {
@@ -367,7 +373,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			f.Proc, f.At = 0, 2*time.Second+time.Duration(rng.Int64N(span))
 			reboot := f.At + time.Second + time.Duration(rng.Int64N(int64(time.Second)))
 			for i := range n {
-				cfg.Procs = append(cfg.Procs, ProcSpec{PID: cfg.Procs[i].PID, Start: reboot + time.Duration(rng.Int64N(int64(time.Second)))})
+				cfg.Procs = append(cfg.Procs, ProcSpec{PID: cfg.Procs[i].PID, Start: reboot + time.Duration(rng.Int64N(int64(time.Second))), Lease: cfg.Procs[i].Lease})
 			}
 			cfg.Horizon = max(cfg.Horizon, reboot+3*(lc.LeaseDuration+lc.WatchInterval))
 		case trace.DiskFull, trace.DiskEIO, trace.Stall:
@@ -456,6 +462,11 @@ type Swarm struct {
 	// thousandth of the lease: the preempted process whose slow read lets
 	// another's write land in the middle of what it does.
 	SlowEvery int
+	// Mixed (one run in four) gives each process, with even odds, the
+	// run's configuration or another one drawn for the run: the processes
+	// of one lock in the middle of a rolling change of -lease, -renew,
+	// -watch and the drift bound (drawMix).
+	Mixed bool
 }
 
 // drawSwarm draws a run's swarm from the kinds asked for: each kind on
@@ -473,7 +484,39 @@ func drawSwarm(kinds []trace.FaultKind, rng chooserRand) Swarm {
 	sw.LogScale = rng.IntN(2) == 0
 	sw.Lockstep = rng.IntN(4) == 0
 	sw.SlowEvery = []int{0, 0, 4, 32}[rng.IntN(4)]
+	sw.Mixed = rng.IntN(4) == 0
 	return sw
+}
+
+// drawMix gives each process of cfg, with even odds, lc or another valid
+// configuration for variant v: a lease of a third to three times lc's,
+// renewed every third of it, watched every third or ninth of it or at
+// lc's watch interval, with lc's drift bound or twice it (never less: a
+// bound below the world's drift is a wrong configuration, not a mix). It
+// returns the other configuration, or false if v refuses it.
+func drawMix(cfg *Config, v lease.Variant, lc lease.Config, rng chooserRand) (lease.Config, bool) {
+	f := [][2]int64{{1, 3}, {1, 2}, {2, 3}, {3, 2}, {2, 1}, {3, 1}}[rng.IntN(6)]
+	alt := lc
+	alt.LeaseDuration = lc.LeaseDuration * time.Duration(f[0]) / time.Duration(f[1])
+	alt.RenewInterval = alt.LeaseDuration / 3
+	alt.WatchInterval = []time.Duration{alt.LeaseDuration / 3, alt.LeaseDuration / 9, lc.WatchInterval}[rng.IntN(3)]
+	alt.RenewDeadline = 0 // derived from the lease and drift bound
+	if rng.IntN(2) == 0 {
+		alt.DriftBoundPPM = 2 * lc.DriftBound()
+	}
+	for i := range cfg.Procs {
+		if rng.IntN(2) == 0 {
+			cfg.Procs[i].Lease = alt
+		}
+	}
+	if v.CheckConfig(alt) != nil {
+		for i := range cfg.Procs {
+			cfg.Procs[i].Lease = lease.Config{}
+		}
+		return lease.Config{}, false
+	}
+	cfg.Horizon = max(cfg.Horizon, 4*(alt.LeaseDuration+alt.WatchInterval))
+	return alt, true
 }
 
 // String is the swarm as the setup line prints it:
@@ -491,7 +534,11 @@ func (sw Swarm) String() string {
 	if sw.SlowEvery > 0 {
 		slow = fmt.Sprintf(" slow=1/%d", sw.SlowEvery)
 	}
-	return fmt.Sprintf("%s x%d%s%s%s", FaultNames(sw.Kinds), sw.MaxFaults, scale, lock, slow)
+	mixed := ""
+	if sw.Mixed {
+		mixed = " mixed"
+	}
+	return fmt.Sprintf("%s x%d%s%s%s%s", FaultNames(sw.Kinds), sw.MaxFaults, scale, lock, slow, mixed)
 }
 
 // magnitude draws a duration in [1us, max]: uniformly, or, with logScale,

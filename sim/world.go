@@ -125,7 +125,7 @@ func New(cfg Config) (*World, error) {
 	for i, ps := range cfg.Procs {
 		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
 		w.procs = append(w.procs, p)
-		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start})
+		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease})
 		w.tr.Acts = append(w.tr.Acts, nil)
 	}
 	if len(cfg.Faults) > 0 {

@@ -133,7 +133,8 @@ func CheckNoBusyLoop(tr *trace.Trace) *Violation {
 	if err != nil {
 		panic(err) // a trace is made from a valid config
 	}
-	return CheckNoBusyLoopBound(tr, BusyBound(v, tr.Run.Lease))
+	_, fast := envelope(tr)
+	return CheckNoBusyLoopBound(tr, BusyBound(v, fast))
 }
 
 // CheckNoBusyLoopBound is CheckNoBusyLoop with the bound given: at most

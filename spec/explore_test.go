@@ -219,6 +219,10 @@ func TestExploreReference(t *testing.T) {
 	}{
 		{ExploreOptions{Variant: "reference", Procs: 2, Crashes: 1, Pauses: 1}, true},
 		{ExploreOptions{Variant: "reference", Procs: 3, Preemptions: 2}, false},
+		// Every call of either process may fail once (EIO or ENOSPC), with
+		// every crash point: failover stays within lease + margin when a
+		// watcher's first read fails (issue 16, item 3).
+		{ExploreOptions{Variant: "reference", Procs: 2, Crashes: 1, FSErrors: 1}, false},
 		{ExploreOptions{Variant: "reference", Procs: 2, Powers: 1}, true},
 		{ExploreOptions{Variant: "reference", Procs: 2, Drifts: 2, Pauses: 1}, true},
 	}
@@ -234,8 +238,8 @@ func TestExploreReference(t *testing.T) {
 		if !r.Complete || len(r.Violations) > 0 {
 			t.Errorf("%+v: complete %v, %d violations (first: %v)", o, r.Complete, len(r.Violations), r.Violations)
 		}
-		t.Logf("%d procs, %d crash, %d pause, %d power, %d drifting, %d deviations: %d schedules, complete, no violation, %v",
-			o.Procs, o.Crashes, o.Pauses, o.Powers, o.Drifts, o.Preemptions, r.Schedules, r.Wall.Round(time.Millisecond))
+		t.Logf("%d procs, %d crash, %d pause, %d power, %d drifting, %d I/O error, %d deviations: %d schedules, complete, no violation, %v",
+			o.Procs, o.Crashes, o.Pauses, o.Powers, o.Drifts, o.FSErrors, o.Preemptions, r.Schedules, r.Wall.Round(time.Millisecond))
 	}
 }
 

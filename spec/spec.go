@@ -85,6 +85,25 @@ func BoundsFor(v lease.Variant, c lease.Config) Bounds {
 	return Bounds{Wedge: b, Kill: b, Term: watch + Slack}
 }
 
+// envelope widens the run's configuration to every process's own (a
+// rolling change of intervals, trace.ProcInfo.Lease): slow has the longest
+// lease and watch interval of any process, what liveness must allow (a
+// crashed leader's lease is waited out by the slowest watcher that may be
+// the only one left); fast has the shortest renew and watch intervals, the
+// most often a process may wake.
+func envelope(tr *trace.Trace) (slow, fast lease.Config) {
+	slow, fast = tr.Run.Lease, tr.Run.Lease
+	for _, p := range tr.Procs {
+		if l := p.Lease; l.LeaseDuration != 0 {
+			slow.LeaseDuration = max(slow.LeaseDuration, l.LeaseDuration)
+			slow.WatchInterval = max(slow.WatchInterval, l.WatchInterval)
+			fast.RenewInterval = min(fast.RenewInterval, l.RenewInterval)
+			fast.WatchInterval = min(fast.WatchInterval, l.WatchInterval)
+		}
+	}
+	return slow, fast
+}
+
 // RealSlack is what the liveness bounds allow, on a recorded trace of real
 // processes, for what the machine adds to the algorithm's own steps (a
 // process waiting for a core, a slow fsync, the harness reading a pipe)
@@ -100,9 +119,10 @@ func Check(tr *trace.Trace) []Verdict {
 	if err != nil {
 		panic(err) // a trace is made from a valid config
 	}
-	b := BoundsFor(v, tr.Run.Lease)
+	slow, _ := envelope(tr)
+	b := BoundsFor(v, slow)
 	if tr.Recorded {
-		more := RealSlack(tr.Run.Lease) - Slack
+		more := RealSlack(slow) - Slack
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	}
 	iv := tr.Leadership()
@@ -258,10 +278,14 @@ func eligible(tr *trace.Trace) [][]span {
 	// try, which a process whose reads fail makes within a watch interval.
 	// Nor can it observe the lease meanwhile if reading it needs a
 	// descriptor (the reference lists the lock's directory): it owes a
-	// leader from a watch interval after the stretch's end.
+	// leader from a watch interval (its own) after the stretch's end.
 	for _, st := range tr.Stretches() {
 		if st.Proc >= 0 {
-			out[st.Proc] = cut(out[st.Proc], st.From, st.To+int64(tr.Run.Lease.WatchInterval))
+			watch := tr.Run.Lease.WatchInterval
+			if l := tr.Procs[st.Proc].Lease; l.WatchInterval != 0 {
+				watch = l.WatchInterval
+			}
+			out[st.Proc] = cut(out[st.Proc], st.From, st.To+int64(watch))
 		}
 	}
 	return out

@@ -12,6 +12,9 @@ import (
 type ProcInfo struct {
 	PID   int
 	Start time.Duration
+	// Lease is the process's own configuration when it differs from the
+	// run's (a rolling change of intervals); zero: Run.Lease.
+	Lease lease.Config
 }
 
 // File is a file or directory as the run left it.

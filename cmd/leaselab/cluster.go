@@ -32,6 +32,9 @@ type cluster struct {
 	lock    string
 	extra   []string // more flags for leaselab run
 	origin  int64    // CLOCK_MONOTONIC at true time 0
+	// command, when set, is the command leaselab run process id runs
+	// while it leads (torture -singleton).
+	command func(id int) []string
 
 	mu     sync.Mutex
 	kids   []*child
@@ -93,6 +96,9 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 			args = append(args, "-start-at", strconv.FormatInt(startAt, 10))
 		}
 		args = append(args, c.extra...)
+		if c.command != nil {
+			args = append(append(args, "--"), c.command(id)...)
+		}
 		cmd = exec.Command(c.bin, args...)
 		cmd.ExtraFiles = []*os.File{hw}
 		cmd.Stdout, cmd.Stderr = logf, logf

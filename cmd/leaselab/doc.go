@@ -36,13 +36,13 @@
 // Search every schedule within the bounds, depth first.
 //
 //	leaselab run (-path LOCKFILE [-variant V] [-store file|flock] | -store redis|etcd|sqlite|postgres -dsn DSN [-name N] [-timeout D])
-//	             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-- CMD ARGS]
+//	             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-restart] [-- CMD ARGS]
 //
 // A real leader-election process; with a command, a singleton runner.
 //
 //	leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
 //	                 [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
-//	                 [-exec 'CMD {lock}'] [-bin FILE] [-json] [-o FILE] [-keep]
+//	                 [-exec 'CMD {lock}' | -singleton] [-bin FILE] [-json] [-o FILE] [-keep]
 //
 // Real processes, real signals, the simulator's checks on what happened.
 //

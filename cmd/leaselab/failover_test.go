@@ -148,3 +148,38 @@ func TestFailoverKeepsRowsPastAnUnreachableServer(t *testing.T) {
 		}
 	}
 }
+
+// The failover gap is measured from the end of the victim's leadership to
+// the next leader line stamped after the signal, whatever order the
+// harness read the two pipes in: a successor stamped before the victim's
+// step-down (its reader goroutine ran first under load) is a hand-over
+// too fast to measure, not an earlier term's line to discard.
+func TestGapMeter(t *testing.T) {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	for _, c := range []struct {
+		name   string
+		kill   bool
+		events [][3]int64 // victim?, leader?, stamp in ms
+		want   time.Duration
+		found  bool
+	}{
+		{"SIGKILL, then a leader", true, [][3]int64{{0, 1, 900}}, 900 * time.Millisecond, true},
+		{"SIGTERM: step-down, then a leader", false, [][3]int64{{1, 0, 5}, {0, 1, 7}}, 2 * time.Millisecond, true},
+		{"SIGTERM: step-down read first, stamped after the leader", false, [][3]int64{{1, 0, 8}, {0, 1, 7}}, 0, true},
+		{"SIGTERM: the leader read before the step-down", false, [][3]int64{{0, 1, 7}, {1, 0, 8}}, 7 * time.Millisecond, true},
+		{"a leader line from before the signal", true, [][3]int64{{0, 1, -1}}, 0, false},
+		{"the victim's own leader line", true, [][3]int64{{1, 1, 3}}, 0, false},
+	} {
+		g := gapMeter{sent: 0, end: 0, ended: c.kill}
+		var got time.Duration
+		found := false
+		for _, e := range c.events {
+			if gap, ok := g.see(e[0] == 1, e[1] == 1, ms(e[2])); ok && !found {
+				got, found = gap, true
+			}
+		}
+		if found != c.found || got != c.want {
+			t.Errorf("%s: gap %v (found %v), want %v (%v)", c.name, got, found, c.want, c.found)
+		}
+	}
+}

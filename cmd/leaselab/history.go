@@ -87,6 +87,11 @@ func (h *history) release(act int) {
 type histProc struct {
 	lease.Proc
 	h *history
+	// exiting, when set, is told the algorithm's exit code as the process
+	// exits and returns the status it really exits with (leaselab run's
+	// runner: the command's, when the command's exit ended run), which
+	// the exit line records.
+	exiting func(code int) int
 }
 
 func (p histProc) Role(r lease.Role) {
@@ -151,6 +156,9 @@ func (p histProc) WaitChangeContext(ctx context.Context, dir string, token uint6
 }
 
 func (p histProc) Exit(code int) {
+	if p.exiting != nil {
+		code = p.exiting(code)
+	}
 	p.h.emit("exit %d", code)
 	p.Proc.Exit(code)
 }
@@ -172,8 +180,10 @@ func (p histNotifyProc) WaitChange(dir string, token uint64, until time.Duration
 	return p.n.WaitChange(dir, token, until)
 }
 
-func withHistory(p lease.Proc, h *history) lease.Proc {
-	hp := histProc{p, h}
+// withHistory wraps p to report to h; exiting, if not nil, decides the
+// status the process exits with (histProc.exiting).
+func withHistory(p lease.Proc, h *history, exiting func(int) int) lease.Proc {
+	hp := histProc{p, h, exiting}
 	if n, ok := p.(lease.Notifier); ok {
 		return histNotifyProc{hp, n}
 	}

@@ -21,6 +21,17 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
+// exitStatus is a status to exit with that needs no message: leaselab
+// run's when its command's exit ended it (the command's own status).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// wholeProcess is set by main: this process is leaselab itself, not a
+// test binary that calls run, so leaselab run may make itself a child
+// subreaper and kill the orphans that reach it (singleton.go).
+var wholeProcess bool
+
 // command is one of leaselab's commands: its synopsis names every flag it
 // takes (TestSynopsesNameEveryFlag holds it to that, and the package doc
 // and the README to the synopses).
@@ -47,11 +58,11 @@ var commands = []command{
                  [-force] [-json] [-replay FILE] [-out-dir DIR]`,
 		"search every schedule within the bounds, depth first", cmdExplore},
 	{"run", `leaselab run (-path LOCKFILE [-variant V] [-store file|flock] | -store redis|etcd|sqlite|postgres -dsn DSN [-name N] [-timeout D])
-             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-- CMD ARGS]`,
+             [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-restart] [-- CMD ARGS]`,
 		"a real leader-election process; with a command, a singleton runner", cmdRun},
 	{"torture", `leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
                  [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
-                 [-exec 'CMD {lock}'] [-bin FILE] [-json] [-o FILE] [-keep]`,
+                 [-exec 'CMD {lock}' | -singleton] [-bin FILE] [-json] [-o FILE] [-keep]`,
 		"real processes, real signals, the simulator's checks on what happened", cmdTorture},
 	{"failover", `leaselab failover [-variants LIST] [-n N] [-procs N] [-seed S] [-lease D -renew D -watch D]
                   [-redis ADDR] [-etcd ENDPOINTS] [-postgres URL] [-sqlite] [-bin FILE] [-json | -markdown]`,
@@ -110,6 +121,17 @@ func writeFlags(w io.Writer, fs *flag.FlagSet) {
 }
 
 func main() {
+	// leaselab run's supervisor and torture's probe command are this
+	// binary too, entered by an argument no command has.
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case superviseArg:
+			os.Exit(superviseMain(os.Args[2:]))
+		case probeArg:
+			os.Exit(probeMain(os.Args[2:]))
+		}
+	}
+	wholeProcess = true
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -123,6 +145,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if errors.Is(err, errUsageShown) {
 		return 2
+	}
+	var es exitStatus
+	if errors.As(err, &es) {
+		return int(es)
 	}
 	// One line, whatever the error: a client's multi-line message (pgx
 	// lists each address it tried) is joined.

@@ -7,11 +7,9 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"sync"
 	"syscall"
 	"time"
 
@@ -41,6 +39,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	startAt := fs.Int64("start-at", 0, "wait until CLOCK_MONOTONIC reads `NS` before contending (leaselab torture -trials starts every process at once)")
 	shed := fs.Bool("shed", true, "once leading with a lock the kernel releases at death (flock), drop this process's resident pages of its executable, so that its death, and the hand-over, take less time")
 	events := fs.String("events", "", "append this process's history (CLOCK_MONOTONIC events) to `FILE`, for leaselab torture")
+	restart := fs.Bool("restart", false, "when the command exits on its own, start it again under the same leadership (at most once a second); without it (the default) run releases the lease and exits with the command's status")
 	var cfg lease.Config
 	intervalFlags(fs, &cfg, lease.DefaultConfig())
 	pos, err := parse(fs, args)
@@ -53,10 +52,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *id < 0 {
 		return usagef("-id %d: a holder id is a positive number (0: the process id)", *id)
 	}
+	// The command, resolved before anything is contended or written
+	// (singleton.go).
+	cmdPath, err := resolveCommand(command)
+	if err != nil {
+		return err
+	}
+	sc := singletonCommand{argv: command, path: cmdPath, restart: *restart}
 	explicitVariant := false
 	fs.Visit(func(f *flag.Flag) { explicitVariant = explicitVariant || f.Name == "variant" })
 	if kind, ok := serverStores[*store]; ok {
-		return runServer(*store, kind, *variant, explicitVariant, *dsn, *name, *timeout, *id, *startAt, *events, cfg, command, stdout, stderr)
+		return runServer(*store, kind, *variant, explicitVariant, *dsn, *name, *timeout, *id, *startAt, *events, cfg, sc, stdout, stderr)
 	}
 	if *path == "" {
 		return usagef("run needs -path LOCKFILE")
@@ -83,13 +89,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := v.CheckConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
-	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, *shed, cfg, command, stdout, stderr)
+	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, *shed, cfg, sc, stdout, stderr)
 }
 
 // runServer is leaselab run over a server store: the reference algorithm,
 // polling the server, with a real client.
 func runServer(store, kind, variant string, explicit bool, dsn, name string, timeout time.Duration, id int, startAt int64, events string,
-	cfg lease.Config, command []string, stdout, stderr io.Writer) error {
+	cfg lease.Config, command singletonCommand, stdout, stderr io.Writer) error {
 	if explicit && variant != "reference" && variant != kind {
 		return usagef("-store %s runs the reference over %s, not -variant %s", store, store, variant)
 	}
@@ -118,16 +124,21 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 // start runs variant v as this process over the store mk makes, running
 // command while it leads and, with events, reporting its history.
 func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int, startAt int64, events string, shed bool,
-	cfg lease.Config, command []string, stdout, stderr io.Writer) error {
+	cfg lease.Config, command singletonCommand, stdout, stderr io.Writer) error {
 	// A leader whose lock the kernel releases at its death sheds its
 	// image's pages, so that it dies, and hands over, sooner.
-	r := &runner{command: command, stderr: stderr, shed: shed && v.Claims.Handover == lease.KernelLock}
+	r := newRunner(command, stderr, shed && v.Claims.Handover == lease.KernelLock)
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
 		OnError: func(op string, err error) { fmt.Fprintf(stderr, "leaselab run: %s: %v\n", op, err) }}
 	if startAt != 0 {
 		time.Sleep(time.Duration(startAt - monoNow()))
 	}
-	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.stop})
+	// The runner learns each term's local deadline (OnLead) for the
+	// command's supervisor. A variant that exits the process itself (all
+	// but the reference) stops the command first and exits with run's
+	// status (BeforeExit).
+	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.beforeExit, OnLead: r.lead})
+	r.mono = p.Mono
 	if events == "" {
 		return elect(v, p, mk(p), path, cfg, r, nil)
 	}
@@ -137,15 +148,17 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	}
 	h := &history{w: f}
 	h.emit("start %d", p.PID())
-	hp := withHistory(p, h)
+	hp := withHistory(p, h, r.exiting)
 	return elect(v, hp, histStore{inner: mk(hp), h: h}, path, cfg, r, h)
 }
 
 // elect runs variant v as process p over s. The reference, over a file
-// or a server, is lease.Run, with SIGTERM and SIGINT ending its context:
-// once it has stepped down and released it returns, the command is
-// stopped and run exits 0. Other variants run as the post's program,
-// which exits the process itself.
+// or a server, is lease.Run, whose context SIGTERM and SIGINT end, and the
+// runner too when the command's own exit ends run (runner.finish): once
+// it has stepped down (the command's whole tree dead) and released, it
+// returns, and run exits with the runner's status (the command's, or 0),
+// which the history's exit line records. Other variants run as the post's
+// program, which exits the process itself (through runner.exiting too).
 func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.Config, r *runner, h *history) error {
 	o := lease.RunOptions{Proc: p, Dir: filepath.Dir(path)}
 	switch {
@@ -155,66 +168,20 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 	default:
 		return v.Start(p, s, path, cfg)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.setCancel(cancel)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := lease.Run(ctx, s, cfg, o); err != nil {
 		return err
 	}
-	r.stop()
+	code := r.exiting(0)
 	if h != nil {
-		h.emit("exit %d", 0)
+		h.emit("exit %d", code)
+	}
+	if code != 0 {
+		return exitStatus(code)
 	}
 	return nil
-}
-
-// runner runs the command while this process leads.
-type runner struct {
-	command []string
-	stderr  io.Writer
-	shed    bool // shedImage on leading
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{} // closed when cmd has exited
-}
-
-func (r *runner) start(ctx context.Context) {
-	if r.shed {
-		shedImage()
-	}
-	if len(r.command) == 0 {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cmd := exec.Command(r.command[0], r.command[1:]...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // stop its children too
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(r.stderr, "leaselab run: %v\n", err)
-		return
-	}
-	done := make(chan struct{})
-	r.cmd, r.done = cmd, done
-	go func() { cmd.Wait(); close(done) }()
-	go func() {
-		<-ctx.Done() // leadership ended
-		r.stop()
-	}()
-}
-
-// stop ends the command: SIGTERM, then SIGKILL after a second.
-func (r *runner) stop() {
-	r.mu.Lock()
-	cmd, done := r.cmd, r.done
-	r.cmd = nil
-	r.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 }

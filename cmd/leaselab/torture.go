@@ -33,6 +33,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	duration := fs.Duration("duration", 30*time.Second, "how long the torture run lasts")
 	faults := fs.String("faults", "kill,stop,term", "signals to send: comma list of kill,stop,term, or none")
 	seed := fs.Uint64("seed", 1, "seed of the fault plan: which signal, to whom, when")
+	singleton := fs.Bool("singleton", false, "every process runs a command (leaselab run -- CMD) that reports its own start and stop, and the property singleton fails if two commands ever ran at once")
 	execCmd := fs.String("exec", "", "run `CMD` (a shell command line; {lock} is the lock path) instead of leaselab run; its standard output is followed for the post's log lines")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	keep := fs.Bool("keep", false, "keep the processes' logs and histories (kept anyway when a violation is found)")
@@ -89,6 +90,9 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if err := v.CheckConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
+	if *singleton && (*execCmd != "" || *trials > 0) {
+		return usagef("-singleton runs leaselab run with a command through a torture run: not with -exec or -trials")
+	}
 	if *execCmd != "" && !strings.Contains(*execCmd, "{lock}") {
 		return usagef("-exec %q: the command needs {lock} where the lock path goes", *execCmd)
 	}
@@ -109,7 +113,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra}
+	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra, singleton: *singleton}
 	if *trials > 0 {
 		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
 	} else {
@@ -165,6 +169,7 @@ type torture struct {
 	dir       string
 	out       string   // -o: the timeline's path
 	extra     []string // more flags for leaselab run (a server store)
+	singleton bool     // -singleton: run's command is the probe (singleton_torture.go)
 	bar       *progress
 }
 
@@ -172,7 +177,8 @@ type torture struct {
 // declared in the order they print, which is alphabetical: the order the
 // report has always printed in.
 type tortureReport struct {
-	Dir        string             `json:"dir,omitempty"` // the logs, histories and timeline, when kept
+	Commands   int                `json:"commands,omitempty"` // -singleton: commands started
+	Dir        string             `json:"dir,omitempty"`      // the logs, histories and timeline, when kept
 	DurationS  float64            `json:"duration_s"`
 	Failovers  []failoverReport   `json:"failovers"`
 	Procs      int                `json:"procs"`
@@ -205,6 +211,9 @@ type failoverReport struct {
 func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, bool, error) {
 	c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, t.dir)
 	c.extra = t.extra
+	if t.singleton {
+		c.command = probeCommand(t.bin, t.dir)
+	}
 	rng := rand.New(rand.NewPCG(t.seed, 0x746f727475726521))
 	lease := float64(t.cfg.LeaseDuration)
 	// between draws a time of lo to hi leases.
@@ -299,6 +308,12 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	verdicts := spec.Check(tr)
 	vs := []tortureViolation{}
 	found := false
+	var commands int
+	if t.singleton {
+		var svs []tortureViolation
+		svs, commands = checkSingleton(t.dir, c.origin, end)
+		verdicts = append(verdicts, singletonVerdict(svs))
+	}
 	if text {
 		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v, signals %s, seed %d, lease %v renew %v watch %v\n",
 			t.variant.Name, t.procs, len(tr.Procs), d, faultList(counts), t.seed, t.cfg.LeaseDuration, t.cfg.RenewInterval, t.cfg.WatchInterval)
@@ -349,11 +364,14 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	}
 	rep := &tortureReport{Variant: t.variant.Name, Procs: t.procs, Started: len(tr.Procs), DurationS: d.Seconds(),
 		Seed: t.seed, Signals: counts, Terms: len(tr.Leadership()), Failovers: gj, Violations: vs,
-		Properties: propertyNames(verdicts)}
+		Properties: propertyNames(verdicts), Commands: commands}
 	if text {
 		summary := "no violation"
 		if found {
 			summary = fmt.Sprintf("%d properties violated", len(vs))
+		}
+		if t.singleton {
+			fmt.Fprintf(w, "# singleton: %d commands started\n", commands)
 		}
 		fmt.Fprintf(w, "# %d leadership terms, %d failovers of a signalled leader%s: %s\n", len(tr.Leadership()), len(gaps), gapSummary(gaps), summary)
 	}

@@ -1,0 +1,545 @@
+package main
+
+// leaselab run -- CMD: a singleton runner whose command never outlives the
+// leadership it was started under.
+//
+// The command is not run by leaselab run itself but by a supervisor: a
+// second process of this same binary (superviseMain, in supervise.go),
+// started for each term. The split is what makes every end of leadership
+// stop the command, including the ends that run cannot act on:
+//
+//   - run SIGKILLed: the supervisor holds the read end of a pipe whose only
+//     write end is run's. The kernel closes it as run dies, however it
+//     dies, and the supervisor kills the command's whole tree at the EOF.
+//     (PR_SET_PDEATHSIG was weighed and not used for this: it fires when
+//     the thread that forked dies, not the process, and Go's threads come
+//     and go; and it reaches only the direct child. The pipe is the
+//     process's death, with no window between fork and prctl: a run that
+//     died before the supervisor read the pipe leaves an EOF waiting.)
+//   - the supervisor SIGKILLed: the command has SIGKILL as its
+//     parent-death signal (PR_SET_PDEATHSIG), relative to the supervisor's
+//     thread that forked it, which the supervisor keeps for its whole life
+//     (runtime.LockOSThread). What the command started is run's to kill:
+//     run sees the supervisor end without its last word, kills the
+//     command's process group, and, being a child subreaper itself, kills
+//     every process that the supervisor's death reparented to it
+//     (supervised.cleanup), those that left the group included.
+//   - run SIGSTOPped: a stopped process cannot stop its command, and the
+//     command cannot be stopped by it. run tells the supervisor its local
+//     deadline at every acquisition and renewal (Proc.Lead); the supervisor
+//     kills the command when the deadline passes unextended, whether run is
+//     stopped, slow or dead. The deadline passes before any watcher may
+//     take over (lease.Config.SafeDeadline), so the command is dead before
+//     a successor starts its own, unless the supervisor itself is delayed
+//     past that margin: fencing (LEASELAB_EPOCH) covers what is left.
+//   - the term's context ends (OnStartedLeading's: the local deadline, a
+//     lost lease, or run's own end: SIGTERM, SIGINT, the command's exit):
+//     run asks the supervisor to stop the command (SIGTERM, SIGKILL after
+//     stopGrace, never later than the deadline), and OnStoppedLeading waits
+//     until the whole tree is dead, so lease.Run releases the lease only
+//     after that.
+//   - process groups: the supervisor has a group of its own, and the
+//     command another. A terminal's Ctrl-C (SIGINT to the foreground
+//     group), a job's SIGTERM (kill %1) or a job-control stop (Ctrl-Z, or
+//     SIGSTOP of the group) reaches run alone: run steps down in order as
+//     above, the command getting its SIGTERM from the supervisor once run
+//     has asked; or, stopped, run leaves the supervisor, which is not, to
+//     kill the command at the deadline. (In run's group the supervisor
+//     would have been stopped with run, or would have stopped the command
+//     on the terminal's signal before run had stepped down.) A hang-up
+//     (SIGHUP, not handled) kills run: the supervisor's EOF, as for
+//     SIGKILL.
+//   - descendants: the command runs in its own process group, and the
+//     supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so that a
+//     descendant that leaves the group (setsid) and is orphaned is
+//     reparented to the supervisor, not to init. Stopping kills the group
+//     and every child the supervisor has, round after round, until it has
+//     no child left: then nothing the command started is alive. A cgroup
+//     would say the same with less code, but needs privileges (a writable
+//     cgroup v2 hierarchy) that a cron job's user seldom has.
+//
+// When the command exits on its own, run ends lease.Run's context (so it
+// steps down and releases) and exits with the command's status (128+N for
+// a signal N), or, with -restart, starts it again under the same term (at
+// most once a second, and only while that term holds).
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// stopGrace is how long a command may take to exit after SIGTERM when its
+// leadership ends in order (run's SIGTERM, a lost lease), before SIGKILL;
+// never past the term's local deadline.
+const stopGrace = time.Second
+
+// restartEvery is the shortest time between two starts of the command
+// with -restart, so that a command that fails at once does not spin.
+const restartEvery = time.Second
+
+// execFailed is run's exit status when the command could not be started
+// once leading (it could at start: resolveCommand), as the shell's.
+const execFailed = 127
+
+// resolveCommand finds the command's executable before anything is
+// contended or written, so that a command that cannot start is refused at
+// start (exit 2) rather than leading with nothing running.
+func resolveCommand(command []string) (string, error) {
+	if len(command) == 0 {
+		return "", nil
+	}
+	if command[0] == "" {
+		return "", usagef("-- needs a command")
+	}
+	path, err := exec.LookPath(command[0])
+	if err != nil {
+		return "", usagef("the command cannot be started: %v", err)
+	}
+	return path, nil
+}
+
+// singletonCommand is run's command: its argv, its executable resolved,
+// and -restart.
+type singletonCommand struct {
+	argv    []string
+	path    string
+	restart bool
+}
+
+// runner runs the command, through a supervisor, while this process leads.
+type runner struct {
+	command []string // argv; command[0] as given
+	path    string   // command[0] resolved
+	restart bool
+	stderr  io.Writer
+	shed    bool                 // shedImage on leading
+	reap    bool                 // run is a child subreaper: a dead supervisor's orphans come to it (sweepStrays)
+	mono    func() time.Duration // the Proc's clock, for Lead's deadlines
+
+	mu       sync.Mutex
+	cur      *supervised
+	deadline int64              // the term's local deadline, CLOCK_MONOTONIC ns (0: none known)
+	epoch    int64              // the term's epoch from Lead (0: none known)
+	code     int                // run's exit status once the command's end decided it (-1: not decided)
+	ending   bool               // run is ending: no command starts again, and code is final
+	cancel   context.CancelFunc // ends lease.Run's context (nil: the variant exits the process on SIGTERM)
+}
+
+func newRunner(c singletonCommand, stderr io.Writer, shed bool) *runner {
+	r := &runner{command: c.argv, path: c.path, restart: c.restart, stderr: stderr, shed: shed, code: -1}
+	if len(c.argv) > 0 && wholeProcess {
+		// What a supervisor killed with SIGKILL leaves (its command, the
+		// command's descendants) is reparented to run, not to init, and
+		// run kills it (supervised.cleanup). Only in leaselab itself: a
+		// test binary's other children are not run's to kill.
+		r.reap = setSubreaper()
+	}
+	return r
+}
+
+func (r *runner) logf(format string, a ...any) {
+	fmt.Fprintf(r.stderr, "leaselab run: "+format+"\n", a...)
+}
+
+// setCancel gives the runner the cancel of lease.Run's context: how the
+// command's end ends run.
+func (r *runner) setCancel(cancel context.CancelFunc) {
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+}
+
+// lead is told of every term and renewal (lease.OSProcOptions.OnLead) and
+// passes the new local deadline on to a running supervisor. The reference
+// tells it before OnStartedLeading, so the supervisor starts with it.
+func (r *runner) lead(epoch int64, deadline time.Duration) {
+	var abs int64
+	if deadline < 1<<61 && r.mono != nil { // (a flock leader's deadline never passes)
+		abs = monoNow() + int64(deadline-r.mono())
+	}
+	r.mu.Lock()
+	r.deadline, r.epoch = abs, epoch
+	s := r.cur
+	r.mu.Unlock()
+	if s != nil {
+		s.send(fmt.Sprintf("deadline %d\n", abs))
+	}
+}
+
+// start is OnStartedLeading: it starts the command, with the term's epoch,
+// and stops it when the term's context ends (the local deadline, a lost
+// lease, run's own end). It does not wait for the command.
+func (r *runner) start(ctx context.Context) {
+	if r.shed {
+		shedImage()
+	}
+	if len(r.command) == 0 {
+		return
+	}
+	epoch := int64(0)
+	if t, ok := lease.TermOf(ctx); ok {
+		epoch = t.Epoch()
+	}
+	r.launch(ctx, epoch)
+	go func() {
+		<-ctx.Done() // leadership ended (OnStoppedLeading stops it too)
+		r.stopTerm(ctx)
+	}()
+}
+
+// launch starts a supervisor for the command under ctx's term, unless
+// the term is over (ctx.Err reports a passed local deadline at once) or
+// run is ending.
+func (r *runner) launch(ctx context.Context, epoch int64) {
+	r.mu.Lock()
+	if r.ending || r.cur != nil || ctx.Err() != nil {
+		r.mu.Unlock()
+		return
+	}
+	if epoch == 0 {
+		epoch = r.epoch
+	}
+	s, err := startSupervisor(r.path, r.command, epoch, r.deadline, r.reap)
+	if err == nil {
+		s.term = ctx
+		r.cur = s
+	}
+	r.mu.Unlock()
+	if err != nil {
+		r.logf("cannot start the command's supervisor: %v", err)
+		r.finish(execFailed)
+		return
+	}
+	go r.watch(ctx, s, epoch, time.Now())
+}
+
+// watch waits for the supervisor to end, and decides what its end means.
+func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started time.Time) {
+	<-s.done
+	r.mu.Lock()
+	if r.cur != s || s.stopping() {
+		r.mu.Unlock()
+		return // stopped by us: stop waits for it
+	}
+	r.cur = nil
+	r.mu.Unlock()
+	switch s.outcome {
+	case "exited":
+		if r.restart && ctx.Err() == nil {
+			r.logf("the command exited with status %d; starting it again (-restart)", s.code)
+			t := time.NewTimer(time.Until(started.Add(restartEvery)))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+			r.launch(ctx, epoch) // only if the term still holds
+			return
+		}
+		r.logf("the command exited with status %d: releasing the lease", s.code)
+		r.finish(s.code)
+	case "exec-error":
+		r.logf("the command cannot be started: %s: releasing the lease", s.detail)
+		r.finish(execFailed)
+	case "deadline":
+		// run was stopped or slow past its own deadline: the term is over
+		// (the algorithm steps down when it gets to it), or, if a renewal
+		// raced the supervisor's timer, the command is gone all the same.
+		r.logf("the local deadline passed: the supervisor killed the command (%s)", s.detail)
+		if ctx.Err() == nil {
+			r.finish(1)
+		}
+	default:
+		r.logf("the command's supervisor ended unexpectedly (%v); run killed what was left of the command: releasing the lease", s.err)
+		r.finish(1)
+	}
+}
+
+// finish makes run release the lease and exit with code, once: it ends
+// lease.Run's context, or, for a variant that exits the process itself
+// (every one but the reference), sends run SIGTERM, on which the variant
+// steps down, releases and exits through Proc.Exit (exiting then gives
+// code).
+func (r *runner) finish(code int) {
+	r.mu.Lock()
+	if r.ending {
+		r.mu.Unlock()
+		return
+	}
+	r.ending, r.code = true, code
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		return
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+}
+
+// exiting is called once the election is over (lease.Run has returned,
+// or a variant exits the process with code): it stops the command if it
+// still runs, and returns the status run exits with: the command's own
+// (or 127, or 1) when the command's end ended run (finish), else code.
+// From then on the status is final and no command starts.
+func (r *runner) exiting(code int) int {
+	r.mu.Lock()
+	r.ending = true
+	r.mu.Unlock()
+	r.stop()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.code >= 0 {
+		return r.code
+	}
+	return code
+}
+
+// beforeExit is OSProcOptions.BeforeExit, for a variant that exits the
+// process itself: the command is stopped first, and run exits with the
+// command's status if the command's end is why it ends.
+func (r *runner) beforeExit() {
+	if code := r.exiting(-1); code >= 0 {
+		os.Exit(code)
+	}
+}
+
+// stop is OnStoppedLeading: it stops the command and returns once the
+// command and everything it started are dead, so that a release that
+// follows hands over a lease whose command is gone.
+func (r *runner) stop() { r.stopIf(func(*supervised) bool { return true }) }
+
+// stopTerm stops the command if it runs under term: a term's end must not
+// stop the next term's command.
+func (r *runner) stopTerm(term context.Context) {
+	r.stopIf(func(s *supervised) bool { return s.term == term })
+}
+
+func (r *runner) stopIf(match func(*supervised) bool) {
+	r.mu.Lock()
+	s := r.cur
+	r.mu.Unlock()
+	if s == nil || !match(s) {
+		return
+	}
+	s.stop()
+	<-s.done
+	r.mu.Lock()
+	if r.cur == s {
+		r.cur = nil
+	}
+	r.mu.Unlock()
+}
+
+// supervised is a running supervisor, seen from run.
+type supervised struct {
+	term     context.Context // the term it was started under
+	cmd      *exec.Cmd
+	reap     bool // run is a child subreaper: sweep its strays if the supervisor dies
+	mu       sync.Mutex
+	ctl      *os.File // the control pipe's write end: closing it kills the command
+	stopOnce sync.Once
+	stopped  bool
+	done     chan struct{} // closed once the supervisor has exited and its command's tree is dead
+
+	// Set before done is closed: the command's pid (its process group),
+	// whether the supervisor reaped it, how it ended ("exited",
+	// "exec-error", "deadline", "stopped", or "" if the supervisor died
+	// without saying), the command's status, and what else it said.
+	pid     int
+	reaped  bool
+	outcome string
+	code    int
+	detail  string
+	err     error
+}
+
+// startSupervisor starts this binary as the supervisor of the command.
+// fd 3 of the supervisor is the control pipe (run writes "deadline NS" and
+// "stop" lines; its EOF means run is gone), fd 4 the status pipe (the
+// supervisor writes "started PID", "reaped CODE" once the command itself
+// has exited, then one of "exited CODE", "exec-error MSG", "deadline
+// DETAIL", "stopped", once the command's whole tree is dead).
+//
+// The supervisor runs in a process group of its own, so that a signal to
+// run's group reaches run alone (see "process groups" above).
+func startSupervisor(path string, argv []string, epoch, deadline int64, reap bool) (*supervised, error) {
+	self, err := selfExe()
+	if err != nil {
+		return nil, err
+	}
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Args = append([]string{"leaselab", superviseArg, strconv.FormatInt(deadline, 10), path}, argv...)
+	cmd.Env = os.Environ()
+	if epoch > 0 {
+		cmd.Env = append(cmd.Env, "LEASELAB_EPOCH="+strconv.FormatInt(epoch, 10))
+	}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{ctlR, stW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = startSpared(cmd)
+	ctlR.Close()
+	stW.Close()
+	if err != nil {
+		ctlW.Close()
+		stR.Close()
+		return nil, err
+	}
+	s := &supervised{cmd: cmd, ctl: ctlW, reap: reap, done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stR)
+		for sc.Scan() {
+			word, rest, _ := strings.Cut(sc.Text(), " ")
+			switch word {
+			case "started":
+				s.pid, _ = strconv.Atoi(rest)
+			case "reaped":
+				s.reaped = true
+			case "exited":
+				s.outcome = word
+				s.code, _ = strconv.Atoi(rest)
+			case "exec-error", "deadline", "stopped":
+				s.outcome, s.detail = word, rest
+			}
+		}
+		stR.Close()
+		s.err = cmd.Wait()
+		removeSupervisor(cmd.Process.Pid)
+		s.mu.Lock()
+		s.ctl.Close()
+		s.ctl = nil
+		s.mu.Unlock()
+		if s.outcome == "" {
+			s.cleanup()
+		}
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// cleanup kills what a supervisor that died without its last word (a
+// SIGKILL, a crash) may have left of the command's tree. The command has
+// SIGKILL as its parent-death signal (commandAttr), so it dies with the
+// supervisor; cleanup also kills its process group, whose members outlive
+// it otherwise (the group's id is still the command's: the command, not
+// yet reaped, keeps it from reuse), and, with run a child subreaper, every
+// child that reached run: the command and its orphaned descendants, those
+// that left its group included (sweepStrays).
+func (s *supervised) cleanup() {
+	if s.pid > 0 && !s.reaped {
+		syscall.Kill(-s.pid, syscall.SIGKILL)
+	}
+	if s.reap {
+		sweepStrays()
+	}
+}
+
+// supervisors are the live supervisors' pids: sweepStrays spares them.
+// The lock is held from fork to record, so that a sweep never sees a
+// supervisor it does not know.
+var supervisors struct {
+	sync.Mutex
+	pids map[int]bool
+}
+
+// startSpared starts cmd, a supervisor, as one that sweepStrays spares.
+func startSpared(cmd *exec.Cmd) error {
+	supervisors.Lock()
+	defer supervisors.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if supervisors.pids == nil {
+		supervisors.pids = map[int]bool{}
+	}
+	supervisors.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+func removeSupervisor(pid int) {
+	supervisors.Lock()
+	defer supervisors.Unlock()
+	delete(supervisors.pids, pid)
+}
+
+// strays lists run's children that are not live supervisors.
+func strays() []int {
+	supervisors.Lock()
+	defer supervisors.Unlock()
+	var out []int
+	for _, pid := range childPIDs() {
+		if !supervisors.pids[pid] {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// sweepStrays SIGKILLs and reaps every child of run that is not a live
+// supervisor: with run a child subreaper, those are what a dead
+// supervisor left, reparented to run. It goes round until none is left
+// (a killed process's own children arrive next), for at most 5 s.
+func sweepStrays() {
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		pids := strays()
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, pid := range pids {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, 0, nil)
+		}
+	}
+}
+
+// send writes one control line, if the supervisor still listens.
+func (s *supervised) send(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctl != nil {
+		s.ctl.WriteString(line)
+	}
+}
+
+// stop asks the supervisor to stop the command in order (once).
+func (s *supervised) stop() {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		s.send("stop\n")
+	})
+}
+
+func (s *supervised) stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}
+
+// superviseArg, as leaselab's first argument, makes it a supervisor
+// (superviseMain): an internal entry point, not a command.
+const superviseArg = "__supervise"

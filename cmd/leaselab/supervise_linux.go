@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// selfExe is this binary, for the supervisor: /proc/self/exe runs the very
+// file this process runs, even if its path was replaced or removed since.
+func selfExe() (string, error) { return "/proc/self/exe", nil }
+
+// setSubreaper makes this process the reaper of its orphaned descendants
+// (PR_SET_CHILD_SUBREAPER): a descendant whose parent dies is reparented
+// to it rather than to init, so that no descendant escapes its sweep. It
+// reports whether the kernel agreed.
+func setSubreaper() bool {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
+}
+
+// commandAttr starts the command in a process group of its own, with
+// SIGKILL as its parent-death signal: should the supervisor itself be
+// killed, the command dies with it. (The parent is the thread that forked,
+// which superviseMain keeps for the process's life. The command's own
+// descendants, which a killed supervisor cannot sweep, are run's to kill:
+// supervised.cleanup.)
+func commandAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// childPIDs lists this process's children, from /proc/PID/stat (the
+// parent is the fourth field, after the command name in parentheses).
+func childPIDs() []int {
+	self := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == self {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// closeOnExecFrom marks every open descriptor from fd on close-on-exec.
+func closeOnExecFrom(fd int) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= fd {
+			syscall.CloseOnExec(n)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+//go:build !linux
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+// Outside Linux the supervisor has no subreaper and no parent-death
+// signal: it kills the command's process group, and a descendant that
+// leaves the group survives.
+
+func selfExe() (string, error) { return os.Executable() }
+
+func setSubreaper() bool { return false }
+
+func commandAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func childPIDs() []int { return nil }
+
+func closeOnExecFrom(fd int) {
+	for n := fd; n < 256; n++ {
+		syscall.CloseOnExec(n)
+	}
+}
