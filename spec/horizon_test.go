@@ -21,7 +21,7 @@ func TestReferenceTwoHours(t *testing.T) {
 	for i, c := range []struct {
 		procs  int
 		faults string
-	}{{1, "stop,fserr"}, {1, "stop,fserr"}, {3, "kill,term,stop,fserr"}, {3, "kill,term,stop,fserr"}} {
+	}{{1, "stop,fserr"}, {1, "stop,fserr"}, {3, "stop,drift,fserr"}, {3, "stop,drift,fserr"}} { // none ends a process
 		o := sim.SetupOptions{Variant: "reference", Procs: c.procs, Scheduler: "mixed", Horizon: 2 * time.Hour}
 		o.Faults, _ = sim.ParseFaults(c.faults)
 		if err := o.Normalize(); err != nil {

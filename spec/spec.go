@@ -281,14 +281,20 @@ func eligible(tr *trace.Trace) [][]span {
 	// leader from a watch interval (its own) after the stretch's end.
 	for _, st := range tr.Stretches() {
 		if st.Proc >= 0 {
-			watch := tr.Run.Lease.WatchInterval
-			if l := tr.Procs[st.Proc].Lease; l.WatchInterval != 0 {
-				watch = l.WatchInterval
-			}
-			out[st.Proc] = cut(out[st.Proc], st.From, st.To+int64(watch))
+			out[st.Proc] = cut(out[st.Proc], st.From, st.To+int64(emfileLag(tr, int(st.Proc))))
 		}
 	}
 	return out
+}
+
+// emfileLag is how long after its EMFile stretch ends process p may go
+// on unaware of it: its watch interval, within which a process whose
+// reads fail tries again.
+func emfileLag(tr *trace.Trace, p int) time.Duration {
+	if l := tr.Procs[p].Lease; l.WatchInterval != 0 {
+		return l.WatchInterval
+	}
+	return tr.Run.Lease.WatchInterval
 }
 
 // cut removes [from, to) from spans.

@@ -237,3 +237,32 @@ func TestNoWedgeEMFileIsOneProcess(t *testing.T) {
 		}
 	}
 }
+
+// Stable leadership gives an emfile stretch's victim the same watch
+// interval after its end as no-wedge does: alone after it, the victim
+// leads a lease after its first read, which comes within a watch
+// interval of the end.
+func TestStableLeadershipEMFileLag(t *testing.T) {
+	b := BoundsFor(mustVariant(t, "reference"), lease.DefaultConfig())
+	tr := livenessTrace(100*time.Second, trace.DiskFull)
+	e := trace.Fault(0, trace.EMFile, secsD(55), 0, false, trace.Str{})
+	e.T = int64(secsD(5))
+	end := trace.FaultEnd(0, trace.EMFile, trace.Str{})
+	end.T = int64(secsD(60))
+	exit := trace.Event{Proc: 1, Kind: trace.EvExit, T: int64(secsD(20))}
+	tr.Events = append(tr.Events, e, end, exit)
+	sortEvents(tr)
+	watch := tr.Run.Lease.WatchInterval
+	for _, c := range []struct {
+		leads float64 // when process 0 leads after its stretch
+		want  time.Duration
+	}{{60 + 11.8, 0}, {60 + 12.5, secsD(60) + watch + b.Wedge}} {
+		iv := ivs([3]float64{1, 0, 20}, [3]float64{0, c.leads, 100})
+		for k := range iv {
+			iv[k].Seen = iv[k].To
+		}
+		if v := CheckStableLeadership(tr, iv, b); v == nil && c.want != 0 || v != nil && v.At != c.want {
+			t.Errorf("process 0 leading %.1f s after its stretch: %v, want a violation at %v (0: none)", c.leads-60, v, c.want)
+		}
+	}
+}
