@@ -520,7 +520,16 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			r.p.Log(MsgRefRenewed, rec.Version, 0)
 		case errors.Is(err, ErrConflict):
 			// Another write replaced the version we hold: a takeover, or
-			// our own earlier renewal whose outcome we could not know.
+			// our own earlier renewal whose outcome we could not know (its
+			// link took effect and the listing after it failed). A record
+			// of this term (this holder id and the term's epoch, which no
+			// other term has) is that renewal: renew from it, soon; the
+			// deadline stands, as that renewal's start is not known.
+			if cur, rerr := r.s.Read(); rerr == nil && cur.Version > rec.Version && cur.Holder == r.pid && cur.Epoch == term.Epoch() {
+				rec, r.wrote = cur, cur.Version
+				last, backoff = start, renewBackoff
+				continue
+			}
 			r.resign(cancel)
 			r.p.Log(MsgRefLost, rec.Version, 0)
 			r.stoppedLeading()

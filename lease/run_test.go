@@ -496,3 +496,61 @@ func TestRunReleasesItsWatches(t *testing.T) {
 		t.Errorf("after 20 elections: %d open descriptors (%d before), %d goroutines (%d before)", fd, fd0, g, g0)
 	}
 }
+
+// failingListingFS is the real file system, except that the listing
+// right after the link of version after fails with EIO: a renewal whose
+// link took effect and whose outcome its writer cannot know.
+type failingListingFS struct {
+	lease.OSFS
+	path  string
+	after int64
+	armed *bool
+}
+
+func (f failingListingFS) Link(oldname, newname string) error {
+	err := f.OSFS.Link(oldname, newname)
+	if err == nil && newname == f.path+"."+strconv.FormatInt(f.after, 10) {
+		*f.armed = true
+	}
+	return err
+}
+
+func (f failingListingFS) ReadDir(dir string) ([]string, error) {
+	if *f.armed {
+		*f.armed = false
+		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: syscall.EIO}
+	}
+	return f.OSFS.ReadDir(dir)
+}
+
+// A leader whose renewal linked its version but could not list the
+// directory after it (an unknown outcome) finds that version at its next
+// renewal: a record of its own term, which it renews from instead of
+// stepping down and then waiting a whole lease for its own record.
+func TestRunRenewsFromItsUnknownRenewal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 100 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	stopped := make(chan struct{}, 1)
+	cb.OnStoppedLeading = func() { stopped <- struct{}{} }
+	cfg.Callbacks = cb
+	armed := false
+	s := &lease.VersionedFile{FS: failingListingFS{path: path, after: 2, armed: &armed}, Path: path, PID: 100}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log, ID: 100})
+	waitCtx(t, leading, "a lone process")
+	select {
+	case <-stopped:
+		t.Fatalf("stepped down before its context ended; log:\n%s", log.String())
+	case <-time.After(time.Second):
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if l := log.String(); strings.Contains(l, "replaced by another write") || !strings.Contains(l, "Lease renewed, version 4") {
+		t.Errorf("want renewals past version 3 and no step-down; log:\n%s", l)
+	}
+}
