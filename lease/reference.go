@@ -234,10 +234,12 @@ func (r *Reference) elect(ctx context.Context) {
 		if r.note != nil && r.mistake&mTokenAfterRead != 0 { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
 		}
-		if err == nil && rec.Version != lastVersion {
-			// A version nobody had seen: someone's write succeeded since
-			// ours failed, so the disk takes writes again. A back-off
-			// left from then would delay the next acquisition (after a
+		if err == nil && rec.Version != lastVersion || errors.Is(err, fs.ErrNotExist) && lastVersion != 0 {
+			// A version nobody had seen, or a lease seen held that now
+			// reads as none (a release: the file store reports it so,
+			// without its version): someone's write succeeded since ours
+			// failed, so the disk takes writes again. A back-off left
+			// from then would delay the next acquisition (after a
 			// release, by up to a watch interval) for nothing.
 			lastVersion, backoff, retryAt = rec.Version, 0, 0
 		}

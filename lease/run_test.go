@@ -554,3 +554,73 @@ func TestRunRenewsFromItsUnknownRenewal(t *testing.T) {
 		t.Errorf("want renewals past version 3 and no step-down; log:\n%s", l)
 	}
 }
+
+// scriptedStore is a lease held by process 7 at version 1 whose takeover
+// fails with EIO failures times; then it reads as released, and records
+// when that read and the next Create came.
+type scriptedStore struct {
+	mu                 sync.Mutex
+	failures, failed   int
+	releasedAt, create time.Time
+}
+
+func (s *scriptedStore) Read() (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed < s.failures {
+		return lease.Record{Holder: 7, Epoch: 1, Version: 1}, nil
+	}
+	if s.releasedAt.IsZero() {
+		s.releasedAt = time.Now()
+	}
+	return lease.Record{}, &fs.PathError{Op: "read", Path: "scripted", Err: syscall.ENOENT}
+}
+
+func (s *scriptedStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.create.IsZero() {
+		s.create = time.Now()
+	}
+	return lease.Record{Holder: holder, Epoch: 3, Version: 3, TTL: ttl}, nil
+}
+
+func (s *scriptedStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	cur.Version++
+	return cur, nil
+}
+
+func (s *scriptedStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed++
+	return lease.Record{}, &fs.PathError{Op: "link", Path: "scripted", Err: syscall.EIO}
+}
+
+func (s *scriptedStore) Release(cur lease.Record) error { return nil }
+
+// A watcher backing off after failed takeovers that next reads the lease
+// as released (someone's write, the release, succeeded: the disk takes
+// writes) acquires at once, not when its back-off runs out. (The file
+// store reads a release as no lease, without its version: the reset for
+// a version nobody had seen missed it, and reference~keep-one's timing
+// showed it, a release taken up 1.7 s late.)
+func TestRunReleaseResetsBackOff(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	s := &scriptedStore{failures: 6} // back-offs of 10, 20, 40, 80, 160 and 300 ms
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Proc: nil, ID: 100, Dir: ""})
+	waitCtx(t, leading, "the watcher, once the lease reads released")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if late := s.create.Sub(s.releasedAt); late > 100*time.Millisecond {
+		t.Errorf("created %v after reading the lease released, want at once (its back-off: 300 ms)", late)
+	}
+}
