@@ -27,6 +27,14 @@ type BootIDer interface {
 // stride (a renewal a second for thirty years).
 const BootStride = 1_000_000_000
 
+// MaxBootRecord is the highest boot record number the reference store
+// takes for its own: a billion boots, whose base (K-1)*BootStride leaves
+// room below the int64 limit for every version a name can carry (up to
+// 18 digits). A name of a boot record's form above it is someone else's
+// file: it neither sets the epoch base (where (K-1)*BootStride would
+// overflow) nor is removed.
+const MaxBootRecord = 1_000_000_000
+
 // bootOf returns p's BootID, or nil if p cannot tell its boot: it has no
 // BootIDer, or its machine has no boot id (the file does not exist, as on
 // a kernel without /proc/sys/kernel/random/boot_id). Such a machine is
@@ -55,21 +63,19 @@ func (p *osProc) BootID() (string, error) {
 }
 
 // bootBase returns (K-1)*BootStride for the boot record of the current
-// boot, id, creating it durably if the latest record is another boot's.
+// boot, id, creating it durably if the newest record is another boot's.
+// K is the highest boot record's number in the directory (records below
+// it are removed once it is durable, so they need not be contiguous).
 func (s *VersionedFile) bootBase(id string) (int64, error) {
 	name := func(k int64) string { return s.Path + ".boot." + strconv.FormatInt(k, 10) }
 	for {
-		// Boot records are contiguous from 1 and few: count them.
+		l, err := s.list()
+		if err != nil {
+			return 0, err
+		}
 		k := int64(0)
-		for {
-			_, err := s.FS.Stat(name(k + 1))
-			if errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			if err != nil {
-				return 0, err
-			}
-			k++
+		if n := len(l.boots); n > 0 {
+			k = l.boots[n-1]
 		}
 		if k > 0 {
 			b, err := s.FS.ReadFile(name(k))
@@ -83,6 +89,11 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 						return 0, err
 					}
 				}
+				// Durable: the older records are no longer needed (a power
+				// loss may bring them back, below this one).
+				for _, old := range l.boots[:len(l.boots)-1] {
+					s.remove(name(old), 0, false)
+				}
 				return (k - 1) * BootStride, nil
 			case errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.ENOMEM):
 				// The disk failed this read: that says nothing about the
@@ -92,7 +103,7 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 			}
 			// Another boot's record (or one that is not a record at all).
 		}
-		err := s.publishDurably(name(k+1), []byte(id))
+		err = s.publishDurably(name(k+1), []byte(id))
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return 0, err
 		}
@@ -103,10 +114,8 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 // publishDurably links a file holding data at name (EEXIST if it exists),
 // with the data and the name fsynced before it returns.
 func (s *VersionedFile) publishDurably(name string, data []byte) error {
-	s.mu.Lock()
-	s.tempSeq++
-	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
-	s.mu.Unlock()
+	tmp := s.newTemp()
+	defer s.doneTemp(tmp)
 	fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
 	if err != nil {
 		return err

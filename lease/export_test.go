@@ -28,6 +28,11 @@ const (
 	MistakeOwnLease              = mOwnLease
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
+	MistakeRemoveBeforeLink      = mRemoveBeforeLink
+	MistakeNoVerify              = mNoVerify
+	MistakeProbeFromOne          = mProbeFromOne
+	MistakeKeepOne               = mKeepOne
+	MistakeNoSweep               = mNoSweep
 	MistakeUnlockBeforeCancel    = mUnlockBeforeCancel
 	MistakePollLock              = mPollLock
 	MistakeNoBackoff             = mNoBackoff

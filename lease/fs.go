@@ -73,7 +73,21 @@ type FS interface {
 	Rename(oldname, newname string) error
 	// Link is link(2): it fails with EEXIST if newname exists.
 	Link(oldname, newname string) error
+	// ReadDir lists the names in directory dir (not "." or ".."), sorted.
+	// Every name present throughout the call is listed; one linked or
+	// unlinked during it may or may not be (POSIX readdir: OSFS's
+	// getdents64 may take several calls). The simulator's is one atomic
+	// step. It follows no symbolic link in the last component; more than
+	// MaxReadDir bytes of entries is EFBIG.
+	ReadDir(dir string) ([]string, error)
 }
+
+// MaxReadDir bounds the entries [FS.ReadDir] reads, in bytes of
+// getdents64 records (about 24 bytes plus the name each): some 20,000
+// names of up to 24 bytes. A lock directory holds a few of them;
+// whoever fills it beyond that can write it, and so can take the lease
+// anyway.
+const MaxReadDir = 1 << 20
 
 // FlockFS is an FS that can also lock files with flock(2), an optional
 // ability as io/fs's ReadFileFS is: only the flock algorithms need it

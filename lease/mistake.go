@@ -43,6 +43,22 @@ const (
 	mVersionSkip
 	// VersionedFile: a takeover keeps the stale record's epoch.
 	mStaleEpoch
+	// VersionedFile: a write removes the versions below it before it
+	// links its own: for a moment the directory has no version, or only
+	// an older one.
+	mRemoveBeforeLink
+	// VersionedFile: a write trusts its link and never lists the directory
+	// after it, so a writer paused long enough re-creates a removed
+	// version and believes it won.
+	mNoVerify
+	// VersionedFile: the reader probes versions from 1 up, as if they were
+	// contiguous from 1.
+	mProbeFromOne
+	// VersionedFile: the sweep keeps only the newest version (harmless:
+	// see MaxFiles; a reader that finds its version gone lists again).
+	mKeepOne
+	// VersionedFile: no version is ever removed.
+	mNoSweep
 	// FlockElection: on SIGTERM, unlock before cancelling the context.
 	mUnlockBeforeCancel
 	// FlockElection: a lock held by another process is polled (LOCK_NB

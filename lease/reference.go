@@ -234,10 +234,12 @@ func (r *Reference) elect(ctx context.Context) {
 		if r.note != nil && r.mistake&mTokenAfterRead != 0 { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
 		}
-		if err == nil && rec.Version != lastVersion {
-			// A version nobody had seen: someone's write succeeded since
-			// ours failed, so the disk takes writes again. A back-off
-			// left from then would delay the next acquisition (after a
+		if err == nil && rec.Version != lastVersion || errors.Is(err, fs.ErrNotExist) && lastVersion != 0 {
+			// A version nobody had seen, or a lease seen held that now
+			// reads as none (a release: the file store reports it so,
+			// without its version): someone's write succeeded since ours
+			// failed, so the disk takes writes again. A back-off left
+			// from then would delay the next acquisition (after a
 			// release, by up to a watch interval) for nothing.
 			lastVersion, backoff, retryAt = rec.Version, 0, 0
 		}
@@ -520,7 +522,16 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			r.p.Log(MsgRefRenewed, rec.Version, 0)
 		case errors.Is(err, ErrConflict):
 			// Another write replaced the version we hold: a takeover, or
-			// our own earlier renewal whose outcome we could not know.
+			// our own earlier renewal whose outcome we could not know (its
+			// link took effect and the listing after it failed). A record
+			// of this term (this holder id and the term's epoch, which no
+			// other term has) is that renewal: renew from it, soon; the
+			// deadline stands, as that renewal's start is not known.
+			if cur, rerr := r.s.Read(); rerr == nil && cur.Version > rec.Version && cur.Holder == r.pid && cur.Epoch == term.Epoch() {
+				rec, r.wrote = cur, cur.Version
+				last, backoff = start, renewBackoff
+				continue
+			}
 			r.resign(cancel)
 			r.p.Log(MsgRefLost, rec.Version, 0)
 			r.stoppedLeading()
@@ -588,7 +599,13 @@ func (r *Reference) release(cur Record, term *Term) {
 			return
 		}
 		err := r.s.Release(cur)
-		if err == nil {
+		if err == nil || Superseded(err) {
+			// Superseded: the released version was linked, and a higher
+			// one was there by the listing after it: a watcher woken by
+			// the release took over at once. (Not a version another
+			// process had written and removed: that takes two writes by
+			// others since cur, which no one makes before this term's
+			// deadline.)
 			r.p.Log(MsgReleased, 0, 0)
 			return
 		}

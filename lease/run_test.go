@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -389,6 +390,75 @@ func TestRunBadConfig(t *testing.T) {
 	}
 }
 
+// overtakingFS is the real file system, except that right after the
+// link of version release it links the version above it for holder 200:
+// a watcher woken by the release that acquires before the releaser's
+// listing after its link.
+type overtakingFS struct {
+	lease.OSFS
+	path    string
+	release int64
+}
+
+func (f overtakingFS) Link(oldname, newname string) error {
+	if err := f.OSFS.Link(oldname, newname); err != nil {
+		return err
+	}
+	if newname == f.path+"."+strconv.FormatInt(f.release, 10) {
+		next := f.path + "." + strconv.FormatInt(f.release+1, 10)
+		rec := lease.AppendVersioned(nil, lease.Record{Holder: 200, Epoch: f.release + 1})
+		if err := os.WriteFile(next, rec, 0o644); err != nil {
+			panic(err)
+		}
+	}
+	return nil
+}
+
+// A release that a watcher overtakes at once (it acquires between the
+// release's link and the listing after it, so the store reports the
+// release superseded) is a release: logged as one, and no error for the
+// user's OnError.
+func TestRunReleaseOvertaken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 10 * time.Second, WatchInterval: 10 * time.Second}
+	cb, leading := started()
+	var errs []error
+	var mu sync.Mutex
+	cb.OnError = func(op string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, fmt.Errorf("%s: %w", op, err))
+	}
+	cfg.Callbacks = cb
+	// Version 1 is the acquisition, 2 the release, 3 the watcher's.
+	s := &lease.VersionedFile{FS: overtakingFS{path: path, release: 2}, Path: path, PID: 100}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Proc: nil, Log: &log, ID: 100})
+	waitCtx(t, leading, "a lone process")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
+	}
+	if rec, err := lease.NewFileStore(path).Read(); err != nil || rec.Holder != 200 || rec.Version != 3 {
+		t.Fatalf("after Run: %+v, %v; want the watcher's version 3", rec, err)
+	}
+	if !strings.Contains(log.String(), "Lease released") || strings.Contains(log.String(), "no longer ours") {
+		t.Errorf("log: want the release logged as one:\n%s", log.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 0 {
+		t.Errorf("OnError got %v, want nothing: the release took effect", errs)
+	}
+}
+
 // A service that runs elections one after another keeps nothing of the
 // ones that ended: each Run on the real OS watches the lock's directory
 // with inotify (a descriptor and a reading goroutine), and ends its
@@ -424,5 +494,133 @@ func TestRunReleasesItsWatches(t *testing.T) {
 	settle(func() bool { return fds() <= fd0 && runtime.NumGoroutine() <= g0 })
 	if fd, g := fds(), runtime.NumGoroutine(); fd > fd0 || g > g0 {
 		t.Errorf("after 20 elections: %d open descriptors (%d before), %d goroutines (%d before)", fd, fd0, g, g0)
+	}
+}
+
+// failingListingFS is the real file system, except that the listing
+// right after the link of version after fails with EIO: a renewal whose
+// link took effect and whose outcome its writer cannot know.
+type failingListingFS struct {
+	lease.OSFS
+	path  string
+	after int64
+	armed *bool
+}
+
+func (f failingListingFS) Link(oldname, newname string) error {
+	err := f.OSFS.Link(oldname, newname)
+	if err == nil && newname == f.path+"."+strconv.FormatInt(f.after, 10) {
+		*f.armed = true
+	}
+	return err
+}
+
+func (f failingListingFS) ReadDir(dir string) ([]string, error) {
+	if *f.armed {
+		*f.armed = false
+		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: syscall.EIO}
+	}
+	return f.OSFS.ReadDir(dir)
+}
+
+// A leader whose renewal linked its version but could not list the
+// directory after it (an unknown outcome) finds that version at its next
+// renewal: a record of its own term, which it renews from instead of
+// stepping down and then waiting a whole lease for its own record.
+func TestRunRenewsFromItsUnknownRenewal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 100 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	stopped := make(chan struct{}, 1)
+	cb.OnStoppedLeading = func() { stopped <- struct{}{} }
+	cfg.Callbacks = cb
+	armed := false
+	s := &lease.VersionedFile{FS: failingListingFS{path: path, after: 2, armed: &armed}, Path: path, PID: 100}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log, ID: 100})
+	waitCtx(t, leading, "a lone process")
+	select {
+	case <-stopped:
+		t.Fatalf("stepped down before its context ended; log:\n%s", log.String())
+	case <-time.After(time.Second):
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if l := log.String(); strings.Contains(l, "replaced by another write") || !strings.Contains(l, "Lease renewed, version 4") {
+		t.Errorf("want renewals past version 3 and no step-down; log:\n%s", l)
+	}
+}
+
+// scriptedStore is a lease held by process 7 at version 1 whose takeover
+// fails with EIO failures times; then it reads as released, and records
+// when that read and the next Create came.
+type scriptedStore struct {
+	mu                 sync.Mutex
+	failures, failed   int
+	releasedAt, create time.Time
+}
+
+func (s *scriptedStore) Read() (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed < s.failures {
+		return lease.Record{Holder: 7, Epoch: 1, Version: 1}, nil
+	}
+	if s.releasedAt.IsZero() {
+		s.releasedAt = time.Now()
+	}
+	return lease.Record{}, &fs.PathError{Op: "read", Path: "scripted", Err: syscall.ENOENT}
+}
+
+func (s *scriptedStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.create.IsZero() {
+		s.create = time.Now()
+	}
+	return lease.Record{Holder: holder, Epoch: 3, Version: 3, TTL: ttl}, nil
+}
+
+func (s *scriptedStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	cur.Version++
+	return cur, nil
+}
+
+func (s *scriptedStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed++
+	return lease.Record{}, &fs.PathError{Op: "link", Path: "scripted", Err: syscall.EIO}
+}
+
+func (s *scriptedStore) Release(cur lease.Record) error { return nil }
+
+// A watcher backing off after failed takeovers that next reads the lease
+// as released (someone's write, the release, succeeded: the disk takes
+// writes) acquires at once, not when its back-off runs out. (The file
+// store reads a release as no lease, without its version: the reset for
+// a version nobody had seen missed it, and reference~keep-one's timing
+// showed it, a release taken up 1.7 s late.)
+func TestRunReleaseResetsBackOff(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	s := &scriptedStore{failures: 6} // back-offs of 10, 20, 40, 80, 160 and 300 ms
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Proc: nil, ID: 100, Dir: ""})
+	waitCtx(t, leading, "the watcher, once the lease reads released")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if late := s.create.Sub(s.releasedAt); late > 100*time.Millisecond {
+		t.Errorf("created %v after reading the lease released, want at once (its back-off: 300 ms)", late)
 	}
 }

@@ -39,12 +39,26 @@ type Variant struct {
 type Claims struct {
 	// Handover is how leadership passes on when a leader dies or leaves.
 	Handover Handover
+	// Files, if set, bounds the names the variant keeps in its lock's
+	// directory at any instant, however long it runs (nil: it states no
+	// bound).
+	Files *FileBound
 	// ExpiryLag is how much later than the lease (plus a watch interval,
 	// if watchers poll) the variant may notice an expired lease when
 	// every clock is right: the seed's whole-second expiry adds up to one
 	// second, the reference's drift margin a fraction of the lease.
 	ExpiryLag time.Duration
 }
+
+// FileBound is a number of names in a lock directory: Fixed, plus
+// PerProc for every process that ran (the dead included: what a process
+// leaves when it dies counts until someone removes it).
+type FileBound struct {
+	Fixed, PerProc int
+}
+
+// Of is the bound for procs processes.
+func (b FileBound) Of(procs int) int { return b.Fixed + b.PerProc*procs }
 
 // Handover is how a watcher learns that the leader is gone.
 type Handover uint8
@@ -98,7 +112,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path, Naive: true}
 		},
-		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second, Files: &FileBound{Fixed: 1}}, // the lock file
 	},
 	{
 		Name:    "seed",
@@ -106,7 +120,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path}
 		},
-		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second, Files: &FileBound{Fixed: 1}}, // the lock file
 	},
 	{
 		Name:    "seed-rename",
@@ -114,7 +128,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path, Publish: "rename", pid: int64(p.PID())}
 		},
-		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second, Files: &FileBound{Fixed: 1, PerProc: 1}}, // the lock, a temporary file per PID
 	},
 	{
 		Name:    "seed-link",
@@ -122,7 +136,7 @@ var variants = []Variant{
 		NewStore: func(p Proc, path string) Store {
 			return &SeedFile{FS: p, Clock: p, Path: path, Publish: "link", pid: int64(p.PID())}
 		},
-		Claims: Claims{Handover: Polled, ExpiryLag: time.Second},
+		Claims: Claims{Handover: Polled, ExpiryLag: time.Second, Files: &FileBound{Fixed: 1, PerProc: 1}}, // the lock, a temporary file per PID
 	},
 	{
 		Name:    "reference",
@@ -131,7 +145,7 @@ var variants = []Variant{
 			return &VersionedFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
 		},
 		Run:           runReference,
-		Claims:        Claims{Handover: Notified, ExpiryLag: 200 * time.Millisecond}, // the drift margin on a 9 s lease at 1%
+		Claims:        Claims{Handover: Notified, ExpiryLag: 200 * time.Millisecond, Files: &referenceFiles}, // the drift margin on a 9 s lease at 1%
 		Epochs:        true,
 		LocalDeadline: true,
 	},
@@ -150,9 +164,14 @@ var variants = []Variant{
 			return nil
 		},
 		Epochs: true,
-		Claims: Claims{Handover: KernelLock},
+		// The lock file, two boot records, and a boot record's temporary
+		// file per process (one that died while making it leaves it).
+		Claims: Claims{Handover: KernelLock, Files: &FileBound{Fixed: 3, PerProc: 1}},
 	},
 }
+
+// referenceFiles is VersionedFile's bound (MaxFiles).
+var referenceFiles = FileBound{Fixed: 5, PerProc: 5}
 
 // runReference is the reference variant's program: its main runs [Run]
 // with a context that SIGTERM or SIGINT ends, and exits 0 once Run has

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -12,26 +14,95 @@ import (
 
 // VersionedFile is the reference variant's store: a compare-and-set
 // register built from link(2), which creates a name only if it does not
-// exist.
+// exist, in a directory that holds a bounded number of files however long
+// it runs.
 //
 // Every write of the lease (acquisition, renewal, takeover, release) is a
-// new version: the record is written to a private temporary file and
-// linked to PATH.N, where N is one more than the version the writer
-// read. link fails with EEXIST if PATH.N exists, so of all the writers that
-// read version N-1, exactly one succeeds: that is the compare-and-set. A
-// version file is complete before it has a name (no reader ever sees an
-// empty or half-written lease, whatever instant a writer dies at), and it
-// never changes afterwards (so no write can overwrite a newer holder's
-// lease). The current record is the highest version; versions are
-// contiguous, because a writer links N only after reading N-1.
+// new version: the record is written to a private temporary file
+// (PATH.tmp.PID.SEQ) and linked to PATH.N, where N is one more than the
+// version the writer read. link fails with EEXIST if PATH.N exists, so of
+// all the writers that read version N-1 while it was the latest, at most
+// one succeeds: that is the compare-and-set. A version file is complete
+// before it has a name (no reader ever sees an empty or half-written
+// lease, whatever instant a writer dies at), and it never changes
+// afterwards (so no write can overwrite a newer holder's lease). The
+// current record is the highest version in the directory, which a reader
+// finds by listing the directory (FS.ReadDir), not by probing names:
+// versions below the current are removed, so they are not contiguous from
+// 1, and a gap is never "no lease".
 //
-// The record's epoch is the version at which its holder acquired: it
-// strictly increases from leader to leader and, living in file names, is
-// never reused, not after a release and not after every process restarts.
+// Removal. After its link, a writer lists the directory again: if PATH.N
+// is still the highest version its write stands, and it removes every
+// version below N-1 (the versions kept are N-1 and N), every boot record
+// but the newest and every temporary file it also saw at its previous
+// write (stale: a writer's own lives a few system calls). Otherwise its
+// write does not count (see below). Three facts make this safe:
 //
-// Versions accumulate, one small file per write (a renewal every few
-// seconds); removing old ones safely needs a floor that readers respect and
-// is not done yet (see the README).
+//  1. The highest version is never removed: only versions below the
+//     highest one the remover has seen, less one, are. So the highest
+//     version in the directory never goes down (while the machine runs: a
+//     power loss takes every process with it, and the disk comes back as
+//     it was at some instant before, where all of this held too).
+//  2. A version is removed only once a version two above it exists.
+//  3. A writer's link of N succeeds only if PATH.N does not exist. If N
+//     was linked before and removed (a writer that read N-1 long ago and
+//     was paused: its target was "re-created"), then by 2 a version above
+//     N existed before the link and by 1 one still does: the listing
+//     after the link shows a higher version. If it does not, N was never
+//     removed, so no one else ever linked it: the compare-and-set won.
+//
+// So a write whose listing shows a higher version than its own is
+// reported as superseded (an error for which errors.Is(err, ErrConflict):
+// the caller does not lead or renew with it), and the name it linked, if
+// below the kept versions, is removed again. A write that did take effect
+// and was overtaken at once (a release by the same process's signal
+// handler) is reported the same way: it is over either way. The outcome
+// is unknown to the register's model, as an I/O error's.
+//
+// A reader never mistakes a gap for "no lease": it lists the directory
+// and reads the highest version; only a directory with no version at all
+// is no lease. A version removed between the listing and the read (two
+// writes landed in between) is listed again.
+//
+// The listing. The simulator's is one atomic step. A real kernel lists a
+// directory with several getdents64 calls once it holds more than a few
+// dozen names (each call is atomic, the sequence is not): a name present
+// from the first call to the last is listed, one linked or unlinked in
+// between may not be. The highest version at the listing's start stays
+// until two more writes have landed, so a listing can miss every version
+// only if it spans two writes: a lister stalled (SIGSTOP, a loaded
+// machine) between two of its calls for at least two renew intervals. A
+// writer so stalled in the listing after its link has passed its local
+// deadline (others took over: a lease went by), and the reference never
+// acts on a write older than its deadline; a reader so stalled reads an
+// older version or none, as if it had read before the writes. Keep the
+// lock in a directory of its own: with a few names, one call lists it.
+//
+// What is removed must be provably the protocol's own: a name of the
+// form PATH.N, PATH.boot.K (K at most MaxBootRecord) or
+// PATH.tmp.PID.SEQ (decimal, no leading zeros) below what is kept, read
+// first, and removed only if it is a regular file holding what the protocol writes there (a record, or what
+// a power loss leaves of one: empty, zeros or a prefix; a boot id or
+// temporary file of at most 256 bytes); a version this process linked
+// itself needs no read. Anything else (a foreign name, a directory or
+// FIFO at a version's name, a file of something else) is left alone, and
+// counts as a version like any other if it is the highest.
+//
+// The bound. In the directory at any instant: at most three versions
+// (the two kept and the one a writer has just linked), plus one for
+// each process that died or failed between its link and its sweep since
+// the last write that swept; at most two boot records (the newest and the
+// one before it, until a process of the new boot sweeps); at most two
+// temporary files per process (its elector's write and its signal
+// handler's release can be under way at once), and a dead process's are
+// removed at the second write after it died; and a superseded write's name
+// until its writer, or the next write, removes it. MaxFiles states it.
+//
+// The record's epoch is the version at which its holder acquired (plus
+// the boot's base, see BootStride): it strictly increases from leader to
+// leader. A version number is never reused while the machine runs (by 1:
+// every new link is above the highest, except a superseded one, whose
+// epoch is never used).
 type VersionedFile struct {
 	FS   FS
 	Path string
@@ -56,79 +127,159 @@ type VersionedFile struct {
 	mu      sync.Mutex
 	base    int64 // this boot's epoch base, once known (hasBase)
 	hasBase bool
-	known   int64  // highest version known to exist
+	known   int64  // the highest version the last listing showed
 	cached  Record // the record of version known, once read
 	hasRec  bool
 	tempSeq int64
+	// own are the versions this process linked last (0: none), which it
+	// may remove without reading them; temps are this process's temporary
+	// files under way, and seenTemps the others' its last sweep saw.
+	own       [4]int64
+	ownNext   int
+	temps     []string
+	seenTemps []string
 }
 
 var _ Store = (*VersionedFile)(nil)
 
+// MaxFiles is the most names the reference's store keeps in its lock
+// directory at any instant, for procs processes (every process that
+// ran, the dead included): three versions, two boot records, and for
+// each process two temporary files (its elector's and its signal
+// handler's), a version it left unswept (it died, or its listing failed,
+// between its link and its sweep) and two superseded writes' names. The
+// directory's own foreign files come on top; the lock path itself is
+// never touched.
+func MaxFiles(procs int) int { return referenceFiles.Of(procs) }
+
 func (s *VersionedFile) name(v int64) string { return s.Path + "." + strconv.FormatInt(v, 10) }
 
-// exists reports whether version v exists. An error other than ENOENT
-// (EIO, say) says nothing about v and is returned.
-func (s *VersionedFile) exists(v int64) (bool, error) {
-	_, err := s.FS.Stat(s.name(v))
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	}
-	return false, err
+// listing is what the lock directory held at one instant, as the
+// protocol reads its names.
+type listing struct {
+	max      int64   // the highest version (0: none)
+	versions []int64 // every version, ascending
+	boots    []int64 // every boot record's number, ascending
+	temps    []string
 }
 
-// latest finds the highest version: from the highest known, forward, or
-// (for a process that knows none) by doubling then bisecting, since
-// versions are contiguous from 1.
-func (s *VersionedFile) latest() (int64, error) {
-	s.mu.Lock()
-	known := s.known
-	s.mu.Unlock()
-	if known == 0 {
-		hi := int64(1)
-		for {
-			ok, err := s.exists(hi)
-			if err != nil {
-				return 0, err
-			}
-			if !ok {
-				break
-			}
-			known, hi = hi, hi*2
-		}
-		lo := known // exists (or 0); hi does not
-		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			ok, err := s.exists(mid)
-			if err != nil {
-				return 0, err
-			}
-			if ok {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		known = lo
+// decimal parses a positive decimal number with no sign and no leading
+// zero, as the protocol writes them.
+func decimal(s string) (int64, bool) {
+	if s == "" || len(s) > 18 || s[0] == '0' {
+		return 0, false
 	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// list reads the lock directory's names.
+func (s *VersionedFile) list() (listing, error) {
+	names, err := s.FS.ReadDir(filepath.Dir(s.Path))
+	if err != nil {
+		return listing{}, err
+	}
+	prefix := filepath.Base(s.Path) + "."
+	var l listing
+	for _, n := range names {
+		if len(n) <= len(prefix) || n[:len(prefix)] != prefix {
+			continue
+		}
+		rest := n[len(prefix):]
+		if v, ok := decimal(rest); ok {
+			l.versions = append(l.versions, v)
+			l.max = max(l.max, v)
+			continue
+		}
+		if k, ok := strings.CutPrefix(rest, "boot."); ok {
+			if v, ok := decimal(k); ok && v <= MaxBootRecord {
+				l.boots = append(l.boots, v)
+			}
+			continue
+		}
+		if t, ok := strings.CutPrefix(rest, "tmp."); ok {
+			pid, seq, ok := strings.Cut(t, ".")
+			if _, ok1 := decimal(pid); ok1 && ok {
+				if _, ok2 := decimal(seq); ok2 {
+					l.temps = append(l.temps, s.Path+"."+rest)
+				}
+			}
+		}
+	}
+	slices.Sort(l.versions)
+	slices.Sort(l.boots)
+	return l, nil
+}
+
+// latest finds the highest version by listing the directory (0: none).
+func (s *VersionedFile) latest() (int64, error) {
+	if s.mistake&mProbeFromOne != 0 { // mutant: the old probing reader
+		return s.probeFromOne()
+	}
+	l, err := s.list()
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.max != s.known {
+		s.known, s.hasRec = l.max, false
+	}
+	return l.max, nil
+}
+
+// probeFromOne is the reader before versions were removed, kept for the
+// mutant that plants it: doubling then bisecting from version 1, as if
+// versions were contiguous from 1. Once version 1 is gone it finds no
+// lease at all.
+func (s *VersionedFile) probeFromOne() (int64, error) {
+	exists := func(v int64) (bool, error) {
+		_, err := s.FS.Stat(s.name(v))
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return false, nil
+		}
+		return false, err
+	}
+	known, hi := int64(0), int64(1)
 	for {
-		ok, err := s.exists(known + 1)
+		ok, err := exists(hi)
 		if err != nil {
 			return 0, err
 		}
 		if !ok {
 			break
 		}
-		known++
+		known, hi = hi, hi*2
+	}
+	lo := known
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := exists(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if known > s.known {
-		s.known, s.hasRec = known, false
+	if lo != s.known {
+		s.known, s.hasRec = lo, false
 	}
-	return s.known, nil
+	return lo, nil
 }
 
 // Read returns the highest version's record; a released lease (or none)
@@ -171,39 +322,47 @@ func (e *unreadError) Unwrap() error { return e.err }
 // the version's content could not be read, it returns the version held by
 // Unknown and an *unreadError.
 func (s *VersionedFile) readLatest() (Record, error) {
-	v, err := s.latest()
-	if err != nil {
-		return Record{}, err
-	}
-	if v == 0 {
-		return Record{}, &fs.PathError{Op: "read", Path: s.name(1), Err: syscall.ENOENT}
-	}
-	s.mu.Lock()
-	if s.hasRec && s.known == v {
-		rec := s.cached
+	for try := 0; ; try++ {
+		v, err := s.latest()
+		if err != nil {
+			return Record{}, err
+		}
+		if v == 0 {
+			return Record{}, &fs.PathError{Op: "read", Path: s.name(1), Err: syscall.ENOENT}
+		}
+		s.mu.Lock()
+		if s.hasRec && s.known == v {
+			rec := s.cached
+			s.mu.Unlock()
+			return rec, nil // versions never change
+		}
 		s.mu.Unlock()
-		return rec, nil // versions never change
+		b, err := s.FS.ReadFile(s.name(v))
+		if errors.Is(err, fs.ErrNotExist) && try < 2 {
+			// Removed since the listing: two newer versions exist. (By
+			// the third try, an Unknown record of v: a directory that
+			// changes that fast is not the protocol's alone.)
+			continue
+		}
+		if err != nil && !errors.Is(err, syscall.EISDIR) {
+			// The version exists (its name is there) but its content could
+			// not be read this time: Read reports the version, held by
+			// Unknown, so that the observer's clock for it starts now; the
+			// content is read again next time.
+			return Record{Holder: Unknown, Version: v}, &unreadError{err}
+		}
+		rec, perr := parseVersioned(b)
+		if err != nil || perr != nil {
+			rec = Record{Holder: Unknown}
+		}
+		rec.Version = v
+		s.mu.Lock()
+		if s.known == v {
+			s.cached, s.hasRec = rec, true
+		}
+		s.mu.Unlock()
+		return rec, nil
 	}
-	s.mu.Unlock()
-	b, err := s.FS.ReadFile(s.name(v))
-	if err != nil && !errors.Is(err, syscall.EISDIR) {
-		// The version exists (its name is there) but its content could not
-		// be read this time: Read reports the version, held by Unknown, so
-		// that the observer's clock for it starts now; the content is read
-		// again next time.
-		return Record{Holder: Unknown, Version: v}, &unreadError{err}
-	}
-	rec, perr := parseVersioned(b)
-	if err != nil || perr != nil {
-		rec = Record{Holder: Unknown}
-	}
-	rec.Version = v
-	s.mu.Lock()
-	if s.known == v {
-		s.cached, s.hasRec = rec, true
-	}
-	s.mu.Unlock()
-	return rec, nil
 }
 
 // Create publishes a lease for holder if the latest version is released
@@ -215,8 +374,7 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 	var ue *unreadError
 	switch {
 	case errors.As(err, &ue):
-		// (First: a version removed between its stat and its read is
-		// ENOENT, and is not an absent lease.)
+		// (First: an unreadable version is not an absent lease.)
 		return Record{}, ue.err
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -230,7 +388,7 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 		return Record{}, err
 	}
 	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, cur), Version: v, TTL: ttl}, true)
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, ErrConflict) && !Superseded(err) {
 		err = &fs.PathError{Op: "create", Path: s.name(v), Err: syscall.EEXIST}
 	}
 	return rec, err
@@ -274,16 +432,62 @@ func (s *VersionedFile) Release(cur Record) error {
 	return err
 }
 
-// publish writes rec to a temporary file and links it to its version's
-// name, then, for a version that starts a term, fsyncs the directory.
-// EEXIST at the link is a lost compare-and-set: ErrConflict.
-func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
-	rec.TTL = StatedTTL(rec.TTL) // as readers will parse it
+// errSuperseded is a write whose listing after its link showed a higher
+// version: it does not stand (see VersionedFile). It is ErrConflict to
+// the caller, and an unknown outcome to the register's model: the write
+// may have taken effect and been overtaken at once.
+type errSuperseded struct{ v, max int64 }
+
+func (e errSuperseded) Error() string {
+	return "version " + strconv.FormatInt(e.v, 10) + " superseded by version " + strconv.FormatInt(e.max, 10)
+}
+
+// Is makes errSuperseded an ErrConflict.
+func (e errSuperseded) Is(target error) bool { return target == ErrConflict }
+
+// Superseded reports whether err is a versioned write that linked its
+// version but found a higher one right after: ErrConflict to the caller,
+// whose outcome the register's model cannot know.
+func Superseded(err error) bool {
+	var e errSuperseded
+	return errors.As(err, &e)
+}
+
+// newTemp names a new temporary file of this process and notes it as
+// under way.
+func (s *VersionedFile) newTemp() string {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.tempSeq++
 	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
-	s.mu.Unlock()
+	s.temps = append(s.temps, tmp)
+	return tmp
+}
+
+// doneTemp notes that temporary file tmp is no longer under way.
+func (s *VersionedFile) doneTemp(tmp string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.temps, tmp); i >= 0 {
+		s.temps = slices.Delete(s.temps, i, i+1)
+	}
+}
+
+// publish writes rec to a temporary file and links it to its version's
+// name, lists the directory to learn whether the write stands, removes
+// what is no longer needed, then, for a version that starts a term, fsyncs
+// the directory. EEXIST at the link is a lost compare-and-set:
+// ErrConflict; a higher version in the listing after it, errSuperseded.
+func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
+	rec.TTL = StatedTTL(rec.TTL) // as readers will parse it
+	tmp := s.newTemp()
+	defer s.doneTemp(tmp)
 	buf := appendVersioned(make([]byte, 0, 48), rec)
+	if s.mistake&mRemoveBeforeLink != 0 { // mutant: the old versions removed before the new one exists
+		for v := rec.Version - 1; v >= max(rec.Version-3, 1); v-- {
+			s.FS.Remove(s.name(v))
+		}
+	}
 	fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
@@ -310,6 +514,20 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 		// link(2) failing otherwise (EIO): the version may or may not exist.
 		return Record{}, &StepError{Step: "create", Err: err}
 	}
+	s.noteOwn(rec.Version)
+	l, err := s.list()
+	if err != nil {
+		// The write may have been re-creating a removed version: it cannot
+		// stand until a listing says so. Its outcome is unknown.
+		return Record{}, &StepError{Step: "verify", Err: err}
+	}
+	if l.max != rec.Version && s.mistake&mNoVerify == 0 {
+		if rec.Version < l.max-1 {
+			s.remove(s.name(rec.Version), rec.Version, true)
+		}
+		return Record{}, &StepError{Step: "verify", Err: errSuperseded{rec.Version, l.max}}
+	}
+	s.sweep(l, rec.Version)
 	if startsTerm && s.Boot == nil && !s.NoDirSync {
 		if err := syncDir(s.FS, s.Path); err != nil {
 			// The version exists but may not survive a power loss: its
@@ -319,11 +537,130 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 		}
 	}
 	s.mu.Lock()
-	if rec.Version > s.known {
+	if rec.Version >= s.known {
 		s.known, s.cached, s.hasRec = rec.Version, rec, true
 	}
 	s.mu.Unlock()
 	return rec, nil
+}
+
+// noteOwn remembers that this process linked version v.
+func (s *VersionedFile) noteOwn(v int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.own[s.ownNext] = v
+	s.ownNext = (s.ownNext + 1) % len(s.own)
+}
+
+// isOwn reports whether this process linked version v lately.
+func (s *VersionedFile) isOwn(v int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return v > 0 && slices.Contains(s.own[:], v)
+}
+
+// sweep removes, after a write of version v that stands (l is the
+// listing that said so), every version below v-1, and the temporary files
+// of other processes that the previous sweep saw too. Errors are left for
+// the next write's sweep. (Boot records are swept by bootBase.)
+func (s *VersionedFile) sweep(l listing, v int64) {
+	if s.mistake&mNoSweep != 0 { // mutant: versions accumulate
+		return
+	}
+	keep := v - 1
+	if s.mistake&mKeepOne != 0 { // mutant: only the newest kept
+		keep = v
+	}
+	for _, old := range l.versions {
+		if old >= keep {
+			break
+		}
+		s.remove(s.name(old), old, false)
+	}
+	s.mu.Lock()
+	var stale []string
+	for _, t := range l.temps {
+		if !slices.Contains(s.temps, t) && slices.Contains(s.seenTemps, t) {
+			stale = append(stale, t)
+		}
+	}
+	s.seenTemps = append(s.seenTemps[:0], l.temps...)
+	s.mu.Unlock()
+	for _, t := range stale {
+		s.remove(t, 0, false)
+	}
+}
+
+// remove unlinks name, a version (v > 0), a boot record or a temporary
+// file of the protocol's, if it is provably the protocol's own: a
+// version this process linked itself (or mine: it just linked it), or a
+// regular file holding what the protocol writes at such a name. It reports
+// whether the name is gone.
+func (s *VersionedFile) remove(name string, v int64, mine bool) bool {
+	if !mine && !(v > 0 && s.isOwn(v)) {
+		b, err := s.FS.ReadFile(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return true
+		case err != nil:
+			return false // a directory, a FIFO, a link, unreadable: not ours to remove
+		case v > 0 && !recordOrTorn(b), v == 0 && len(b) > maxRecord:
+			return false
+		}
+	}
+	err := s.FS.Remove(name)
+	return err == nil || errors.Is(err, fs.ErrNotExist)
+}
+
+// recordOrTorn reports whether b is what the protocol writes in a version
+// file, or what a power loss can leave of it: a record, nothing, zeros,
+// or a record cut short.
+func recordOrTorn(b []byte) bool {
+	if len(b) > maxRecord {
+		return false
+	}
+	zeros := true
+	for _, c := range b {
+		zeros = zeros && c == 0
+	}
+	if zeros {
+		return true
+	}
+	const p1, p2, p3 = `{"processId":`, `,"epoch":`, `,"leaseMs":`
+	rest, ok := literalPrefix(b, p1)
+	if !ok || len(rest) == 0 {
+		return ok
+	}
+	rest = skipDigits(rest)
+	if rest, ok = literalPrefix(rest, p2); !ok || len(rest) == 0 {
+		return ok
+	}
+	rest = skipDigits(rest)
+	if len(rest) == 0 || string(rest) == "}" {
+		return true
+	}
+	if rest, ok = literalPrefix(rest, p3); !ok || len(rest) == 0 {
+		return ok // the lease its writer held, or a prefix of its name
+	}
+	rest = skipDigits(rest)
+	return len(rest) == 0 || string(rest) == "}"
+}
+
+// literalPrefix strips lit from the start of b, or the whole of b if b is
+// a prefix of lit; ok is false if neither.
+func literalPrefix(b []byte, lit string) ([]byte, bool) {
+	n := min(len(b), len(lit))
+	if string(b[:n]) != lit[:n] {
+		return nil, false
+	}
+	return b[n:], true
+}
+
+func skipDigits(b []byte) []byte {
+	for len(b) > 0 && b[0] >= '0' && b[0] <= '9' {
+		b = b[1:]
+	}
+	return b
 }
 
 // epochBase is the base of this boot's epochs: 0 without Boot, else that

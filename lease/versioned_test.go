@@ -3,6 +3,8 @@ package lease_test
 import (
 	"errors"
 	"io/fs"
+	"math"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -176,5 +178,65 @@ func TestVersionedEpochsNeverGoBack(t *testing.T) {
 	v3, err := without.Create(200, time.Second)
 	if err != nil || v3.Epoch <= v2.Epoch {
 		t.Errorf("Create after a release without a boot id: %+v, %v; want an epoch above %d", v3, err, v2.Epoch)
+	}
+}
+
+// A name of a boot record's form whose number no machine reaches (a
+// foreign file: the directory is shared with something else) is not a
+// boot record: it neither sets the epoch base, whose (K-1)*BootStride
+// would overflow, nor is it removed. Numbers up to MaxBootRecord are the
+// protocol's.
+func TestVersionedForeignBootNumber(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	view := f.View(f.NewFDTable())
+	foreign := lockPath + ".boot.99999999999"
+	if err := lease.WriteFile(view, foreign, []byte("boot-a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &lease.VersionedFile{FS: view, Path: lockPath, PID: 100, Boot: func() (string, error) { return "boot-a", nil }}
+	rec, err := s.Create(100, time.Second)
+	if err != nil || rec.Epoch != 1 {
+		t.Fatalf("Create beside %s: %+v, %v; want epoch 1 (boot record 1, version 1)", foreign, rec, err)
+	}
+	names, err := view.ReadDir("/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"leader.lock.1", "leader.lock.boot.1", "leader.lock.boot.99999999999"}
+	if !slices.Equal(names, want) {
+		t.Errorf("directory: %q, want %q", names, want)
+	}
+	if lease.MaxBootRecord*lease.BootStride/lease.BootStride != lease.MaxBootRecord || lease.MaxBootRecord*lease.BootStride > math.MaxInt64-1e18 {
+		t.Errorf("MaxBootRecord %d: its base overflows, or leaves no room for versions", lease.MaxBootRecord)
+	}
+}
+
+// Versions another process wrote are removed once they are below the two
+// kept: read first, and taken for the protocol's own because they hold a
+// record, the lease its writer held included.
+func TestVersionedSweepsOthersVersions(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	a := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 100}
+	b := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 200}
+	rec, err := a.Create(100, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = a.Renew(rec, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = b.Takeover(rec, 200, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if rec, err = b.Renew(rec, 9*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, err := f.View(f.NewFDTable()).ReadDir("/d")
+	if want := []string{"leader.lock.4", "leader.lock.5"}; err != nil || !slices.Equal(names, want) {
+		t.Errorf("after a's versions 1 and 2 and b's 3 to 5: %q, %v; want %q", names, err, want)
 	}
 }

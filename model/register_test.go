@@ -510,6 +510,22 @@ func TestWriteHTML(t *testing.T) {
 	if len(b) == 0 || !strings.Contains(string(b), "<html") {
 		t.Errorf("visualization (%d bytes) is not HTML", len(b))
 	}
+	// A linearizable history, checked without the verbose search: its
+	// view still shows its linearization.
+	a := lease.Record{Holder: 1, Until: 1}
+	ops := []porcupine.Operation{{ClientId: 0, Input: Input{Op: trace.StoreCreate, Holder: 1}, Call: 0,
+		Output: Output{Res: trace.ResOK, Rec: a}, Return: 10}}
+	r := CheckOps(ops, 100, time.Second)
+	if !r.Linearizable || r.Info.PartialLinearizations() != nil {
+		t.Fatalf("a lone create: linearizable %v, partial linearizations %v; want true and none computed", r.Linearizable, r.Info.PartialLinearizations())
+	}
+	ok := filepath.Join(t.TempDir(), "create.html")
+	if err := r.WriteHTML(ok); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(ok); err != nil || !strings.Contains(string(b), "create by 1") {
+		t.Errorf("view of a linearizable history: %d bytes, %v; want its operation in it", len(b), err)
+	}
 }
 
 // A watcher reads the lease 100 created, then 200 takes it over after it

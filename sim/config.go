@@ -77,7 +77,8 @@ type Config struct {
 	NoBootID bool
 	// MaxSyscalls stops the run, before its horizon, once its processes
 	// have made that many system calls (0: DefaultMaxSyscallsPerProc for
-	// each process; negative: no limit). A process that retries a failing
+	// each process and each SyscallSpan, begun, of the horizon; negative:
+	// no limit). A process that retries a failing
 	// call in a tight loop makes tens of thousands a simulated second; the
 	// limit keeps such a run's cost and trace bounded, and its trace ends
 	// where the run stopped (the setup line says so).
@@ -89,8 +90,17 @@ type Config struct {
 // any process which waits between attempts made in runs RandomSetup drew
 // (4,406: the flock variant, intervals of 300 ms, every fault kind and
 // stretch, runs of up to three minutes); a process that spins reaches it
-// in a simulated second or two.
+// in a simulated second or two. It is the allowance for each SyscallSpan
+// of a run's horizon: a reference process that leads makes about 17,000
+// an hour at the post's intervals, and a run of two hours under one cap
+// stopped after 71 minutes.
 const DefaultMaxSyscallsPerProc = 20_000
+
+// SyscallSpan is the length of horizon that DefaultMaxSyscallsPerProc
+// covers: every run RandomSetup draws without SetupOptions.Horizon is
+// shorter (its stretches and power losses included), and gets one; a run
+// of two hours gets twelve.
+const SyscallSpan = 10 * time.Minute
 
 // syscallLimit is the run's limit on system calls (0: none).
 func (c Config) syscallLimit() int {
@@ -98,7 +108,8 @@ func (c Config) syscallLimit() int {
 	case c.MaxSyscalls > 0:
 		return c.MaxSyscalls
 	case c.MaxSyscalls == 0:
-		return DefaultMaxSyscallsPerProc * len(c.Procs)
+		spans := max(1, int((c.Horizon+SyscallSpan-1)/SyscallSpan))
+		return DefaultMaxSyscallsPerProc * len(c.Procs) * spans
 	}
 	return 0
 }

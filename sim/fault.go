@@ -40,8 +40,8 @@ import (
 //     A process also stopped by SIGSTOP stays stopped until its SIGCONT.
 //   - EMFile is a stretch of Dur during which one process is out of file
 //     descriptors (a leak elsewhere in its program, a low ulimit -n):
-//     every open it makes and every read of a whole file fails with
-//     EMFILE, while the other processes' calls succeed and the
+//     every open it makes, every read of a whole file and every listing
+//     of a directory fails with EMFILE, while the other processes' calls succeed and the
 //     descriptors it holds keep working. A leader that cannot renew while
 //     its watchers can take over is where a deadline's margins are tested.
 //
@@ -97,7 +97,7 @@ const (
 
 // Call kinds, as After and Call name them. An open matches "open" and, by
 // its flags, "open-excl", "open-trunc" or "open-create".
-var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log", "flock", "rpc"}
+var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log", "flock", "rpc", "readdir"}
 
 func validCall(k string) bool {
 	for _, c := range callKinds {

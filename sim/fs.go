@@ -93,6 +93,10 @@ type FileSystem struct {
 	// Linux (EBADF, EEXIST, ENOENT). The world sets it for the length of
 	// a DiskFull or DiskEIO stretch.
 	full syscall.Errno
+	// watch, when set (WatchDir), is a directory whose names are counted
+	// as they come and go: watchN of them now.
+	watch  string
+	watchN int
 }
 
 // NewFileSystem returns a file system holding only the directory "/".
@@ -114,6 +118,7 @@ func (f *FileSystem) MkdirAll(dir string) {
 		switch ino := f.names[dir[:i]]; {
 		case ino == nil:
 			f.names[dir[:i]] = &inode{mode: fs.ModeDir | 0o755}
+			f.counted(dir[:i], 1)
 		case !ino.mode.IsDir():
 			panic("sim: MkdirAll: not a directory: " + dir[:i])
 		}
@@ -137,12 +142,72 @@ func (f *FileSystem) Place(name string, data []byte, perm fs.FileMode) error {
 		}
 		ino = &inode{}
 		f.names[p] = ino
+		f.counted(p, 1)
 	case ino.mode.IsDir():
 		return pathErr("place", name, syscall.EISDIR)
 	}
 	ino.data = bytes.Clone(data)
 	ino.mode = perm.Perm()
 	return nil
+}
+
+// WatchDir starts counting the names directly in directory dir (WatchCount):
+// the checker's bounded-files property reads the count after every step.
+func (f *FileSystem) WatchDir(dir string) {
+	f.watch = dir
+	f.recount()
+}
+
+// WatchCount is the number of names now in the directory WatchDir named.
+func (f *FileSystem) WatchCount() int { return f.watchN }
+
+// recount counts the watched directory's names afresh.
+func (f *FileSystem) recount() {
+	f.watchN = 0
+	if f.watch == "" {
+		return
+	}
+	for name := range f.names {
+		if name != "/" && parentOf(name) == f.watch {
+			f.watchN++
+		}
+	}
+}
+
+// counted adjusts the watched count by d for a name added (1) or removed
+// (-1) at the clean path p.
+func (f *FileSystem) counted(p string, d int) {
+	if f.watch != "" && parentOf(p) == f.watch {
+		f.watchN += d
+	}
+}
+
+// parentOf is the directory holding the clean path p (not "/").
+func parentOf(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i == 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// ReadDir lists the names directly in dir, sorted, as one step.
+func (f *FileSystem) ReadDir(dir string) ([]string, error) {
+	p, ino, err := f.lookup("readdir", dir)
+	if err != nil {
+		return nil, err
+	}
+	if !ino.mode.IsDir() {
+		return nil, pathErr("readdir", dir, syscall.ENOTDIR)
+	}
+	var out []string
+	for name := range f.names {
+		if name != "/" && name != p && parentOf(name) == p {
+			out = append(out, name[len(p)+min(1, len(p)-1):])
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // FDTable is the descriptor table of one simulated process.
@@ -227,6 +292,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 		}
 		ino = &inode{mode: perm.Perm()}
 		f.names[p] = ino
+		f.counted(p, 1)
 		f.logSet(p, ino)
 	case flag&(lease.O_CREATE|lease.O_EXCL) == lease.O_CREATE|lease.O_EXCL:
 		return -1, pathErr("open", name, syscall.EEXIST)
@@ -409,6 +475,7 @@ func (f *FileSystem) Remove(name string) error {
 		return pathErr("remove", name, syscall.EISDIR)
 	}
 	delete(f.names, p)
+	f.counted(p, -1)
 	f.logDelete(p)
 	return nil
 }
@@ -455,6 +522,10 @@ func (f *FileSystem) Rename(oldname, newname string) error {
 	if errno != 0 {
 		return linkErr("rename", oldname, newname, errno)
 	}
+	if dst == nil {
+		f.counted(np, 1)
+	}
+	f.counted(op, -1)
 	if src.mode.IsDir() {
 		f.moveChildren(op, np)
 		if f.tracking {
@@ -463,6 +534,9 @@ func (f *FileSystem) Rename(oldname, newname string) error {
 	}
 	f.names[np] = src
 	delete(f.names, op)
+	if src.mode.IsDir() {
+		f.recount() // the watched directory may have moved
+	}
 	if !src.mode.IsDir() && f.tracking {
 		f.journal = append(f.journal, nsChange{set: np, del: op, ino: src})
 	}
@@ -496,6 +570,7 @@ func (f *FileSystem) Link(oldname, newname string) error {
 		return linkErr("link", oldname, newname, errno)
 	}
 	f.names[np] = src
+	f.counted(np, 1)
 	f.logSet(np, src)
 	return nil
 }
@@ -536,3 +611,4 @@ func (v view) Remove(name string) error                 { return v.f.Remove(name
 func (v view) Rename(oldname, newname string) error     { return v.f.Rename(oldname, newname) }
 func (v view) Link(oldname, newname string) error       { return v.f.Link(oldname, newname) }
 func (v view) Flock(fd lease.FD, how int) error         { return v.f.Flock(v.t, fd, how) }
+func (v view) ReadDir(dir string) ([]string, error)     { return v.f.ReadDir(dir) }

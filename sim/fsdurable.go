@@ -110,6 +110,7 @@ func (f *FileSystem) PowerLoss(choose func(n int) int) {
 		ino.dirty, ino.synced, ino.locked = false, nil, false
 	}
 	f.names = names
+	f.recount()
 	f.commit()
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -128,7 +129,8 @@ type proc struct {
 
 	triggers []trigger
 	// emfile counts the EMFile stretches under way: while it is positive
-	// every open and every whole-file read fails with EMFILE.
+	// every open, every whole-file read and every directory listing (each
+	// needs a descriptor) fails with EMFILE.
 	emfile int
 
 	// leaders are the contexts the user's OnStartedLeading was given and
@@ -199,7 +201,7 @@ func (p *proc) cont() {
 // calling activity and the error a fault injects into this call, if any.
 func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 	a := p.w.cur
-	a.pendingSyscall = op <= trace.OpLink || op == trace.OpFlock || op == trace.OpRPC // a call an error can be injected into
+	a.pendingSyscall = op <= trace.OpLink || op == trace.OpFlock || op == trace.OpRPC || op == trace.OpReadDir // a call an error can be injected into
 	a.point(a.t + p.w.latency())
 	a.pendingSyscall = false
 	inj := a.inject
@@ -218,7 +220,7 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 			}
 		}
 	}
-	if inj == 0 && p.emfile > 0 && (op == trace.OpOpen || op == trace.OpRead) {
+	if inj == 0 && p.emfile > 0 && (op == trace.OpOpen || op == trace.OpRead || op == trace.OpReadDir) {
 		inj = syscall.EMFILE
 	}
 	return a, inj
@@ -234,6 +236,7 @@ func (p *proc) done(a *activity, e trace.Event) {
 	}
 	w.record(e)
 	w.syscalls++
+	w.countDir()
 	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
 		p.count(w.leaderTriggers, e)
 	}
@@ -401,6 +404,18 @@ func (p *proc) Link(oldname, newname string) error {
 	}
 	p.done(a, trace.Event{Op: trace.OpLink, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
 	return err
+}
+
+// ReadDir implements lease.FS.
+func (p *proc) ReadDir(dir string) ([]string, error) {
+	a, inj := p.enter(trace.OpReadDir, 0)
+	var names []string
+	err := injected("readdir", dir, inj)
+	if inj == 0 {
+		names, err = p.w.fs.ReadDir(dir)
+	}
+	p.done(a, trace.Event{Op: trace.OpReadDir, Path: p.w.tr.Str(dir), N: int64(len(names)), Data: p.w.tr.Str(strings.Join(names, " ")), Errno: errno(err)})
+	return names, err
 }
 
 // Flock implements lease.FS. A LOCK_EX that must wait blocks the calling

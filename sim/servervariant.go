@@ -89,7 +89,7 @@ func serverVariant(kind, summary string) lease.Variant {
 			}
 			return ref.Run(p, s, path, cfg) // the reference's program: lease.Run
 		},
-		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: 200 * time.Millisecond},
+		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: 200 * time.Millisecond, Files: &lease.FileBound{}},
 		Epochs:        true,
 		LocalDeadline: true,
 	}

@@ -32,7 +32,17 @@ type SetupOptions struct {
 	// wakeup PCT finds in 80 runs and random search not in 20,000; a
 	// release racing a pause that random search finds and PCT does not).
 	Scheduler string
+	// Horizon is the simulated length of every run (0: four leases and
+	// watch intervals, 48 s at the post's intervals). Faults are drawn
+	// over its first three quarters; a stretch or a power loss drawn late
+	// still lengthens the run, as it does the default's.
+	Horizon time.Duration
 }
+
+// MaxHorizon is the longest Horizon a setup takes: a day of simulated
+// time (a run of the reference makes about 10,000 system calls and keeps
+// them all in its trace per process and simulated hour).
+const MaxHorizon = 24 * time.Hour
 
 // FaultKinds are the faults of a process or its clock, in the order names
 // list them. "emfile" is a stretch of one process's opens failing (it ran
@@ -155,6 +165,9 @@ func (o *SetupOptions) Normalize() error {
 	default:
 		return fmt.Errorf("unknown scheduler %q (valid: random, pct, mixed)", o.Scheduler)
 	}
+	if o.Horizon < 0 || o.Horizon > MaxHorizon {
+		return fmt.Errorf("-horizon %v: want a length of simulated time up to %v (0: four leases and watch intervals)", o.Horizon, MaxHorizon)
+	}
 	return nil
 }
 
@@ -177,6 +190,10 @@ var errCalls = []string{"open-excl", "open-create", "open-trunc", "write", "clos
 var (
 	crashCallsFlock = append(crashCalls[:len(crashCalls):len(crashCalls)], "flock")
 	errCallsFlock   = append(errCalls[:len(errCalls):len(errCalls)], "flock")
+	// The reference's store lists its lock directory (a reader's listing,
+	// the listing after a link that says whether the write stands).
+	crashCallsListing = append(crashCalls[:len(crashCalls):len(crashCalls)], "readdir")
+	errCallsListing   = append(errCalls[:len(errCalls):len(errCalls)], "readdir")
 	// A server variant's requests: a crash right after one (the request
 	// took effect, its caller never learned) and a connection that breaks
 	// during one.
@@ -204,6 +221,9 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		Variant: o.Variant,
 		Lease:   lc,
 		Horizon: 4 * (lc.LeaseDuration + lc.WatchInterval),
+	}
+	if o.Horizon > 0 {
+		cfg.Horizon = o.Horizon
 	}
 	n := o.Procs
 	if n == 0 {
@@ -258,6 +278,8 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		crashCalls, errCalls = crashCallsFlock, errCallsFlock
 	} else if err == nil && v.Claims.Handover == lease.ServerExpiry {
 		crashCalls, errCalls = crashCallsServer, errCallsServer
+	} else if err == nil && v.Claims.Handover == lease.Notified && v.Epochs {
+		crashCalls, errCalls = crashCallsListing, errCallsListing
 	}
 	variant, verr := lease.LookupVariant(o.Variant)
 	lease := lc.LeaseDuration

@@ -424,8 +424,8 @@ func TestStretchValidation(t *testing.T) {
 	}
 }
 
-// An emfile stretch hits one process: every open and whole-file read it
-// makes fails with EMFILE from the stretch's start to its end, and no
+// An emfile stretch hits one process: every open, whole-file read and
+// directory listing it makes fails with EMFILE from the stretch's start to its end, and no
 // call of the other processes does; aimed at the leader, it hits whoever
 // leads then. The leader that cannot renew loses its lease to a watcher.
 func TestEMFileStretch(t *testing.T) {
@@ -457,7 +457,7 @@ func TestEMFileStretch(t *testing.T) {
 			switch {
 			case emfile && (e.Proc != victim || !during):
 				t.Errorf("%s: EMFILE outside the victim's stretch: %s", variant, tr.Format(i))
-			case during && e.Proc == victim && (e.Op == trace.OpOpen || e.Op == trace.OpRead) && !emfile:
+			case during && e.Proc == victim && (e.Op == trace.OpOpen || e.Op == trace.OpRead || e.Op == trace.OpReadDir) && !emfile:
 				t.Errorf("%s: the victim's %v worked during its stretch: %s", variant, e.Op, tr.Format(i))
 			case emfile:
 				refused++
@@ -484,5 +484,110 @@ func TestEMFileStretch(t *testing.T) {
 	cfg.Faults = []Fault{{Kind: trace.EMFile, Proc: 5, At: time.Second, Dur: time.Second}}
 	if err := cfg.Normalize(); err == nil || !strings.Contains(err.Error(), "no process 5") {
 		t.Errorf("an emfile stretch of process 5 of 2: %v, want an error", err)
+	}
+}
+
+// readdir is a call kind like the others: an fserr fault fails the Nth
+// listing of its process, a crash point kills its process right after
+// its Nth listing.
+func TestReadDirFaults(t *testing.T) {
+	cfg := worldCfg(7)
+	cfg.Variant = "reference"
+	cfg.Faults = []Fault{
+		{Kind: trace.FSError, Proc: 0, Call: "readdir", Nth: 2, Errno: syscall.EIO},
+		{Kind: trace.Kill, Proc: 1, After: "readdir", Nth: 3},
+	}
+	tr := mustRun(t, cfg)
+	defer dump(t, tr)
+	lists := syscallsOf(tr, 0, trace.OpReadDir)
+	if len(lists) < 3 {
+		t.Fatalf("process 100 listed the directory %d times, want at least 3", len(lists))
+	}
+	for i, e := range lists {
+		if want := map[bool]syscall.Errno{true: syscall.EIO}[i == 1]; e.Errno.Sys() != want {
+			t.Errorf("process 100's listing #%d: errno %v, want %v", i+1, e.Errno.Sys(), want)
+		}
+	}
+	ex := exitsOf(tr, 1)
+	if len(ex) != 1 || ex[0].N != -9 {
+		t.Fatalf("process 200 exits: %+v, want one, killed (-9)", ex)
+	}
+	var last trace.Event
+	for _, e := range tr.Events {
+		if e.Kind == trace.EvSyscall && e.Proc == 1 && e.T <= ex[0].T {
+			last = e
+		}
+	}
+	if n := len(syscallsOf(tr, 1, trace.OpReadDir)); last.Op != trace.OpReadDir || n != 3 {
+		t.Errorf("process 200 died after %v, having listed %d times; want right after its third listing", last.Op, n)
+	}
+}
+
+// The reference's random setups aim crash points and I/O errors at its
+// directory listings too; the other file variants', which list nothing,
+// never do.
+func TestRandomSetupsListings(t *testing.T) {
+	for _, variant := range []string{"reference", "seed", "flock"} {
+		o := SetupOptions{Variant: variant}
+		o.Faults, _ = ParseFaults("kill,fserr")
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		crash, fail := 0, 0
+		for seed := range uint64(1000) {
+			for _, f := range RandomSetup(o, seed).Faults {
+				if f.After == "readdir" {
+					crash++
+				}
+				if f.Call == "readdir" {
+					fail++
+				}
+			}
+		}
+		if reference := variant == "reference"; (crash > 0) != reference || (fail > 0) != reference {
+			t.Errorf("%s: %d crash points after a listing and %d failed listings in 1,000 setups; want some only for the reference", variant, crash, fail)
+		}
+	}
+}
+
+// The system-call cap grows with the horizon, a DefaultMaxSyscallsPerProc
+// a process for each SyscallSpan begun, and every setup RandomSetup draws
+// without a horizon of its own fits in one span, as it always did.
+func TestSyscallLimitScalesWithHorizon(t *testing.T) {
+	cfg := worldCfg(1)
+	for _, c := range []struct {
+		horizon time.Duration
+		spans   int
+	}{{40 * time.Second, 1}, {SyscallSpan, 1}, {SyscallSpan + 1, 2}, {2 * time.Hour, 12}} {
+		cfg.Horizon = c.horizon
+		if got, want := cfg.syscallLimit(), c.spans*DefaultMaxSyscallsPerProc*len(cfg.Procs); got != want {
+			t.Errorf("horizon %v: limit %d, want %d", c.horizon, got, want)
+		}
+	}
+	cfg.MaxSyscalls = 7
+	if got := cfg.syscallLimit(); got != 7 {
+		t.Errorf("MaxSyscalls 7 with a 2 h horizon: limit %d", got)
+	}
+	o := SetupOptions{Variant: "reference", Scheduler: "mixed"}
+	o.Faults = AllFaults
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	longest := time.Duration(0)
+	for seed := range uint64(5000) {
+		longest = max(longest, RandomSetup(o, seed).Horizon)
+	}
+	if longest >= SyscallSpan {
+		t.Errorf("a drawn setup's horizon of %v: over one SyscallSpan", longest)
+	}
+	o.Horizon = 2 * time.Hour
+	if h := RandomSetup(o, 1).Horizon; h != 2*time.Hour {
+		t.Errorf("SetupOptions.Horizon 2h: setup horizon %v", h)
+	}
+	for _, bad := range []time.Duration{-time.Second, MaxHorizon + 1} {
+		o.Horizon = bad
+		if err := o.Normalize(); err == nil || !strings.Contains(err.Error(), "-horizon") {
+			t.Errorf("horizon %v: %v, want an error naming -horizon", bad, err)
+		}
 	}
 }

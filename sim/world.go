@@ -57,6 +57,16 @@ type World struct {
 	// leaderTriggers are crash points aimed at whichever process leads
 	// (Proc Leader with After): they count the calls made by leaders.
 	leaderTriggers []trigger
+	// dirMax is the most names the lock's directory has held so far.
+	dirMax int
+}
+
+// countDir notes a new peak of the lock directory's name count.
+func (w *World) countDir() {
+	if n := w.fs.WatchCount(); n > w.dirMax {
+		w.dirMax = n
+		w.tr.LockDir.Peaks = append(w.tr.LockDir.Peaks, trace.DirPeak{T: w.now, N: n})
+	}
 }
 
 // Run runs cfg to its horizon and returns the trace.
@@ -106,6 +116,9 @@ func New(cfg Config) (*World, error) {
 			return nil, fmt.Errorf("setup file %s: %w", f.Path, err)
 		}
 	}
+	w.fs.WatchDir(dirOf(cfg.LockPath))
+	w.tr.LockDir = trace.DirCounts{Watched: true, Start: w.fs.WatchCount()}
+	w.dirMax = w.fs.WatchCount()
 	w.tr.Base = cfg.WallBase
 	w.setup = &setup{cfg: cfg}
 	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup}
@@ -361,6 +374,7 @@ func (w *World) fire(f Fault, by *proc) {
 			}
 		}
 		w.fs.PowerLoss(w.choose.Choose)
+		w.countDir()
 		w.boots++
 	}
 }

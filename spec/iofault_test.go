@@ -19,7 +19,7 @@ import (
 // three-process run with a SIGKILL of the leader and a SIGTERM of its
 // successor, so every store operation of the reference meets each fault.
 func TestReferenceIOFaults(t *testing.T) {
-	kinds := []string{"open", "write", "fsync", "close", "read", "stat", "link", "remove"}
+	kinds := []string{"open", "write", "fsync", "close", "read", "readdir", "link", "remove"}
 	nth := 24
 	if testing.Short() {
 		nth = 6

@@ -10,6 +10,16 @@
  *   spin -a [-DSEED] lease.pml && gcc -O2 -DNOCLAIM -o pan pan.c && ./pan        (safety)
  *   spin -a [-DSEED] lease.pml && gcc -O2 -o pan pan.c && ./pan -a -f -N live    (liveness)
  *
+ * -DSWEEP models the reference's removal of old versions (safety only):
+ * absolute version numbers up to MAXV, each name existing or not, a
+ * writer's listing after its link (verify), and the sweep. -DNOVERIFY
+ * leaves out the listing after the link (a writer paused before its link
+ * re-creates a removed version and believes it won); -DEARLYREMOVE
+ * removes the versions a writer replaces before it links their successor
+ * (a reader in between finds no version and acquires). spin finds both:
+ *
+ *   spin -a -DSWEEP [-DNOVERIFY | -DEARLYREMOVE] lease.pml && gcc -O2 -DNOCLAIM -o pan pan.c && ./pan -E
+ *
  * The correspondence with the Go code, step by step, and what the
  * abstraction leaves out are in the README ("The formal model").
  */
@@ -70,6 +80,18 @@ end:	/* nothing left to expire or resume is a valid end */
 	od
 }
 
+#ifdef SWEEP
+#define MAXV 4       /* versions 1..MAXV: writes stop there (a bound on the run) */
+bool ex[MAXV+2];     /* ex[v]: the name LOCK.v exists */
+byte hold[MAXV+2];   /* the holder written in version v (0: a release) */
+byte top;            /* the highest version ever linked, which is never removed */
+
+/* The listing: the highest existing version (0: none). */
+inline list(m) {
+	m = MAXV+1; do :: m > 0 && !ex[m] -> m-- :: else -> break od
+}
+#endif
+
 #ifdef SEED
 proctype P(byte me) {
 	/* tryAcquireLease at start: O_EXCL create, close, os.WriteFile. */
@@ -123,6 +145,79 @@ leading:
 	      leader[me] = false;
 	      goto watching
 	   :: lockState != 2 -> skip                       /* unreadable, retry */
+	   fi
+	od;
+stop:
+	skip
+}
+#elif defined(SWEEP)
+/* A write of version rv+1 (holder nh) by process me, which read rv:
+ * link(2) succeeds only if the name is free; then the listing after it
+ * decides whether the write stands (ok) or was superseded; then the sweep
+ * removes every version below the new one less one. */
+inline write(rv, nh, ok) {
+#ifdef EARLYREMOVE
+	/* the wrong removal: the old versions go before their successor exists */
+	d_step { k = 1; do :: k <= rv -> ex[k] = false; k++ :: else -> break od; k = 0 }
+	fault();
+#endif
+	ok = false;
+	if
+	:: atomic { rv + 1 <= MAXV && !ex[rv+1] ->
+		ex[rv+1] = true; hold[rv+1] = nh;
+		if :: rv + 1 > top -> top = rv + 1; expired = false; holder = nh :: else -> skip fi;
+		ok = true }
+	:: atomic { rv + 1 <= MAXV && ex[rv+1] -> skip }     /* EEXIST */
+	fi;
+	if
+	:: ok ->
+		fault();
+		/* superseded unless still the highest; and the writer's local
+		 * deadline has passed if its lease expired while it wrote */
+#ifndef NOVERIFY
+		d_step { list(m); ok = (m == rv + 1) && !(expired && holder == me); m = 0 }
+#else
+		atomic { ok = !(expired && holder == me) }
+#endif
+		if
+		:: ok -> d_step { k = 1; do :: k + 1 < rv + 1 -> ex[k] = false; k++ :: else -> break od; k = 0 }
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+}
+
+proctype P(byte me) {
+	byte rv, m, k;
+	bool ok;
+watching:
+end_w:
+	do
+	:: fault();
+	   d_step { list(rv); ok = (rv == 0 || hold[rv] == 0 || (expired && rv == top)) }   /* read the highest version: free, or unchanged for a lease? */
+	   if
+	   :: ok ->
+	      fault();
+	      write(rv, me, ok);
+	      if
+	      :: ok -> rv++; atomic { leader[me] = true }; safety(); goto leading
+	      :: else -> skip
+	      fi
+	   :: else -> skip
+	   fi
+	od;
+leading:
+end_l:
+	do
+	:: fault();
+	   if
+	   :: !leader[me] -> goto watching                 /* the local deadline passed */
+	   :: leader[me] ->                                /* renew the version it holds */
+	      write(rv, me, ok);
+	      if
+	      :: ok && leader[me] -> rv++; safety()
+	      :: else -> atomic { leader[me] = false }; goto watching
+	      fi
 	   fi
 	od;
 stop:

@@ -170,6 +170,9 @@ func SetupFlags(o sim.SetupOptions) string {
 	if o.Lease.DriftBoundPPM != 0 {
 		fmt.Fprintf(&b, " -drift-bound %s", strconv.FormatFloat(float64(o.Lease.DriftBoundPPM)/1e6, 'g', -1, 64))
 	}
+	if o.Horizon != 0 {
+		fmt.Fprintf(&b, " -horizon %v", o.Horizon)
+	}
 	return b.String()
 }
 

@@ -23,7 +23,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -137,6 +137,7 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckHonestRole(tr, iv) })},
 		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
+		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
@@ -148,6 +149,12 @@ func Check(tr *trace.Trace) []Verdict {
 		vs[5].Reason = "a recorded trace: its roles are all it says"
 		vs[6].Reason = "a recorded trace: the real machine's stalls are not in it"
 		vs[7].Reason = "a recorded trace: no system calls in it"
+	}
+	switch {
+	case !tr.LockDir.Watched:
+		vs[8].Reason = "the directory was not counted"
+	case v.Claims.Files == nil:
+		vs[8].Reason = "no bound stated"
 	}
 	return vs
 }
@@ -267,12 +274,27 @@ func eligible(tr *trace.Trace) [][]span {
 	}
 	// A process out of descriptors (an EMFile stretch) can open nothing:
 	// it cannot become leader until the stretch ends, but the others can.
+	// Nothing tells it that the stretch is over: it learns at its next
+	// try, which a process whose reads fail makes within a watch interval.
+	// Nor can it observe the lease meanwhile if reading it needs a
+	// descriptor (the reference lists the lock's directory): it owes a
+	// leader from a watch interval (its own) after the stretch's end.
 	for _, st := range tr.Stretches() {
 		if st.Proc >= 0 {
-			out[st.Proc] = cut(out[st.Proc], st.From, st.To)
+			out[st.Proc] = cut(out[st.Proc], st.From, st.To+int64(emfileLag(tr, int(st.Proc))))
 		}
 	}
 	return out
+}
+
+// emfileLag is how long after its EMFile stretch ends process p may go
+// on unaware of it: its watch interval, within which a process whose
+// reads fail tries again.
+func emfileLag(tr *trace.Trace, p int) time.Duration {
+	if l := tr.Procs[p].Lease; l.WatchInterval != 0 {
+		return l.WatchInterval
+	}
+	return tr.Run.Lease.WatchInterval
 }
 
 // cut removes [from, to) from spans.

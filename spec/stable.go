@@ -107,8 +107,9 @@ func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el []
 // settledQuiet returns the spans of settled quiet: from settle after each
 // disturbance to the next one, up to the first clock fault or the end of
 // the run. A stretch (a full or failing disk, a stalled machine) and a
-// paused process disturb from their start to their end: a paused lock
-// holder that blocks everyone (flock) is no-wedge's to judge, not this
+// paused process disturb from their start to their end (an EMFile
+// stretch a watch interval longer: see emfileLag): a paused lock holder
+// that blocks everyone (flock) is no-wedge's to judge, not this
 // property's.
 func settledQuiet(tr *trace.Trace, settle time.Duration) []span {
 	end := int64(tr.End)
@@ -132,6 +133,9 @@ func settledQuiet(tr *trace.Trace, settle time.Duration) []span {
 				end = min(end, e.T)
 			case k.IsStretch():
 				to += int64(e.PauseFor())
+				if k == trace.EMFile && e.Proc >= 0 {
+					to += int64(emfileLag(tr, int(e.Proc))) // its victim learns of its end at its next try
+				}
 			case k == trace.Stop && e.Proc >= 0 && stopped[e.Proc] == 0:
 				stopped[e.Proc] = e.T + 1
 			case k == trace.Cont && e.Proc >= 0:

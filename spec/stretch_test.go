@@ -222,4 +222,47 @@ func TestNoWedgeEMFileIsOneProcess(t *testing.T) {
 	if v := CheckNoWedge(tr, iv, b); v != nil {
 		t.Errorf("both processes out of descriptors: %v", v)
 	}
+	// Alone after its stretch, a process learns that it is over at its
+	// next try: it owes a leader from a watch interval after the end.
+	watch := tr.Run.Lease.WatchInterval
+	tr = livenessTrace(100*time.Second, trace.DiskFull)
+	emfile(tr, 0, secsD(5), secsD(60))
+	emfile(tr, 1, secsD(5), secsD(100))
+	for _, c := range []struct {
+		leads float64 // when process 0 leads after its stretch
+		want  time.Duration
+	}{{60 + 9.2, 0}, {60 + 11.8, 0}, {60 + 12.5, secsD(60) + watch + b.Wedge}} {
+		if v := CheckNoWedge(tr, ivs([3]float64{0, 0, 5}, [3]float64{0, c.leads, 100}), b); v == nil && c.want != 0 || v != nil && v.At != c.want {
+			t.Errorf("process 0 leading %.1f s after its stretch, the other out of descriptors: %v, want a violation at %v (0: none)", c.leads-60, v, c.want)
+		}
+	}
+}
+
+// Stable leadership gives an emfile stretch's victim the same watch
+// interval after its end as no-wedge does: alone after it, the victim
+// leads a lease after its first read, which comes within a watch
+// interval of the end.
+func TestStableLeadershipEMFileLag(t *testing.T) {
+	b := BoundsFor(mustVariant(t, "reference"), lease.DefaultConfig())
+	tr := livenessTrace(100*time.Second, trace.DiskFull)
+	e := trace.Fault(0, trace.EMFile, secsD(55), 0, false, trace.Str{})
+	e.T = int64(secsD(5))
+	end := trace.FaultEnd(0, trace.EMFile, trace.Str{})
+	end.T = int64(secsD(60))
+	exit := trace.Event{Proc: 1, Kind: trace.EvExit, T: int64(secsD(20))}
+	tr.Events = append(tr.Events, e, end, exit)
+	sortEvents(tr)
+	watch := tr.Run.Lease.WatchInterval
+	for _, c := range []struct {
+		leads float64 // when process 0 leads after its stretch
+		want  time.Duration
+	}{{60 + 11.8, 0}, {60 + 12.5, secsD(60) + watch + b.Wedge}} {
+		iv := ivs([3]float64{1, 0, 20}, [3]float64{0, c.leads, 100})
+		for k := range iv {
+			iv[k].Seen = iv[k].To
+		}
+		if v := CheckStableLeadership(tr, iv, b); v == nil && c.want != 0 || v != nil && v.At != c.want {
+			t.Errorf("process 0 leading %.1f s after its stretch: %v, want a violation at %v (0: none)", c.leads-60, v, c.want)
+		}
+	}
 }

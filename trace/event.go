@@ -54,11 +54,12 @@ const (
 	OpClockMono // EvClock: a monotonic read
 	OpFlock     // flock(2): FD, Flag is the operation
 	OpRPC       // a request to a lease server (Path: server, lease and operation; Data: the reply)
+	OpReadDir   // getdents(2) of a whole directory (Path: the directory; Data: the names, space-separated)
 )
 
 var opNames = [...]string{OpOpen: "open", OpWrite: "write", OpFsync: "fsync", OpClose: "close", OpRead: "read",
 	OpStat: "stat", OpRemove: "remove", OpRename: "rename", OpLink: "link", OpSigaction: "sigaction",
-	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono", OpFlock: "flock", OpRPC: "rpc"}
+	OpExit: "exit", OpLog: "log", OpFence: "fence", OpClockWall: "now", OpClockMono: "mono", OpFlock: "flock", OpRPC: "rpc", OpReadDir: "readdir"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {

@@ -36,8 +36,8 @@ const (
 	NoBootID
 	// EMFile is a stretch during which one process has run out of file
 	// descriptors (a leak elsewhere in its program, or a low ulimit -n):
-	// every open it makes, and every read of a whole file, fails with
-	// EMFILE, while the other processes' calls succeed. Descriptors it
+	// every open it makes, every read of a whole file and every listing
+	// of a directory fails with EMFILE, while the other processes' calls succeed. Descriptors it
 	// already holds keep working.
 	EMFile
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.

@@ -93,6 +93,8 @@ func (tr *Trace) describe(e *Event) string {
 			return fmt.Sprintf("exit %d", e.N)
 		case OpRPC:
 			return fmt.Sprintf("rpc %s = %s", path, data)
+		case OpReadDir:
+			return fmt.Sprintf("readdir %s = %s", path, res("["+data+"]"))
 		case OpFlock:
 			return fmt.Sprintf("flock fd %d %s = %s", e.FD, flockString(int(e.Flag)), res("ok"))
 		}

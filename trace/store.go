@@ -74,6 +74,10 @@ func Classify(op StoreOp, err error) StoreRes {
 		return ResNotFound
 	case op == StoreRead && (errors.As(err, &se) || errors.As(err, &te)):
 		return ResCorrupt
+	case lease.Superseded(err):
+		// A versioned write that linked its version and found a higher
+		// one right after: it may have taken effect and been overtaken.
+		return ResUnknown
 	case op == StoreCreate && errors.Is(err, fs.ErrExist):
 		return ResExists
 	case errors.Is(err, lease.ErrConflict):

@@ -42,6 +42,24 @@ type Run struct {
 	Setup fmt.Stringer
 }
 
+// DirCounts is how many names a directory held over a run.
+type DirCounts struct {
+	// Watched reports whether the directory was counted (a simulated run).
+	Watched bool
+	// Start is the count before any process ran: names the run's setup
+	// placed there, which the processes did not write.
+	Start int
+	// Peaks are the instants at which the count first exceeded every
+	// count before it, in order.
+	Peaks []DirPeak
+}
+
+// DirPeak is a directory's name count at true time T.
+type DirPeak struct {
+	T int64
+	N int
+}
+
 // Trace is everything that happened in a run, in order.
 type Trace struct {
 	Events []Event
@@ -53,6 +71,10 @@ type Trace struct {
 	// End is the true time at which the run stopped.
 	End   time.Duration
 	Files []File // the file system at the end
+	// LockDir is how many names the lock's directory held (simulated runs
+	// only): at the start, and each time the count rose above every count
+	// before it.
+	LockDir DirCounts
 	// Run is what ran.
 	Run Run
 	// Recorded marks a trace of real processes (NewRecorded): what a

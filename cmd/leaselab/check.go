@@ -25,6 +25,7 @@ type setupFlags struct {
 	procs                      int
 	maxDrift, driftBound       float64
 	lease                      lease.Config
+	horizon                    time.Duration
 }
 
 func (f *setupFlags) register(fs *flag.FlagSet, faultsDefault string) {
@@ -36,6 +37,7 @@ func (f *setupFlags) register(fs *flag.FlagSet, faultsDefault string) {
 	intervalFlags(fs, &f.lease, lease.DefaultConfig())
 	fs.DurationVar(&f.lease.RenewDeadline, "renew-deadline", 0, "the reference's local deadline (0: derived from the lease and -drift-bound)")
 	fs.Float64Var(&f.driftBound, "drift-bound", 0, "the drift bound the reference is configured for, as a fraction (0: 0.01)")
+	fs.DurationVar(&f.horizon, "horizon", 0, "simulated length of each run, up to 24h (0: four leases and watch intervals; a stretch or power loss drawn late lengthens it)")
 }
 
 func (f *setupFlags) options() (sim.SetupOptions, error) {
@@ -51,7 +53,7 @@ func (f *setupFlags) options() (sim.SetupOptions, error) {
 	}
 	f.lease.DriftBoundPPM = int64(f.driftBound*1e6 + 0.5)
 	o := sim.SetupOptions{Variant: f.variant, Procs: f.procs, Faults: kinds, MaxDriftPPM: int64(f.maxDrift*1e6 + 0.5),
-		Lease: f.lease, Scheduler: f.scheduler}
+		Lease: f.lease, Scheduler: f.scheduler, Horizon: f.horizon}
 	switch {
 	case f.maxDrift == -1:
 		o.MaxDriftPPM = 0 // Normalize: the drift bound

@@ -220,6 +220,7 @@ func TestReplayLineRoundTrip(t *testing.T) {
 		{"-faults", "all", "-max-drift", "0.0005"},
 		{"-faults", "drift", "-max-drift", "0"},
 		{"-procs", "5", "-faults", "term,skew,jump,fserr", "-lease", "5s", "-renew", "1.5s", "-watch", "2s"},
+		{"-variant", "reference", "-procs", "2", "-faults", "kill", "-horizon", "10m"},
 	} {
 		parseOpts := func(args []string) (setupFlags, error) {
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -270,6 +271,10 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"check", "-props", "nope"}, []string{`"nope"`, strings.Join(spec.Properties, ", ")}},
 		{[]string{"check", "-lease", "3s", "-renew", "3s"}, []string{"longer than the renew interval"}},
 		{[]string{"check", "-max-drift", "1.5"}, []string{"[0, 1)"}},
+		{[]string{"check", "-horizon", "-1s"}, []string{"-horizon -1s", "up to 24h"}},
+		{[]string{"check", "-horizon", "25h"}, []string{"-horizon 25h", "up to 24h"}},
+		{[]string{"check", "-horizon", "two hours"}, []string{"invalid value", "-horizon"}},
+		{[]string{"replay", "-seed", "1", "-horizon", "-5m"}, []string{"-horizon -5m"}},
 		{[]string{"check", "-bogus"}, []string{"-runs", "-variant"}},
 		{[]string{"check", "extra"}, []string{"flags only"}},
 		{[]string{"replay"}, []string{"-seed"}},

@@ -14,18 +14,18 @@
 // Run one of the post's experiments in the simulator and print its log.
 //
 //	leaselab check [-variant V | -all] [-runs N] [-seed S] [-procs P] [-faults LIST] [-scheduler random|pct|mixed]
-//	               [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D]
+//	               [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-horizon D]
 //	               [-props LIST] [-keep-going] [-smallest] [-show N] [-by-fault] [-json | -markdown] [-o FILE] [-out-dir DIR]
 //
 // Search random setups, schedules and faults for runs that break a property.
 //
 //	leaselab replay -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct|mixed]
-//	                [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-json] [-trace] [-o FILE]
+//	                [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-horizon D] [-json] [-trace] [-o FILE]
 //
 // Replay one simulated run exactly, from the replay line check printed.
 //
 //	leaselab viz -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct|mixed]
-//	             [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] -o FILE
+//	             [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-horizon D] -o FILE
 //
 // Draw one simulated run as a self-contained HTML timeline.
 //

@@ -44,14 +44,14 @@ var commands = []command{
 	{"scenario", `leaselab scenario NAME [-variant V] [-json] [-trace] [-lease D -renew D -watch D]`,
 		"run one of the post's experiments in the simulator and print its log", cmdScenario},
 	{"check", `leaselab check [-variant V | -all] [-runs N] [-seed S] [-procs P] [-faults LIST] [-scheduler random|pct|mixed]
-               [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D]
+               [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-horizon D]
                [-props LIST] [-keep-going] [-smallest] [-show N] [-by-fault] [-json | -markdown] [-o FILE] [-out-dir DIR]`,
 		"search random setups, schedules and faults for runs that break a property", cmdCheck},
 	{"replay", `leaselab replay -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct|mixed]
-                [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-json] [-trace] [-o FILE]`,
+                [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-horizon D] [-json] [-trace] [-o FILE]`,
 		"replay one simulated run exactly, from the replay line check printed", cmdReplay},
 	{"viz", `leaselab viz -variant V (-seed S [-expect H] | -decisions FILE) [-procs P] [-faults LIST] [-scheduler random|pct|mixed]
-             [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] -o FILE`,
+             [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-horizon D] -o FILE`,
 		"draw one simulated run as a self-contained HTML timeline", cmdViz},
 	{"explore", `leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K]
                  [-powers K] [-drifts K] [-preemptions K] [-horizon D] [-skews LIST] [-max-schedules N]

@@ -36,7 +36,7 @@ func TestVizTimeline(t *testing.T) {
 	dir := t.TempDir()
 	page := viz(t, filepath.Join(dir, "bad.html"), vizSeedArgs...)
 	for _, want := range []string{`class="proc"`, `class="violation"`, `<b>exclusive-leadership</b>`, `class="fault stop"`,
-		`class="leader"`, `class="paused"`, `<g class="store">`, `1 of 8 properties violated`} {
+		`class="leader"`, `class="paused"`, `<g class="store">`, `1 of 9 properties violated`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("timeline lacks %s", want)
 		}

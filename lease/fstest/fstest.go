@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,6 +60,7 @@ var tests = []struct {
 	{"WriteFile", testWriteFile},
 	{"Directory", testDirectory},
 	{"ReadBound", testReadBound},
+	{"ReadDir", testReadDir},
 	{"FlockExclusive", testFlockExclusive},
 	{"FlockUnlock", testFlockUnlock},
 	{"FlockCloseReleases", testFlockCloseReleases},
@@ -467,6 +469,44 @@ func testReadBound(e env) {
 	e.close(fd)
 	_, err := e.fsys.ReadFile(name)
 	e.wantErr("ReadFile of a file over the bound", err, "read", name, syscall.EFBIG)
+}
+
+// ReadDir lists a directory's names, sorted, without "." and "..": what
+// was linked and not yet removed, and nothing of a file's other names or
+// of what was renamed away.
+func testReadDir(e env) {
+	list := func(want ...string) {
+		e.Helper()
+		got, err := e.fsys.ReadDir(e.dir)
+		if err != nil || !slices.Equal(got, want) {
+			e.Errorf("ReadDir(%s) = %q, %v; want %q", e.dir, got, err, want)
+		}
+	}
+	list()
+	for _, n := range []string{"lock.2", "lock.10", "lock.1", "a"} {
+		e.writeFile(e.path(n), n)
+	}
+	list("a", "lock.1", "lock.10", "lock.2")
+	if err := e.fsys.Link(e.path("lock.2"), e.path("lock.3")); err != nil {
+		e.Fatal(err)
+	}
+	if err := e.fsys.Rename(e.path("a"), e.path("b")); err != nil {
+		e.Fatal(err)
+	}
+	if err := e.fsys.Remove(e.path("lock.1")); err != nil {
+		e.Fatal(err)
+	}
+	list("b", "lock.10", "lock.2", "lock.3")
+
+	missing := e.path("missing")
+	_, err := e.fsys.ReadDir(missing)
+	e.wantErr("ReadDir of a missing directory", err, "readdir", missing, syscall.ENOENT)
+	if !errors.Is(err, fs.ErrNotExist) {
+		e.Errorf("errors.Is(%v, fs.ErrNotExist) = false", err)
+	}
+	file := e.path("b")
+	_, err = e.fsys.ReadDir(file)
+	e.wantErr("ReadDir of a file", err, "readdir", file, syscall.ENOTDIR)
 }
 
 func (e env) flock(fd lease.FD, how int) {

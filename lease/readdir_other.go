@@ -1,0 +1,34 @@
+//go:build !linux
+
+package lease
+
+import (
+	"io/fs"
+	"os"
+	"slices"
+	"syscall"
+)
+
+// ReadDir lists directory dir with os.ReadDir's getdirentries: one call
+// for a small directory, but, unlike on Linux, without a promise from the
+// kernel that no link or unlink lands half way through it.
+func (OSFS) ReadDir(dir string) ([]string, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, normalise("readdir", dir, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: syscall.ELOOP}
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, normalise("readdir", dir, err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, normalise("readdir", dir, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
