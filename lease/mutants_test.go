@@ -260,7 +260,7 @@ var mutants = []mutant{
 		mistake:    "the change token is taken after reading the record: a release between the read and the token is never woken for",
 		property:   spec.FailoverBound,
 		run:        referenceRun(lease.MistakeTokenAfterRead),
-		exploreWhy: "the release must land between a watcher's read and its token, an in-memory step: explore -procs 2 -terms 1 -preemptions 1 does not find it in 20,000 of its 30,734 schedules",
+		exploreWhy: "the release must land between a watcher's read and its token, an in-memory step: explore -procs 2 -terms 1 -preemptions 1 does not find it in 20,000 of its 32,690 schedules",
 		// PCT with -faults term found it at run 733 while a signal handler
 		// released beside the renewal loop, at run 7,152 once the elector
 		// released on its own goroutine (lease.Run), and not in 10,000 runs
