@@ -446,61 +446,6 @@ func (p *proc) Flock(fd lease.FD, how int) error {
 	return err
 }
 
-// Now implements lease.Clock.
-func (p *proc) Now() time.Time {
-	a := p.w.cur
-	t := p.w.wallOf(&p.clock, a.t)
-	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockWall, N: t.UnixNano()})
-	return t
-}
-
-// Mono implements lease.Clock.
-func (p *proc) Mono() time.Duration {
-	if p.silent {
-		return time.Duration(p.clock.mono(p.w.now))
-	}
-	a := p.w.cur
-	m := p.clock.mono(a.t)
-	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockMono, N: m})
-	return time.Duration(m)
-}
-
-// Sleep implements lease.Clock.
-func (p *proc) Sleep(d time.Duration) {
-	a := p.w.cur
-	target := p.clock.trueAt(p.clock.mono(a.t) + int64(d))
-	a.point(max(target, a.t) + p.w.lateness())
-}
-
-// NewTicker implements lease.Clock.
-func (p *proc) NewTicker(d time.Duration) lease.Ticker {
-	a := p.w.cur
-	return &ticker{p: p, d: int64(d), start: p.clock.mono(a.t)}
-}
-
-// ticker has time.Ticker's semantics on the process's monotonic clock:
-// tick k at start+k*d; a receiver that is late gets one tick at once and
-// the ticks it missed are dropped.
-type ticker struct {
-	p        *proc
-	d, start int64
-	k        int64 // the last tick delivered
-}
-
-func (t *ticker) Wait() {
-	p := t.p
-	a := p.w.cur
-	next := t.start + (t.k+1)*t.d
-	if next <= p.clock.mono(a.t) {
-		a.point(a.t)
-	} else {
-		a.point(p.clock.trueAt(next) + p.w.lateness())
-	}
-	t.k = max(t.k+1, (p.clock.mono(a.t)-t.start)/t.d)
-}
-
-func (t *ticker) Stop() {}
-
 // PID implements lease.Proc.
 func (p *proc) PID() int { return p.pid }
 
@@ -584,40 +529,4 @@ func (p *proc) NotifyShutdown() {
 	a, _ := p.enter(trace.OpSigaction, 0)
 	p.sigInstalled = true
 	p.done(a, trace.Event{Kind: trace.EvSignal, Op: trace.OpSigaction})
-}
-
-// NewHandoff implements lease.Proc.
-func (p *proc) NewHandoff() lease.Handoff { return &handoff{p: p} }
-
-// handoff is an unbuffered channel between activities of one process.
-type handoff struct {
-	p                *proc
-	sender, receiver *activity
-}
-
-func (h *handoff) Send() {
-	w := h.p.w
-	a := w.cur
-	a.point(a.t)
-	w.record(trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvSend})
-	if r := h.receiver; r != nil {
-		h.receiver = nil
-		w.wake(r, w.now)
-		return
-	}
-	h.sender = a
-	a.block()
-}
-
-func (h *handoff) Recv() {
-	w := h.p.w
-	a := w.cur
-	if s := h.sender; s != nil {
-		h.sender = nil
-		w.wake(s, w.now)
-	} else {
-		h.receiver = a
-		a.block()
-	}
-	w.record(trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvRecv})
 }

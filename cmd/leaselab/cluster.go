@@ -208,8 +208,14 @@ func (c *cluster) alive() []*child {
 func (c *cluster) signal(k *child, kind trace.FaultKind, dur time.Duration) (int64, bool) {
 	sig := map[trace.FaultKind]syscall.Signal{trace.Kill: syscall.SIGKILL, trace.Term: syscall.SIGTERM,
 		trace.Stop: syscall.SIGSTOP, trace.Cont: syscall.SIGCONT}[kind]
-	err := c.kill(k, sig)
+	// The instant before the signal is sent: nothing it causes can come
+	// earlier. (Taken after kill(2), a harness goroutine descheduled
+	// between the two stamped it after the victim's step-down and its
+	// successor's first leader line, read meanwhile by other goroutines:
+	// failover measured that successor as an earlier term's and counted
+	// the SIGTERM missed: TestFailoverMeasures under load.)
 	t := c.now()
+	err := c.kill(k, sig)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {

@@ -40,8 +40,8 @@ func TestFailoverMeasures(t *testing.T) {
 			lo, hi = scaled.LeaseDuration/2, scaled.LeaseDuration+time.Second
 		}
 		for _, g := range r.gaps {
-			if g <= lo || g > hi {
-				t.Errorf("%s gap %v outside (%v, %v]", r.signal, g, lo, hi)
+			if g < lo || g > hi { // 0: a hand-over faster than the harness reads two pipes (gapMeter)
+				t.Errorf("%s gap %v outside [%v, %v]", r.signal, g, lo, hi)
 			}
 		}
 		t.Logf("%s: %v (bound %v)", r.signal, r.gaps, r.bound)

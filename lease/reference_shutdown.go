@@ -1,0 +1,77 @@
+package lease
+
+import (
+	"context"
+	"time"
+)
+
+// renewBackoff is the first pause after a write that failed with an I/O
+// error; it doubles with every failure, up to the renew interval (a
+// renewal) or the watch interval (a create or takeover).
+const renewBackoff = 10 * time.Millisecond
+
+// resign stops leading: the role is watcher again and the term's
+// context is cancelled. The caller logs why, then calls stoppedLeading.
+func (r *Reference) resign(cancel context.CancelFunc) {
+	r.p.Role(RoleWatcher)
+	cancel()
+}
+
+// stoppedLeading tells the callbacks that this process no longer leads.
+func (r *Reference) stoppedLeading() {
+	if f := r.cfg.Callbacks.OnStoppedLeading; f != nil {
+		f()
+	}
+}
+
+// shutdown ends a term whose elector's context has ended: it steps down
+// (the user's context, a child of the elector's, is already done), then
+// releases rec, the lease as last written.
+func (r *Reference) shutdown(rec Record, term *Term, cancel context.CancelFunc) {
+	r.p.Log(MsgShutdown, 0, 0)
+	// Stop leading first: from here on nothing acts with this term, so the
+	// release below can hand over at once.
+	if r.mistake&mReleaseBeforeStepDown == 0 {
+		r.resign(cancel)
+		r.stoppedLeading()
+	}
+	r.release(rec, term)
+	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: released first, stepped down after
+		r.resign(cancel)
+		r.stoppedLeading()
+	}
+}
+
+// release gives back cur, this process's lease, if it still is: a
+// compare-and-set on the version it last wrote, so it can never delete a
+// lease another process has taken over, and only while the term's local
+// deadline has not passed.
+func (r *Reference) release(cur Record, term *Term) {
+	for range 3 {
+		if !term.Valid() {
+			r.p.Log(MsgRefReleaseSkipped, 0, 0)
+			return
+		}
+		err := r.s.Release(cur)
+		if err == nil || Superseded(err) {
+			// Superseded: the released version was linked, and a higher
+			// one was there by the listing after it: a watcher woken by
+			// the release took over at once. (Not a version another
+			// process had written and removed: that takes two writes by
+			// others since cur, which no one makes before this term's
+			// deadline.)
+			r.p.Log(MsgReleased, 0, 0)
+			return
+		}
+		r.report("release", err)
+		// Someone wrote the next version first: our own renewal whose
+		// outcome we could not know (then release that), or a takeover
+		// (then there is nothing of ours).
+		rec, err := r.s.Read()
+		if err != nil || rec.Holder != r.pid || rec.Epoch != term.Epoch() {
+			r.p.Log(MsgRefReleaseSkipped, 0, 0)
+			return
+		}
+		cur = rec
+	}
+}
