@@ -71,6 +71,24 @@ func poll(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// startTree starts run, with the flags given, over a command tree (sh and
+// three sleeps, each carrying tok in its command line) in a new directory,
+// and waits until all four run. The tree's processes are killed when the
+// test ends, whatever it left.
+func startTree(t *testing.T, flags ...string) (tok string, a *exec.Cmd, out *runOutput) {
+	t.Helper()
+	dir := t.TempDir()
+	tok = commandToken(t)
+	t.Cleanup(func() { killProcsWith(tok) })
+	marker := filepath.Join(dir, "running")
+	a, out = startRun(t, filepath.Join(dir, "leader.lock"), flags, treeCommand(tok, marker)...)
+	poll(t, "the command and its sleeps to run", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
+	})
+	return tok, a, out
+}
+
 // startRun starts leaselab run on lock with args, then -- and command. Its
 // output goes to a file, not a pipe: a command that outlives run (the
 // failure these tests look for) would hold a pipe, and Wait, open.
@@ -140,14 +158,7 @@ func TestRunSIGKILLLeavesNoCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
 	}
-	dir := t.TempDir()
-	tok, marker := commandToken(t), filepath.Join(dir, "running")
-	defer killProcsWith(tok)
-	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "30s", "-renew", "10s", "-watch", "10s"}, treeCommand(tok, marker)...)
-	poll(t, "the command and its sleeps to run", func() bool {
-		_, err := os.Stat(marker)
-		return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
-	})
+	tok, a, out := startTree(t, "-lease", "30s", "-renew", "10s", "-watch", "10s")
 	a.Process.Signal(syscall.SIGKILL)
 	waitExit(t, a, "run after SIGKILL")
 	poll(t, "every process of the killed run's command to die (sh, its child, its setsid grandchild)", func() bool {
@@ -197,14 +208,7 @@ func TestRunSupervisorSIGKILLLeavesNoCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes")
 	}
-	dir := t.TempDir()
-	tok, marker := commandToken(t), filepath.Join(dir, "running")
-	defer killProcsWith(tok)
-	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "30s", "-renew", "10s", "-watch", "10s"}, treeCommand(tok, marker)...)
-	poll(t, "the command and its sleeps to run", func() bool {
-		_, err := os.Stat(marker)
-		return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
-	})
+	tok, a, out := startTree(t, "-lease", "30s", "-renew", "10s", "-watch", "10s")
 	sup := supervisorOf(a.Process.Pid)
 	if sup == 0 {
 		t.Fatal("no supervisor among run's children")
@@ -237,14 +241,7 @@ func TestRunStoppedLeaderCommandDiesAtDeadline(t *testing.T) {
 	for _, group := range []bool{false, true} {
 		name := map[bool]string{false: "run", true: "run's process group"}[group]
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			tok, marker := commandToken(t), filepath.Join(dir, "running")
-			defer killProcsWith(tok)
-			a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "2s", "-renew", "500ms", "-watch", "500ms"}, treeCommand(tok, marker)...)
-			poll(t, "the command and its sleeps to run", func() bool {
-				_, err := os.Stat(marker)
-				return err == nil && len(procsWith(tok)) == 4 // sh and three sleeps
-			})
+			tok, a, out := startTree(t, "-lease", "2s", "-renew", "500ms", "-watch", "500ms")
 			signal := func(sig syscall.Signal) {
 				if group {
 					syscall.Kill(-a.Process.Pid, sig)
