@@ -62,10 +62,14 @@ func parseVersioned(b []byte) (Record, error) {
 	if len(b) > len(p3) && string(b[:len(p3)]) == p3 {
 		b = b[len(p3):]
 		ms, n, ok := jsonInt(b)
-		if !ok || ms <= 0 || ms > MaxTTLMillis {
+		if !ok {
 			return Record{}, bad
 		}
-		ttl, b = time.Duration(ms)*time.Millisecond, b[n:]
+		var err error
+		if ttl, err = TTLFromMillis(ms); err != nil {
+			return Record{}, bad
+		}
+		b = b[n:]
 	}
 	if len(b) != 1 || b[0] != '}' {
 		return Record{}, bad

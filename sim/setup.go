@@ -504,16 +504,13 @@ func drawMix(cfg *Config, v lease.Variant, lc lease.Config, rng chooserRand) (le
 	if rng.IntN(2) == 0 {
 		alt.DriftBoundPPM = 2 * lc.DriftBound()
 	}
+	if v.CheckConfig(alt) != nil {
+		return lease.Config{}, false // (never at the post's intervals: every drawn mix is valid)
+	}
 	for i := range cfg.Procs {
 		if rng.IntN(2) == 0 {
 			cfg.Procs[i].Lease = alt
 		}
-	}
-	if v.CheckConfig(alt) != nil {
-		for i := range cfg.Procs {
-			cfg.Procs[i].Lease = lease.Config{}
-		}
-		return lease.Config{}, false
 	}
 	cfg.Horizon = max(cfg.Horizon, 4*(alt.LeaseDuration+alt.WatchInterval))
 	return alt, true
