@@ -30,6 +30,10 @@ type Search struct {
 	// Keep is how many violating runs to keep per property, the first
 	// found (0: DefaultKeep). Report.Counts counts them all.
 	Keep int
+	// Workers is how many runs are simulated at once (0: GOMAXPROCS).
+	// The report is the same whatever it is: runs are independent, each
+	// a pure function of its seed, and are judged in their order.
+	Workers int
 }
 
 // Found is a violation found by a search, with what replays it.
@@ -88,16 +92,16 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 	}
 	rep := Report{Variant: s.Setup.Variant, Counts: map[string]int{}, NotApplicable: map[string]string{}}
 	start := time.Now()
+	runs := s.runner()
+	defer runs.stop()
 	for i := 0; i < s.Runs; i++ {
-		seed := RunSeed(s.Seed, i)
-		cfg := sim.RandomSetup(s.Setup, seed)
-		tr, err := sim.Run(cfg)
-		if err != nil {
-			return rep, err
+		r := runs.next(i)
+		if r.err != nil {
+			return rep, r.err
 		}
+		seed, cfg, tr, verdicts := r.seed, r.cfg, r.tr, r.verdicts
 		rep.Runs++
 		kept, bad := false, false
-		verdicts := Check(tr)
 		for _, v := range verdicts {
 			if !v.Applicable && rep.NotApplicable[v.Property] == "" {
 				rep.NotApplicable[v.Property] = v.Reason

@@ -796,3 +796,36 @@ func TestSearchNotApplicable(t *testing.T) {
 		}
 	}
 }
+
+// A search's report does not depend on how many runs are simulated at
+// once: one worker and four find the same runs, keep the same ones
+// (-smallest too), count the same, and stop at the same run.
+func TestSearchWorkersSameReport(t *testing.T) {
+	for _, s := range []Search{
+		{Setup: sim.SetupOptions{Variant: "seed", Faults: killStop()}, Runs: 150, Seed: 3, KeepGoing: true},
+		{Setup: sim.SetupOptions{Variant: "seed", Faults: killStop()}, Runs: 150, Seed: 3, KeepGoing: true, Smallest: true},
+		{Setup: sim.SetupOptions{Variant: "seed-naive"}, Runs: 300, Seed: 1},
+	} {
+		var reps []Report
+		for _, w := range []int{1, 4} {
+			s.Workers = w
+			rep, err := s.Run(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reps = append(reps, rep)
+		}
+		a, b := reps[0], reps[1]
+		if len(a.Found) == 0 {
+			t.Fatal("the search found nothing: the comparison would be vacuous")
+		}
+		if a.Runs != b.Runs || !reflect.DeepEqual(keys(a.Found), keys(b.Found)) || !reflect.DeepEqual(a.Counts, b.Counts) || !reflect.DeepEqual(a.NotApplicable, b.NotApplicable) {
+			t.Errorf("smallest=%v keep-going=%v: one worker: %d runs %+v %v; four: %d runs %+v %v", s.Smallest, s.KeepGoing, a.Runs, keys(a.Found), a.Counts, b.Runs, keys(b.Found), b.Counts)
+		}
+		for i := range a.Found {
+			if i < len(b.Found) && (a.Found[i].RunSeed != b.Found[i].RunSeed || len(a.Found[i].Trace.Events) != len(b.Found[i].Trace.Events) || !reflect.DeepEqual(a.Found[i].Trace.LogLines(), b.Found[i].Trace.LogLines())) {
+				t.Errorf("found %d: run seeds %d and %d, or their traces differ", i, a.Found[i].RunSeed, b.Found[i].RunSeed)
+			}
+		}
+	}
+}

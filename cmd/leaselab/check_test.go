@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -463,5 +464,36 @@ func TestSideFilesInFreshDirectories(t *testing.T) {
 	}
 	if len(dirs) != len(paths) {
 		t.Errorf("four invocations wrote into %d directories, want four: %v", len(dirs), paths)
+	}
+}
+
+// check's output is the same byte for byte whatever the number of cores
+// its runs are simulated on (issue 19): every violation, in the same
+// order, the same -smallest choice, the same replay lines; only the
+// elapsed time and rate differ.
+func TestCheckSameOnEveryCoreCount(t *testing.T) {
+	timing := regexp.MustCompile(` in [0-9.]+ ?[mµn]?s \([0-9]+ runs/s\)`)
+	tmp := regexp.MustCompile(`leaselab-check-[0-9]+`) // the porcupine pages' directory
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, args := range [][]string{
+		{"check", "-variant", "seed", "-faults", "all", "-runs", "300", "-keep-going"},
+		{"check", "-variant", "seed-naive", "-runs", "200"},
+		{"check", "-variant", "seed", "-faults", "kill,stop", "-runs", "300", "-keep-going", "-smallest"},
+	} {
+		var outs []string
+		for _, procs := range []int{1, 2} {
+			runtime.GOMAXPROCS(procs)
+			code, out, errOut := runCLI(args...)
+			if code > 1 {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut)
+			}
+			outs = append(outs, tmp.ReplaceAllString(timing.ReplaceAllString(out, " in T"), "DIR"))
+		}
+		if len(outs) == 2 && outs[0] != outs[1] {
+			t.Errorf("%v: one core and two differ:\n%s\n---\n%s", args, outs[0], outs[1])
+		}
+		if len(outs) == 2 && !strings.Contains(outs[0], "VIOLATION") {
+			t.Errorf("%v: no violation: the comparison is vacuous:\n%s", args, outs[0])
+		}
 	}
 }
