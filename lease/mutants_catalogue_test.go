@@ -203,11 +203,14 @@ var mutants = []mutant{
 	},
 	{
 		name: "reference~read-error-waits-watch", base: "reference",
-		mistake:  "after a failed read a watcher waits a whole watch interval before it reads again: one whose first read failed starts its expiry clock that much later",
+		mistake:  "after a failed read a watcher waits a whole watch interval before it reads again: one whose read of a new version failed starts that version's expiry clock that much later",
 		property: spec.FailoverBound,
 		run:      referenceRun(lease.MistakeReadErrorWaitsWatch),
 		explore:  "procs 2, crashes 1, fserrs 1",
-		missed:   "every watcher's first read must fail and the leader die within a watch interval of it, before any watcher has seen its lease: random runs (not in 20,000 of -faults fserr,kill either) start two to five watchers and inject one error into a drawn call; explore, whose single error can hit the one watcher's first read, finds it",
+		// Missed by the default command until swarms drew aftershocks
+		// (a signal to the leader at the instant another process's
+		// fault fires): the watcher's read must fail, and the leader die
+		// then, before the watcher has seen its last version.
 	},
 	{
 		name: "reference~own-lease", base: "reference",
@@ -269,14 +272,10 @@ var mutants = []mutant{
 	},
 	{
 		name: "flock~no-unlock-on-term", base: "flock",
-		mistake:    "the SIGTERM handler steps down but does not unlock; the process's exit releases the lock",
-		property:   spec.FailoverBound,
-		run:        lease.RunFlockWith(lease.MistakeNoUnlockOnTerm),
-		exploreWhy: "the waiters must be sleeping after a failed open (a full disk) when the leader exits: explore has no disk stretch",
-		// Argued harmless until swarms drew slow calls: the kernel releases
-		// a dead process's flock at once, but a waiter that could not open
-		// the lock file sleeps until a change in the directory, and an exit
-		// changes nothing there, where LOCK_UN's write of the record does.
+		mistake:  "the SIGTERM handler steps down but does not unlock; the process's exit releases the lock",
+		property: spec.FailoverBound,
+		run:      lease.RunFlockWith(lease.MistakeNoUnlockOnTerm),
+		harmless: "harmless: no system call lies between its step-down and its exit(2), which releases the flock at once as LOCK_UN would, so no fault can land between them; its kills until then were false alarms of the checker: waiters backing off after a failing disk judged against the 100 ms hand-over bound (spec.TestFailoverAfterDiskStretch)",
 	},
 	{
 		name: "flock~record-not-fsynced", base: "flock",
@@ -311,14 +310,16 @@ var mutants = []mutant{
 	},
 	{
 		name: "etcd~ttl-truncated", base: "etcd",
-		mistake:  "the lease TTL is rounded down to whole seconds instead of up",
+		mistake:  "the lease TTL is rounded down to whole seconds instead of up: a 4.5 s lease (a rolling change of -lease) is dropped by the server after 4 s, before its leader's deadline",
 		property: spec.ExclusiveLeadership,
 		newStore: serverStore("etcd", func(p lease.Proc, s lease.Store) lease.Store {
 			return ttlStore{s, func(d time.Duration) time.Duration { return d.Truncate(time.Second) }}
 		}),
-		run:      serverRun(0, nil),
-		harmless: "harmless at the default 9 s lease, a whole number of seconds; with -lease 9.5s the server drops the record after 9 s, before the leader's 9.26 s deadline, and a watcher acquires beside it (the confirmation)",
-		confirm:  &confirmation{faults: "all", lease: lease.Config{LeaseDuration: 9500 * time.Millisecond, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second}},
+		run: serverRun(0, nil),
+		// Argued harmless at the default 9 s lease, a whole number of
+		// seconds, until swarms drew aftershocks: a mixed run's 4.5 s
+		// lease is truncated to 4 s and the server drops the record
+		// before its leader's deadline.
 	},
 	{
 		name: "etcd~create-overwrites", base: "etcd",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ import (
 
 var (
 	mutantTable = flag.Bool("mutant-table", false, "TestMutantsKilled: print the mutant catalogue as the README's markdown table")
+	mutantRate  = flag.Int("mutant-rate", 0, "TestMutantsKilled: only count, for each mutant, the runs of the default command's first N (-keep-going) that break its property: its rate, where a first kill's run number is one draw")
 	mutantLong  = flag.Bool("mutant-long", false, "TestMutantsKilled: search random and PCT alone, and the confirmations, up to 20,000 runs each, not 2,000")
 )
 
@@ -498,6 +500,9 @@ func TestMutantsKilled(t *testing.T) {
 	if *mutantLong {
 		pctRuns = maxMutantRuns
 	}
+	// The command's collector setting (cmd/leaselab: GOGC 400), so that
+	// a search here runs as fast as check does.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	t.Run("catalogue", func(t *testing.T) {
 		for _, m := range mutants {
 			res := &mutantResult{}
@@ -505,7 +510,12 @@ func TestMutantsKilled(t *testing.T) {
 			results[m.name] = res
 			mu.Unlock()
 			t.Run(m.name, func(t *testing.T) {
-				t.Parallel()
+				// For the table, one mutant at a time, each search on
+				// every core as check runs it: the times are a lone
+				// command's.
+				if !*mutantTable {
+					t.Parallel()
+				}
 				testMutant(t, m, res, pctRuns)
 			})
 		}
@@ -516,6 +526,21 @@ func TestMutantsKilled(t *testing.T) {
 }
 
 func testMutant(t *testing.T, m mutant, res *mutantResult, pctRuns int) {
+	if *mutantRate > 0 {
+		o, err := checkOptions(m.name, "all", "mixed", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := spec.Search{Setup: o, Runs: *mutantRate, Seed: 1, KeepGoing: true, Properties: []string{m.property}, Keep: 1}.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Found {
+			f.Trace.Release()
+		}
+		t.Logf("rate: %s in %d of %d runs", m.property, rep.Counts[m.property], rep.Runs)
+		return
+	}
 	if m.confirm != nil {
 		sched := m.confirm.sched
 		if sched == "" {

@@ -16,6 +16,10 @@ type ProcSpec struct {
 	Start    time.Duration // true time at which the process starts
 	Skew     time.Duration // its wall clock's offset from the machine's
 	DriftPPM int64         // its clocks' rate error, parts per million
+	// Slow, if positive, makes every system call of this process take up
+	// to Slow longer (uniformly): a process on a throttled or overloaded
+	// core, whose reads stay in flight while the others' writes land.
+	Slow time.Duration
 	// Lease, if its LeaseDuration is set, is this process's configuration
 	// instead of Config.Lease: the processes of one lock in the middle of a
 	// rolling change of -lease, -renew, -watch or the drift bound. Its
@@ -183,6 +187,9 @@ func (c *Config) Normalize() error {
 		if p.DriftPPM <= -1e6 {
 			return fmt.Errorf("process %d: drift %d ppm would stop its clock", p.PID, p.DriftPPM)
 		}
+		if p.Slow < 0 {
+			return fmt.Errorf("process %d: negative slowness %v", p.PID, p.Slow)
+		}
 	}
 	if c.LockPath == "" {
 		c.LockPath = DefaultLockPath
@@ -241,6 +248,9 @@ func (c Config) String() string {
 		}
 		if p.DriftPPM != 0 {
 			fmt.Fprintf(&b, ",drift=%dppm", p.DriftPPM)
+		}
+		if p.Slow != 0 {
+			fmt.Fprintf(&b, ",slow=%v", p.Slow)
 		}
 		if l := p.Lease; l.LeaseDuration != 0 {
 			fmt.Fprintf(&b, ",lease=%v/%v/%v", l.LeaseDuration, l.RenewInterval, l.WatchInterval)

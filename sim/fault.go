@@ -78,10 +78,16 @@ type Fault struct {
 	Call  string        // FSError: the kind of call that fails
 	Errno syscall.Errno // FSError: the error it fails with
 	// Follows, if set, chains the fault to another: the 1-based index in
-	// Config.Faults of the signal it follows. It fires right after the
-	// Nth system call, of any kind, that the process the followed fault
-	// hit makes after it: a pause or a crash in the middle of handling a
-	// SIGTERM, or just after a SIGCONT. At and Proc must be zero.
+	// Config.Faults of the fault it follows. With Proc zero it follows a
+	// signal (SIGTERM or a pause) and fires right after the Nth system
+	// call, of any kind, that the process the signal hit makes after it:
+	// a pause or a crash in the middle of handling a SIGTERM, or just
+	// after a SIGCONT. With Proc Leader it follows any fault that hits
+	// one process (a signal, a clock's change, an I/O error, running out
+	// of descriptors) and fires at the instant that fault fires, at
+	// whichever process leads then (an aftershock: the leader fails while
+	// another process is in the middle of recovering from its own fault;
+	// Nth must be zero). At must be zero.
 	Follows int
 
 	ends trace.FaultKind // End: the kind of stretch that ends
@@ -97,7 +103,8 @@ const (
 
 // Call kinds, as After and Call name them. An open matches "open" and, by
 // its flags, "open-excl", "open-trunc" or "open-create".
-var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log", "flock", "rpc", "readdir"}
+// "any" (After only) is a call of any kind.
+var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log", "flock", "rpc", "readdir", "any"}
 
 func validCall(k string) bool {
 	for _, c := range callKinds {
@@ -119,6 +126,8 @@ func matches(k string, op trace.Op, flag int) bool {
 		return op == trace.OpOpen && flag&syscall.O_TRUNC != 0
 	case "open-create":
 		return op == trace.OpOpen && flag&syscall.O_CREAT != 0 && flag&syscall.O_EXCL == 0
+	case "any":
+		return true
 	}
 	return op.String() == k
 }
@@ -132,7 +141,9 @@ func (f Fault) String() string {
 	if f.After != "" {
 		when = fmt.Sprintf("after %s #%d", f.After, max(f.Nth, 1))
 	}
-	if f.Follows > 0 {
+	if f.Follows > 0 && f.Proc == Leader {
+		when = fmt.Sprintf("at once when fault %d fires", f.Follows)
+	} else if f.Follows > 0 {
 		who, when = "its process", fmt.Sprintf("after call #%d following fault %d", max(f.Nth, 1), f.Follows)
 	}
 	switch f.Kind {
@@ -141,6 +152,9 @@ func (f Fault) String() string {
 	case trace.Skew:
 		return fmt.Sprintf("skew %s %s by %v", who, when, f.Delta)
 	case trace.Drift:
+		if f.Proc == Leader {
+			return fmt.Sprintf("drift leader %s to %d ppm, every other process to %d ppm", when, f.PPM, -f.PPM)
+		}
 		return fmt.Sprintf("drift %s %s to %d ppm", who, when, f.PPM)
 	case trace.Jump:
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
@@ -164,11 +178,19 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 		if f.Follows < 0 || f.Follows > len(faults) || faults[f.Follows-1].Follows != 0 {
 			return fmt.Errorf("fault %v: follows fault %d, which is not an unchained fault of the config", f.Kind, f.Follows)
 		}
-		if k := faults[f.Follows-1].Kind; k != trace.Term && k != trace.Stop {
+		followed := faults[f.Follows-1]
+		if f.Proc == Leader {
+			if machineWide(followed.Kind) || followed.Kind == trace.Jump || followed.Kind == trace.Power {
+				return fmt.Errorf("fault %v: follows a %v, which hits no one process; only a fault of one process has an instant to strike the leader at", f.Kind, followed.Kind)
+			}
+			if f.Nth != 0 {
+				return fmt.Errorf("fault %v: a fault at the leader fires when the fault it follows does: no call count", f.Kind)
+			}
+		} else if k := followed.Kind; k != trace.Term && k != trace.Stop {
 			return fmt.Errorf("fault %v: follows a %v; only a SIGTERM or a pause leaves a process to follow", f.Kind, k)
 		}
-		if f.At != 0 || f.Proc != 0 {
-			return fmt.Errorf("fault %v: a chained fault has its time and process from the fault it follows", f.Kind)
+		if f.At != 0 || f.Proc != 0 && f.Proc != Leader {
+			return fmt.Errorf("fault %v: a chained fault has its time, and its process unless it strikes the leader, from the fault it follows", f.Kind)
 		}
 		if f.Kind != trace.Kill && f.Kind != trace.Term && f.Kind != trace.Stop || f.After != "" {
 			return fmt.Errorf("fault %v: only a signal, at no call kind, can follow another", f.Kind)
@@ -188,7 +210,7 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	if f.After != "" && !validCall(f.After) {
 		return fmt.Errorf("fault %v: unknown call kind %q (valid: %v)", f.Kind, f.After, callKinds)
 	}
-	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Errno == 0) {
+	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Call == "any" || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)
 	}
 	if f.Kind == trace.Drift && f.PPM <= -1e6 {

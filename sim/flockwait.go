@@ -22,7 +22,7 @@ func (w *World) unlocked(ino *inode) {
 			continue
 		}
 		if at < 0 {
-			at = w.now + w.latency()
+			at = w.now + w.latency(nil)
 		}
 		w.wake(x.a, at)
 	}

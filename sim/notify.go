@@ -60,7 +60,7 @@ func (w *World) notify(path string) {
 	if len(w.inotify.watchers) == 0 {
 		return
 	}
-	at := w.now + w.latency()
+	at := w.now + w.latency(nil)
 	for _, x := range w.inotify.watchers {
 		a := x.a
 		if x.dir != dir || a.changed || a.p.dead {

@@ -113,6 +113,7 @@ type proc struct {
 	acts    []*activity
 	dead    bool
 	stopped bool
+	slow    time.Duration // ProcSpec.Slow
 	parked  []*activity
 	role    lease.Role
 	// lead is the last Proc.Lead: its epoch and local deadline, restated
@@ -202,7 +203,7 @@ func (p *proc) cont() {
 func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 	a := p.w.cur
 	a.pendingSyscall = op <= trace.OpLink || op == trace.OpFlock || op == trace.OpRPC || op == trace.OpReadDir // a call an error can be injected into
-	a.point(a.t + p.w.latency())
+	a.point(a.t + p.w.latency(p))
 	a.pendingSyscall = false
 	inj := a.inject
 	a.inject = 0
@@ -216,6 +217,7 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 			if tr.count == max(tr.f.Nth, 1) {
 				inj = tr.f.Errno
 				p.w.setup.fate(tr.f, fired)
+				p.w.arm(tr.f, p)
 				p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvFault, N: int64(trace.FSError), Errno: trace.ErrnoOf(inj), Text: p.w.tr.Str(tr.f.String())})
 			}
 		}

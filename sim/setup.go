@@ -291,6 +291,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	// the others. One or two kinds draw as they always did: a user who
 	// names a pair wants them together.
 	most, logScale, swarm := 4, false, len(kinds) > 2
+	leases, nearLease := []time.Duration{lc.LeaseDuration}, false
 	if swarm {
 		sw := drawSwarm(kinds, rng)
 		kinds, most, logScale = sw.Kinds, sw.MaxFaults, sw.LogScale
@@ -304,8 +305,22 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		if sw.Mixed && verr == nil {
 			if alt, ok := drawMix(&cfg, variant, lc, rng); ok {
 				lease = max(lease, alt.LeaseDuration)
+				leases = append(leases, alt.LeaseDuration)
 			}
 		}
+		if sw.SlowProc {
+			cfg.Procs[rng.IntN(n)].Slow = max(lc.LeaseDuration/10000, time.Microsecond)
+		}
+		nearLease = sw.NearLease
+	}
+	// pause draws a pause's length: up to twice the longest lease, or,
+	// one time in four with NearLease, within a tenth of a lease of it.
+	pause := func() time.Duration {
+		if nearLease && rng.IntN(4) == 0 {
+			l := leases[rng.IntN(len(leases))]
+			return l - l/10 + time.Duration(rng.Int64N(int64(l/5)+1))
+		}
+		return magnitude(rng, 2*lease, logScale)
 	}
 	for range 1 + rng.IntN(most) {
 		f := Fault{Kind: kinds[rng.IntN(len(kinds))], At: time.Duration(rng.Int64N(span))}
@@ -324,17 +339,29 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			// renewal's link, the log line of a fresh acquisition): the
 			// leader's own windows, whoever leads then. (No draw added:
 			// a run outside a swarm is drawn as it always was.)
+			// In a swarm the call may also be "any": the Nth system call
+			// of any kind, N up to 64, so that every gap between two calls
+			// of a process (or of a leader, over its first eight or so
+			// renewals) is as likely as the next, wherever its calls of
+			// one kind fall.
 			if rng.IntN(2) == 0 {
 				leader := swarm && f.Proc == Leader
 				f.Proc = rng.IntN(n)
-				f.After = crashCalls[rng.IntN(len(crashCalls))]
+				calls := crashCalls
+				if swarm {
+					calls = append(calls[:len(calls):len(calls)], "any")
+				}
+				f.After = calls[rng.IntN(len(calls))]
 				f.Nth = 1 + rng.IntN(4)
+				if f.After == "any" {
+					f.Nth = 1 + rng.IntN(64)
+				}
 				if leader {
 					f.Proc = Leader
 				}
 			}
 			if f.Kind == trace.Stop {
-				f.Dur = magnitude(rng, 2*lease, logScale)
+				f.Dur = pause()
 			}
 		case trace.Skew, trace.Jump:
 			if logScale {
@@ -359,7 +386,11 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			default:
 				f.PPM = rng.Int64N(2*o.MaxDriftPPM+1) - o.MaxDriftPPM
 			}
-			if f.Proc == Leader {
+			// In a swarm a drift meant for the leader is a split: the
+			// leader's clock one way, every other's the other, the worst
+			// a drift bound allows (a leader whose slow clock keeps its
+			// term while a fast watcher's expires it). (No draw added.)
+			if f.Proc == Leader && !swarm {
 				f.Proc = rng.IntN(n)
 			}
 		case trace.Power:
@@ -373,7 +404,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			f.Proc, f.At = 0, 2*time.Second+time.Duration(rng.Int64N(span))
 			reboot := f.At + time.Second + time.Duration(rng.Int64N(int64(time.Second)))
 			for i := range n {
-				cfg.Procs = append(cfg.Procs, ProcSpec{PID: cfg.Procs[i].PID, Start: reboot + time.Duration(rng.Int64N(int64(time.Second))), Lease: cfg.Procs[i].Lease})
+				cfg.Procs = append(cfg.Procs, ProcSpec{PID: cfg.Procs[i].PID, Start: reboot + time.Duration(rng.Int64N(int64(time.Second))), Lease: cfg.Procs[i].Lease, Slow: cfg.Procs[i].Slow})
 			}
 			cfg.Horizon = max(cfg.Horizon, reboot+3*(lc.LeaseDuration+lc.WatchInterval))
 		case trace.DiskFull, trace.DiskEIO, trace.Stall:
@@ -412,12 +443,44 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		if chain := chainable(kinds); swarm && len(chain) > 0 && (f.Kind == trace.Term || f.Kind == trace.Stop) && rng.IntN(2) == 0 {
 			c := Fault{Kind: chain[rng.IntN(len(chain))], Follows: len(cfg.Faults), Nth: 1 + rng.IntN(8)}
 			if c.Kind == trace.Stop {
-				c.Dur = magnitude(rng, 2*lease, logScale)
+				c.Dur = pause()
+			}
+			cfg.Faults = append(cfg.Faults, c)
+		}
+	}
+	// In a swarm, each fault that hits one process is, one time in two,
+	// followed at its instant by a signal to whoever leads then (when a
+	// signal kind is on): the leader dies, stops or is told to go while
+	// another process is in the middle of its own fault, on the path that
+	// recovers from it, where a delay turns into a failover's. (Found by
+	// the mutant catalogue: a watcher whose failed read makes it wait a
+	// watch interval fails over late only if the leader dies right then.)
+	// Drawn after every other fault, so that those are drawn as before.
+	if chain := signals(kinds); swarm && len(chain) > 0 {
+		for i, nf := 0, len(cfg.Faults); i < nf; i++ {
+			f := cfg.Faults[i]
+			if f.Follows != 0 || machineWide(f.Kind) || f.Kind == trace.Jump || f.Kind == trace.Power || rng.IntN(2) == 0 {
+				continue
+			}
+			c := Fault{Kind: chain[rng.IntN(len(chain))], Follows: i + 1, Proc: Leader}
+			if c.Kind == trace.Stop {
+				c.Dur = pause()
 			}
 			cfg.Faults = append(cfg.Faults, c)
 		}
 	}
 	return cfg
+}
+
+// signals returns the signal kinds of those on.
+func signals(kinds []trace.FaultKind) []trace.FaultKind {
+	var out []trace.FaultKind
+	for _, k := range kinds {
+		if k == trace.Kill || k == trace.Term || k == trace.Stop {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // chainable returns the kinds a fault chained to a signal may have: a
@@ -467,6 +530,20 @@ type Swarm struct {
 	// of one lock in the middle of a rolling change of -lease, -renew,
 	// -watch and the drift bound (drawMix).
 	Mixed bool
+	// SlowProc (one run in four) makes one process slow
+	// (ProcSpec.Slow): every call of it takes up to a ten-thousandth of
+	// the lease more (0.9 ms at the post's 9 s: a hand-over's dozen calls
+	// stay within the 100 ms a SIGTERM's is allowed), so that its reads
+	// are in flight while another's writes, renewals and releases land
+	// (a watcher that listed the directory before a release and reads the
+	// version after it).
+	SlowProc bool
+	// NearLease (one run in two) draws one pause in four within a tenth
+	// of a lease below or above it (of the run's configuration or a mixed
+	// run's other one): the pauses that end just before or just after a
+	// record expires, where a deadline's margin is decided, and that a
+	// draw over twice the lease reaches one time in ten.
+	NearLease bool
 }
 
 // drawSwarm draws a run's swarm from the kinds asked for: each kind on
@@ -485,6 +562,8 @@ func drawSwarm(kinds []trace.FaultKind, rng chooserRand) Swarm {
 	sw.Lockstep = rng.IntN(4) == 0
 	sw.SlowEvery = []int{0, 0, 4, 32}[rng.IntN(4)]
 	sw.Mixed = rng.IntN(4) == 0
+	sw.SlowProc = rng.IntN(4) == 0
+	sw.NearLease = rng.IntN(2) == 0
 	return sw
 }
 
@@ -534,6 +613,12 @@ func (sw Swarm) String() string {
 	mixed := ""
 	if sw.Mixed {
 		mixed = " mixed"
+	}
+	if sw.SlowProc {
+		mixed += " slowproc"
+	}
+	if sw.NearLease {
+		mixed += " nearlease"
 	}
 	return fmt.Sprintf("%s x%d%s%s%s%s", FaultNames(sw.Kinds), sw.MaxFaults, scale, lock, slow, mixed)
 }

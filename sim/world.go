@@ -123,7 +123,7 @@ func New(cfg Config) (*World, error) {
 	w.setup = &setup{cfg: cfg}
 	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup}
 	for i, ps := range cfg.Procs {
-		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
+		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew)), slow: ps.Slow}
 		w.procs = append(w.procs, p)
 		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease})
 		w.tr.Acts = append(w.tr.Acts, nil)
@@ -333,11 +333,7 @@ func (w *World) fire(f Fault, by *proc) {
 	}
 	w.setup.fate(f, fired)
 	if p != nil {
-		for _, c := range w.chained {
-			if c.Follows == f.idx && f.idx > 0 {
-				p.triggers = append(p.triggers, trigger{f: c, any: true})
-			}
-		}
+		w.arm(f, p)
 	}
 	ev := trace.Fault(-1, f.Kind, f.Dur, f.Delta, false, w.tr.Str(f.String()))
 	if p != nil {
@@ -363,6 +359,14 @@ func (w *World) fire(f Fault, by *proc) {
 	case trace.Drift:
 		p.clock.setRate(w.now, f.PPM)
 		p.restateLead()
+		if f.Proc == Leader { // a split: the leader one way, every other process the other
+			for _, q := range w.procs {
+				if q != p && !q.dead {
+					q.clock.setRate(w.now, -f.PPM)
+					q.restateLead()
+				}
+			}
+		}
 	case trace.Jump:
 		w.steps = append(w.steps, wallStep{t: w.now, delta: int64(f.Delta)})
 	case trace.Power:
@@ -376,6 +380,24 @@ func (w *World) fire(f Fault, by *proc) {
 		w.fs.PowerLoss(w.choose.Choose)
 		w.countDir()
 		w.boots++
+	}
+}
+
+// arm arms the faults chained to f, which has just hit p: those that
+// follow p's next calls, and those that strike the leader now.
+func (w *World) arm(f Fault, p *proc) {
+	if f.idx == 0 {
+		return
+	}
+	for _, c := range w.chained {
+		switch {
+		case c.Follows != f.idx:
+		case c.Proc == Leader:
+			c.Follows, c.At = 0, time.Duration(w.now)
+			w.faults = insertFault(w.faults, c)
+		default:
+			p.triggers = append(p.triggers, trigger{f: c, any: true})
+		}
 	}
 }
 
@@ -427,12 +449,16 @@ func (w *World) record(e trace.Event) {
 	w.tr.Events = append(w.tr.Events, e)
 }
 
-// latency draws a system call's latency.
-func (w *World) latency() int64 {
+// latency draws the latency of a system call of p (nil: of the kernel's
+// own, a wake-up).
+func (w *World) latency(p *proc) int64 {
 	lo, hi := int64(w.cfg.SyscallMin), int64(w.cfg.SyscallMax)
 	l := lo
 	if hi > lo {
 		l += int64(w.choose.Choose(int(hi - lo + 1)))
+	}
+	if p != nil && p.slow > 0 {
+		l += int64(w.choose.Choose(int(p.slow) + 1))
 	}
 	if w.cfg.SlowEvery > 0 && w.choose.Choose(w.cfg.SlowEvery) == 0 {
 		// Log-uniform up to SlowMax: a halving in 0..15, then uniform

@@ -75,8 +75,9 @@ func TestNoWedgeExcusesStretches(t *testing.T) {
 	}
 }
 
-// A SIGKILL of the leader during a stretch, or with a stretch starting
-// before its failover bound runs out, is not held to that bound.
+// A SIGKILL of the leader during a stretch, with a stretch starting
+// before its failover bound runs out, or within a watch interval after a
+// failing disk's stretch, is not held to that bound.
 func TestFailoverExcusesStretches(t *testing.T) {
 	b := BoundsFor(mustVariant(t, "reference"), lease.DefaultConfig())
 	kill := func(tr *trace.Trace, at float64) {
@@ -95,7 +96,8 @@ func TestFailoverExcusesStretches(t *testing.T) {
 		{"no stretch", nil, true},
 		{"killed during a stretch", [][2]time.Duration{{secsD(5), secsD(65)}}, false},
 		{"a stretch starts 3 s after the kill", [][2]time.Duration{{secsD(13), secsD(65)}}, false},
-		{"a stretch ended before the kill", [][2]time.Duration{{secsD(2), secsD(9)}}, true},
+		{"a stretch ended more than a watch interval before the kill", [][2]time.Duration{{secsD(2), secsD(6)}}, true},
+		{"a stretch ended less than a watch interval before the kill (the waiters back off)", [][2]time.Duration{{secsD(2), secsD(9)}}, false},
 		{"a stretch starts after the bound", [][2]time.Duration{{secsD(30), secsD(65)}}, true},
 	} {
 		tr := livenessTrace(100*time.Second, trace.DiskFull, c.stretches...)
