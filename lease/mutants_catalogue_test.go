@@ -204,7 +204,7 @@ var mutants = []mutant{
 	{
 		name: "reference~read-error-waits-watch", base: "reference",
 		mistake:  "after a failed read a watcher waits a whole watch interval before it reads again: one whose read of a new version failed starts that version's expiry clock that much later",
-		property: spec.FailoverBound,
+		property: spec.NoWedge,
 		run:      referenceRun(lease.MistakeReadErrorWaitsWatch),
 		explore:  "procs 2, crashes 1, fserrs 1",
 		// Missed by the default command until swarms drew aftershocks

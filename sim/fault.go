@@ -103,7 +103,7 @@ const (
 
 // Call kinds, as After and Call name them. An open matches "open" and, by
 // its flags, "open-excl", "open-trunc" or "open-create".
-// "any" (After only) is a call of any kind.
+// "any" is a call of any kind (for an FSError, of any kind that can fail).
 var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log", "flock", "rpc", "readdir", "any"}
 
 func validCall(k string) bool {
@@ -210,7 +210,7 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	if f.After != "" && !validCall(f.After) {
 		return fmt.Errorf("fault %v: unknown call kind %q (valid: %v)", f.Kind, f.After, callKinds)
 	}
-	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Call == "any" || f.Errno == 0) {
+	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)
 	}
 	if f.Kind == trace.Drift && f.PPM <= -1e6 {

@@ -202,7 +202,8 @@ func (p *proc) cont() {
 // calling activity and the error a fault injects into this call, if any.
 func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 	a := p.w.cur
-	a.pendingSyscall = op <= trace.OpLink || op == trace.OpFlock || op == trace.OpRPC || op == trace.OpReadDir // a call an error can be injected into
+	failable := op <= trace.OpLink || op == trace.OpFlock || op == trace.OpRPC || op == trace.OpReadDir // a call an error can be injected into
+	a.pendingSyscall = failable
 	a.point(a.t + p.w.latency(p))
 	a.pendingSyscall = false
 	inj := a.inject
@@ -212,7 +213,7 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 	}
 	for i := range p.triggers {
 		tr := &p.triggers[i]
-		if tr.f.Kind == trace.FSError && matches(tr.f.Call, op, flag) {
+		if tr.f.Kind == trace.FSError && failable && matches(tr.f.Call, op, flag) {
 			tr.count++
 			if tr.count == max(tr.f.Nth, 1) {
 				inj = tr.f.Errno

@@ -432,6 +432,14 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			f.Call = errCalls[rng.IntN(len(errCalls))]
 			f.Nth = 1 + rng.IntN(4)
 			f.Errno = []syscall.Errno{syscall.EIO, syscall.ENOSPC}[rng.IntN(2)]
+			// In a swarm, half the errors hit the Nth call of any kind
+			// that can fail, N up to 64: one of the calls the process
+			// really makes (a watcher makes only reads: an error drawn
+			// for its writes never fires), anywhere in its first minute
+			// or so, not only its first four of one kind.
+			if swarm && rng.IntN(2) == 0 {
+				f.Call, f.Nth = "any", 1+rng.IntN(64)
+			}
 		}
 		cfg.Faults = append(cfg.Faults, f)
 		// In a swarm, half the SIGTERMs and pauses get a second fault chained to them
