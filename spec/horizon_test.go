@@ -46,15 +46,25 @@ func TestReferenceTwoHours(t *testing.T) {
 		for _, p := range tr.LockDir.Peaks {
 			peak = max(peak, p.N)
 		}
-		if renewals < 2000 {
-			t.Errorf("seed %d: %d versions linked in 2 h, want a renewal every 3 s (2,400)", seed, renewals)
+		// A renewal every renew interval of the leader's configuration
+		// (a mixed run's other one may renew every 6 s, not 3).
+		want := 0.0
+		for _, x := range tr.Leadership() {
+			renew := tr.Run.Lease.RenewInterval
+			if l := tr.Procs[x.Proc].Lease; l.RenewInterval != 0 {
+				renew = l.RenewInterval
+			}
+			want += float64(x.To-x.From) / float64(renew)
+		}
+		if want < 1000 || float64(renewals) < 0.9*want {
+			t.Errorf("seed %d: %d versions linked in 2 h, want a renewal every renew interval of the leader's (%.0f)", seed, renewals, want)
 		}
 		for _, v := range Check(tr) {
 			if v.Violation != nil {
 				t.Errorf("seed %d: %s: %s\n\t%s", seed, v.Property, v.Violation.Detail, setup)
 			}
 		}
-		t.Logf("%d procs, seed %d: %d versions linked, at most %d names in the lock's directory, %d events", c.procs, seed, renewals, peak, len(tr.Events))
+		t.Logf("%d procs, seed %d: %d versions linked (%.0f renew intervals led), at most %d names in the lock's directory, %d events", c.procs, seed, renewals, want, peak, len(tr.Events))
 		tr.Release()
 	}
 }
