@@ -1,0 +1,173 @@
+package sim
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// signals returns the signal kinds of those on.
+func signals(kinds []trace.FaultKind) []trace.FaultKind {
+	var out []trace.FaultKind
+	for _, k := range kinds {
+		if k == trace.Kill || k == trace.Term || k == trace.Stop {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// chainable returns the kinds a fault chained to a signal may have: a
+// pause or a crash, of those on.
+func chainable(kinds []trace.FaultKind) []trace.FaultKind {
+	var out []trace.FaultKind
+	for _, k := range kinds {
+		if k == trace.Stop || k == trace.Kill {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// chooserRand gives a Chooser the methods of math/rand that SetupFrom uses.
+type chooserRand struct{ c Chooser }
+
+func (r chooserRand) IntN(n int) int { return r.c.Choose(n) }
+
+func (r chooserRand) Int64N(n int64) int64 { return int64(r.c.Choose(int(n))) }
+
+// Swarm is what a run's swarm draw turned on (SetupFrom): the fault kinds
+// it may get, a nonempty subset of those asked for (every kind off cannot
+// be drawn), how many faults at most, and the scale of their magnitudes.
+type Swarm struct {
+	Kinds     []trace.FaultKind
+	MaxFaults int // the run gets 1 to MaxFaults faults: 2, 4 or 8
+	// LogScale draws pauses, clock offsets and jumps log-uniformly over
+	// their range (1 us to twice the lease, to the lease), so that every
+	// order of magnitude is as likely as the next, instead of uniformly
+	// (where a pause under 10 ms is one in 1,800). A range is never cut,
+	// only its shape changes: cutting it loses the long pauses that cross
+	// a lease.
+	LogScale bool
+	// Lockstep (one run in four) makes every system call take the same
+	// time and every timer fire on time: processes that wake together
+	// stay in step, so their calls complete at the same instants and the
+	// scheduler, not the jitter, orders them (the races explore finds by
+	// running every step at one instant).
+	Lockstep bool
+	// SlowEvery, when positive (one run in two: 1 in 4 or 1 in 32 calls),
+	// gives the run's system calls a long tail (Config.SlowEvery), up to a
+	// thousandth of the lease: the preempted process whose slow read lets
+	// another's write land in the middle of what it does.
+	SlowEvery int
+	// Mixed (one run in four) gives each process, with even odds, the
+	// run's configuration or another one drawn for the run: the processes
+	// of one lock in the middle of a rolling change of -lease, -renew,
+	// -watch and the drift bound (drawMix).
+	Mixed bool
+	// SlowProc (one run in four) makes one process slow
+	// (ProcSpec.Slow): every call of it takes up to a ten-thousandth of
+	// the lease more (0.9 ms at the post's 9 s: a hand-over's dozen calls
+	// stay within the 100 ms a SIGTERM's is allowed), so that its reads
+	// are in flight while another's writes, renewals and releases land
+	// (a watcher that listed the directory before a release and reads the
+	// version after it).
+	SlowProc bool
+	// NearLease (one run in two) draws one pause in four within a tenth
+	// of a lease below or above it (of the run's configuration or a mixed
+	// run's other one): the pauses that end just before or just after a
+	// record expires, where a deadline's margin is decided, and that a
+	// draw over twice the lease reaches one time in ten.
+	NearLease bool
+}
+
+// drawSwarm draws a run's swarm from the kinds asked for: each kind on
+// or off with even odds, conditioned on some kind being on (a uniform draw
+// of a nonempty subset), then the rate and the scale.
+func drawSwarm(kinds []trace.FaultKind, rng chooserRand) Swarm {
+	mask := 1 + rng.IntN(1<<len(kinds)-1)
+	var sw Swarm
+	for i, k := range kinds {
+		if mask&(1<<i) != 0 {
+			sw.Kinds = append(sw.Kinds, k)
+		}
+	}
+	sw.MaxFaults = 2 << rng.IntN(3)
+	sw.LogScale = rng.IntN(2) == 0
+	sw.Lockstep = rng.IntN(4) == 0
+	sw.SlowEvery = []int{0, 0, 4, 32}[rng.IntN(4)]
+	sw.Mixed = rng.IntN(4) == 0
+	sw.SlowProc = rng.IntN(4) == 0
+	sw.NearLease = rng.IntN(2) == 0
+	return sw
+}
+
+// drawMix gives each process of cfg, with even odds, lc or another valid
+// configuration for variant v: a lease of a third to three times lc's,
+// renewed every third of it, watched every third or ninth of it or at
+// lc's watch interval, with lc's drift bound or twice it (never less: a
+// bound below the world's drift is a wrong configuration, not a mix). It
+// returns the other configuration, or false if v refuses it.
+func drawMix(cfg *Config, v lease.Variant, lc lease.Config, rng chooserRand) (lease.Config, bool) {
+	f := [][2]int64{{1, 3}, {1, 2}, {2, 3}, {3, 2}, {2, 1}, {3, 1}}[rng.IntN(6)]
+	alt := lc
+	alt.LeaseDuration = lc.LeaseDuration * time.Duration(f[0]) / time.Duration(f[1])
+	alt.RenewInterval = alt.LeaseDuration / 3
+	alt.WatchInterval = []time.Duration{alt.LeaseDuration / 3, alt.LeaseDuration / 9, lc.WatchInterval}[rng.IntN(3)]
+	alt.RenewDeadline = 0 // derived from the lease and drift bound
+	if rng.IntN(2) == 0 {
+		alt.DriftBoundPPM = 2 * lc.DriftBound()
+	}
+	if v.CheckConfig(alt) != nil {
+		return lease.Config{}, false // (never at the post's intervals: every drawn mix is valid)
+	}
+	for i := range cfg.Procs {
+		if rng.IntN(2) == 0 {
+			cfg.Procs[i].Lease = alt
+		}
+	}
+	cfg.Horizon = max(cfg.Horizon, 4*(alt.LeaseDuration+alt.WatchInterval))
+	return alt, true
+}
+
+// String is the swarm as the setup line prints it:
+// "kill,stop,fserr x8 log lockstep".
+func (sw Swarm) String() string {
+	lock := ""
+	if sw.Lockstep {
+		lock = " lockstep"
+	}
+	scale := ""
+	if sw.LogScale {
+		scale = " log"
+	}
+	slow := ""
+	if sw.SlowEvery > 0 {
+		slow = fmt.Sprintf(" slow=1/%d", sw.SlowEvery)
+	}
+	mixed := ""
+	if sw.Mixed {
+		mixed = " mixed"
+	}
+	if sw.SlowProc {
+		mixed += " slowproc"
+	}
+	if sw.NearLease {
+		mixed += " nearlease"
+	}
+	return fmt.Sprintf("%s x%d%s%s%s%s", FaultNames(sw.Kinds), sw.MaxFaults, scale, lock, slow, mixed)
+}
+
+// magnitude draws a duration in [1us, max]: uniformly, or, with logScale,
+// log-uniformly (each doubling as likely as the next).
+func magnitude(rng chooserRand, max time.Duration, logScale bool) time.Duration {
+	if !logScale || max <= time.Microsecond {
+		return time.Duration(1 + rng.Int64N(int64(max)))
+	}
+	span := bits.Len64(uint64(max / time.Microsecond)) // doublings from 1us
+	lo := time.Microsecond << rng.IntN(span)
+	return min(max, lo+time.Duration(rng.Int64N(int64(lo))))
+}

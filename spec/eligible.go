@@ -1,0 +1,99 @@
+package spec
+
+import (
+	"time"
+
+	"github.com/leaselab/leaselab/trace"
+)
+
+// span is a half-open interval of true time.
+type span struct{ from, to int64 }
+
+// eligible returns, for each process, when it was alive and not paused:
+// the times at which it could have become leader.
+func eligible(tr *trace.Trace) [][]span {
+	out := make([][]span, len(tr.Procs))
+	end := int64(tr.End)
+	from := make([]int64, len(tr.Procs))
+	on := make([]bool, len(tr.Procs))
+	dead := make([]bool, len(tr.Procs))
+	for i, p := range tr.Procs {
+		from[i], on[i] = int64(p.Start), true
+	}
+	stop := func(p int, t int64) {
+		if on[p] {
+			if t > from[p] {
+				out[p] = append(out[p], span{from[p], t})
+			}
+			on[p] = false
+		}
+	}
+	for _, e := range tr.Events {
+		if e.Proc < 0 {
+			continue
+		}
+		p := int(e.Proc)
+		switch {
+		case e.Kind == trace.EvExit:
+			stop(p, e.T)
+			dead[p] = true
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Stop && !e.Missed():
+			stop(p, e.T)
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Cont && !dead[p] && !on[p]:
+			// A process continued before it started runs from its start.
+			from[p], on[p] = max(e.T, int64(tr.Procs[p].Start)), true
+		}
+	}
+	for p := range out {
+		if on[p] && !dead[p] {
+			stop(p, end)
+		}
+	}
+	// A process out of descriptors (an EMFile stretch) can open nothing:
+	// it cannot become leader until the stretch ends, but the others can.
+	// Nothing tells it that the stretch is over: it learns at its next
+	// try, which a process whose reads fail makes within a watch interval.
+	// Nor can it observe the lease meanwhile if reading it needs a
+	// descriptor (the reference lists the lock's directory): it owes a
+	// leader from a watch interval (its own) after the stretch's end.
+	for _, st := range tr.Stretches() {
+		if st.Proc >= 0 {
+			out[st.Proc] = cut(out[st.Proc], st.From, st.To+int64(emfileLag(tr, int(st.Proc))))
+		}
+	}
+	return out
+}
+
+// longestWatch is the longest watch interval of the run's processes: the
+// longest back-off after a failed call.
+func longestWatch(tr *trace.Trace) time.Duration {
+	w := tr.Run.Lease.WatchInterval
+	for _, p := range tr.Procs {
+		w = max(w, p.Lease.WatchInterval)
+	}
+	return w
+}
+
+// emfileLag is how long after its EMFile stretch ends process p may go
+// on unaware of it: its watch interval, within which a process whose
+// reads fail tries again.
+func emfileLag(tr *trace.Trace, p int) time.Duration {
+	if l := tr.Procs[p].Lease; l.WatchInterval != 0 {
+		return l.WatchInterval
+	}
+	return tr.Run.Lease.WatchInterval
+}
+
+// cut removes [from, to) from spans.
+func cut(spans []span, from, to int64) []span {
+	var out []span
+	for _, s := range spans {
+		if s.from < from {
+			out = append(out, span{s.from, min(s.to, from)})
+		}
+		if s.to > to {
+			out = append(out, span{max(s.from, to), s.to})
+		}
+	}
+	return out
+}
