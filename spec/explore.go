@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -41,6 +43,11 @@ type ExploreOptions struct {
 	Skews []time.Duration
 	// Limit stops the search after this many schedules (0: no limit).
 	Limit int
+	// Workers is how many schedules are run at once when there is no
+	// Limit (0: GOMAXPROCS; a Limit runs one at a time, the first Limit
+	// schedules in depth-first order). The result is the same whatever
+	// it is.
+	Workers int
 	// Properties to check (nil: all).
 	Properties []string
 	// Match, if set, keeps only violations it accepts (a catalogued bug).
@@ -142,21 +149,54 @@ func ExploreConfig(o ExploreOptions, c sim.Chooser) (sim.Config, error) {
 // Explore runs every schedule within the bounds, depth first: each run
 // replays a prefix of choices and takes the first alternative after it;
 // the next run changes the last choice that has an alternative left. It
-// keeps, per property, the violation with the fewest steps.
+// keeps, per property, the violation with the fewest steps (the first
+// found, in depth-first order, of those with that many).
 // progress, if set, is called after each schedule with the schedules run
-// and the violations kept so far.
+// and the properties violated so far.
+//
+// Without a Limit, Workers goroutines share the tree (explore_split.go):
+// a worker that finds the others idle gives them the alternatives left
+// at the shallowest choice of its path, and the pieces are merged in
+// depth-first order, so the result is the sequential one.
 func Explore(o ExploreOptions, progress func(schedules, violations int)) (ExploreResult, error) {
 	if o.Procs < 1 {
 		return ExploreResult{}, fmt.Errorf("-procs %d: want at least 1", o.Procs)
 	}
+	start := time.Now()
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var res ExploreResult
+	var err error
+	if o.Limit > 0 || workers == 1 {
+		res, err = exploreSubtree(o, nil, o.Limit, progress, nil)
+	} else {
+		res, err = exploreShared(o, workers, progress)
+	}
+	res.Wall = time.Since(start)
+	return res, err
+}
+
+// exploreSubtree explores, depth first, every schedule whose choices
+// begin with root (at most limit of them, if limit is positive). If sh is
+// set, it gives sh the alternatives left at the shallowest choice of its
+// path whenever sh is hungry, and leaves them.
+func exploreSubtree(o ExploreOptions, root []int, limit int, progress func(schedules, violations int), sh *shared) (ExploreResult, error) {
 	want := map[string]bool{}
 	for _, p := range o.Properties {
 		want[p] = true
 	}
-	start := time.Now()
 	var res ExploreResult
 	best := map[string]int{}
-	var prefix []int
+	prefix := slices.Clone(root)
+	last := map[int]int{} // depth: the last alternative this piece explores there, once it gave the rest away
+	top := func(log []sim.Choice, i int) int {
+		if v, ok := last[i]; ok {
+			return v
+		}
+		return log[i].N - 1
+	}
 	for {
 		d := &dfs{prefix: prefix}
 		cfg, err := ExploreConfig(o, d)
@@ -180,7 +220,7 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 			}
 			ev := ExploreViolation{Violation: *v.Violation, Steps: steps, Decisions: append([]sim.Choice(nil), d.log...), Trace: tr}
 			if seen {
-				res.Violations[k] = ev
+				res.Violations[k] = ev // (its old trace is left to the collector: another property's may share it)
 			} else {
 				best[v.Property] = len(res.Violations)
 				res.Violations = append(res.Violations, ev)
@@ -193,16 +233,35 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 		if progress != nil {
 			progress(res.Schedules, len(res.Violations))
 		}
-		// Backtrack to the last choice with an alternative left.
+		if sh != nil && sh.hungry() {
+			for i := len(root); i < len(d.log); i++ {
+				if d.log[i].V < top(d.log, i) {
+					var gift [][]int
+					for v := d.log[i].V + 1; v <= top(d.log, i); v++ {
+						r := make([]int, i+1)
+						for j, c := range d.log[:i] {
+							r[j] = c.V
+						}
+						r[i] = v
+						gift = append(gift, r)
+					}
+					last[i] = d.log[i].V
+					sh.give(gift)
+					break
+				}
+			}
+		}
+		// Backtrack to the last choice, below the root, with an
+		// alternative left.
 		i := len(d.log) - 1
-		for i >= 0 && d.log[i].V+1 >= d.log[i].N {
+		for i >= len(root) && d.log[i].V >= top(d.log, i) {
 			i--
 		}
-		if i < 0 {
+		if i < len(root) {
 			res.Complete = true
 			break
 		}
-		if o.Limit > 0 && res.Schedules >= o.Limit {
+		if limit > 0 && res.Schedules >= limit {
 			break
 		}
 		prefix = prefix[:0]
@@ -211,7 +270,6 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 		}
 		prefix = append(prefix, d.log[i].V+1)
 	}
-	res.Wall = time.Since(start)
 	return res, nil
 }
 

@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -255,4 +256,40 @@ func BenchmarkExplore(b *testing.B) {
 		n += r.Schedules
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "schedules/s")
+}
+
+// An exploration cut into subtrees for several workers finds what one
+// worker finds: the same schedules counted, completeness, and per
+// property the same violation (steps, decisions, detail), the first in
+// depth-first order of those with the fewest steps.
+func TestExploreWorkersSameResult(t *testing.T) {
+	for _, o := range []ExploreOptions{
+		{Variant: "seed", Procs: 2, Crashes: 1},
+		{Variant: "seed-rename", Procs: 2, Pauses: 1, Horizon: 12 * time.Second},
+		{Variant: "reference", Procs: 2, Crashes: 1, Horizon: 12 * time.Second},
+	} {
+		var rs []ExploreResult
+		for _, w := range []int{1, 3} {
+			o.Workers = w
+			r, err := Explore(o, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, r)
+		}
+		a, b := rs[0], rs[1]
+		if a.Schedules != b.Schedules || a.Complete != b.Complete || len(a.Violations) != len(b.Violations) {
+			t.Fatalf("%+v: one worker: %d schedules, complete %v, %d violations; three: %d, %v, %d", o, a.Schedules, a.Complete, len(a.Violations), b.Schedules, b.Complete, len(b.Violations))
+		}
+		if o.Variant != "reference" && len(a.Violations) == 0 {
+			t.Errorf("%s: no violation: the comparison is vacuous", o.Variant)
+		}
+		for i := range a.Violations {
+			x, y := a.Violations[i], b.Violations[i]
+			if x.Property != y.Property || x.Steps != y.Steps || x.Detail != y.Detail || !reflect.DeepEqual(x.Decisions, y.Decisions) {
+				t.Errorf("%s: violation %d: %s in %d steps (%s) vs %s in %d steps (%s)", o.Variant, i, x.Property, x.Steps, x.Detail, y.Property, y.Steps, y.Detail)
+			}
+		}
+		t.Logf("%s: %d schedules, %d violations", o.Variant, a.Schedules, len(a.Violations))
+	}
 }
