@@ -73,12 +73,15 @@ type FS interface {
 	Rename(oldname, newname string) error
 	// Link is link(2): it fails with EEXIST if newname exists.
 	Link(oldname, newname string) error
-	// ReadDir lists the names in directory dir (not "." or ".."), sorted.
-	// Every name present throughout the call is listed; one linked or
-	// unlinked during it may or may not be (POSIX readdir: OSFS's
-	// getdents64 may take several calls). The simulator's is one atomic
-	// step. It follows no symbolic link in the last component; more than
-	// MaxReadDir bytes of entries is EFBIG.
+	// ReadDir lists the names in directory dir (not "." or ".."), sorted,
+	// as they were at one instant during the call: VersionedFile depends
+	// on it. POSIX readdir promises less (a name linked or unlinked during
+	// a listing of several getdents64 calls may or may not be listed):
+	// OSFS on Linux makes a listing of several calls again under an
+	// inotify watch until one saw no change (readdir_linux.go); elsewhere
+	// keep the lock in a directory of its own, which one call lists. The
+	// simulator's is one atomic step. It follows no symbolic link in the
+	// last component; more than MaxReadDir bytes of entries is EFBIG.
 	ReadDir(dir string) ([]string, error)
 }
 

@@ -10,8 +10,10 @@ import (
 )
 
 // ReadDir lists directory dir with os.ReadDir's getdirentries: one call
-// for a small directory, but, unlike on Linux, without a promise from the
-// kernel that no link or unlink lands half way through it.
+// for a small directory, but, unlike on Linux, with nothing to tell a
+// listing of several calls that a link or unlink landed half way through
+// it: FS.ReadDir's one instant holds only for a directory one call lists
+// (keep the lock in a directory of its own).
 func (OSFS) ReadDir(dir string) ([]string, error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {

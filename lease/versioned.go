@@ -64,19 +64,20 @@ import (
 // is no lease. A version removed between the listing and the read (two
 // writes landed in between) is listed again.
 //
-// The listing. The simulator's is one atomic step. A real kernel lists a
-// directory with several getdents64 calls once it holds more than a few
-// dozen names (each call is atomic, the sequence is not): a name present
-// from the first call to the last is listed, one linked or unlinked in
-// between may not be. The highest version at the listing's start stays
-// until two more writes have landed, so a listing can miss every version
-// only if it spans two writes: a lister stalled (SIGSTOP, a loaded
-// machine) between two of its calls for at least two renew intervals. A
-// writer so stalled in the listing after its link has passed its local
-// deadline (others took over: a lease went by), and the reference never
-// acts on a write older than its deadline; a reader so stalled reads an
-// older version or none, as if it had read before the writes. Keep the
-// lock in a directory of its own: with a few names, one call lists it.
+// The listing must be the directory's content at one instant (FS.ReadDir
+// promises it). A real kernel lists a directory with several getdents64
+// calls once it holds more than a few dozen names, and a link or unlink
+// between two calls may be missed: a writer whose listing after its link
+// spans two writes by others can miss every version above its own and
+// believe it won. Two writes need not be two renew intervals apart: a
+// leader's release on SIGTERM and the next process's acquisition land
+// milliseconds apart, so the writer needs no long stall inside its
+// listing, only one of a few milliseconds, beside a stall before its link
+// long enough for its target to be removed (less than a lease, so its
+// deadline has not passed). OSFS on Linux closes it: a listing that took
+// several calls is made again under an inotify watch until one saw no
+// change (readdir_linux.go, TestReadDirSettles). The simulator's listing is
+// one step, as the contract says.
 //
 // What is removed must be provably the protocol's own: a name of the
 // form PATH.N, PATH.boot.K (K at most MaxBootRecord) or
