@@ -113,18 +113,25 @@ func RealSlack(c lease.Config) time.Duration {
 	return max(Slack, min(time.Second, c.LeaseDuration/3))
 }
 
-// Check evaluates every property on a run.
-func Check(tr *trace.Trace) []Verdict {
-	v, err := lease.LookupVariant(tr.Run.Variant)
-	if err != nil {
-		panic(err) // a trace is made from a valid config
-	}
+// runBounds is the liveness bounds a run of v is judged by: its slowest
+// configuration's, with a real machine's slack on a recorded trace.
+func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 	slow, _ := envelope(tr)
 	b := BoundsFor(v, slow)
 	if tr.Recorded {
 		more := RealSlack(slow) - Slack
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	}
+	return b
+}
+
+// Check evaluates every property on a run.
+func Check(tr *trace.Trace) []Verdict {
+	v, err := lease.LookupVariant(tr.Run.Variant)
+	if err != nil {
+		panic(err) // a trace is made from a valid config
+	}
+	b := runBounds(v, tr)
 	iv := tr.Leadership()
 	el := eligible(tr)                  // when each process could lead: three properties ask
 	lin := durable(tr) || tr.Run.Server // a server keeps its state when the clients' machine loses power
@@ -355,6 +362,37 @@ func CheckFailover(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 }
 
 func checkFailover(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
+	var first *Violation
+	failoverWindows(tr, iv, b, el, func(_ bool, v *Violation) bool {
+		first = v
+		return v == nil
+	})
+	return first
+}
+
+// FailoverCounts reports how many SIGKILLs and SIGTERMs hit a leader in
+// the run, and on how many of them failover-bound was judged: the bound
+// ran out within the run, no other fault and no stretch came before it,
+// and some other process was running throughout (the rest tell nothing).
+func FailoverCounts(tr *trace.Trace) (judged, signals int) {
+	v, err := lease.LookupVariant(tr.Run.Variant)
+	if err != nil {
+		return 0, 0
+	}
+	failoverWindows(tr, tr.Leadership(), runBounds(v, tr), eligible(tr), func(j bool, _ *Violation) bool {
+		signals++
+		if j {
+			judged++
+		}
+		return true
+	})
+	return judged, signals
+}
+
+// failoverWindows calls each, in order, for every SIGKILL or SIGTERM of a
+// leader, with whether failover-bound judges it and the violation if it
+// is broken there; it stops when each returns false.
+func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span, each func(judged bool, v *Violation) bool) {
 	st := tr.Stretches()
 	for i := range st {
 		if st[i].Kind == trace.DiskFull || st[i].Kind == trace.DiskEIO {
@@ -378,20 +416,39 @@ func checkFailover(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) 
 		if kind == trace.Term {
 			bound, name = b.Term, "SIGTERM"
 			var ok bool
-			if from, ok = deliveredAt(tr, i); !ok {
-				continue // sent to a stopped process never continued
-			}
-			if !leadingAt(iv, victim, from) {
-				continue // no longer leading when it could act on the signal
+			if from, ok = deliveredAt(tr, i); !ok || !leadingAt(iv, victim, from) {
+				// Sent to a stopped process never continued, or no longer
+				// leading when it could act on the signal.
+				if !each(false, nil) {
+					return
+				}
+				continue
 			}
 		}
 		deadline := from + int64(bound)
-		if deadline > int64(tr.End) || faultIn(tr, i, deadline) || meets(st, e.T, deadline) {
-			continue // too late to tell, or another fault (or a stretch) restarted the clock
-		}
-		if newLeaderIn(iv, victim, e.T, deadline) {
+		if t, ok := firstNewLeader(iv, victim, e.T, deadline); ok && !faultIn(tr, i, t) && !meets(st, e.T, t) {
+			// A successor came within the bound before anything else
+			// happened: judged, and held.
+			if !each(true, nil) {
+				return
+			}
 			continue
 		}
+		if deadline > int64(tr.End) || faultIn(tr, i, deadline) || meets(st, e.T, deadline) {
+			// Too late to tell, or another fault (or a stretch) restarted
+			// the clock.
+			if !each(false, nil) {
+				return
+			}
+			continue
+		}
+		if newLeaderIn(iv, victim, e.T, deadline) {
+			if !each(true, nil) {
+				return
+			}
+			continue
+		}
+		var v *Violation
 		for p, spans := range el {
 			if p == victim || !covers(spans, from, deadline) {
 				continue
@@ -400,13 +457,16 @@ func checkFailover(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) 
 			if from != e.T {
 				delivered = fmt.Sprintf(" (delivered at its SIGCONT at %s)", secs(time.Duration(from)))
 			}
-			return &Violation{Property: FailoverBound, At: time.Duration(deadline),
+			v = &Violation{Property: FailoverBound, At: time.Duration(deadline),
 				PIDs: []int{tr.Procs[victim].PID, tr.Procs[p].PID}, Events: []int{i},
 				Detail: fmt.Sprintf("%s of leader %d at %s%s: no new leader within %v although process %d was running",
 					name, tr.Procs[victim].PID, secs(time.Duration(e.T)), delivered, bound, tr.Procs[p].PID)}
+			break
+		}
+		if !each(v != nil, v) {
+			return
 		}
 	}
-	return nil
 }
 
 // deliveredAt returns when the SIGTERM of event i reached its process: at
@@ -488,6 +548,21 @@ func leadingAt(iv []trace.Interval, p int, t int64) bool {
 // newLeaderIn reports whether a process other than victim began leading in
 // (from, to], or was already leading at from (then the victim was not the
 // only leader, which exclusive-leadership reports).
+// firstNewLeader returns when the first process other than victim led in
+// (from, to].
+func firstNewLeader(iv []trace.Interval, victim int, from, to int64) (int64, bool) {
+	first, ok := int64(0), false
+	for _, x := range iv {
+		if x.Proc != victim && x.From <= to && x.To > from {
+			t := max(x.From, from)
+			if !ok || t < first {
+				first, ok = t, true
+			}
+		}
+	}
+	return first, ok
+}
+
 func newLeaderIn(iv []trace.Interval, victim int, from, to int64) bool {
 	for _, x := range iv {
 		if x.Proc != victim && x.From <= to && x.To > from {

@@ -189,6 +189,32 @@ func TestKillLeaderWithinBound(t *testing.T) {
 	}
 }
 
+// FailoverCounts counts the leader signals failover-bound judged: the
+// kill-leader scenario's one; none once another fault comes within its
+// bound; none for a kill of a process that does not lead.
+func TestFailoverCounts(t *testing.T) {
+	if j, n := FailoverCounts(scenarioTrace(t, "kill-leader")); j != 1 || n != 1 {
+		t.Errorf("kill-leader: %d judged of %d, want 1 of 1", j, n)
+	}
+	cfg := sim.Config{Variant: "reference", Seed: 1, Horizon: 40 * time.Second,
+		Procs: []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second}, {PID: 103, Start: time.Second}},
+		Faults: []sim.Fault{{Kind: trace.Kill, Proc: 0, At: 5 * time.Second}, {Kind: trace.Stop, Proc: 2, At: 8 * time.Second, Dur: time.Second}}}
+	tr, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, n := FailoverCounts(tr); j != 0 || n != 1 {
+		t.Errorf("a kill with a pause 3 s after it: %d judged of %d, want 0 of 1", j, n)
+	}
+	cfg.Faults = []sim.Fault{{Kind: trace.Kill, Proc: 1, At: 5 * time.Second}}
+	if tr, err = sim.Run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if j, n := FailoverCounts(tr); j != 0 || n != 0 {
+		t.Errorf("a kill of a watcher: %d judged of %d, want 0 of 0", j, n)
+	}
+}
+
 func TestTermLeaderHasNoViolation(t *testing.T) {
 	tr := scenarioTrace(t, "term-leader")
 	if got := violated(verdicts(t, tr)); len(got) != 0 {

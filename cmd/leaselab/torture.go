@@ -39,6 +39,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	keep := fs.Bool("keep", false, "keep the processes' logs and histories (kept anyway when a violation is found)")
 	bin := fs.String("bin", "", "the leaselab binary the processes run (default: this one)")
 	outPath := fs.String("o", "", "also write the run as an HTML timeline to `FILE` (one is always written beside the logs)")
+	emptyLock := fs.Bool("empty-lock", false, "create the lock file empty before the first process starts (the post's experiment: touch the lock file)")
 	var cfg lease.Config
 	intervalFlags(fs, &cfg, scaledConfig)
 	pos, err := parse(fs, args)
@@ -113,11 +114,17 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *emptyLock {
+		if err := os.WriteFile(filepath.Join(dir, "leader.lock"), nil, 0o644); err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+	}
 	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra, singleton: *singleton}
 	if *trials > 0 {
 		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
 	} else {
-		t.bar = newProgress(stderr, int64(duration.Seconds()), "s", *asJSON)
+		t.bar = newProgress(stderr, int64((*duration + 2*spec.BoundsFor(v, cfg).Wedge).Seconds()), "s", *asJSON)
 	}
 	var rep any
 	var repDir *string // the report's dir, set when the directory is kept
@@ -177,18 +184,24 @@ type torture struct {
 // declared in the order they print, which is alphabetical: the order the
 // report has always printed in.
 type tortureReport struct {
-	Commands   int                `json:"commands,omitempty"` // -singleton: commands started
-	Dir        string             `json:"dir,omitempty"`      // the logs, histories and timeline, when kept
-	DurationS  float64            `json:"duration_s"`
-	Failovers  []failoverReport   `json:"failovers"`
-	Procs      int                `json:"procs"`
-	Properties []string           `json:"properties"` // the properties that apply to the variant
-	Seed       uint64             `json:"seed"`
-	Signals    map[string]int     `json:"signals"` // signals sent, by kind
-	Started    int                `json:"started"` // processes started, replacements included
-	Terms      int                `json:"terms"`   // leadership terms
-	Variant    string             `json:"variant"`
-	Violations []tortureViolation `json:"violations"`
+	Commands  int     `json:"commands,omitempty"` // -singleton: commands started
+	Dir       string  `json:"dir,omitempty"`      // the logs, histories and timeline, when kept
+	DurationS float64 `json:"duration_s"`         // the signals' phase, before the recovery
+	// FailoverJudged and LeaderSignals: on how many of the SIGKILLs and
+	// SIGTERMs that hit a leader failover-bound was judged (a successor,
+	// or the bound, came before any other fault, and another process ran).
+	FailoverJudged int                `json:"failover_judged"`
+	Failovers      []failoverReport   `json:"failovers"`
+	LeaderSignals  int                `json:"leader_signals"`
+	Procs          int                `json:"procs"`
+	Properties     []string           `json:"properties"` // the properties that apply to the variant
+	RecoveryS      float64            `json:"recovery_s"` // the phase without signals that ends the run
+	Seed           uint64             `json:"seed"`
+	Signals        map[string]int     `json:"signals"` // signals sent, by kind
+	Started        int                `json:"started"` // processes started, replacements included
+	Terms          int                `json:"terms"`   // leadership terms
+	Variant        string             `json:"variant"`
+	Violations     []tortureViolation `json:"violations"`
 }
 
 type tortureViolation struct {
@@ -240,9 +253,24 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		}
 	}
 	counts := map[string]int{}
+	// The run ends with a recovery phase, as Jepsen's final heal: no
+	// signal for twice the no-wedge bound, so that a wedge (no leader
+	// while processes run) is judged at least once, however the faults
+	// fell before it. And half the signals that hit the leader leave the
+	// failover bound (and a tenth of a lease) without another, so that
+	// failover-bound is judged on those.
+	b := spec.BoundsFor(t.variant, t.cfg)
+	if t.exec != "" {
+		b.Wedge += spec.RealSlack(t.cfg) - spec.Slack
+	}
+	recovery := 2 * b.Wedge
 	var fault func()
 	fault = func() {
 		now := c.now()
+		if now >= int64(d) {
+			return // the recovery phase
+		}
+		next := now + between(0.3, 2)
 		if len(t.kinds) > 0 {
 			kind := t.kinds[rng.IntN(len(t.kinds))]
 			var cands []*child
@@ -259,6 +287,13 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 			}
 			if k != nil {
 				counts[kind.String()]++
+				if k == c.leader() && kind != trace.Stop && rng.IntN(2) == 0 {
+					bound := b.Kill
+					if kind == trace.Term {
+						bound = b.Term
+					}
+					next = max(next, now+int64(bound+spec.RealSlack(t.cfg))+int64(lease/10))
+				}
 				switch kind {
 				case trace.Stop:
 					// From a third of a lease (nothing should happen) to four
@@ -272,7 +307,7 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 				}
 			}
 		}
-		push(now+between(0.3, 2), fault)
+		push(next, fault)
 	}
 	replenish()
 	if spawnErr != nil {
@@ -283,7 +318,8 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	var tick func()
 	tick = func() { replenish(); push(c.now()+int64(lease), tick) }
 	push(int64(lease), tick)
-	for len(queue) > 0 && queue[0].at < int64(d) {
+	end := int64(d + recovery)
+	for len(queue) > 0 && queue[0].at < end {
 		a := queue[0]
 		queue = queue[1:]
 		if wait := a.at - c.now(); wait > 0 {
@@ -293,14 +329,14 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		t.bar.set(c.now()/int64(time.Second), "signals: "+faultList(counts))
 	}
 	t.bar.done()
-	if wait := int64(d) - c.now(); wait > 0 {
+	if wait := end - c.now(); wait > 0 {
 		time.Sleep(time.Duration(wait))
 	}
-	end := c.shutdown()
+	stopped := c.shutdown()
 	if spawnErr != nil {
 		return nil, false, spawnErr
 	}
-	tr := c.trace(end)
+	tr := c.trace(stopped)
 	if f, err := os.Create(filepath.Join(t.dir, "trace.txt")); err == nil {
 		tr.WriteTrace(f) // every event of the merged history, for the record
 		f.Close()
@@ -311,12 +347,13 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	var commands int
 	if t.singleton {
 		var svs []tortureViolation
-		svs, commands = checkSingleton(t.dir, c.origin, end)
+		svs, commands = checkSingleton(t.dir, c.origin, stopped)
 		verdicts = append(verdicts, singletonVerdict(svs))
 	}
+	judged, leaderSignals := spec.FailoverCounts(tr)
 	if text {
-		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v, signals %s, seed %d, lease %v renew %v watch %v\n",
-			t.variant.Name, t.procs, len(tr.Procs), d, faultList(counts), t.seed, t.cfg.LeaseDuration, t.cfg.RenewInterval, t.cfg.WatchInterval)
+		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v then %v without signals, signals %s, seed %d, lease %v renew %v watch %v\n",
+			t.variant.Name, t.procs, len(tr.Procs), d, recovery, faultList(counts), t.seed, t.cfg.LeaseDuration, t.cfg.RenewInterval, t.cfg.WatchInterval)
 	}
 	for _, v := range verdicts {
 		if v.Violation == nil {
@@ -364,7 +401,8 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	}
 	rep := &tortureReport{Variant: t.variant.Name, Procs: t.procs, Started: len(tr.Procs), DurationS: d.Seconds(),
 		Seed: t.seed, Signals: counts, Terms: len(tr.Leadership()), Failovers: gj, Violations: vs,
-		Properties: propertyNames(verdicts), Commands: commands}
+		Properties: propertyNames(verdicts), Commands: commands,
+		FailoverJudged: judged, LeaderSignals: leaderSignals, RecoveryS: recovery.Seconds()}
 	if text {
 		summary := "no violation"
 		if found {
@@ -373,7 +411,8 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		if t.singleton {
 			fmt.Fprintf(w, "# singleton: %d commands started\n", commands)
 		}
-		fmt.Fprintf(w, "# %d leadership terms, %d failovers of a signalled leader%s: %s\n", len(tr.Leadership()), len(gaps), gapSummary(gaps), summary)
+		fmt.Fprintf(w, "# %d leadership terms, %d failovers of a signalled leader%s; failover-bound judged on %d of %d signals to a leader: %s\n",
+			len(tr.Leadership()), len(gaps), gapSummary(gaps), judged, leaderSignals, summary)
 	}
 	return rep, found, nil
 }

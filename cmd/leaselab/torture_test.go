@@ -317,3 +317,38 @@ func TestTortureReportKeys(t *testing.T) {
 		t.Errorf("an unset dir or html printed: %s", b)
 	}
 }
+
+// Torture cannot pass a wedge (issue 17): every run ends with a phase
+// without signals, twice the no-wedge bound, in which some process must
+// lead. The post's empty-file experiment (an empty lock file before the
+// start) wedges the seed variant for good: with SIGKILLs it used to pass,
+// every kill restarting the no-wedge clock. A program that never leads
+// fails too, whatever the signals.
+func TestTortureCannotPassAWedge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 10 s a run")
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"empty lock file, seed, kill", []string{"-variant", "seed", "-faults", "kill", "-empty-lock"}},
+		{"a program that never leads, kill,stop,term", []string{"-variant", "seed", "-faults", "kill,stop,term",
+			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}},
+		{"a program that never leads, no signal", []string{"-variant", "seed", "-faults", "none",
+			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}},
+	} {
+		j, code := runTorture(t, append([]string{"-procs", "3", "-duration", "4s", "-seed", "2"}, c.args...)...)
+		var props []string
+		for _, v := range j["violations"].([]any) {
+			props = append(props, v.(map[string]any)["property"].(string))
+		}
+		if code != 1 || !slices.Contains(props, "no-wedge") {
+			t.Errorf("%s: exit %d, violations %v: want no-wedge, exit 1", c.name, code, props)
+		}
+		if r := j["recovery_s"].(float64); r <= 0 {
+			t.Errorf("%s: recovery phase %v s", c.name, r)
+		}
+		t.Logf("%s: %v, recovery %.1f s", c.name, props, j["recovery_s"])
+	}
+}
