@@ -197,7 +197,7 @@ func TestFailoverCounts(t *testing.T) {
 		t.Errorf("kill-leader: %d judged of %d, want 1 of 1", j, n)
 	}
 	cfg := sim.Config{Variant: "reference", Seed: 1, Horizon: 40 * time.Second,
-		Procs: []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second}, {PID: 103, Start: time.Second}},
+		Procs:  []sim.ProcSpec{{PID: 101}, {PID: 102, Start: time.Second}, {PID: 103, Start: time.Second}},
 		Faults: []sim.Fault{{Kind: trace.Kill, Proc: 0, At: 5 * time.Second}, {Kind: trace.Stop, Proc: 2, At: 8 * time.Second, Dur: time.Second}}}
 	tr, err := sim.Run(cfg)
 	if err != nil {
