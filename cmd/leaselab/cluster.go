@@ -242,6 +242,38 @@ func (c *cluster) signal(k *child, kind trace.FaultKind, dur time.Duration) (int
 	return t, true
 }
 
+// stall stops every live process at once, as a loaded machine whose
+// virtual CPUs do not run does (the simulator's Stall), recorded as one
+// machine-wide stretch of dur; it returns those it stopped, for unstall.
+// A process stopped by its own SIGSTOP is left as it is.
+func (c *cluster) stall(dur time.Duration) []*child {
+	t := c.now()
+	var stopped []*child
+	for _, k := range c.alive() {
+		if !k.stopped && c.kill(k, syscall.SIGSTOP) == nil {
+			stopped = append(stopped, k)
+		}
+	}
+	c.mu.Lock()
+	c.events = append(c.events, trace.Event{T: t, Proc: -1, Kind: trace.EvFault, N: int64(trace.Stall), A: int64(dur)})
+	c.paths = append(c.paths, fmt.Sprintf("stall for %v", dur))
+	c.mu.Unlock()
+	return stopped
+}
+
+// unstall continues the processes a stall stopped, but those stopped by a
+// SIGSTOP of their own meanwhile.
+func (c *cluster) unstall(ks []*child) {
+	for _, k := range ks {
+		c.mu.Lock()
+		own := k.stopped
+		c.mu.Unlock()
+		if !own {
+			c.kill(k, syscall.SIGCONT)
+		}
+	}
+}
+
 // kill sends sig to k: to its process group when it runs a shell command.
 func (c *cluster) kill(k *child, sig syscall.Signal) error {
 	if c.exec != "" {

@@ -18,7 +18,7 @@ import (
 
 // tortureFaults are the faults a harness can inflict on real processes
 // with kill(2). Clock faults would need root or a time namespace.
-var tortureFaults = map[string]trace.FaultKind{"kill": trace.Kill, "stop": trace.Stop, "term": trace.Term}
+var tortureFaults = map[string]trace.FaultKind{"kill": trace.Kill, "stop": trace.Stop, "term": trace.Term, "stall": trace.Stall}
 
 // cmdTorture is a Jepsen-style harness: real processes of leaselab run (or
 // any program that prints the post's log lines), real signals at instants
@@ -31,7 +31,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	procs := fs.Int("procs", 5, "processes contending at any time (killed ones are replaced)")
 	trials := fs.Int("trials", 0, "instead of a torture run: this many trials in which -procs processes start at once on a fresh lock file, counting how many became leader (the post's experiment)")
 	duration := fs.Duration("duration", 30*time.Second, "how long the torture run lasts")
-	faults := fs.String("faults", "kill,stop,term", "signals to send: comma list of kill,stop,term, or none")
+	faults := fs.String("faults", "kill,stop,term", "signals to send: comma list of kill,stop,term,stall (stall: every process stopped at once, for a ninth to a third of a lease), or none")
 	seed := fs.Uint64("seed", 1, "seed of the fault plan: which signal, to whom, when")
 	singleton := fs.Bool("singleton", false, "every process runs a command (leaselab run -- CMD) that reports its own start and stop, and the property singleton fails if two commands ever ran at once")
 	execCmd := fs.String("exec", "", "run `CMD` (a shell command line; {lock} is the lock path) instead of leaselab run; its standard output is followed for the post's log lines")
@@ -63,7 +63,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 		for _, f := range strings.Split(*faults, ",") {
 			k, ok := tortureFaults[strings.TrimSpace(f)]
 			if !ok {
-				return usagef("-faults: %q is not a signal torture sends (valid: kill, stop, term; clock faults need the simulator: leaselab check)", f)
+				return usagef("-faults: %q is not a fault torture inflicts (valid: kill, stop, term, stall; clock faults need the simulator: leaselab check)", f)
 			}
 			if !slices.Contains(kinds, k) {
 				kinds = append(kinds, k)
@@ -247,7 +247,11 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		queue = slices.Insert(queue, i, action{at, f})
 	}
 	var spawnErr error
+	var stallEnd int64 // the end of the machine-wide stall under way
 	replenish := func() {
+		if c.now() < stallEnd {
+			return // (the next tick starts them: none runs during a stall)
+		}
 		for n := len(c.alive()); n < t.procs && spawnErr == nil; n++ {
 			_, spawnErr = c.spawn(0)
 		}
@@ -271,8 +275,23 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 			return // the recovery phase
 		}
 		next := now + between(0.3, 2)
+		if now < stallEnd {
+			push(stallEnd, fault) // every process is stopped: nothing to signal
+			return
+		}
 		if len(t.kinds) > 0 {
 			kind := t.kinds[rng.IntN(len(t.kinds))]
+			if kind == trace.Stall {
+				// Every process stopped at once for a ninth to a third of a
+				// lease (the simulator's 1 to 3 s at the post's 9 s).
+				dur := between(1.0/9, 1.0/3)
+				ks := c.stall(time.Duration(dur))
+				stallEnd = now + dur
+				counts["stall"]++
+				push(stallEnd, func() { c.unstall(ks) })
+				push(stallEnd+between(0.3, 2), fault)
+				return
+			}
 			var cands []*child
 			for _, k := range c.alive() {
 				if kind == trace.Kill || !k.stopped && !k.termed {
@@ -300,7 +319,15 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 					// (every watcher has given up on the paused process).
 					dur := between(0.3, 4)
 					c.signal(k, trace.Stop, time.Duration(dur))
-					push(now+dur, func() { c.signal(k, trace.Cont, 0) })
+					var cont func()
+					cont = func() {
+						if c.now() < stallEnd {
+							push(stallEnd, cont) // a SIGCONT during a stall lands when it ends
+							return
+						}
+						c.signal(k, trace.Cont, 0)
+					}
+					push(now+dur, cont)
 				default:
 					c.signal(k, kind, 0)
 					push(now+between(0.1, 1), replenish)

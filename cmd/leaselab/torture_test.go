@@ -352,3 +352,21 @@ func TestTortureCannotPassAWedge(t *testing.T) {
 		t.Logf("%s: %v, recovery %.1f s", c.name, props, j["recovery_s"])
 	}
 }
+
+// A machine-wide stall (every process stopped at once) is a torture
+// fault, recorded as the simulator records its stall: one stretch that
+// excuses liveness while it lasts. The reference holds through stalls.
+func TestTortureStall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 10 s")
+	}
+	j, code := runTorture(t, "-variant", "reference", "-procs", "3", "-duration", "6s", "-seed", "1", "-faults", "stall,kill",
+		"-lease", "1.5s", "-renew", "500ms", "-watch", "500ms")
+	if vs := j["violations"].([]any); code != 0 || len(vs) != 0 {
+		t.Fatalf("exit %d, violations: %v", code, vs)
+	}
+	if n, _ := j["signals"].(map[string]any)["stall"].(float64); n < 1 {
+		t.Errorf("no stall in 6 s: %v", j["signals"])
+	}
+	t.Logf("signals %v", j["signals"])
+}
