@@ -855,3 +855,42 @@ func TestSearchWorkersSameReport(t *testing.T) {
 		}
 	}
 }
+
+// Episodes lists every overlap, wedge and late failover of a run, not the
+// first of each: a seed run with several double leaderships shows them
+// all, the first being Check's.
+func TestEpisodes(t *testing.T) {
+	rep, err := Search{Setup: sim.SetupOptions{Variant: "seed", Faults: killStop()}, Runs: 300, Seed: 1, KeepGoing: true, Workers: 1}.Run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, f := range rep.Found {
+		eps := Episodes(f.Trace, f.Verdicts)
+		per := map[string][]Violation{}
+		for _, e := range eps {
+			per[e.Property] = append(per[e.Property], e)
+		}
+		for _, vd := range f.Verdicts {
+			if vd.Violation == nil {
+				if len(per[vd.Property]) > 0 {
+					t.Errorf("run %d: %d episodes of %s, which holds", f.Run, len(per[vd.Property]), vd.Property)
+				}
+				continue
+			}
+			got := per[vd.Property]
+			if len(got) == 0 || got[0].At != vd.Violation.At || got[0].Detail != vd.Violation.Detail {
+				t.Errorf("run %d: %s: first episode %v, Check's %v", f.Run, vd.Property, got, vd.Violation)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].At < got[i-1].At {
+					t.Errorf("run %d: %s: episodes out of order", f.Run, vd.Property)
+				}
+			}
+			most = max(most, len(got))
+		}
+	}
+	if most < 2 {
+		t.Errorf("no run with two episodes of a property in 300 seed runs: the test shows nothing")
+	}
+}

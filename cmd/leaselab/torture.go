@@ -184,9 +184,10 @@ type torture struct {
 // declared in the order they print, which is alphabetical: the order the
 // report has always printed in.
 type tortureReport struct {
-	Commands  int     `json:"commands,omitempty"` // -singleton: commands started
-	Dir       string  `json:"dir,omitempty"`      // the logs, histories and timeline, when kept
-	DurationS float64 `json:"duration_s"`         // the signals' phase, before the recovery
+	Commands  int            `json:"commands,omitempty"` // -singleton: commands started
+	Dir       string         `json:"dir,omitempty"`      // the logs, histories and timeline, when kept
+	DurationS float64        `json:"duration_s"`         // the signals' phase, before the recovery
+	Episodes  map[string]int `json:"episodes"`           // violations, by property: every episode (overlap, wedge, late failover) counts
 	// FailoverJudged and LeaderSignals: on how many of the SIGKILLs and
 	// SIGTERMs that hit a leader failover-bound was judged (a successor,
 	// or the bound, came before any other fault, and another process ran).
@@ -382,12 +383,13 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v then %v without signals, signals %s, seed %d, lease %v renew %v watch %v\n",
 			t.variant.Name, t.procs, len(tr.Procs), d, recovery, faultList(counts), t.seed, t.cfg.LeaseDuration, t.cfg.RenewInterval, t.cfg.WatchInterval)
 	}
-	for _, v := range verdicts {
-		if v.Violation == nil {
-			continue
-		}
+	// Every episode, not the first of each property (check -keep-going
+	// counts runs; a torture run is one run, so it counts episodes).
+	episodes := map[string]int{}
+	for _, e := range spec.Episodes(tr, verdicts) {
 		found = true
-		x := v.Violation
+		x := &e
+		episodes[x.Property]++
 		j := tortureViolation{Property: x.Property, AtS: x.At.Seconds(), PIDs: x.PIDs, Detail: x.Detail}
 		if x.HTML != nil {
 			path := filepath.Join(t.dir, "porcupine.html")
@@ -403,6 +405,17 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 			}
 			if j.HTML != "" {
 				fmt.Fprintf(w, "  porcupine: %s\n", j.HTML)
+			}
+		}
+	}
+	for _, v := range verdicts { // (the singleton verdict is not a trace's: Episodes skips it)
+		if v.Violation != nil && episodes[v.Property] == 0 {
+			found = true
+			episodes[v.Property]++
+			x := v.Violation
+			vs = append(vs, tortureViolation{Property: x.Property, AtS: x.At.Seconds(), PIDs: x.PIDs, Detail: x.Detail})
+			if text {
+				fmt.Fprintf(w, "VIOLATION %s at %s\n  %s\n", x.Property, fmtSecs(x.At), x.Detail)
 			}
 		}
 	}
@@ -429,11 +442,17 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	rep := &tortureReport{Variant: t.variant.Name, Procs: t.procs, Started: len(tr.Procs), DurationS: d.Seconds(),
 		Seed: t.seed, Signals: counts, Terms: len(tr.Leadership()), Failovers: gj, Violations: vs,
 		Properties: propertyNames(verdicts), Commands: commands,
-		FailoverJudged: judged, LeaderSignals: leaderSignals, RecoveryS: recovery.Seconds()}
+		FailoverJudged: judged, LeaderSignals: leaderSignals, RecoveryS: recovery.Seconds(), Episodes: episodes}
 	if text {
 		summary := "no violation"
 		if found {
-			summary = fmt.Sprintf("%d properties violated", len(vs))
+			var parts []string
+			for _, v := range verdicts {
+				if n := episodes[v.Property]; n > 0 {
+					parts = append(parts, fmt.Sprintf("%s %d", v.Property, n))
+				}
+			}
+			summary = fmt.Sprintf("%d properties violated, episodes: %s", len(parts), strings.Join(parts, ", "))
 		}
 		if t.singleton {
 			fmt.Fprintf(w, "# singleton: %d commands started\n", commands)

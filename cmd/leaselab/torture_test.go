@@ -118,10 +118,18 @@ func TestTortureSeedBreaks(t *testing.T) {
 		if vs := j["violations"].([]any); len(vs) > 0 && code != 1 {
 			t.Errorf("seed %s: %d violations but exit %d, want 1", seed, len(vs), code)
 		}
+		per := map[string]float64{}
 		for _, v := range j["violations"].([]any) {
 			found[v.(map[string]any)["property"].(string)] = true
+			per[v.(map[string]any)["property"].(string)]++
 		}
-		t.Logf("seed %s: signals %v, violations so far %v", seed, j["signals"], found)
+		eps, _ := j["episodes"].(map[string]any)
+		for p, n := range per {
+			if eps[p] != n {
+				t.Errorf("seed %s: %v violations of %s listed, episodes says %v", seed, n, p, eps[p])
+			}
+		}
+		t.Logf("seed %s: signals %v, episodes %v", seed, j["signals"], eps)
 		if found["exclusive-leadership"] {
 			return
 		}

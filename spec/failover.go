@@ -1,0 +1,166 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// FailoverCounts reports how many SIGKILLs and SIGTERMs hit a leader in
+// the run, and on how many of them failover-bound was judged: the bound
+// ran out within the run, no other fault and no stretch came before it,
+// and some other process was running throughout (the rest tell nothing).
+func FailoverCounts(tr *trace.Trace) (judged, signals int) {
+	v, err := lease.LookupVariant(tr.Run.Variant)
+	if err != nil {
+		return 0, 0
+	}
+	failoverWindows(tr, tr.Leadership(), runBounds(v, tr), eligible(tr), func(j bool, _ *Violation) bool {
+		signals++
+		if j {
+			judged++
+		}
+		return true
+	})
+	return judged, signals
+}
+
+// failoverWindows calls each, in order, for every SIGKILL or SIGTERM of a
+// leader, with whether failover-bound judges it and the violation if it
+// is broken there; it stops when each returns false.
+func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span, each func(judged bool, v *Violation) bool) {
+	st := tr.Stretches()
+	for i := range st {
+		if st[i].Kind == trace.DiskFull || st[i].Kind == trace.DiskEIO {
+			st[i].To += int64(longestWatch(tr))
+		}
+	}
+	for i, e := range tr.Events {
+		if e.Kind != trace.EvFault || e.Proc < 0 || e.Missed() {
+			continue
+		}
+		kind := e.FaultKind()
+		if kind != trace.Kill && kind != trace.Term {
+			continue
+		}
+		victim := int(e.Proc)
+		if !leadingAt(iv, victim, e.T) {
+			continue
+		}
+		bound, name := b.Kill, "SIGKILL"
+		from := e.T
+		if kind == trace.Term {
+			bound, name = b.Term, "SIGTERM"
+			var ok bool
+			if from, ok = deliveredAt(tr, i); !ok || !leadingAt(iv, victim, from) {
+				// Sent to a stopped process never continued, or no longer
+				// leading when it could act on the signal.
+				if !each(false, nil) {
+					return
+				}
+				continue
+			}
+		}
+		deadline := from + int64(bound)
+		if t, ok := firstNewLeader(iv, victim, e.T, deadline); ok && !faultIn(tr, i, t) && !meets(st, e.T, t) {
+			// A successor came within the bound before anything else
+			// happened: judged, and held.
+			if !each(true, nil) {
+				return
+			}
+			continue
+		}
+		if deadline > int64(tr.End) || faultIn(tr, i, deadline) || meets(st, e.T, deadline) {
+			// Too late to tell, or another fault (or a stretch) restarted
+			// the clock.
+			if !each(false, nil) {
+				return
+			}
+			continue
+		}
+		if newLeaderIn(iv, victim, e.T, deadline) {
+			if !each(true, nil) {
+				return
+			}
+			continue
+		}
+		var v *Violation
+		for p, spans := range el {
+			if p == victim || !covers(spans, from, deadline) {
+				continue
+			}
+			delivered := ""
+			if from != e.T {
+				delivered = fmt.Sprintf(" (delivered at its SIGCONT at %s)", secs(time.Duration(from)))
+			}
+			v = &Violation{Property: FailoverBound, At: time.Duration(deadline),
+				PIDs: []int{tr.Procs[victim].PID, tr.Procs[p].PID}, Events: []int{i},
+				Detail: fmt.Sprintf("%s of leader %d at %s%s: no new leader within %v although process %d was running",
+					name, tr.Procs[victim].PID, secs(time.Duration(e.T)), delivered, bound, tr.Procs[p].PID)}
+			break
+		}
+		if !each(v != nil, v) {
+			return
+		}
+	}
+}
+
+// deliveredAt returns when the SIGTERM of event i reached its process: at
+// once, or, if the process was stopped, at its SIGCONT (the simulator
+// holds the signal until then, as the kernel does). ok is false if the
+// process was never continued.
+func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
+	p := tr.Events[i].Proc
+	stopped := false
+	for _, e := range tr.Events[:i] {
+		if e.Proc == p && e.Kind == trace.EvFault && !e.Missed() {
+			switch e.FaultKind() {
+			case trace.Stop:
+				stopped = true
+			case trace.Cont:
+				stopped = false
+			}
+		}
+	}
+	if !stopped {
+		return tr.Events[i].T, true
+	}
+	for _, e := range tr.Events[i+1:] {
+		if e.Proc == p && e.Kind == trace.EvExit {
+			return 0, false
+		}
+		if e.Proc == p && e.Kind == trace.EvFault && e.FaultKind() == trace.Cont {
+			return e.T, true
+		}
+	}
+	return 0, false
+}
+
+// newLeaderIn reports whether a process other than victim began leading in
+// (from, to], or was already leading at from (then the victim was not the
+// only leader, which exclusive-leadership reports).
+// firstNewLeader returns when the first process other than victim led in
+// (from, to].
+func firstNewLeader(iv []trace.Interval, victim int, from, to int64) (int64, bool) {
+	first, ok := int64(0), false
+	for _, x := range iv {
+		if x.Proc != victim && x.From <= to && x.To > from {
+			t := max(x.From, from)
+			if !ok || t < first {
+				first, ok = t, true
+			}
+		}
+	}
+	return first, ok
+}
+
+func newLeaderIn(iv []trace.Interval, victim int, from, to int64) bool {
+	for _, x := range iv {
+		if x.Proc != victim && x.From <= to && x.To > from {
+			return true
+		}
+	}
+	return false
+}
