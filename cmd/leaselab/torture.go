@@ -180,46 +180,6 @@ type torture struct {
 	bar       *progress
 }
 
-// tortureReport is torture's -json report of a run. Its fields are
-// declared in the order they print, which is alphabetical: the order the
-// report has always printed in.
-type tortureReport struct {
-	Commands  int            `json:"commands,omitempty"` // -singleton: commands started
-	Dir       string         `json:"dir,omitempty"`      // the logs, histories and timeline, when kept
-	DurationS float64        `json:"duration_s"`         // the signals' phase, before the recovery
-	Episodes  map[string]int `json:"episodes"`           // violations, by property: every episode (overlap, wedge, late failover) counts
-	// FailoverJudged and LeaderSignals: on how many of the SIGKILLs and
-	// SIGTERMs that hit a leader failover-bound was judged (a successor,
-	// or the bound, came before any other fault, and another process ran).
-	FailoverJudged int                `json:"failover_judged"`
-	Failovers      []failoverReport   `json:"failovers"`
-	LeaderSignals  int                `json:"leader_signals"`
-	Procs          int                `json:"procs"`
-	Properties     []string           `json:"properties"` // the properties that apply to the variant
-	RecoveryS      float64            `json:"recovery_s"` // the phase without signals that ends the run
-	Seed           uint64             `json:"seed"`
-	Signals        map[string]int     `json:"signals"` // signals sent, by kind
-	Started        int                `json:"started"` // processes started, replacements included
-	Terms          int                `json:"terms"`   // leadership terms
-	Variant        string             `json:"variant"`
-	Violations     []tortureViolation `json:"violations"`
-}
-
-type tortureViolation struct {
-	AtS      float64 `json:"at_s"`
-	Detail   string  `json:"detail"`
-	HTML     string  `json:"html,omitempty"` // porcupine's page, for linearizable-store
-	PIDs     []int   `json:"pids"`
-	Property string  `json:"property"`
-}
-
-type failoverReport struct {
-	AtS    float64 `json:"at_s"`
-	GapMs  float64 `json:"gap_ms"`
-	PID    int     `json:"pid"`
-	Signal string  `json:"signal"`
-}
-
 // run is one torture run: procs processes for d, signals from the seed's
 // plan, every property checked on the merged history.
 func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, bool, error) {
@@ -461,90 +421,6 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 			len(tr.Leadership()), len(gaps), gapSummary(gaps), judged, leaderSignals, summary)
 	}
 	return rep, found, nil
-}
-
-func propertyNames(vs []spec.Verdict) []string {
-	var out []string
-	for _, v := range vs {
-		if v.Applicable {
-			out = append(out, v.Property)
-		}
-	}
-	return out
-}
-
-func faultList(counts map[string]int) string {
-	var parts []string
-	for _, k := range []string{"kill", "stop", "term"} {
-		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-		}
-	}
-	if parts == nil {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// A failover is the leaderless gap after a leader was signalled.
-type failover struct {
-	kind trace.FaultKind
-	at   int64 // when the signal was sent
-	gap  int64 // to the next leader's first step as leader
-	pid  int
-}
-
-// failovers returns, for every SIGKILL or SIGTERM sent to a process that
-// was leading, the time until another process led.
-func failovers(tr *trace.Trace) []failover {
-	iv := tr.Leadership()
-	var out []failover
-	for _, e := range tr.Events {
-		if e.Kind != trace.EvFault || e.Proc < 0 {
-			continue
-		}
-		kind := e.FaultKind()
-		if kind != trace.Kill && kind != trace.Term {
-			continue
-		}
-		leading := false
-		for _, x := range iv {
-			// (A SIGKILL ends the interval at the signal's own instant.)
-			if x.Proc == int(e.Proc) && x.From <= e.T && e.T <= x.To && x.From < x.To {
-				leading = true
-			}
-		}
-		if !leading {
-			continue
-		}
-		for _, x := range iv {
-			if x.Proc != int(e.Proc) && x.From >= e.T {
-				out = append(out, failover{kind: kind, at: e.T, gap: x.From - e.T, pid: tr.Procs[e.Proc].PID})
-				break
-			}
-		}
-	}
-	return out
-}
-
-func gapSummary(gaps []failover) string {
-	if len(gaps) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, k := range []trace.FaultKind{trace.Kill, trace.Term} {
-		var ms []float64
-		for _, g := range gaps {
-			if g.kind == k {
-				ms = append(ms, float64(g.gap)/1e6)
-			}
-		}
-		if len(ms) > 0 {
-			slices.Sort(ms)
-			parts = append(parts, fmt.Sprintf("%s median %.1f ms max %.1f ms", k, ms[len(ms)/2], ms[len(ms)-1]))
-		}
-	}
-	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // trialsReport is torture -trials' -json report; as tortureReport, its
