@@ -137,6 +137,8 @@ func Check(tr *trace.Trace) []Verdict {
 	iv := tr.Leadership()
 	el := eligible(tr)                  // when each process could lead: three properties ask
 	lin := durable(tr) || tr.Run.Server // a server keeps its state when the clients' machine loses power
+	history := !tr.Recorded || hasStoreHistory(tr)
+	lin = lin && history
 	vs := []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
 		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, tr, iv)},
@@ -151,7 +153,10 @@ func Check(tr *trace.Trace) []Verdict {
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
 	}
-	if !lin {
+	switch {
+	case !history:
+		vs[4].Reason = "no store history: the processes reported no store operation (a program run by -exec reports only its log lines)"
+	case !lin:
 		vs[4].Reason = "across a power loss"
 	}
 	if tr.Recorded {
@@ -166,6 +171,16 @@ func Check(tr *trace.Trace) []Verdict {
 		vs[8].Reason = "no bound stated"
 	}
 	return vs
+}
+
+// hasStoreHistory reports whether the trace records any store operation.
+func hasStoreHistory(tr *trace.Trace) bool {
+	for i := range tr.Events {
+		if k := tr.Events[i].Kind; k == trace.EvStore || k == trace.EvStoreCall {
+			return true
+		}
+	}
+	return false
 }
 
 // durable reports whether the run's store never lost power. A store on a

@@ -357,6 +357,15 @@ func TestTortureCannotPassAWedge(t *testing.T) {
 		if r := j["recovery_s"].(float64); r <= 0 {
 			t.Errorf("%s: recovery phase %v s", c.name, r)
 		}
+		// A program run by -exec reports no store history: the register
+		// property has no evidence, and is not listed as checked.
+		props = props[:0]
+		for _, p := range j["properties"].([]any) {
+			props = append(props, p.(string))
+		}
+		if ex := slices.Contains(c.args, "-exec"); ex == slices.Contains(props, "linearizable-store") {
+			t.Errorf("%s: properties checked %v (-exec: %v)", c.name, props, ex)
+		}
 		t.Logf("%s: %v, recovery %.1f s", c.name, props, j["recovery_s"])
 	}
 }
