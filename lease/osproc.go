@@ -29,6 +29,7 @@ type osProc struct {
 	doneOnce sync.Once
 	note     inotify
 	onLead   func(epoch int64, deadline time.Duration)
+	crash    *crashPoint // OSProcOptions.CrashAfter (nil: none)
 }
 
 // NewOSProc returns the real runtime for this process. Log lines go to out
@@ -52,6 +53,10 @@ type OSProcOptions struct {
 	// hands it to the supervisor of its command, which stops the command
 	// at that deadline even while this process is stopped.
 	OnLead func(epoch int64, deadline time.Duration)
+	// CrashAfter, if set, is a crash point, "KIND:N" (ParseCrashPoint):
+	// the process SIGKILLs itself right after its Nth call of that kind.
+	// It is for testing; an invalid one is ignored (check it first).
+	CrashAfter string
 }
 
 // NewOSProcOptions returns the real runtime configured by o.
@@ -64,7 +69,11 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	if o.BeforeExit != nil {
 		exit = func(code int) { o.BeforeExit(); os.Exit(code) }
 	}
-	return &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, exit: exit, onLead: o.OnLead}
+	p := &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, exit: exit, onLead: o.OnLead}
+	if kind, n, err := ParseCrashPoint(o.CrashAfter); o.CrashAfter != "" && err == nil {
+		p.crash = &crashPoint{kind: kind, nth: n}
+	}
+	return p
 }
 
 func (p *osProc) Now() time.Time        { return time.Now() }

@@ -35,6 +35,9 @@ type cluster struct {
 	// command, when set, is the command leaselab run process id runs
 	// while it leads (torture -singleton).
 	command func(id int) []string
+	// crashAfter, when set, is the crash point of the first process
+	// started (torture -crash-after: LEASELAB_CRASH_AFTER).
+	crashAfter string
 
 	mu     sync.Mutex
 	kids   []*child
@@ -100,6 +103,9 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 			args = append(append(args, "--"), c.command(id)...)
 		}
 		cmd = exec.Command(c.bin, args...)
+		if c.crashAfter != "" && id == 1001 {
+			cmd.Env = append(os.Environ(), "LEASELAB_CRASH_AFTER="+c.crashAfter)
+		}
 		cmd.ExtraFiles = []*os.File{hw}
 		cmd.Stdout, cmd.Stderr = logf, logf
 	} else {

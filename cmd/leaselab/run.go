@@ -137,7 +137,15 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	// command's supervisor. A variant that exits the process itself (all
 	// but the reference) stops the command first and exits with run's
 	// status (BeforeExit).
-	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.beforeExit, OnLead: r.lead})
+	// A crash point (torture -crash-after): checked here, so that a bad
+	// one is refused before anything is written.
+	crash := os.Getenv("LEASELAB_CRASH_AFTER")
+	if crash != "" {
+		if _, _, err := lease.ParseCrashPoint(crash); err != nil {
+			return usagef("LEASELAB_CRASH_AFTER: %v", err)
+		}
+	}
+	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.beforeExit, OnLead: r.lead, CrashAfter: crash})
 	r.mono = p.Mono
 	if events == "" {
 		return elect(v, p, mk(p), path, cfg, r, nil)

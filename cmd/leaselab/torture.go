@@ -39,6 +39,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	keep := fs.Bool("keep", false, "keep the processes' logs and histories (kept anyway when a violation is found)")
 	bin := fs.String("bin", "", "the leaselab binary the processes run (default: this one)")
 	outPath := fs.String("o", "", "also write the run as an HTML timeline to `FILE` (one is always written beside the logs)")
+	crashAfter := fs.String("crash-after", "", "the first process started SIGKILLs itself right after its Nth system call of a kind, `KIND:N` (open, open-excl, open-trunc, open-create, write, fsync, close, remove, rename, link): a crash point aimed as the simulator aims them, inside a renewal, say")
 	emptyLock := fs.Bool("empty-lock", false, "create the lock file empty before the first process starts (the post's experiment: touch the lock file)")
 	var cfg lease.Config
 	intervalFlags(fs, &cfg, scaledConfig)
@@ -97,6 +98,14 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if *execCmd != "" && !strings.Contains(*execCmd, "{lock}") {
 		return usagef("-exec %q: the command needs {lock} where the lock path goes", *execCmd)
 	}
+	if *crashAfter != "" {
+		if _, _, err := lease.ParseCrashPoint(*crashAfter); err != nil {
+			return usagef("-crash-after: %v", err)
+		}
+		if *execCmd != "" {
+			return usagef("-crash-after aims at leaselab's own processes, not at an -exec program")
+		}
+	}
 	if *bin == "" {
 		if *bin, err = os.Executable(); err != nil {
 			return err
@@ -120,7 +129,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra, singleton: *singleton}
+	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra, singleton: *singleton, crashAfter: *crashAfter}
 	if *trials > 0 {
 		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
 	} else {
@@ -167,17 +176,18 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 }
 
 type torture struct {
-	bin, exec string
-	variant   lease.Variant
-	cfg       lease.Config
-	procs     int
-	kinds     []trace.FaultKind
-	seed      uint64
-	dir       string
-	out       string   // -o: the timeline's path
-	extra     []string // more flags for leaselab run (a server store)
-	singleton bool     // -singleton: run's command is the probe (singleton_torture.go)
-	bar       *progress
+	bin, exec  string
+	variant    lease.Variant
+	cfg        lease.Config
+	procs      int
+	kinds      []trace.FaultKind
+	seed       uint64
+	dir        string
+	out        string   // -o: the timeline's path
+	extra      []string // more flags for leaselab run (a server store)
+	singleton  bool     // -singleton: run's command is the probe (singleton_torture.go)
+	crashAfter string   // -crash-after: the first process's crash point
+	bar        *progress
 }
 
 // run is one torture run: procs processes for d, signals from the seed's
@@ -185,6 +195,7 @@ type torture struct {
 func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, bool, error) {
 	c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, t.dir)
 	c.extra = t.extra
+	c.crashAfter = t.crashAfter
 	if t.singleton {
 		c.command = probeCommand(t.bin, t.dir)
 	}

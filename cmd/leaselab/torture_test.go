@@ -387,3 +387,26 @@ func TestTortureStall(t *testing.T) {
 	}
 	t.Logf("signals %v", j["signals"])
 }
+
+// A crash point aimed inside a renewal (the first process SIGKILLs itself
+// right after its second open(O_TRUNC): a renewal's, between truncating
+// the lock file and writing it) leaves the seed's lock file empty for
+// good: the empty-after-renew wedge, which signals from outside almost
+// never hit. Torture fails no-wedge. A bad crash point is refused.
+func TestTortureCrashPointInsideRenewal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 10 s")
+	}
+	j, code := runTorture(t, "-variant", "seed", "-procs", "3", "-duration", "3s", "-seed", "1", "-faults", "kill", "-crash-after", "open-trunc:2")
+	var props []string
+	for _, v := range j["violations"].([]any) {
+		props = append(props, v.(map[string]any)["property"].(string))
+	}
+	if code != 1 || !slices.Contains(props, "no-wedge") {
+		t.Errorf("exit %d, violations %v: want the empty-after-renew wedge (no-wedge), exit 1", code, props)
+	}
+	code, _, errOut := runCLI("torture", "-crash-after", "open-trunc", "-duration", "1s")
+	if code != 2 || !strings.Contains(errOut, "KIND:N") {
+		t.Errorf("-crash-after open-trunc: exit %d, %q: want 2 and the form", code, errOut)
+	}
+}
