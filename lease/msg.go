@@ -21,6 +21,11 @@ const (
 	flockBase Msg = 128
 )
 
+// MsgRaw is no message of leaselab's: a line another program printed on
+// its standard output, kept as it was (torture -exec records it with the
+// line as the event's text).
+const MsgRaw Msg = 255
+
 // Arg kinds of a message's arguments.
 const (
 	argNone = iota

@@ -35,7 +35,7 @@ func (tr *Trace) WriteLog(w io.Writer) error {
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		if e.Kind == EvLog && !e.Msg.Stderr() {
-			fmt.Fprintf(bw, "%s [Process: %d] %s\n", elapsed(e.T), tr.Procs[e.Proc].PID, e.Msg.Format(e.A, e.B, time.UTC))
+			fmt.Fprintf(bw, "%s [Process: %d] %s\n", elapsed(e.T), tr.Procs[e.Proc].PID, tr.logText(e))
 		}
 	}
 	return bw.Flush()
@@ -104,7 +104,7 @@ func (tr *Trace) describe(e *Event) string {
 		if e.Msg.Stderr() {
 			stream = "stderr"
 		}
-		return fmt.Sprintf("%s %q", stream, e.Msg.Format(e.A, e.B, time.UTC))
+		return fmt.Sprintf("%s %q", stream, tr.logText(e))
 	case EvClock:
 		if e.Op == OpClockWall {
 			return "now " + time.Unix(0, e.Reading()).UTC().Format("15:04:05.000000")
@@ -219,6 +219,16 @@ func flockString(how int) string {
 	return s
 }
 
+// logText is a log line's text: the line itself if it was read from a
+// program as it printed it (a recorded trace of a program run by torture
+// -exec: Event.Text), otherwise its message formatted.
+func (tr *Trace) logText(e *Event) string {
+	if e.Text.n > 0 {
+		return tr.S(e.Text)
+	}
+	return e.Msg.Format(e.A, e.B, time.UTC)
+}
+
 // Excerpt returns the run between true times from and to as the post
 // shows it: the processes' stdout lines, with each fault and death marked
 // between them.
@@ -231,7 +241,7 @@ func (tr *Trace) Excerpt(from, to time.Duration) []string {
 		}
 		switch {
 		case e.Kind == EvLog && !e.Msg.Stderr():
-			out = append(out, fmt.Sprintf("%s [Process: %d] %s", elapsed(e.T), tr.Procs[e.Proc].PID, e.Msg.Format(e.A, e.B, time.UTC)))
+			out = append(out, fmt.Sprintf("%s [Process: %d] %s", elapsed(e.T), tr.Procs[e.Proc].PID, tr.logText(e)))
 		case e.Kind == EvFault:
 			out = append(out, fmt.Sprintf("%s # FAULT %s", elapsed(e.T), tr.S(e.Text)))
 		case e.Kind == EvExit:

@@ -313,7 +313,11 @@ func (c *cluster) trace(end time.Duration) *trace.Trace {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range c.kids {
-		tr.AddProc(k.id, time.Duration(k.start))
+		pid := k.id
+		if k.hist.pid > 0 {
+			pid = k.hist.pid // a program run by -exec, by the pid it printed
+		}
+		tr.AddProc(pid, time.Duration(k.start))
 	}
 	add := func(e trace.Event, path string) {
 		if e.T <= int64(end) {
@@ -324,11 +328,11 @@ func (c *cluster) trace(end time.Duration) *trace.Trace {
 		add(e, c.paths[i])
 	}
 	for _, k := range c.kids {
-		for _, e := range k.hist.events {
+		for i, e := range k.hist.events {
 			if e.Kind == trace.EvStoreCall || e.Kind == trace.EvStore {
 				e.Act = tr.Act(k.idx, fmt.Sprintf("op%d", e.Act))
 			}
-			add(e, "")
+			add(e, k.hist.texts[i])
 		}
 		// A process that ended on its own without saying so (an error
 		// exit, a program run with -exec) ends when it was waited for.
@@ -341,14 +345,28 @@ func (c *cluster) trace(end time.Duration) *trace.Trace {
 }
 
 // parseLogLines follows a program that prints the post's log lines (run
-// with -exec): each line that says the process now leads, or no longer
-// does, is a role event stamped when the harness read it.
+// with -exec): every line is in the trace as the program printed it,
+// stamped when the harness read it; each that says the process now leads,
+// or no longer does, is also a role event; the first "Process started
+// with id: N" or "[Process: N]" names the process by the program's own
+// pid N.
 func parseLogLines(r io.Reader, c *cluster, proc int, onEvent func(trace.Event)) procHistory {
-	var ph procHistory
+	ph := procHistory{texts: map[int]string{}}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
 		t := c.now()
+		ph.texts[len(ph.events)] = line
+		ph.events = append(ph.events, trace.Event{T: t, Proc: int16(proc), Kind: trace.EvLog, Op: trace.OpLog, Msg: lease.MsgRaw})
+		for _, tag := range []string{"Process started with id:", "[Process:"} {
+			if _, rest, ok := strings.Cut(line, tag); ok && ph.pid == 0 {
+				if f := strings.Fields(strings.ReplaceAll(rest, "]", " ")); len(f) > 0 {
+					if pid, err := strconv.Atoi(f[0]); err == nil && pid > 0 {
+						ph.pid = pid
+					}
+				}
+			}
+		}
 		var role lease.Role
 		switch {
 		case strings.Contains(line, "[LEADER] Acquired"), strings.Contains(line, "Takeover successful"),

@@ -252,7 +252,9 @@ func (s histStore) Release(cur lease.Record) error {
 // (ns since the harness's origin), ready to add to a recorded trace.
 type procHistory struct {
 	events []trace.Event
-	exited bool // it wrote its exit line
+	texts  map[int]string // events[i]'s text: a line as an -exec program printed it
+	exited bool           // it wrote its exit line
+	pid    int            // the program's own pid, as it printed it (-exec), or 0
 }
 
 // parseHistory reads a process's history lines. A line cut short by a

@@ -410,3 +410,27 @@ func TestTortureCrashPointInsideRenewal(t *testing.T) {
 		t.Errorf("-crash-after open-trunc: exit %d, %q: want 2 and the form", code, errOut)
 	}
 }
+
+// A program run by -exec is named by the pid it prints, and its lines,
+// as it printed them, are in the trace and in violation excerpts.
+func TestTortureExecEvidence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 8 s")
+	}
+	prog := `echo "[Process: $$] Process started with id: $$"; while :; do echo "[Process: $$] [WATCHER] still here {lock}"; sleep 0.2; done`
+	out, err := exec.Command(leaselabBinary(t), "torture", "-variant", "seed", "-procs", "2", "-duration", "2s", "-faults", "none", "-exec", prog).CombinedOutput()
+	if err == nil {
+		t.Fatalf("a program that never leads passed:\n%s", out)
+	}
+	text := string(out)
+	m := regexp.MustCompile(`no leader from [0-9.]+s to [0-9.]+s although process ([0-9]+) was`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no no-wedge violation naming a process:\n%s", text)
+	}
+	if m[1] == "1001" || m[1] == "1002" {
+		t.Errorf("the violation names harness id %s, not the program's pid", m[1])
+	}
+	if !strings.Contains(text, "[Process: "+m[1]+"] [WATCHER] still here") {
+		t.Errorf("the excerpt does not show the program's own line:\n%s", text)
+	}
+}
