@@ -41,8 +41,8 @@
 // A real leader-election process; with a command, a singleton runner.
 //
 //	leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
-//	                 [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
-//	                 [-exec 'CMD {lock}' | -singleton] [-bin FILE] [-json] [-o FILE] [-keep]
+//	                 [-duration D | -trials N] [-faults kill,stop,term,stall] [-seed S] [-lease D -renew D -watch D]
+//	                 [-exec 'CMD {lock}' | -singleton | -crash-after KIND:N] [-empty-lock] [-bin FILE] [-json] [-o FILE] [-keep]
 //
 // Real processes, real signals, the simulator's checks on what happened.
 //

@@ -62,8 +62,8 @@ var commands = []command{
              [-id N] [-lease D -renew D -watch D] [-shed] [-start-at NS] [-events FILE] [-restart] [-- CMD ARGS]`,
 		"a real leader-election process; with a command, a singleton runner", cmdRun},
 	{"torture", `leaselab torture [-variant V] [-store file|flock|redis|etcd|sqlite|postgres] [-dsn DSN] [-procs N]
-                 [-duration D | -trials N] [-faults kill,stop,term] [-seed S] [-lease D -renew D -watch D]
-                 [-exec 'CMD {lock}' | -singleton] [-bin FILE] [-json] [-o FILE] [-keep]`,
+                 [-duration D | -trials N] [-faults kill,stop,term,stall] [-seed S] [-lease D -renew D -watch D]
+                 [-exec 'CMD {lock}' | -singleton | -crash-after KIND:N] [-empty-lock] [-bin FILE] [-json] [-o FILE] [-keep]`,
 		"real processes, real signals, the simulator's checks on what happened", cmdTorture},
 	{"failover", `leaselab failover [-variants LIST] [-n N] [-procs N] [-seed S] [-lease D -renew D -watch D]
                   [-redis ADDR] [-etcd ENDPOINTS] [-postgres URL] [-sqlite] [-bin FILE] [-json | -markdown]`,
