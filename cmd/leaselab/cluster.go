@@ -110,6 +110,12 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 		cmd.Stdout, cmd.Stderr = logf, logf
 	} else {
 		line := strings.ReplaceAll(c.exec, "{lock}", shellQuote(c.lock))
+		if startAt != 0 {
+			// Held stopped before the program starts, and continued with
+			// the others at startAt (releaseExec): the same instant for
+			// every process, as leaselab's own wait for -start-at.
+			line = "kill -STOP $$; " + line
+		}
 		cmd = exec.Command("sh", "-c", line)
 		// Its own process group, signalled as a whole: the shell and
 		// whatever it runs.
@@ -246,6 +252,34 @@ func (c *cluster) signal(k *child, kind trace.FaultKind, dur time.Duration) (int
 		k.stopped = false
 	}
 	return t, true
+}
+
+// releaseExec continues, at CLOCK_MONOTONIC instant at, every -exec
+// process held stopped by spawn(startAt): it first waits (up to 5 s)
+// until each has stopped itself, so that no SIGCONT comes before its
+// SIGSTOP.
+func (c *cluster) releaseExec(at int64) {
+	deadline := time.Now().Add(5 * time.Second)
+	for _, k := range c.alive() {
+		for time.Now().Before(deadline) && !stoppedState(k.cmd.Process.Pid) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(time.Duration(at - monoNow()))
+	for _, k := range c.alive() {
+		syscall.Kill(-k.cmd.Process.Pid, syscall.SIGCONT)
+	}
+}
+
+// stoppedState reports whether process pid is stopped (state T in
+// /proc/PID/stat).
+func stoppedState(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
 }
 
 // stall stops every live process at once, as a loaded machine whose

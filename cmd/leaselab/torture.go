@@ -483,6 +483,9 @@ func (t torture) trials(n int, w io.Writer, text bool) (*trialsReport, bool, err
 				return nil, false, err
 			}
 		}
+		if t.exec != "" {
+			c.releaseExec(startAt)
+		}
 		time.Sleep(time.Duration(startAt + int64(window) - monoNow()))
 		tr := c.trace(c.shutdown())
 		counts[i] = tr.Leaders()

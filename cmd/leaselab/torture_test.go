@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
@@ -435,4 +437,45 @@ func TestTortureExecEvidence(t *testing.T) {
 	if !strings.Contains(text, "[Process: "+m[1]+"] [WATCHER] still here") {
 		t.Errorf("the excerpt does not show the program's own line:\n%s", text)
 	}
+}
+
+// In trials, -exec programs are released at one instant, as leaselab's
+// own processes are (-start-at): each is held stopped before the program
+// runs, and all are continued together at the trial's instant. Each
+// program here notes the instant it began: none before that instant, and
+// all within a few tens of milliseconds of each other.
+func TestTortureExecTrialsStartTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 5 s")
+	}
+	prog := `date +%s%N >> {lock}.starts; sleep 5`
+	leaselabBinary(t) // built first: the launch is timed
+	launched := time.Now().UnixNano()
+	j, _ := runTorture(t, "-variant", "seed", "-procs", "30", "-trials", "1", "-keep", "-exec", prog)
+	dir, _ := j["dir"].(string)
+	b, err := os.ReadFile(filepath.Join(dir, "trial-1", "leader.lock.starts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []int64
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", f, err)
+		}
+		ts = append(ts, n)
+	}
+	if len(ts) != 30 {
+		t.Fatalf("%d programs noted their start, want 30", len(ts))
+	}
+	// Held until the trial's instant, which leaves 250 ms and 10 ms a
+	// process to start them all: no program began before it.
+	if wait := time.Duration(slices.Min(ts) - launched); wait < 250*time.Millisecond {
+		t.Errorf("the first program began %v after torture was launched: not held for the trial's instant", wait)
+	}
+	spread := time.Duration(slices.Max(ts) - slices.Min(ts))
+	if spread > 100*time.Millisecond {
+		t.Errorf("30 programs began over %v: not released together", spread)
+	}
+	t.Logf("30 programs began within %v", spread)
 }
