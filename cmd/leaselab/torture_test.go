@@ -479,3 +479,35 @@ func TestTortureExecTrialsStartTogether(t *testing.T) {
 	}
 	t.Logf("30 programs began within %v", spread)
 }
+
+// A program's log lines: leadership begins at an acquisition line and
+// ends at a step-down line, or at its exit; "Received shutdown signal"
+// ends nothing (the post's program renews on until it exits, as the seed
+// variant does, whose leadership also ends at its exit).
+func TestParseLogLines(t *testing.T) {
+	c := newCluster("", "x {lock}", "seed", scaled, t.TempDir())
+	in := strings.Join([]string{
+		"[Process: 77] Process started with id: 77",
+		"[Process: 77] [LEADER] Acquired lease at 10:00:00",
+		"[Process: 77] Received shutdown signal, releasing lease",
+		"[Process: 77] [LEADER] Lease renewed",
+		"[Process: 77] [LEADER] Local deadline passed, stepping down",
+	}, "\n")
+	ph := parseLogLines(strings.NewReader(in), c, 0, func(trace.Event) {})
+	var roles []lease.Role
+	lines := 0
+	for i, e := range ph.events {
+		switch e.Kind {
+		case trace.EvRole:
+			roles = append(roles, e.Role)
+		case trace.EvLog:
+			lines++
+			if ph.texts[i] == "" {
+				t.Errorf("log event %d without its line", i)
+			}
+		}
+	}
+	if !slices.Equal(roles, []lease.Role{lease.RoleLeader, lease.RoleWatcher}) || lines != 5 || ph.pid != 77 {
+		t.Errorf("roles %v, %d lines, pid %d: want leader then watcher (at the step-down), 5 lines, pid 77", roles, lines, ph.pid)
+	}
+}
