@@ -19,12 +19,21 @@ import (
 // miss every version above its own and believe it won. So a listing that
 // took more than one call is made again under an inotify watch on the
 // directory, set before its first call and read, without waiting, after
-// its last: the kernel queues an event for every name created, removed or
-// moved in the directory before the call that changes it returns, so no
-// event means nothing changed during the listing, which is then the
-// directory's content at any instant of it. A listing that saw changes is
-// made again, up to maxRelist times (then EAGAIN: the caller's I/O error,
-// an unknown outcome, never a wrong one). Opened with O_NOFOLLOW and
+// its last: the kernel queues the event for a name created, linked,
+// removed or moved in the directory while it still holds the directory's
+// lock (fsnotify_create, fsnotify_link, d_delete_notify, fsnotify_move),
+// and getdents64 takes that lock too, so a change a listing call could
+// have missed has its event queued before the next call, and no event
+// means nothing changed during the listing, which is then the directory's
+// content at any instant of it. A listing that saw changes is made again,
+// up to maxRelist times (then EAGAIN: the caller's I/O error, an unknown
+// outcome, never a wrong one). Limits: inotify sees only this machine's
+// changes (not another NFS, FUSE or 9p client's: keep the lock on a local
+// file system, as flock and the boot id require anyway), and a user out
+// of inotify instances or watches (fs.inotify.max_user_instances, 128 by
+// default, shared with every tool that watches files) gets EMFILE or
+// ENOSPC from a crowded directory's listing: an I/O error, never a torn
+// listing. A directory one call lists needs neither. Opened with O_NOFOLLOW and
 // O_DIRECTORY: a symbolic link or a file is refused (ELOOP, ENOTDIR); more
 // than MaxReadDir bytes of entries is EFBIG.
 func (OSFS) ReadDir(dir string) ([]string, error) {

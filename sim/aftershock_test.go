@@ -198,3 +198,14 @@ func TestSwarmDrawsAim(t *testing.T) {
 		}
 	}
 }
+
+// An I/O error aimed at a call that cannot fail (a log line) is refused,
+// rather than accepted and never fired.
+func TestFSErrorOnLogRefused(t *testing.T) {
+	cfg := worldCfg(3)
+	cfg.Variant = "reference"
+	cfg.Faults = []Fault{{Kind: trace.FSError, Proc: 1, Call: "log", Nth: 1, Errno: syscall.EIO}}
+	if _, err := Run(cfg); err == nil {
+		t.Error("an fserr on a log line was accepted")
+	}
+}

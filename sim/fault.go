@@ -210,8 +210,8 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	if f.After != "" && !validCall(f.After) {
 		return fmt.Errorf("fault %v: unknown call kind %q (valid: %v)", f.Kind, f.After, callKinds)
 	}
-	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Errno == 0) {
-		return fmt.Errorf("fserr fault needs a call kind (valid: %v) and an errno", callKinds)
+	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Call == "log" || f.Errno == 0) {
+		return fmt.Errorf("fserr fault needs a call kind that can fail (valid: %v, not log) and an errno", callKinds)
 	}
 	if f.Kind == trace.Drift && f.PPM <= -1e6 {
 		return fmt.Errorf("fault %v: drift %d ppm would stop the clock", f.Kind, f.PPM)

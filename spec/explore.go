@@ -233,6 +233,9 @@ func exploreSubtree(o ExploreOptions, root []int, limit int, progress func(sched
 		if progress != nil {
 			progress(res.Schedules, len(res.Violations))
 		}
+		if sh != nil && sh.aborted() {
+			return res, nil // another worker met an error: the exploration is over
+		}
 		if sh != nil && sh.hungry() {
 			for i := len(root); i < len(d.log); i++ {
 				if d.log[i].V < top(d.log, i) {

@@ -24,6 +24,7 @@ type shared struct {
 	idle    int
 	workers int
 	done    bool
+	stop    bool // a worker met an error (abort)
 }
 
 // hungry reports whether a worker waits with nothing to take.
@@ -40,8 +41,23 @@ func (s *shared) give(roots [][]int) {
 	s.cond.Broadcast()
 }
 
+// abort ends the exploration: a worker met an error.
+func (s *shared) abort() {
+	s.mu.Lock()
+	s.done, s.stop, s.queue = true, true, nil
+	s.mu.Unlock()
+	s.cond.Broadcast()
+}
+
+// aborted reports whether a worker met an error.
+func (s *shared) aborted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stop
+}
+
 // take returns a piece's root, or false once every worker is idle and
-// nothing is queued: the tree is done.
+// nothing is queued (the tree is done), or the exploration was aborted.
 func (s *shared) take() ([]int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -99,6 +115,7 @@ func exploreShared(o ExploreOptions, workers int, progress func(schedules, viola
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
+					sh.abort() // the others stop at their next schedule
 				}
 				pieces = append(pieces, piece{root, res})
 				for _, v := range res.Violations {

@@ -50,6 +50,11 @@ func (s *Search) runner() *runner {
 		defer close(jobs)
 		for i := 0; i < s.Runs; i++ {
 			select {
+			case <-r.quit: // (checked first: select picks at random among ready cases)
+				return
+			default:
+			}
+			select {
 			case <-r.free:
 			case <-r.quit:
 				return
@@ -65,6 +70,11 @@ func (s *Search) runner() *runner {
 		go func() {
 			defer r.wg.Done()
 			for i := range jobs {
+				select {
+				case <-r.quit: // the search is over: do not simulate what no one will take
+					continue
+				default:
+				}
 				r.slots[i%window] <- s.simulate(i) // never blocks: one run per slot is outstanding
 			}
 		}()
