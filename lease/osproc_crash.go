@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,19 +28,10 @@ var crashKinds = []string{"open", "open-excl", "open-trunc", "open-create", "wri
 func ParseCrashPoint(s string) (kind string, n int, err error) {
 	kind, num, ok := strings.Cut(s, ":")
 	n, nerr := strconv.Atoi(num)
-	if !ok || nerr != nil || n < 1 || !contains(crashKinds, kind) {
+	if !ok || nerr != nil || n < 1 || !slices.Contains(crashKinds, kind) {
 		return "", 0, fmt.Errorf("crash point %q: want KIND:N, N at least 1, KIND one of %s", s, strings.Join(crashKinds, ", "))
 	}
 	return kind, n, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // crashPoint counts calls of its kind and kills the process at the Nth.

@@ -447,7 +447,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		// follows a SIGCONT, where two independent faults almost never
 		// meet. (Found by the mutant catalogue: a SIGTERM handler that
 		// releases before it steps down needs a pause between the two.)
-		if chain := chainable(kinds); swarm && len(chain) > 0 && (f.Kind == trace.Term || f.Kind == trace.Stop) && rng.IntN(2) == 0 {
+		if chain := only(kinds, trace.Stop, trace.Kill); swarm && len(chain) > 0 && (f.Kind == trace.Term || f.Kind == trace.Stop) && rng.IntN(2) == 0 {
 			c := Fault{Kind: chain[rng.IntN(len(chain))], Follows: len(cfg.Faults), Nth: 1 + rng.IntN(8)}
 			if c.Kind == trace.Stop {
 				c.Dur = pause()
@@ -463,7 +463,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	// the mutant catalogue: a watcher whose failed read makes it wait a
 	// watch interval fails over late only if the leader dies right then.)
 	// Drawn after every other fault, so that those are drawn as before.
-	if chain := signals(kinds); swarm && len(chain) > 0 {
+	if chain := only(kinds, trace.Kill, trace.Term, trace.Stop); swarm && len(chain) > 0 {
 		for i, nf := 0, len(cfg.Faults); i < nf; i++ {
 			f := cfg.Faults[i]
 			if f.Follows != 0 || machineWide(f.Kind) || f.Kind == trace.Jump || f.Kind == trace.Power || rng.IntN(2) == 0 {

@@ -3,29 +3,20 @@ package sim
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/trace"
 )
 
-// signals returns the signal kinds of those on.
-func signals(kinds []trace.FaultKind) []trace.FaultKind {
+// only returns the kinds of kinds that are among want, in kinds' order:
+// the signals on (SIGKILL, SIGTERM, pause), which an aftershock may be;
+// the pauses and crashes on, which a fault chained to a signal may be.
+func only(kinds []trace.FaultKind, want ...trace.FaultKind) []trace.FaultKind {
 	var out []trace.FaultKind
 	for _, k := range kinds {
-		if k == trace.Kill || k == trace.Term || k == trace.Stop {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// chainable returns the kinds a fault chained to a signal may have: a
-// pause or a crash, of those on.
-func chainable(kinds []trace.FaultKind) []trace.FaultKind {
-	var out []trace.FaultKind
-	for _, k := range kinds {
-		if k == trace.Stop || k == trace.Kill {
+		if slices.Contains(want, k) {
 			out = append(out, k)
 		}
 	}

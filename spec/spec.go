@@ -119,11 +119,19 @@ func RealSlack(c lease.Config) time.Duration {
 // configuration's, with a real machine's slack on a recorded trace.
 func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 	slow, _ := envelope(tr)
-	b := BoundsFor(v, slow)
 	if tr.Recorded {
-		more := RealSlack(slow) - Slack
-		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
+		return RecordedBounds(v, slow)
 	}
+	return BoundsFor(v, slow)
+}
+
+// RecordedBounds are the liveness bounds a recorded trace of real
+// processes running v with c is judged by: BoundsFor's, with RealSlack in
+// place of Slack.
+func RecordedBounds(v lease.Variant, c lease.Config) Bounds {
+	b := BoundsFor(v, c)
+	more := RealSlack(c) - Slack
+	b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	return b
 }
 

@@ -133,7 +133,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	if *trials > 0 {
 		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
 	} else {
-		t.bar = newProgress(stderr, int64((*duration + 2*spec.BoundsFor(v, cfg).Wedge).Seconds()), "s", *asJSON)
+		t.bar = newProgress(stderr, int64((*duration + 2*spec.RecordedBounds(v, cfg).Wedge).Seconds()), "s", *asJSON)
 	}
 	var rep any
 	var repDir *string // the report's dir, set when the directory is kept
@@ -235,10 +235,7 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	// fell before it. And half the signals that hit the leader leave the
 	// failover bound (and a tenth of a lease) without another, so that
 	// failover-bound is judged on those.
-	b := spec.BoundsFor(t.variant, t.cfg)
-	if t.exec != "" {
-		b.Wedge += spec.RealSlack(t.cfg) - spec.Slack
-	}
+	b := spec.RecordedBounds(t.variant, t.cfg) // what the run is judged by
 	recovery := 2 * b.Wedge
 	var fault func()
 	fault = func() {
@@ -283,7 +280,7 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 					if kind == trace.Term {
 						bound = b.Term
 					}
-					next = max(next, now+int64(bound+spec.RealSlack(t.cfg))+int64(lease/10))
+					next = max(next, now+int64(bound)+int64(lease/10))
 				}
 				switch kind {
 				case trace.Stop:
