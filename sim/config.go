@@ -39,8 +39,19 @@ type Config struct {
 	Lease    lease.Config
 	Procs    []ProcSpec
 	LockPath string
-	// Horizon is the true time at which the run stops.
+	// Horizon is the true time at which the run stops, unless Calm makes
+	// it go on.
 	Horizon time.Duration
+	// Calm, if positive, is the fault-free phase every run ends with, as a
+	// Jepsen test ends with a final heal: the run goes on until Calm has
+	// passed since the last fault that took effect (a signal, a pause's
+	// SIGCONT, the end of a stretch) and the last exit, however late a
+	// fault drawn to follow a call or another fault fired. Liveness is
+	// owed in it: a wedge that a late fault left (an empty lock file) is a
+	// stretch longer than any no-wedge bound with nobody leading, not a
+	// run that ended first. RandomSetup sets it; hand-made and explored
+	// runs stop at their horizon.
+	Calm time.Duration
 	// Mixed is the scheduler a "mixed" search drew for the run ("random"
 	// or "pct"; "" when the search named one).
 	Mixed string
@@ -112,7 +123,7 @@ func (c Config) syscallLimit() int {
 	case c.MaxSyscalls > 0:
 		return c.MaxSyscalls
 	case c.MaxSyscalls == 0:
-		spans := max(1, int((c.Horizon+SyscallSpan-1)/SyscallSpan))
+		spans := max(1, int((c.Horizon+c.Calm+SyscallSpan-1)/SyscallSpan))
 		return DefaultMaxSyscallsPerProc * len(c.Procs) * spans
 	}
 	return 0
@@ -232,6 +243,9 @@ func (c Config) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "variant=%s seed=%d lease=%v renew=%v watch=%v horizon=%v", c.Variant, c.Seed,
 		c.Lease.LeaseDuration, c.Lease.RenewInterval, c.Lease.WatchInterval, c.Horizon)
+	if c.Calm > 0 {
+		fmt.Fprintf(&b, " calm=%v", c.Calm)
+	}
 	if c.Mixed != "" {
 		fmt.Fprintf(&b, " scheduler=%s", c.Mixed)
 	}

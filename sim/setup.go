@@ -209,10 +209,24 @@ func RandomSetup(o SetupOptions, seed uint64) Config {
 	return cfg
 }
 
+// calmFor is the fault-free phase a drawn run ends with (Config.Calm):
+// two of its slowest process's leases and watch intervals, more than any
+// variant's no-wedge bound (a lease, a watch interval, the variant's
+// clock tolerance and the checker's slack), with room for the failover
+// the last fault began to be judged in full.
+func calmFor(cfg Config) time.Duration {
+	l, w := cfg.Lease.LeaseDuration, cfg.Lease.WatchInterval
+	for _, p := range cfg.Procs {
+		l, w = max(l, p.Lease.LeaseDuration), max(w, p.Lease.WatchInterval)
+	}
+	return 2 * (l + w)
+}
+
 // SetupFrom draws a setup from c. The run's own choices (latencies,
 // lateness, step order) are left to the caller: RandomSetup seeds them,
 // a property test sets Config.Chooser so that one Chooser makes them all.
 func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
+	defer func() { cfg.Calm = calmFor(cfg) }()
 	rng := chooserRand{c}
 	lc := o.Lease
 	lc.Callbacks = lease.Callbacks{}

@@ -59,6 +59,9 @@ type World struct {
 	leaderTriggers []trigger
 	// dirMax is the most names the lock's directory has held so far.
 	dirMax int
+	// end is the true time at which the run stops: the horizon, or
+	// Config.Calm after the last fault that took effect or exit.
+	end int64
 }
 
 // countDir notes a new peak of the lock directory's name count.
@@ -95,6 +98,7 @@ func New(cfg Config) (*World, error) {
 		tr:      trace.New(),
 	}
 	w.limit = cfg.syscallLimit()
+	w.end = int64(cfg.Horizon)
 	if cfg.Explore != nil {
 		w.noFastPath = true
 		w.sched = delayBounded{w}
@@ -171,17 +175,16 @@ func dirOf(path string) string {
 
 // Run runs the world to its horizon.
 func (w *World) Run() {
-	horizon := int64(w.cfg.Horizon)
 	for {
 		next := w.queue.peek()
-		if len(w.faults) > 0 && int64(w.faults[0].At) <= horizon && (next == nil || int64(w.faults[0].At) <= next.ready) {
+		if len(w.faults) > 0 && int64(w.faults[0].At) <= w.end && (next == nil || int64(w.faults[0].At) <= next.ready) {
 			f := w.faults[0]
 			w.faults = w.faults[1:]
 			w.now = max(w.now, int64(f.At))
 			w.fire(f, nil)
 			continue
 		}
-		if next == nil || next.ready > horizon || w.limit > 0 && w.syscalls >= w.limit {
+		if next == nil || next.ready > w.end || w.limit > 0 && w.syscalls >= w.limit {
 			break
 		}
 		a := w.pick()
@@ -201,7 +204,7 @@ func (w *World) Run() {
 	if w.limit > 0 && w.syscalls >= w.limit {
 		w.setup.stopped(w.now, w.syscalls) // the run ends here, not at its horizon
 	} else {
-		w.now = max(w.now, horizon)
+		w.now = max(w.now, w.end)
 	}
 	w.observeAtEnd()
 	w.tr.End = time.Duration(w.now)
@@ -222,7 +225,7 @@ func (w *World) Run() {
 // queued step and every pending fault, within the horizon, and its process
 // running.
 func (w *World) runsNext(a *activity, ready int64) bool {
-	if w.noFastPath || a.p.stopped || ready > int64(w.cfg.Horizon) || w.limit > 0 && w.syscalls >= w.limit {
+	if w.noFastPath || a.p.stopped || ready > w.end || w.limit > 0 && w.syscalls >= w.limit {
 		return false
 	}
 	if next := w.queue.peek(); next != nil && next.ready <= ready {
@@ -446,6 +449,9 @@ func (w *World) kill(p *proc, code int64) {
 
 func (w *World) record(e trace.Event) {
 	e.T = w.now
+	if w.cfg.Calm > 0 && (e.Kind == trace.EvFault && !e.Missed() || e.Kind == trace.EvExit) {
+		w.end = max(w.end, w.now+int64(w.cfg.Calm)) // the calm starts again
+	}
 	w.tr.Events = append(w.tr.Events, e)
 }
 

@@ -13,7 +13,7 @@ import (
 // A false alarm of linearizable-store: run 4007 of `leaselab check
 // -variant reference -faults all,power -runs 20000 -seed 7` at 0ebe0fb,
 //
-//	leaselab replay -variant reference -procs 0 -faults all,power -scheduler random -seed 13342261535968590567 -expect 9443493afe
+//	leaselab replay -variant reference -procs 0 -faults all,power -scheduler random -seed 13342261535968590567 -expect 438a9a2326
 //
 // 1001 acquires (version 1) and, on SIGTERM, releases (version 2). Both of
 // 1013's reads of version 2 fail with EIO: lease.VersionedFile reports the
