@@ -346,6 +346,7 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		svs, commands = checkSingleton(t.dir, c.origin, stopped)
 		verdicts = append(verdicts, singletonVerdict(svs))
 	}
+	verdicts = append(verdicts, c.ownExitVerdict(stopped))
 	judged, leaderSignals := spec.FailoverCounts(tr)
 	if text {
 		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v then %v without signals, signals %s, seed %d, lease %v renew %v watch %v\n",

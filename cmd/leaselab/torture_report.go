@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/leaselab/leaselab/spec"
 	"github.com/leaselab/leaselab/trace"
@@ -132,3 +133,42 @@ func gapSummary(gaps []failover) string {
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
 }
+
+// ownExitVerdict is the harness's own property no-own-exit: no process
+// ended before the run did except by a signal the harness sent (a SIGKILL,
+// or a SIGTERM it then obeyed) or the crash point -crash-after aimed at
+// it. A program that exits at once, or on an error, would otherwise
+// leave nothing to judge: each exit restarts no-wedge's clock, the harness
+// replaces it, and a run of processes that never lead passes.
+func (c *cluster) ownExitVerdict(end time.Duration) spec.Verdict {
+	v := spec.Verdict{Property: NoOwnExit, Applicable: true}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	var first *child
+	for _, k := range c.kids {
+		if k.waitT == 0 || k.waitT >= int64(end) || k.killed || k.termed {
+			continue
+		}
+		if c.crashAfter != "" && k.id == 1001 && k.code == -9 {
+			continue // the crash point's own SIGKILL
+		}
+		n++
+		if first == nil || k.waitT < first.waitT {
+			first = k
+		}
+	}
+	if first != nil {
+		pid := first.id
+		if first.hist.pid > 0 {
+			pid = first.hist.pid
+		}
+		v.Violation = &spec.Violation{Property: NoOwnExit, At: time.Duration(first.waitT), PIDs: []int{pid},
+			Detail: fmt.Sprintf("process %d exited on its own, status %d, %s after it started, with no signal from the harness (%d of %d processes did)",
+				pid, first.code, fmtSecs(time.Duration(first.waitT-first.start)), n, len(c.kids))}
+	}
+	return v
+}
+
+// NoOwnExit is the property ownExitVerdict judges.
+const NoOwnExit = "no-own-exit"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -98,8 +99,8 @@ func TestTortureReference(t *testing.T) {
 		t.Errorf("only %d failovers of a signalled leader: the run tested too little", n)
 	}
 	props := j["properties"].([]any)
-	if len(props) != 5 {
-		t.Errorf("properties checked: %v, want all five (fencing applies to the reference)", props)
+	if len(props) != 6 || props[5] != NoOwnExit {
+		t.Errorf("properties checked: %v, want all five of a trace (fencing applies to the reference) and %s", props, NoOwnExit)
 	}
 	t.Logf("signals %v, %d terms, %d failovers", sig, int(j["terms"].(float64)), len(j["failovers"].([]any)))
 }
@@ -341,20 +342,27 @@ func TestTortureCannotPassAWedge(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
+		want string // the property it must fail (default no-wedge)
 	}{
-		{"empty lock file, seed, kill", []string{"-variant", "seed", "-faults", "kill", "-empty-lock"}},
+		{"empty lock file, seed, kill", []string{"-variant", "seed", "-faults", "kill", "-empty-lock"}, ""},
+		// Bad input: a program that exits at once, or fails, is replaced
+		// again and again; each exit restarted no-wedge's clock, and such
+		// a run passed.
+		{"a program that exits at once, kill", []string{"-variant", "seed", "-faults", "kill", "-exec", `true {lock}`}, NoOwnExit},
+		{"a program that fails, no signal", []string{"-variant", "seed", "-faults", "none", "-exec", `echo "Process started with id:  $$"; exit 3 # {lock}`}, NoOwnExit},
 		{"a program that never leads, kill,stop,term", []string{"-variant", "seed", "-faults", "kill,stop,term",
-			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}},
+			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}, ""},
 		{"a program that never leads, no signal", []string{"-variant", "seed", "-faults", "none",
-			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}},
+			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}, ""},
 	} {
 		j, code := runTorture(t, append([]string{"-procs", "3", "-duration", "4s", "-seed", "2"}, c.args...)...)
 		var props []string
 		for _, v := range j["violations"].([]any) {
 			props = append(props, v.(map[string]any)["property"].(string))
 		}
-		if code != 1 || !slices.Contains(props, "no-wedge") {
-			t.Errorf("%s: exit %d, violations %v: want no-wedge, exit 1", c.name, code, props)
+		want := cmp.Or(c.want, "no-wedge")
+		if code != 1 || !slices.Contains(props, want) {
+			t.Errorf("%s: exit %d, violations %v: want %s, exit 1", c.name, code, props, want)
 		}
 		if r := j["recovery_s"].(float64); r <= 0 {
 			t.Errorf("%s: recovery phase %v s", c.name, r)
