@@ -228,6 +228,21 @@ func (c *Config) Normalize() error {
 	return nil
 }
 
+// callMax is the longest a system call can take in the run
+// (trace.Run.CallMax): the latency's bound, a slow call's and the slowest
+// process's on top.
+func (c *Config) callMax() time.Duration {
+	d := c.SyscallMax
+	if c.SlowEvery > 0 {
+		d += c.SlowMax
+	}
+	var slow time.Duration
+	for _, p := range c.Procs {
+		slow = max(slow, p.Slow)
+	}
+	return d + slow
+}
+
 // ProcLease is process i's configuration: its own (ProcSpec.Lease), with
 // the run's callbacks, or the run's.
 func (c *Config) ProcLease(i int) lease.Config {

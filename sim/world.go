@@ -125,7 +125,8 @@ func New(cfg Config) (*World, error) {
 	w.dirMax = w.fs.WatchCount()
 	w.tr.Base = cfg.WallBase
 	w.setup = &setup{cfg: cfg}
-	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup}
+	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup,
+		CallMax: cfg.callMax()}
 	for i, ps := range cfg.Procs {
 		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew)), slow: ps.Slow}
 		w.procs = append(w.procs, p)

@@ -81,7 +81,7 @@ func boundsOf(t *testing.T, tr *trace.Trace) Bounds {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return BoundsFor(v, tr.Run.Lease)
+	return runBounds(v, tr) // the bounds the run is judged by (its CallMax's share included)
 }
 
 // intervalsOf returns process p's leadership intervals.

@@ -36,6 +36,12 @@ type Run struct {
 	// it expires records on its own when their TTL runs out, and keeps
 	// its state when the clients' machine loses power.
 	Server bool
+	// CallMax is the longest one system call or request can take in a
+	// simulated run: its latency's upper bound, its slow calls' and its
+	// slow process's on top. The liveness bounds grow with it (a hand-over
+	// is a few dozen calls), so that a run whose every call is slow is not
+	// judged as a fast one. Zero for a recorded trace.
+	CallMax time.Duration
 	// Setup describes the configuration that produced the run, in the
 	// simulator's flag syntax, with what became of each configured fault.
 	// Nil for a recorded trace, whose faults are its events.
