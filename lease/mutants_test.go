@@ -123,7 +123,6 @@ func referenceRun(m lease.Mistake) func(p lease.Proc, s lease.Store, path string
 // store as wrap makes it (nil: as it is).
 func serverRun(m lease.Mistake, wrap func(p lease.Proc, s lease.Store, cfg lease.Config) lease.Store) func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
 	return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-		cfg.Poll = true
 		if wrap != nil {
 			s = wrap(p, s, cfg)
 		}
@@ -771,3 +770,13 @@ func TestMutantReplay(t *testing.T) {
 		}
 	}
 }
+
+// The wrappers' Unwrap: the store they wrap, whose notices (a server's:
+// lease.StoreNotifier) the reference finds through them, as it would
+// through a user's own wrapper.
+func (s ttlStore) Unwrap() lease.Store          { return s.Store }
+func (s overwritingCreate) Unwrap() lease.Store { return s.Store }
+func (s rereadTakeover) Unwrap() lease.Store    { return s.Store }
+func (s *early) Unwrap() lease.Store            { return s.Store }
+func (s writeErrorIgnored) Unwrap() lease.Store { return s.Store }
+func (s *firstRead) Unwrap() lease.Store        { return s.Store }

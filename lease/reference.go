@@ -72,8 +72,8 @@ type Reference struct {
 	cfg  Config
 	pid  int64
 	dir  string
-	note Notifier
-	cw   ContextWaiter // nil: waits do not end with the context
+	note StoreNotifier // what watchers wait on (nil: they poll)
+	cw   ContextWaiter // nil: sleeps do not end with the context
 	// wrote is the version of this process's last successful write (0:
 	// none yet).
 	wrote int64
@@ -151,9 +151,10 @@ func TermOf(ctx context.Context) (*Term, bool) {
 	return t, ok
 }
 
-// NewReference returns the reference elector for process p over s. A
-// watcher waits for changes to the directory of path when p is a
-// [Notifier] and cfg.Poll is not set.
+// NewReference returns the reference elector for process p over s. Unless
+// cfg.Poll is set, a watcher waits for the store's notices when s is a
+// [ChangeFeed] (or, in the simulator, a [StoreNotifier]), else for changes
+// to the directory of path when p is a [Notifier]; otherwise it polls.
 func NewReference(p Proc, s Store, path string, cfg Config) (*Reference, error) {
 	if err := cfg.ValidateDeadline(); err != nil {
 		return nil, err
@@ -164,9 +165,7 @@ func NewReference(p Proc, s Store, path string, cfg Config) (*Reference, error) 
 // newReference is the elector for p over s, watching dir ("": polling).
 func newReference(p Proc, s Store, dir string, cfg Config) *Reference {
 	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: dir}
-	if !cfg.Poll && dir != "" {
-		r.note, _ = p.(Notifier)
-	}
+	r.note = watchSource(p, s, dir, cfg)
 	r.cw, _ = p.(ContextWaiter)
 	return r
 }
@@ -399,11 +398,7 @@ func (r *Reference) wait(ctx context.Context, token uint64, until time.Duration)
 		until = forever
 	}
 	if r.note != nil {
-		if r.cw != nil {
-			r.cw.WaitChangeContext(ctx, r.dir, token, until)
-		} else {
-			r.note.WaitChange(r.dir, token, until)
-		}
+		r.note.WaitChangeContext(ctx, r.dir, token, until)
 		return
 	}
 	d := until - r.p.Mono()

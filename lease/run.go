@@ -27,7 +27,8 @@ type RunOptions struct {
 	// when the Proc is a [Notifier]) besides the instant the lease it saw
 	// can expire, instead of polling every Config.WatchInterval. "": the
 	// lock file's directory for a *[VersionedFile] store; for any other
-	// store, none (watchers poll). Config.Poll overrides it.
+	// store, none (watchers poll, or wait on the store's notices when it
+	// is a [ChangeFeed]). Config.Poll overrides it.
 	Dir string
 }
 
@@ -68,7 +69,9 @@ type RunOptions struct {
 // changes), [FlockRegister] (a lock file under flock(2)), and
 // lease/redisstore, lease/etcdstore, lease/sqlstore (give them a call
 // timeout well under cfg.RenewInterval); over all but the first,
-// watchers poll every cfg.WatchInterval.
+// watchers poll every cfg.WatchInterval, unless the store is a
+// [ChangeFeed]: then they wait for its notices, the expiry of the lease
+// they saw, or a watch interval, whichever comes first.
 // The simulator runs this same function as its reference variant (its
 // process's main maps SIGTERM onto ending ctx), so every property the
 // checker holds the reference to is a property of Run.

@@ -48,6 +48,12 @@ type Claims struct {
 	// every clock is right: the seed's whole-second expiry adds up to one
 	// second, the reference's drift margin a fraction of the lease.
 	ExpiryLag time.Duration
+	// Pushed: the variant's store tells its watchers of every change
+	// ([ChangeFeed]; in the simulator a [StoreNotifier]) on top of
+	// Handover: a release is taken over at once and a crash costs the
+	// lease, with no watch interval, while every notice arrives; a lost
+	// one costs at most the watch interval the watchers still poll at.
+	Pushed bool
 }
 
 // FileBound is a number of names in a lock directory: Fixed, plus

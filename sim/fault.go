@@ -2,10 +2,15 @@ package sim
 
 import (
 	"fmt"
-	"github.com/leaselab/leaselab/trace"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/leaselab/leaselab/trace"
 )
+
+// NoticeFates are the fates a Notice fault gives the notices it touches.
+var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 
 // The fault model. Every fault lands at a scheduling point: between two
 // system calls of the process it hits, never inside one.
@@ -44,6 +49,13 @@ import (
 //     of a directory fails with EMFILE, while the other processes' calls succeed and the
 //     descriptors it holds keep working. A leader that cannot renew while
 //     its watchers can take over is where a deadline's margins are tested.
+//   - Notice is a stretch of Dur during which every change notice a lease
+//     server sends one process (variants whose claims say Pushed) meets
+//     the fate Call names: "lost" (never delivered), "delayed" (by
+//     Delta), "duplicated" (delivered, and again Delta later) or "early"
+//     (delivered when the request that makes the change is sent, before
+//     it takes effect, and not after). Each notice it touches is a fault
+//     event of its own.
 //
 // A stretch's start is a fault event with the stretch as its pause
 // (Event.PauseFor); its end is an End event (Event.Ended), as a Stop's
@@ -90,8 +102,9 @@ type Fault struct {
 	// Nth must be zero). At must be zero.
 	Follows int
 
-	ends trace.FaultKind // End: the kind of stretch that ends
-	idx  int             // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
+	ends    trace.FaultKind // End: the kind of stretch that ends
+	deliver *remote         // a notice delayed by a Notice fault, delivered to this client at At
+	idx     int             // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
 }
 
 // Fates of a configured fault, as Trace.Setup reports them.
@@ -166,12 +179,18 @@ func (f Fault) String() string {
 		return fmt.Sprintf("emfile %s %s for %v", who, when, f.Dur)
 	case trace.FSError:
 		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), trace.ErrnoName(f.Errno))
+	case trace.Notice:
+		fate := f.Call
+		if f.Call == "delayed" || f.Call == "duplicated" {
+			fate += " by " + f.Delta.String()
+		}
+		return fmt.Sprintf("notices to %s %s for %v: %s", who, when, f.Dur, fate)
 	}
 	return fmt.Sprintf("%s %s %s", f.Kind, who, when)
 }
 
 func (f Fault) validate(nprocs int, faults []Fault) error {
-	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile {
+	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile && f.Kind != trace.Notice {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
 	if f.Follows != 0 {
@@ -212,6 +231,17 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	}
 	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Call == "log" || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind that can fail (valid: %v, not log) and an errno", callKinds)
+	}
+	if f.Kind == trace.Notice {
+		if f.After != "" || f.Proc == Leader || f.Dur <= 0 {
+			return fmt.Errorf("fault %v: notices to one process, from a time, for a positive duration", f.Kind)
+		}
+		if !slices.Contains(NoticeFates, f.Call) {
+			return fmt.Errorf("fault %v: fate %q (valid: %v)", f.Kind, f.Call, NoticeFates)
+		}
+		if (f.Call == "delayed" || f.Call == "duplicated") && f.Delta <= 0 {
+			return fmt.Errorf("fault %v: a %s notice needs a positive delay (Delta)", f.Kind, f.Call)
+		}
 	}
 	if f.Kind == trace.Drift && f.PPM <= -1e6 {
 		return fmt.Errorf("fault %v: drift %d ppm would stop the clock", f.Kind, f.PPM)

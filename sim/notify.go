@@ -45,8 +45,11 @@ func (w *World) unwatch(a *activity) {
 // notify delivers a change to path's directory to every activity waiting
 // for one: it wakes a system-call latency from now, unless it would wake
 // sooner anyway.
-func (w *World) notify(path string) {
-	dir := dirOf(path)
+func (w *World) notify(path string) { w.notifyDir(dirOf(path)) }
+
+// notifyDir delivers a change to dir (a directory, or a server client's
+// notice key) to every activity waiting for one.
+func (w *World) notifyDir(dir string) {
 	found := false
 	for i := range w.inotify.changes {
 		if w.inotify.changes[i].dir == dir {

@@ -64,3 +64,7 @@ func (s *recStore) Release(cur lease.Record) error {
 	s.ret(trace.StoreRelease, lease.Record{}, err)
 	return err
 }
+
+// Unwrap returns the store recStore records, whose abilities (a server's
+// notices: lease.StoreNotifier) the algorithm finds through it.
+func (s *recStore) Unwrap() lease.Store { return s.inner }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -24,6 +25,9 @@ type server struct {
 	present bool  // a live record (not released, not expired)
 	expires int64 // true time at which the server drops rec
 	counter int64
+	// subs are the clients subscribed to the record's changes (their
+	// watchers took a change token), in the order they subscribed.
+	subs []*remote
 }
 
 // serverOf returns the world's server of kind for the lease name, made on
@@ -50,7 +54,10 @@ func (p *proc) dial(kind, name string) (lease.Store, error) {
 	if !slices.Contains(ServerKinds, kind) {
 		return nil, fmt.Errorf("no server kind %q (valid: %v)", kind, ServerKinds)
 	}
-	return &remote{p: p, s: p.w.serverOf(kind, name), name: kind + ":" + name}, nil
+	r := &remote{p: p, s: p.w.serverOf(kind, name), name: kind + ":" + name}
+	r.key = fmt.Sprintf("%s#%d", r.name, p.idx)
+	r.poll = p.w.cfg.ProcLease(p.idx).WatchInterval
+	return r, nil
 }
 
 // remote is a process's client of a server.
@@ -58,6 +65,95 @@ type remote struct {
 	p    *proc
 	s    *server
 	name string
+	// key names the client's notices in the world's change counts, as a
+	// directory names a file system's.
+	key        string
+	subscribed bool
+	poll       time.Duration // its process's watch interval
+}
+
+var _ lease.StoreNotifier = (*remote)(nil)
+
+// ChangeToken implements lease.StoreNotifier: the client subscribes to
+// the record's changes at its first token (an etcd watch, a Redis
+// SUBSCRIBE, LISTEN), and counts the notices it has had.
+func (r *remote) ChangeToken(string) uint64 {
+	if !r.subscribed {
+		r.subscribed = true
+		r.s.subs = append(r.s.subs, r)
+	}
+	return r.p.w.changesOf(r.key)
+}
+
+// WaitChangeContext implements lease.StoreNotifier: a wait for a notice
+// after token, until the process's clock reads until, and no longer than
+// its watch interval (the poll that bounds what a lost notice costs).
+func (r *remote) WaitChangeContext(ctx context.Context, _ string, token uint64, until time.Duration) bool {
+	until = min(until, r.p.Mono()+r.poll)
+	return r.p.WaitChangeContext(ctx, r.key, token, until)
+}
+
+// activeNotice is a Notice fault under way.
+type activeNotice struct {
+	proc  int
+	fate  string
+	delay time.Duration
+	until int64
+}
+
+// noticeFate is the fate of a notice to sub sent now: "" (delivered), or
+// that of the latest Notice fault on its process still under way.
+func (w *World) noticeFate(sub *remote) (string, time.Duration) {
+	for i := len(w.notices) - 1; i >= 0; i-- {
+		if n := w.notices[i]; n.proc == sub.p.idx && w.now < n.until {
+			return n.fate, n.delay
+		}
+	}
+	return "", 0
+}
+
+// early delivers, as a write request is sent, the notices that a Notice
+// fault makes come before the change they announce.
+func (r *remote) early() {
+	w := r.p.w
+	for _, sub := range r.s.subs {
+		if fate, _ := w.noticeFate(sub); fate == "early" && !sub.p.dead {
+			w.record(trace.Fault(int16(sub.p.idx), trace.Notice, 0, 0, false,
+				w.tr.Str(fmt.Sprintf("notice to pid %d early: before the %s request of pid %d takes effect", sub.p.pid, r.name, r.p.pid))))
+			w.notifyDir(sub.key)
+		}
+	}
+}
+
+// announce sends every subscribed client the notice of the change that
+// version (0: a release) made, each meeting its fate.
+func (r *remote) announce(version int64) {
+	w := r.p.w
+	for _, sub := range r.s.subs {
+		if sub.p.dead {
+			continue
+		}
+		fate, delay := w.noticeFate(sub)
+		if fate != "" && fate != "early" {
+			what := fmt.Sprintf("notice of version %d to pid %d %s", version, sub.p.pid, fate)
+			if version == 0 {
+				what = fmt.Sprintf("notice of the release to pid %d %s", sub.p.pid, fate)
+			}
+			if delay > 0 {
+				what += " by " + delay.String()
+			}
+			w.record(trace.Fault(int16(sub.p.idx), trace.Notice, 0, 0, false, w.tr.Str(what)))
+		}
+		switch fate {
+		case "":
+			w.notifyDir(sub.key)
+		case "delayed":
+			w.faults = insertFault(w.faults, Fault{At: time.Duration(w.now) + delay, deliver: sub})
+		case "duplicated":
+			w.notifyDir(sub.key)
+			w.faults = insertFault(w.faults, Fault{At: time.Duration(w.now) + delay, deliver: sub})
+		}
+	}
 }
 
 // call makes one request. An injected error (a dropped connection) may
@@ -65,6 +161,10 @@ type remote struct {
 // run chooses, so the caller cannot know, as over a real network.
 func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (lease.Record, error) {
 	p := r.p
+	write := op != "read"
+	if write && len(p.w.notices) > 0 {
+		r.early()
+	}
 	a, inj := p.enter(trace.OpRPC, 0)
 	var rec lease.Record
 	var err error
@@ -75,6 +175,9 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 			p.w.record(trace.Expiry(int16(p.idx), int16(a.id), r.s.rec, r.s.expires))
 		}
 		rec, err = apply(p.w.now)
+		if write && err == nil && len(r.s.subs) > 0 {
+			r.announce(rec.Version)
+		}
 	}
 	if inj != 0 {
 		rec, err = lease.Record{}, &fs.PathError{Op: op, Path: r.name, Err: inj}

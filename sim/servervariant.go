@@ -82,14 +82,15 @@ func serverVariant(kind, summary string) lease.Variant {
 			return s
 		},
 		Run: func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-			cfg.Poll = true // no directory to watch: poll the server
+			// The server's notices (remote is a lease.StoreNotifier), not
+			// the directory of path, wake its watchers.
 			ref, err := lease.LookupVariant("reference")
 			if err != nil {
 				return err
 			}
 			return ref.Run(p, s, path, cfg) // the reference's program: lease.Run
 		},
-		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: 200 * time.Millisecond, Files: &lease.FileBound{}},
+		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: 200 * time.Millisecond, Files: &lease.FileBound{}, Pushed: true},
 		Epochs:        true,
 		LocalDeadline: true,
 	}

@@ -58,7 +58,13 @@ var MachineFaults = []trace.FaultKind{trace.Power, trace.DiskFull, trace.DiskEIO
 // AllFaults is what "all" means: every kind, FaultKinds then
 // MachineFaults. A run of a search over several kinds turns a drawn
 // subset of them on (Swarm).
-var AllFaults = append(FaultKinds[:len(FaultKinds):len(FaultKinds)], MachineFaults...)
+var AllFaults = append(append(FaultKinds[:len(FaultKinds):len(FaultKinds)], MachineFaults...), ServerFaults...)
+
+// ServerFaults are the faults of a lease server's change notices
+// (Notice): only the variants whose claims say Pushed draw them; a
+// search of any other variant leaves them out, and draws as it did
+// without them.
+var ServerFaults = []trace.FaultKind{trace.Notice}
 
 // faultChoices names every kind ParseFaults reads, for its error: the
 // kinds that came first as they always read, then the stretches and
@@ -156,6 +162,9 @@ func (o *SetupOptions) Normalize() error {
 	v, _ := lease.LookupVariant(o.Variant)
 	if err := v.CheckConfig(o.Lease); err != nil {
 		return err
+	}
+	if len(o.Faults) == 1 && o.Faults[0] == trace.Notice && !v.Claims.Pushed {
+		return fmt.Errorf("-faults notice: variant %s's store sends no change notices (the server variants' do)", o.Variant)
 	}
 	switch o.Scheduler {
 	case "":
@@ -274,6 +283,9 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	// NoBootID is drawn last, from the setup's own stream, so that the
 	// faults drawn with it are those drawn without it.
 	kinds := o.Faults
+	if v, err := lease.LookupVariant(o.Variant); err == nil && !v.Claims.Pushed && slices.Contains(kinds, trace.Notice) {
+		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.Notice })
+	}
 	noBoot := slices.Contains(kinds, trace.NoBootID)
 	if noBoot {
 		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.NoBootID })
@@ -433,6 +445,17 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 				f.Dur = base + time.Duration(rng.Int64N(int64(base)))
 			}
 			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
+		case trace.Notice:
+			// One process's notices, for lease/8 to 8 leases (each
+			// doubling as likely as the next): all lost, delayed or
+			// duplicated by up to two leases, or each early.
+			f.Proc = rng.IntN(n)
+			f.Call = NoticeFates[rng.IntN(len(NoticeFates))]
+			base := lease / 8 << rng.IntN(7)
+			f.Dur = base + time.Duration(rng.Int64N(int64(base)))
+			if f.Call == "delayed" || f.Call == "duplicated" {
+				f.Delta = max(magnitude(rng, 2*lease, true), time.Millisecond)
+			}
 		case trace.EMFile:
 			// One process out of descriptors for lease/64 to 8 leases,
 			// each doubling as likely as the next: a leader that cannot

@@ -59,6 +59,9 @@ type World struct {
 	leaderTriggers []trigger
 	// dirMax is the most names the lock's directory has held so far.
 	dirMax int
+	// notices are the Notice faults that have fired: while each lasts,
+	// the server's change notices to its process meet its fate.
+	notices []activeNotice
 	// end is the true time at which the run stops: the horizon, or
 	// Config.Calm after the last fault that took effect or exit.
 	end int64
@@ -309,6 +312,10 @@ func (w *World) finish(a *activity) {
 
 // fire applies a fault now. at is the activity that triggered it, if any.
 func (w *World) fire(f Fault, by *proc) {
+	if f.deliver != nil {
+		w.notifyDir(f.deliver.key) // a delayed notice, not a fault of its own
+		return
+	}
 	w.observe() // the world reached the fault's instant: who leads, as its code sees it
 	if f.Kind.IsStretch() && machineWide(f.Kind) || f.Kind == trace.End {
 		w.fireStretch(f)
@@ -358,6 +365,8 @@ func (w *World) fire(f Fault, by *proc) {
 	case trace.EMFile:
 		p.emfile++
 		w.faults = insertFault(w.faults, Fault{Kind: trace.End, At: time.Duration(w.now) + f.Dur, Proc: p.idx, ends: trace.EMFile})
+	case trace.Notice:
+		w.notices = append(w.notices, activeNotice{proc: p.idx, fate: f.Call, delay: f.Delta, until: w.now + int64(f.Dur)})
 	case trace.Skew:
 		p.clock.skew += int64(f.Delta)
 	case trace.Drift:

@@ -123,12 +123,30 @@ func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 		return RecordedBounds(v, slow)
 	}
 	b := BoundsFor(v, slow)
+	if v.Claims.Pushed && !misledByNotices(tr) && v.Claims.Handover != lease.Notified && v.Claims.Handover != lease.KernelLock {
+		// Every notice came as sent: a release is taken over at once, a
+		// crash in a lease, with no watch interval. A run in which a
+		// notice was lost, late, doubled or early is held to the
+		// watch interval its watchers still poll at.
+		b.Wedge, b.Kill, b.Term = b.Wedge-slow.WatchInterval, b.Kill-slow.WatchInterval, b.Term-slow.WatchInterval
+	}
 	// Slack covers a hand-over's calls at ordinary latencies; a run that
 	// makes them slow (every call, if its choices say so) owes a leader
 	// that much later.
 	more := HandoverCalls * tr.Run.CallMax
 	b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	return b
+}
+
+// misledByNotices reports whether a Notice fault touched the run: a
+// server's change notices lost, delayed, duplicated or early.
+func misledByNotices(tr *trace.Trace) bool {
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == trace.EvFault && !e.Missed() && e.FaultKind() == trace.Notice {
+			return true
+		}
+	}
+	return false
 }
 
 // HandoverCalls is how many system calls or requests, one after another,

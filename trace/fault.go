@@ -40,6 +40,13 @@ const (
 	// of a directory fails with EMFILE, while the other processes' calls succeed. Descriptors it
 	// already holds keep working.
 	EMFile
+	// Notice is a stretch during which a lease server's change notices
+	// to one process (an etcd watch's events, a Redis channel's messages,
+	// PostgreSQL's NOTIFY) are lost, delayed, duplicated, or delivered
+	// before the change they announce: a reconnect, a server restart. It
+	// does not end with an End event: each notice it touches is an event
+	// of its own kind, by which the checker knows the feed misled.
+	Notice
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.
 	Cont FaultKind = 100
 	// End is the end of a stretch (DiskFull, DiskEIO, Stall, EMFile): the event
@@ -49,7 +56,7 @@ const (
 )
 
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power",
-	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile"}
+	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile", Notice: "notice"}
 
 func (k FaultKind) String() string {
 	switch k {

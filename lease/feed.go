@@ -1,0 +1,114 @@
+package lease
+
+import (
+	"context"
+	"time"
+)
+
+// ChangeFeed is an optional ability of a [Store]: it is told when its
+// record changes, through the server's own mechanism (an etcd watch, a
+// Redis channel the writers publish on, PostgreSQL's LISTEN/NOTIFY,
+// inotify on a SQLite database's directory), so that the reference's
+// watchers learn of a release or a new version at once instead of at
+// their next poll. [Run] and [NewReference] use it unless Config.Poll is
+// set; the watch loop is the one the file store's inotify drives.
+//
+// A feed may lose a notice (a reconnect, a server restart, a subscription
+// the server refused), deliver one late or twice, or deliver one before a
+// read shows the change. None of that may cost liveness, so a watcher on a
+// feed still wakes at the instant the lease it saw can expire, and reads
+// at least every WatchInterval besides: a lost notice costs at most the
+// poll it replaced. A feed that cannot subscribe at all reports why once
+// (each store's OnError) and leaves its watchers polling.
+type ChangeFeed interface {
+	// Changes returns how many notices the feed has had so far and a
+	// channel that is closed at the next one.
+	Changes() (n uint64, next <-chan struct{})
+}
+
+// notifierOnly is a Notifier that is no ContextWaiter: its wait runs to a
+// change or its deadline whatever ctx does.
+type notifierOnly struct{ Notifier }
+
+func (n notifierOnly) WaitChangeContext(_ context.Context, dir string, token uint64, until time.Duration) bool {
+	return n.WaitChange(dir, token, until)
+}
+
+// feedWaiter waits on a store's ChangeFeed with a process's monotonic
+// clock, and never longer than poll: the reads that bound what a lost
+// notice costs.
+type feedWaiter struct {
+	p    Proc
+	f    ChangeFeed
+	poll time.Duration
+}
+
+func (w feedWaiter) ChangeToken(string) uint64 {
+	n, _ := w.f.Changes()
+	return n
+}
+
+func (w feedWaiter) WaitChangeContext(ctx context.Context, _ string, token uint64, until time.Duration) bool {
+	n, next := w.f.Changes()
+	if n != token {
+		return true
+	}
+	wait := min(until-w.p.Mono(), w.poll)
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-next:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// StoreNotifier is what a watcher waits on for a change: a [Notifier]
+// whose wait a context cuts short. A [Store] may be one itself: the
+// simulator's servers are, whose notices the simulated world delivers and
+// waits for (a real store is a [ChangeFeed] instead); its wait, as a
+// feed's, ends at the latest a poll interval after it began.
+type StoreNotifier interface {
+	ChangeToken(dir string) uint64
+	WaitChangeContext(ctx context.Context, dir string, token uint64, until time.Duration) bool
+}
+
+// watchSource is what a reference's watchers wait on: the store's notices
+// when it has them (or a store it wraps: a wrapper's Unwrap() Store
+// method names it) and cfg.Poll is not set, else the file system's
+// changes to dir when the process has them (dir not ""), else nothing
+// (nil: they poll).
+func watchSource(p Proc, s Store, dir string, cfg Config) StoreNotifier {
+	if cfg.Poll {
+		return nil
+	}
+	for s != nil {
+		switch n := s.(type) {
+		case StoreNotifier:
+			return n
+		case ChangeFeed:
+			return feedWaiter{p: p, f: n, poll: cfg.WatchInterval}
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	if dir == "" {
+		return nil
+	}
+	if cw, ok := p.(StoreNotifier); ok {
+		return cw
+	}
+	if n, ok := p.(Notifier); ok {
+		return notifierOnly{n}
+	}
+	return nil
+}
