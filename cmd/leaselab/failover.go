@@ -246,10 +246,10 @@ func failoverBound(v lease.Variant, cfg lease.Config, signal trace.FaultKind) (t
 		return 2 * time.Millisecond, "kernel release 2 ms"
 	case v.Name == "flock":
 		return kernel, "release 5 ms"
-	case v.Claims.Handover == lease.Notified && signal == trace.Kill:
+	case (v.Claims.Handover == lease.Notified || v.Claims.Pushed) && signal == trace.Kill:
 		margin := time.Duration(int64(cfg.LeaseDuration) / 1_000_000 * 2 * cfg.DriftBound())
 		return cfg.LeaseDuration + margin + kernel, fmt.Sprintf("lease %v + drift margin %v + 5 ms", cfg.LeaseDuration, margin)
-	case v.Claims.Handover == lease.Notified:
+	case v.Claims.Handover == lease.Notified || v.Claims.Pushed:
 		return kernel, "release 5 ms"
 	case v.Claims.Handover == lease.ServerExpiry && signal == trace.Kill:
 		ttl := sim.ServerTTL(v.Name, cfg.LeaseDuration)

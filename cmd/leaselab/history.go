@@ -329,3 +329,7 @@ func withT(e trace.Event, t int64) trace.Event {
 	e.T = t
 	return e
 }
+
+// Unwrap returns the store histStore reports on, whose notices (a
+// server's lease.ChangeFeed) the reference finds through it.
+func (s histStore) Unwrap() lease.Store { return s.inner }

@@ -172,7 +172,7 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 	switch {
 	case v.Name == "reference":
 	case slices.Contains(slices.Collect(maps.Values(serverStores)), v.Name):
-		cfg.Poll, o.Dir = true, "" // no directory to watch: poll the server
+		o.Dir = "" // no directory to watch: the server's notices (lease.ChangeFeed), and a poll
 	default:
 		return v.Start(p, s, path, cfg)
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -58,6 +59,12 @@ type Store struct {
 	timeout time.Duration
 	margin  time.Duration
 	onError func(string, error)
+
+	notices lease.Notices
+	subOnce sync.Once
+	stop    context.CancelFunc // ends the watch (nil: none started)
+	mu      sync.Mutex
+	closed  bool
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -111,7 +118,80 @@ func New(ctx context.Context, o Options) (*Store, error) {
 }
 
 // Close closes the client.
-func (s *Store) Close() error { return s.c.Close() }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return s.c.Close()
+}
+
+var _ lease.ChangeFeed = (*Store)(nil)
+
+// Changes implements lease.ChangeFeed. The first call starts a watch on
+// the key from the revision after the one a read returns then, so that no
+// change after the call is missed, and keeps it: after a broken stream
+// (a server restart, a lost connection, a member that left) it watches
+// again from the revision after the last event it had (etcd replays what
+// it missed), or, if that revision was compacted away, from the current
+// one, with a notice, since it cannot tell what it lost. An expiry of the
+// record's etcd lease is a DELETE event: a notice too. A watch the server
+// refuses (no read permission on the key) is reported once through
+// OnError, and the watchers poll.
+func (s *Store) Changes() (uint64, <-chan struct{}) {
+	s.subOnce.Do(s.watch)
+	return s.notices.Changes()
+}
+
+func (s *Store) watch() {
+	ctx, cancel := s.ctx()
+	resp, err := s.c.Get(ctx, s.key)
+	cancel()
+	if err != nil {
+		s.fail("watch", fmt.Errorf("%w (its watchers poll)", err))
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	wctx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
+	s.stop = stop
+	s.mu.Unlock()
+	go s.follow(wctx, resp.Header.Revision+1)
+}
+
+// follow watches the key from revision next until ctx ends.
+func (s *Store) follow(ctx context.Context, next int64) {
+	warned := false
+	for ctx.Err() == nil {
+		for wr := range s.c.Watch(ctx, s.key, clientv3.WithRev(next)) {
+			if wr.CompactRevision > 0 {
+				next = wr.CompactRevision // what happened before it is gone
+				s.notices.Notify()
+			}
+			if err := wr.Err(); err != nil {
+				if !warned && ctx.Err() == nil {
+					warned = true
+					s.fail("watch", fmt.Errorf("%w (watching again; meanwhile its watchers poll)", err))
+				}
+				break
+			}
+			for _, ev := range wr.Events {
+				next = ev.Kv.ModRevision + 1
+				s.notices.Notify()
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond): // a broken stream: again, from next
+		}
+	}
+}
 
 // Key returns the record's key.
 func (s *Store) Key() string { return s.key }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -54,9 +55,16 @@ type Store struct {
 	c       *redis.Client
 	key     string
 	counter string
+	channel string // the writers publish every change on it
 	timeout time.Duration
 	margin  time.Duration
 	onError func(string, error)
+
+	notices lease.Notices
+	subOnce sync.Once
+	mu      sync.Mutex
+	ps      *redis.PubSub // the subscription, once a watcher asked (nil: none, or refused)
+	closed  bool
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -98,6 +106,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		c:       c,
 		key:     "leaselab:{" + o.Name + "}",
 		counter: "leaselab:{" + o.Name + "}:version",
+		channel: "leaselab:{" + o.Name + "}:changes",
 		timeout: timeout,
 		margin:  o.ExpiryMargin,
 		onError: o.OnError,
@@ -116,8 +125,62 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the client's connections.
-func (s *Store) Close() error { return s.c.Close() }
+// Close ends the subscription, if any, and closes the client's
+// connections.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	ps := s.ps
+	s.mu.Unlock()
+	if ps != nil {
+		ps.Close()
+	}
+	return s.c.Close()
+}
+
+var _ lease.ChangeFeed = (*Store)(nil)
+
+// Changes implements lease.ChangeFeed. The first call subscribes to the
+// channel every writer publishes its change on, inside the script that
+// makes it (so a change and its message are one step: no writer can die
+// between them). Redis's pub/sub keeps nothing for a subscriber that is
+// away: a message sent while the subscription reconnects is lost, and
+// so is a server-side expiry (nobody publishes it), which the watchers'
+// wake at the expiry of the lease they saw covers; their poll every
+// watch interval covers the rest. Keyspace notifications
+// (notify-keyspace-events) are not used, so a server that has them off
+// notifies all the same. A subscription the server refuses (an ACL
+// without the channel) is reported once through OnError and leaves the
+// watchers polling; a PUBLISH the server refuses never fails the write.
+func (s *Store) Changes() (uint64, <-chan struct{}) {
+	s.subOnce.Do(s.subscribe)
+	return s.notices.Changes()
+}
+
+func (s *Store) subscribe() {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	ps := s.c.Subscribe(ctx, s.channel)
+	if _, err := ps.Receive(ctx); err != nil {
+		ps.Close()
+		s.fail("subscribe", fmt.Errorf("%s: %w (its watchers poll)", s.channel, err))
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ps.Close()
+		return
+	}
+	s.ps = ps
+	s.mu.Unlock()
+	ch := ps.Channel()
+	go func() {
+		for range ch {
+			s.notices.Notify()
+		}
+	}()
+}
 
 // Key returns the record's key.
 func (s *Store) Key() string { return s.key }
@@ -129,18 +192,21 @@ func (s *Store) Key() string { return s.key }
 // and ends the value: "HOLDER EPOCH VERSION LEASE_MS".
 var (
 	// ARGV[1] holder, ARGV[2] TTL in ms, ARGV[3] the writer's lease in ms
-	// (or ""). Returns the new version, or 0 if a record exists.
+	// (or ""), ARGV[4] the channel to publish the change on. Returns the
+	// new version, or 0 if a record exists.
 	createScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local v = redis.call('INCR', KEYS[2])
 local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
 if ARGV[3] ~= '' then val = val .. ' ' .. ARGV[3] end
 if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return 0 end
+redis.pcall('PUBLISH', ARGV[4], string.format('%d', v))
 return v`)
 	// ARGV[1] the expected value, ARGV[2] the holder to write, ARGV[3] its
 	// epoch ("" for an acquisition: the new version), ARGV[4] TTL in ms,
-	// ARGV[5] the writer's lease in ms (or ""). Returns the new version,
-	// or 0 if the value is not the expected one (or there is none).
+	// ARGV[5] the writer's lease in ms (or ""), ARGV[6] the channel.
+	// Returns the new version, or 0 if the value is not the expected one
+	// (or there is none).
 	writeScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local v = redis.call('INCR', KEYS[2])
@@ -149,12 +215,14 @@ if e == '' then e = string.format('%d', v) end
 local val = ARGV[2] .. ' ' .. e .. ' ' .. string.format('%d', v)
 if ARGV[5] ~= '' then val = val .. ' ' .. ARGV[5] end
 redis.call('SET', KEYS[1], val, 'PX', ARGV[4])
+redis.pcall('PUBLISH', ARGV[6], string.format('%d', v))
 return v`)
-	// ARGV[1] the expected value. Returns 1 if it was deleted, 0 if the
-	// value is not the expected one.
+	// ARGV[1] the expected value, ARGV[2] the channel. Returns 1 if it
+	// was deleted, 0 if the value is not the expected one.
 	releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
+redis.pcall('PUBLISH', ARGV[2], '0')
 return 1`)
 )
 
@@ -251,7 +319,7 @@ func (s *Store) Read() (lease.Record, error) {
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl), leaseArg(ttl)).Int64()
+	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl), leaseArg(ttl), s.channel).Int64()
 	switch {
 	case err != nil:
 		return lease.Record{}, s.fail("create", err)
@@ -270,7 +338,7 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if epoch != 0 {
 		e = strconv.FormatInt(epoch, 10)
 	}
-	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), leaseArg(ttl)).Int64()
+	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), leaseArg(ttl), s.channel).Int64()
 	switch {
 	case err != nil:
 		return lease.Record{}, s.fail(op, err)
@@ -302,7 +370,7 @@ func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (l
 func (s *Store) Release(cur lease.Record) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	n, err := releaseScript.Run(ctx, s.c, []string{s.key}, encode(cur)).Int64()
+	n, err := releaseScript.Run(ctx, s.c, []string{s.key}, encode(cur), s.channel).Int64()
 	switch {
 	case err != nil:
 		return s.fail("release", err)

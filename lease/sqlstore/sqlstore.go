@@ -95,6 +95,9 @@ type Store struct {
 	timeout time.Duration
 	margin  time.Duration
 	onError func(string, error)
+	table   string
+	path    string // SQLite: the database file, when Open was given it
+	feed    feed
 
 	qRead, qCreate, qRenew, qTakeover, qRelease string
 }
@@ -149,6 +152,11 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 		return nil, err
 	}
 	s.ownDB = true
+	if d == SQLite {
+		if path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?"); path != "" && path != ":memory:" {
+			s.path, _ = filepath.Abs(path)
+		}
+	}
 	return s, nil
 }
 
@@ -222,7 +230,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	s := &Store{db: db, dialect: d, name: o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError}
+	s := &Store{db: db, dialect: d, name: o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError, table: table}
 	s.prepare(table)
 	// Connecting and setting up may take longer than one call: a deadline
 	// the caller set on ctx bounds them instead of the call timeout.
@@ -367,6 +375,7 @@ RETURNING epoch, version`
 
 // Close closes the database if Open opened it.
 func (s *Store) Close() error {
+	s.closeFeed()
 	if s.ownDB {
 		return s.db.Close()
 	}
@@ -470,6 +479,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	case err != nil:
 		return lease.Record{}, s.fail("create", err)
 	}
+	s.notify()
 	return rec, nil
 }
 
@@ -486,6 +496,7 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	case err != nil:
 		return lease.Record{}, s.fail(op, err)
 	}
+	s.notify()
 	return rec, nil
 }
 
@@ -519,5 +530,6 @@ func (s *Store) Release(cur lease.Record) error {
 	case n == 0:
 		return s.outcome("release", lease.ErrConflict)
 	}
+	s.notify()
 	return nil
 }

@@ -81,6 +81,7 @@ func Run(t *testing.T, newLease NewLease, opts Options) {
 	sub("NonOwner", testNonOwner)
 	sub("Epochs", testEpochs)
 	sub("StatesLease", testStatesLease)
+	sub("Notices", testNotices)
 	sub("Expiry", testExpiry)
 	sub("Linearizable", testLinearizable)
 }

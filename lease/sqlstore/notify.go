@@ -1,0 +1,196 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/leaselab/leaselab/lease"
+)
+
+// feed is a Store's change notices (lease.ChangeFeed).
+type feed struct {
+	notices lease.Notices
+	once    sync.Once
+	mu      sync.Mutex
+	stop    func() // ends the listener (nil: none started)
+	closed  bool
+}
+
+var _ lease.ChangeFeed = (*Store)(nil)
+
+// Changes implements lease.ChangeFeed. On PostgreSQL the first call
+// LISTENs, on a connection of its own, to the channel every writer of the
+// row NOTIFYs after its write succeeded; a notice sent while that
+// connection is down is lost (PostgreSQL keeps none for an absent
+// listener), so the listener, back, counts one notice for what it may
+// have missed. On SQLite, which has no server to tell anyone, the first
+// call watches the database's directory (inotify, on Linux) for writes to
+// the database or its write-ahead log: any write to the database, not
+// only the row's, is a notice, given again 5 and 50 ms later since the
+// write comes before its commit is visible; reads are none. A listener that cannot
+// start (a role without the right to LISTEN, a directory inotify cannot
+// watch, another system) is reported once through OnError, and the
+// watchers poll.
+func (s *Store) Changes() (uint64, <-chan struct{}) {
+	s.feed.once.Do(s.listen)
+	return s.feed.notices.Changes()
+}
+
+// channel is the row's NOTIFY channel: a plain identifier, whatever the
+// table and lease are called.
+func (s *Store) channel() string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s", s.table, s.name)
+	return fmt.Sprintf("leaselab_%016x", h.Sum64())
+}
+
+// notify tells the row's listeners that it changed (PostgreSQL: NOTIFY,
+// after the write; a writer that dies between the two leaves the
+// listeners to their poll). An error is reported, never the write's.
+func (s *Store) notify() {
+	if s.dialect != Postgres {
+		return
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if _, err := s.db.ExecContext(ctx, "SELECT pg_notify($1, '')", s.channel()); err != nil {
+		s.fail("notify", err)
+	}
+}
+
+func (s *Store) listen() {
+	var stop func()
+	var err error
+	switch s.dialect {
+	case Postgres:
+		stop, err = s.listenPostgres()
+	case SQLite:
+		if s.path == "" {
+			err = fmt.Errorf("the database's file is not known (New on a caller's *sql.DB)")
+		} else {
+			var d *lease.DirFeed
+			d, err = lease.WatchFiles(filepath.Dir(s.path), s.sqliteWrote,
+				filepath.Base(s.path), filepath.Base(s.path)+"-wal")
+			if d != nil {
+				stop = func() { d.Close() }
+			}
+		}
+	}
+	if err != nil {
+		s.fail("listen", fmt.Errorf("%w (its watchers poll)", err))
+		return
+	}
+	s.feed.mu.Lock()
+	defer s.feed.mu.Unlock()
+	if s.feed.closed {
+		stop()
+		return
+	}
+	s.feed.stop = stop
+}
+
+// sqliteSettle are the delays after a write to the database files at
+// which a SQLite feed notifies again: a transaction's frames are written to
+// the write-ahead log before it commits (after the log's fsync, when
+// synchronous is FULL, then in the shared-memory index, which inotify
+// does not see), so a watcher woken by the write itself can read the row
+// as it was and wait again. (Found by TestReleaseHandedOverByNotice: a
+// release handed over at the next poll, 300 ms, not at its notice.)
+var sqliteSettle = []time.Duration{5 * time.Millisecond, 50 * time.Millisecond}
+
+// sqliteWrote is a SQLite feed's notice of a write: now, and again once
+// the transaction has likely committed.
+func (s *Store) sqliteWrote() {
+	s.feed.notices.Notify()
+	for _, d := range sqliteSettle {
+		time.AfterFunc(d, s.feed.notices.Notify)
+	}
+}
+
+// listenPostgres LISTENs on a connection of its own until stopped,
+// reconnecting after an error.
+func (s *Store) listenPostgres() (func(), error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan error, 1)
+	go func() {
+		first := true
+		for ctx.Err() == nil {
+			err := s.listenOnce(ctx, func(err error) {
+				if first {
+					ready <- err
+				}
+			})
+			if first {
+				first = false
+				if err != nil {
+					return // reported by Changes' caller: the watchers poll
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			s.feed.notices.Notify() // what the broken connection missed
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	if err := <-ready; err != nil {
+		cancel()
+		return nil, err
+	}
+	return cancel, nil
+}
+
+// listenOnce takes a connection, LISTENs, calls started with the outcome,
+// and counts notifications until the connection fails or ctx ends.
+func (s *Store) listenOnce(ctx context.Context, started func(error)) error {
+	sctx, scancel := s.ctx()
+	conn, err := s.db.Conn(sctx)
+	scancel()
+	if err != nil {
+		started(err)
+		return err
+	}
+	defer conn.Close()
+	// The connection never goes back to the pool once it has LISTENed
+	// (or tried): Raw's ErrBadConn discards it.
+	var out error
+	conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		lctx, lcancel := s.ctx()
+		_, err := pc.Exec(lctx, "LISTEN "+s.channel())
+		lcancel()
+		started(err)
+		if err != nil {
+			out = err
+			return driver.ErrBadConn
+		}
+		for {
+			if _, err := pc.WaitForNotification(ctx); err != nil {
+				out = err
+				return driver.ErrBadConn
+			}
+			s.feed.notices.Notify()
+		}
+	})
+	return out
+}
+
+// closeFeed ends the listener, if one started.
+func (s *Store) closeFeed() {
+	s.feed.mu.Lock()
+	s.feed.closed = true
+	stop := s.feed.stop
+	s.feed.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
