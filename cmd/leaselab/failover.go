@@ -138,7 +138,7 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 
 // probeServer connects to the server store at dsn and disconnects.
 func probeServer(store, dsn string) error {
-	s, err := openServerStore(store, dsn, "leaselab-failover-probe", time.Second)
+	s, err := openServerStore(store, dsn, "leaselab-failover-probe", time.Second, nil)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if timeout == 0 {
 		timeout = min(cfg.RenewInterval/3, time.Second)
 	}
-	s, err := openServerStore(store, dsn, name, timeout)
+	s, err := openServerStore(store, dsn, name, timeout, stderr)
 	if err != nil {
 		// An unreachable server, refused credentials, a bad address:
 		// nothing was written anywhere.

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,14 +25,23 @@ var serverStores = map[string]string{"redis": "redis", "etcd": "etcd", "sqlite":
 // openServerStore connects to the server store kind at dsn for the lease
 // called name. Each call is bounded by timeout. (Errors that are none of
 // the contract's outcomes reach the algorithm's Callbacks.OnError.)
-func openServerStore(kind, dsn, name string, timeout time.Duration) (lease.Store, error) {
+func openServerStore(kind, dsn, name string, timeout time.Duration, warn io.Writer) (lease.Store, error) {
+	// The store's own OnError says what only the store knows: its change
+	// notices failed (a subscription, watch or LISTEN the server refused)
+	// and its watchers poll. Every other error reaches the algorithm,
+	// which reports it.
+	onError := func(op string, err error) {
+		if warn != nil && slices.Contains(feedOps, op) {
+			fmt.Fprintf(warn, "leaselab: warning: %v\n", err)
+		}
+	}
 	// Connecting (a TLS or SCRAM handshake, creating the table) gets more
 	// than one call's timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), max(5*time.Second, timeout))
 	defer cancel()
 	switch kind {
 	case "redis":
-		o := redisstore.Options{Addr: dsn, Name: name, Timeout: timeout}
+		o := redisstore.Options{Addr: dsn, Name: name, Timeout: timeout, OnError: onError}
 		if strings.Contains(dsn, "://") {
 			u, err := url.Parse(dsn)
 			if err != nil || u.Scheme != "redis" || u.Host == "" {
@@ -57,14 +68,18 @@ func openServerStore(kind, dsn, name string, timeout time.Duration) (lease.Store
 				eps[i] = "http://" + e
 			}
 		}
-		return etcdstore.New(ctx, etcdstore.Options{Endpoints: eps, Name: name, Timeout: timeout})
+		return etcdstore.New(ctx, etcdstore.Options{Endpoints: eps, Name: name, Timeout: timeout, OnError: onError})
 	case "sqlite":
-		return sqlstore.Open(ctx, sqlstore.SQLite, dsn, sqlstore.Options{Name: name, Timeout: timeout})
+		return sqlstore.Open(ctx, sqlstore.SQLite, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
 	case "postgres":
-		return sqlstore.Open(ctx, sqlstore.Postgres, dsn, sqlstore.Options{Name: name, Timeout: timeout})
+		return sqlstore.Open(ctx, sqlstore.Postgres, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
 	}
 	return nil, fmt.Errorf("no server store %q", kind)
 }
+
+// feedOps are the operations of the stores' change notices, as their
+// OnError names them.
+var feedOps = []string{"subscribe", "watch", "listen", "notify"}
 
 // quietRedis is a go-redis logger that says nothing.
 type quietRedis struct{}
