@@ -25,8 +25,9 @@ type feed struct {
 var _ lease.ChangeFeed = (*Store)(nil)
 
 // Changes implements lease.ChangeFeed. On PostgreSQL the first call
-// LISTENs, on a connection of its own, to the channel every writer of the
-// row NOTIFYs after its write succeeded; a notice sent while that
+// LISTENs, on a connection of its own, to the channel every write of the
+// row notifies in its own statement (pg_notify in the statement that
+// writes: sent when, and only if, it commits); a notice sent while that
 // connection is down is lost (PostgreSQL keeps none for an absent
 // listener), so the listener, back, counts one notice for what it may
 // have missed. On SQLite, which has no server to tell anyone, the first
@@ -48,20 +49,6 @@ func (s *Store) channel() string {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%s", s.table, s.name)
 	return fmt.Sprintf("leaselab_%016x", h.Sum64())
-}
-
-// notify tells the row's listeners that it changed (PostgreSQL: NOTIFY,
-// after the write; a writer that dies between the two leaves the
-// listeners to their poll). An error is reported, never the write's.
-func (s *Store) notify() {
-	if s.dialect != Postgres {
-		return
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	if _, err := s.db.ExecContext(ctx, "SELECT pg_notify($1, '')", s.channel()); err != nil {
-		s.fail("notify", err)
-	}
 }
 
 func (s *Store) listen() {

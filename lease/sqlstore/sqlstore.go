@@ -371,6 +371,17 @@ RETURNING epoch, version`
 	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $7, lease_version = version + 1` +
 		where + ` RETURNING epoch, version`
 	s.qRelease = `UPDATE ` + table + ` SET holder = 0, version = version + 1` + where
+	if s.dialect == Postgres {
+		// Each write notifies the row's listeners in its own statement:
+		// the notice is sent when, and only if, the write commits.
+		notify := func(q, cols string) string {
+			return `WITH w AS (` + q + `) SELECT ` + cols + ` FROM w, LATERAL (SELECT pg_notify('` + s.channel() + `', '')) n`
+		}
+		s.qCreate = notify(s.qCreate, "epoch, version")
+		s.qRenew = notify(s.qRenew, "epoch, version")
+		s.qTakeover = notify(s.qTakeover, "epoch, version")
+		s.qRelease = notify(s.qRelease+` RETURNING 1`, "1")
+	}
 }
 
 // Close closes the database if Open opened it.
@@ -479,7 +490,6 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	case err != nil:
 		return lease.Record{}, s.fail("create", err)
 	}
-	s.notify()
 	return rec, nil
 }
 
@@ -496,7 +506,6 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	case err != nil:
 		return lease.Record{}, s.fail(op, err)
 	}
-	s.notify()
 	return rec, nil
 }
 
@@ -519,17 +528,27 @@ func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (l
 func (s *Store) Release(cur lease.Record) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	res, err := s.db.ExecContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version)
-	if err != nil {
-		return s.fail("release", err)
+	var n int64
+	if s.dialect == Postgres { // a query: the statement notifies
+		var one int
+		switch err := s.db.QueryRowContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version).Scan(&one); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return s.fail("release", err)
+		default:
+			n = 1
+		}
+	} else {
+		res, err := s.db.ExecContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version)
+		if err != nil {
+			return s.fail("release", err)
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return s.fail("release", err)
+		}
 	}
-	n, err := res.RowsAffected()
-	switch {
-	case err != nil:
-		return s.fail("release", err)
-	case n == 0:
+	if n == 0 {
 		return s.outcome("release", lease.ErrConflict)
 	}
-	s.notify()
 	return nil
 }
