@@ -33,7 +33,7 @@ var _ lease.ChangeFeed = (*Store)(nil)
 // have missed. On SQLite, which has no server to tell anyone, the first
 // call watches the database's directory (inotify, on Linux) for writes to
 // the database or its write-ahead log: any write to the database, not
-// only the row's, is a notice, given again 5 and 50 ms later since the
+// only the row's, is a notice, given again 1, 3, 10 and 50 ms later since the
 // write comes before its commit is visible; reads are none. A listener that cannot
 // start (a role without the right to LISTEN, a directory inotify cannot
 // watch, another system) is reported once through OnError, and the
@@ -89,7 +89,7 @@ func (s *Store) listen() {
 // does not see), so a watcher woken by the write itself can read the row
 // as it was and wait again. (Found by TestReleaseHandedOverByNotice: a
 // release handed over at the next poll, 300 ms, not at its notice.)
-var sqliteSettle = []time.Duration{5 * time.Millisecond, 50 * time.Millisecond}
+var sqliteSettle = []time.Duration{time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond}
 
 // sqliteWrote is a SQLite feed's notice of a write: now, and again once
 // the transaction has likely committed.
