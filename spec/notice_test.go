@@ -83,6 +83,11 @@ func TestNoticeFates(t *testing.T) {
 		if !misledByNotices(tr) {
 			t.Errorf("%s: no notice event in the trace", c.fate)
 		}
+		// The SIGTERM's window is judged (against the polled bound): a
+		// touched notice is not a fault that excuses it.
+		if judged, signals := FailoverCounts(tr); judged != 1 || signals != 1 {
+			t.Errorf("%s: failover-bound judged on %d of %d leader signals, want 1 of 1", c.fate, judged, signals)
+		}
 		for _, v := range Check(tr) {
 			if v.Violation != nil {
 				t.Errorf("%s %v: %v", c.fate, c.delta, v.Violation)

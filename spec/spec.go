@@ -138,6 +138,16 @@ func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 	return b
 }
 
+// cuts reports whether event e is a fault that restarts the liveness
+// clocks (no-wedge's spans, failover-bound's windows): any fault that took
+// effect but a server's notice that a Notice fault touched. A run a notice
+// misled is held to the polled bounds instead (misledByNotices), which a
+// lost, late or early notice must not break: the watcher still reads every
+// watch interval. Cutting at each touched notice left that claim unjudged.
+func cuts(e *trace.Event) bool {
+	return e.Kind == trace.EvFault && !e.Missed() && e.FaultKind() != trace.Notice
+}
+
 // misledByNotices reports whether a Notice fault touched the run: a
 // server's change notices lost, delayed, duplicated or early.
 func misledByNotices(tr *trace.Trace) bool {
@@ -344,7 +354,7 @@ func leaderless(tr *trace.Trace, iv []trace.Interval) []span {
 func faultTimes(tr *trace.Trace) []int64 {
 	var ts []int64
 	for _, e := range tr.Events {
-		if e.Kind == trace.EvFault && !e.Missed() || e.Kind == trace.EvExit {
+		if cuts(&e) || e.Kind == trace.EvExit {
 			ts = append(ts, e.T)
 		}
 	}
@@ -481,7 +491,7 @@ func faultIn(tr *trace.Trace, i int, t int64) bool {
 		if e.T > t {
 			break
 		}
-		if (e.Kind == trace.EvFault && !e.Missed() && e.FaultKind() != trace.Cont) || e.Kind == trace.EvExit && e.Proc != tr.Events[i].Proc {
+		if cuts(&e) && e.FaultKind() != trace.Cont || e.Kind == trace.EvExit && e.Proc != tr.Events[i].Proc {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +25,9 @@ func TestReleaseHandedOverByNotice(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dsn, name := c.dsn(t), leaseName(t)
+			var mu sync.Mutex
 			var errs []string
-			onError := func(op string, err error) { errs = append(errs, op+": "+err.Error()) }
+			onError := func(op string, err error) { mu.Lock(); errs = append(errs, op+": "+err.Error()); mu.Unlock() }
 			a, b := open(t, c.d, dsn, name, 200*time.Millisecond, onError), open(t, c.d, dsn, name, 200*time.Millisecond, onError)
 			cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
 			led := make(chan time.Time, 2)
@@ -57,4 +59,43 @@ func TestReleaseHandedOverByNotice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The PostgreSQL listener LISTENs again after its connection dies (here
+// terminated by the server: a restart, idle_session_timeout), counts a
+// notice for what it may have missed, and is told of later writes.
+func TestListenerReconnects(t *testing.T) {
+	srv := servertest.Postgres(t)
+	name := leaseName(t)
+	var errs []string
+	a := open(t, Postgres, srv.DSN(), name, time.Second, func(op string, err error) { errs = append(errs, op+": "+err.Error()) })
+	b := open(t, Postgres, srv.DSN(), name, time.Second, nil)
+	n0, _ := a.Changes()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var killed int
+	if err := b.DB().QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1`,
+		"LISTEN "+a.channel()).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("terminating the listener's backend: %d terminated, %v", killed, err)
+	}
+	waitNotice := func(what string, n uint64) uint64 {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			m, next := a.Changes()
+			if m > n {
+				return m
+			}
+			select {
+			case <-next:
+			case <-deadline:
+				t.Fatalf("%s: no notice within 10 s (errors: %v)", what, errs)
+			}
+		}
+	}
+	n := waitNotice("listening again", n0)
+	if _, err := b.Create(1, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitNotice("a write after the reconnect", n)
 }

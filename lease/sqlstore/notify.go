@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -29,8 +30,10 @@ var _ lease.ChangeFeed = (*Store)(nil)
 // row notifies in its own statement (pg_notify in the statement that
 // writes: sent when, and only if, it commits); a notice sent while that
 // connection is down is lost (PostgreSQL keeps none for an absent
-// listener), so the listener, back, counts one notice for what it may
-// have missed. On SQLite, which has no server to tell anyone, the first
+// listener), so the listener, listening again, counts one notice for what
+// it may have missed. The listener holds one of the pool's connections
+// for as long as the store is open: a pool of one (SetMaxOpenConns(1) on
+// a caller's *sql.DB given to New) leaves none for the lease's calls. On SQLite, which has no server to tell anyone, the first
 // call watches the database's directory (inotify, on Linux) for writes to
 // the database or its write-ahead log: any write to the database, not
 // only the row's, is a notice, given again 1, 3, 10 and 50 ms later since the
@@ -100,33 +103,37 @@ func (s *Store) sqliteWrote() {
 	}
 }
 
-// listenPostgres LISTENs on a connection of its own until stopped,
-// reconnecting after an error.
+// listenPostgres LISTENs on a connection of its own until stopped. After
+// the connection fails it LISTENs again (100 ms, doubling to 5 s, between
+// tries) and, once listening again, counts one notice for what it may have
+// missed meanwhile. Only a first LISTEN that fails gives up: the caller
+// reports it, and the watchers poll.
 func (s *Store) listenPostgres() (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan error, 1)
 	go func() {
-		first := true
+		listened := false // a LISTEN has succeeded
+		backoff := 100 * time.Millisecond
 		for ctx.Err() == nil {
-			err := s.listenOnce(ctx, func(err error) {
-				if first {
+			s.listenOnce(ctx, func(err error) {
+				switch {
+				case !listened:
 					ready <- err
+					listened = err == nil
+				case err == nil:
+					backoff = 100 * time.Millisecond
+					s.feed.notices.Notify() // back: what the broken connection missed
 				}
 			})
-			if first {
-				first = false
-				if err != nil {
-					return // reported by Changes' caller: the watchers poll
-				}
-			}
-			if ctx.Err() != nil {
+			if !listened {
 				return
 			}
-			s.feed.notices.Notify() // what the broken connection missed
 			select {
 			case <-ctx.Done():
-			case <-time.After(100 * time.Millisecond):
+				return
+			case <-time.After(backoff):
 			}
+			backoff = min(2*backoff, 5*time.Second)
 		}
 	}()
 	if err := <-ready; err != nil {
@@ -136,26 +143,38 @@ func (s *Store) listenPostgres() (func(), error) {
 	return cancel, nil
 }
 
-// listenOnce takes a connection, LISTENs, calls started with the outcome,
-// and counts notifications until the connection fails or ctx ends.
+// listenOnce takes a connection, LISTENs, calls started once with the
+// outcome, and counts notifications until the connection fails or ctx
+// ends.
 func (s *Store) listenOnce(ctx context.Context, started func(error)) error {
+	called := false
+	start := func(err error) {
+		called = true
+		started(err)
+	}
 	sctx, scancel := s.ctx()
 	conn, err := s.db.Conn(sctx)
 	scancel()
 	if err != nil {
-		started(err)
+		start(err)
 		return err
 	}
 	defer conn.Close()
 	// The connection never goes back to the pool once it has LISTENed
 	// (or tried): Raw's ErrBadConn discards it.
 	var out error
-	conn.Raw(func(dc any) error {
-		pc := dc.(*stdlib.Conn).Conn()
+	rerr := conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			out = fmt.Errorf("the database's driver connection is a %T, not pgx's: no LISTEN", dc)
+			start(out)
+			return nil
+		}
+		pc := sc.Conn()
 		lctx, lcancel := s.ctx()
 		_, err := pc.Exec(lctx, "LISTEN "+s.channel())
 		lcancel()
-		started(err)
+		start(err)
 		if err != nil {
 			out = err
 			return driver.ErrBadConn
@@ -168,6 +187,13 @@ func (s *Store) listenOnce(ctx context.Context, started func(error)) error {
 			s.feed.notices.Notify()
 		}
 	})
+	if !called {
+		if rerr == nil {
+			rerr = errors.New("no connection to LISTEN on")
+		}
+		start(rerr)
+		return rerr
+	}
 	return out
 }
 

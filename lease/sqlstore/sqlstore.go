@@ -373,9 +373,11 @@ RETURNING epoch, version`
 	s.qRelease = `UPDATE ` + table + ` SET holder = 0, version = version + 1` + where
 	if s.dialect == Postgres {
 		// Each write notifies the row's listeners in its own statement:
-		// the notice is sent when, and only if, the write commits.
+		// the notice is sent when, and only if, the write commits (once
+		// per row the write returns: none for a conflict). The notice's
+		// column is scanned into a dummy (scanDest).
 		notify := func(q, cols string) string {
-			return `WITH w AS (` + q + `) SELECT ` + cols + ` FROM w, LATERAL (SELECT pg_notify('` + s.channel() + `', '')) n`
+			return `WITH w AS (` + q + `) SELECT ` + cols + `, pg_notify('` + s.channel() + `', '') FROM w`
 		}
 		s.qCreate = notify(s.qCreate, "epoch, version")
 		s.qRenew = notify(s.qRenew, "epoch, version")
@@ -476,6 +478,15 @@ func rowTTL(version, leaseMS, leaseVersion int64) (time.Duration, error) {
 	return ttl, nil
 }
 
+// scanDest is a write's scan destinations: dest, and on PostgreSQL a
+// dummy for the notice's (void) column.
+func (s *Store) scanDest(dest ...any) []any {
+	if s.dialect == Postgres {
+		return append(dest, new(any))
+	}
+	return dest
+}
+
 // Create inserts the row for holder, or takes over a released or expired
 // one (epoch and version: the row's version plus one); if the row is live
 // it fails with an error for which errors.Is(err, fs.ErrExist).
@@ -483,7 +494,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl)}
-	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl)).Scan(&rec.Epoch, &rec.Version)
+	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl)).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
@@ -499,7 +510,7 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	ctx, cancel := s.ctx()
 	defer cancel()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl)}
-	err := s.db.QueryRowContext(ctx, q, args...).Scan(&rec.Epoch, &rec.Version)
+	err := s.db.QueryRowContext(ctx, q, args...).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome(op, lease.ErrConflict)
@@ -531,7 +542,7 @@ func (s *Store) Release(cur lease.Record) error {
 	var n int64
 	if s.dialect == Postgres { // a query: the statement notifies
 		var one int
-		switch err := s.db.QueryRowContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version).Scan(&one); {
+		switch err := s.db.QueryRowContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version).Scan(s.scanDest(&one)...); {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return s.fail("release", err)
