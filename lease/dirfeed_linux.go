@@ -54,7 +54,27 @@ func (d *DirFeed) read(notify func(), names []string) {
 		if writesTo(buf[:n], names) {
 			notify()
 		}
+		if ended(buf[:n]) { // the directory is gone: no more events, ever
+			d.mu.Lock()
+			d.closing = true // Close has nothing left to remove
+			d.mu.Unlock()
+			syscall.Close(d.fd)
+			return
+		}
 	}
+}
+
+// ended reports whether a buffer of inotify events holds IN_IGNORED: the
+// watch was removed (the directory deleted, or Close).
+func ended(b []byte) bool {
+	for len(b) >= syscall.SizeofInotifyEvent {
+		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&b[0]))
+		if ev.Mask&syscall.IN_IGNORED != 0 {
+			return true
+		}
+		b = b[min(len(b), syscall.SizeofInotifyEvent+int(ev.Len)):]
+	}
+	return false
 }
 
 // writesTo reports whether a buffer of inotify events names one of names.
@@ -64,6 +84,12 @@ func writesTo(b []byte, names []string) bool {
 		end := syscall.SizeofInotifyEvent + int(ev.Len)
 		if end > len(b) {
 			return true // malformed: better a spurious notice than a lost one
+		}
+		if ev.Len == 0 {
+			// No name: the queue overflowed (IN_Q_OVERFLOW: writes were
+			// lost uncounted) or the watch ended. A spurious notice costs
+			// a read; a lost one, a poll.
+			return true
 		}
 		name := b[syscall.SizeofInotifyEvent:end]
 		if i := bytes.IndexByte(name, 0); i >= 0 {
