@@ -13,14 +13,17 @@ import (
 	"go.uber.org/zap"
 )
 
-// openCluster is a client of every member of an etcd cluster.
+// openCluster is a client of every member of an etcd cluster (of one
+// member: open).
 func openCluster(t *testing.T, members []*servertest.Server, name string, timeout time.Duration, onError func(string, error)) *Store {
 	t.Helper()
+	// Connecting is bounded by this setup deadline, not by one call's
+	// timeout: on a loaded machine a handshake alone can take longer.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := New(ctx, Options{Endpoints: servertest.Endpoints(members), Name: name, Timeout: timeout, OnError: onError})
 	if err != nil {
-		t.Fatalf("New: %v", err)
+		t.Fatalf("New: %v\nfirst member's log:\n%s", err, members[0].Log())
 	}
 	t.Cleanup(func() { s.Close() })
 	return s

@@ -20,17 +20,7 @@ var leaseSeq atomic.Int64
 
 func open(t *testing.T, srv *servertest.Server, name string, timeout time.Duration, onError func(string, error)) *Store {
 	t.Helper()
-	// Connecting (a SCRAM handshake, creating the table) is bounded by
-	// this setup deadline, not by one operation's timeout: on a loaded
-	// machine a handshake alone can take longer than that.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := New(ctx, Options{Endpoints: []string{srv.Endpoint()}, Name: name, Timeout: timeout, OnError: onError})
-	if err != nil {
-		t.Fatalf("New: %v\nserver log:\n%s", err, srv.Log())
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return openCluster(t, []*servertest.Server{srv}, name, timeout, onError)
 }
 
 // The contract suite against a real etcd. Its leases are whole seconds and

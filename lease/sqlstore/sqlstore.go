@@ -153,7 +153,7 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	}
 	s.ownDB = true
 	if d == SQLite {
-		if path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?"); path != "" && path != ":memory:" {
+		if path := sqlitePath(dsn); path != "" {
 			s.path, _ = filepath.Abs(path)
 		}
 	}
@@ -162,9 +162,19 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 
 // sqliteDir checks that the directory of an SQLite database file exists,
 // which SQLite reports only as "unable to open database file (14)".
-func sqliteDir(dsn string) error {
+// sqlitePath is the database file a SQLite dsn names ("" for an
+// in-memory database).
+func sqlitePath(dsn string) string {
 	path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	if path == "" || path == ":memory:" {
+	if path == ":memory:" {
+		return ""
+	}
+	return path
+}
+
+func sqliteDir(dsn string) error {
+	path := sqlitePath(dsn)
+	if path == "" {
 		return nil
 	}
 	dir := filepath.Dir(path)
