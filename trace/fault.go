@@ -47,6 +47,15 @@ const (
 	// does not end with an End event: each notice it touches is an event
 	// of its own kind, by which the checker knows the feed misled.
 	Notice
+	// MemberKill is one member of a replicated lease server (an etcd
+	// cluster's) SIGKILLed, and restarted on its own data a while later
+	// (Event.PauseFor: the outage planned; an End event, whose Ended is
+	// MemberKill, when it serves again). Leaselab torture inflicts it on
+	// a cluster it controls; the simulator's servers have no members.
+	MemberKill
+	// MemberStop is one member of a replicated lease server SIGSTOPped,
+	// and continued after Event.PauseFor (an End event when it is).
+	MemberStop
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.
 	Cont FaultKind = 100
 	// End is the end of a stretch (DiskFull, DiskEIO, Stall, EMFile): the event
@@ -56,7 +65,8 @@ const (
 )
 
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power",
-	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile", Notice: "notice"}
+	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile", Notice: "notice",
+	MemberKill: "member-kill", MemberStop: "member-stop"}
 
 func (k FaultKind) String() string {
 	switch k {
@@ -70,6 +80,13 @@ func (k FaultKind) String() string {
 	}
 	return fmt.Sprintf("FaultKind(%d)", k)
 }
+
+// IsMember reports whether k is a fault of a lease server's member
+// (MemberKill, MemberStop): an outage of one server of several, which
+// the store's clients ride out by talking to the others. Unlike a
+// stretch, it does not excuse the run from liveness: its start and its
+// end restart the clocks, as any fault does.
+func (k FaultKind) IsMember() bool { return k == MemberKill || k == MemberStop }
 
 // IsStretch reports whether faults of kind k last a stretch of time and
 // end with an End event: DiskFull, DiskEIO and Stall, which hit the whole

@@ -188,6 +188,11 @@ type torture struct {
 	singleton  bool     // -singleton: run's command is the probe (singleton_torture.go)
 	crashAfter string   // -crash-after: the first process's crash point
 	bar        *progress
+	// members, when set, are the servers of the replicated store the
+	// processes use, and memberKinds the faults inflicted on them
+	// (MemberKill, MemberStop) beside the signals: torture_members.go.
+	members     []member
+	memberKinds []trace.FaultKind
 }
 
 // run is one torture run: procs processes for d, signals from the seed's
@@ -311,6 +316,19 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		return nil, false, spawnErr
 	}
 	push(between(0.5, 2), fault)
+	type memberResult struct {
+		reps []memberReport
+		err  error
+	}
+	memberDone := make(chan memberResult, 1)
+	if len(t.members) > 0 && len(t.memberKinds) > 0 {
+		go func() {
+			reps, err := c.memberFaults(t.members, t.memberKinds, t.seed, d)
+			memberDone <- memberResult{reps, err}
+		}()
+	} else {
+		memberDone <- memberResult{}
+	}
 	var tick func()
 	tick = func() { replenish(); push(c.now()+int64(lease), tick) }
 	push(int64(lease), tick)
@@ -325,12 +343,19 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		t.bar.set(c.now()/int64(time.Second), "signals: "+faultList(counts))
 	}
 	t.bar.done()
+	mr := <-memberDone // (its last outage ended before d)
 	if wait := end - c.now(); wait > 0 {
 		time.Sleep(time.Duration(wait))
 	}
 	stopped := c.shutdown()
 	if spawnErr != nil {
 		return nil, false, spawnErr
+	}
+	if mr.err != nil {
+		return nil, false, mr.err
+	}
+	for _, m := range mr.reps {
+		counts[m.Kind]++
 	}
 	tr := c.trace(stopped)
 	if f, err := os.Create(filepath.Join(t.dir, "trace.txt")); err == nil {
@@ -351,6 +376,13 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	if text {
 		fmt.Fprintf(w, "# torture %s: %d processes (%d started), %v then %v without signals, signals %s, seed %d, lease %v renew %v watch %v\n",
 			t.variant.Name, t.procs, len(tr.Procs), d, recovery, faultList(counts), t.seed, t.cfg.LeaseDuration, t.cfg.RenewInterval, t.cfg.WatchInterval)
+		for _, m := range mr.reps {
+			role := "a follower"
+			if m.Leader {
+				role = "the raft leader"
+			}
+			fmt.Fprintf(w, "# %s %s (%s) at %.3fs, out for %.3fs\n", m.Kind, m.Member, role, m.AtS, m.ForS)
+		}
 	}
 	// Every episode, not the first of each property (check -keep-going
 	// counts runs; a torture run is one run, so it counts episodes).
@@ -411,7 +443,8 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	rep := &tortureReport{Variant: t.variant.Name, Procs: t.procs, Started: len(tr.Procs), DurationS: d.Seconds(),
 		Seed: t.seed, Signals: counts, Terms: len(tr.Leadership()), Failovers: gj, Violations: vs,
 		Properties: propertyNames(verdicts), Commands: commands,
-		FailoverJudged: judged, LeaderSignals: leaderSignals, RecoveryS: recovery.Seconds(), Episodes: episodes}
+		FailoverJudged: judged, LeaderSignals: leaderSignals, RecoveryS: recovery.Seconds(), Episodes: episodes,
+		Members: mr.reps}
 	if text {
 		summary := "no violation"
 		if found {

@@ -24,6 +24,7 @@ type tortureReport struct {
 	FailoverJudged int                `json:"failover_judged"`
 	Failovers      []failoverReport   `json:"failovers"`
 	LeaderSignals  int                `json:"leader_signals"`
+	Members        []memberReport     `json:"members,omitempty"` // faults of the store's servers (a test's cluster)
 	Procs          int                `json:"procs"`
 	Properties     []string           `json:"properties"` // the properties that apply to the variant
 	RecoveryS      float64            `json:"recovery_s"` // the phase without signals that ends the run
@@ -62,7 +63,7 @@ func propertyNames(vs []spec.Verdict) []string {
 
 func faultList(counts map[string]int) string {
 	var parts []string
-	for _, k := range []string{"kill", "stop", "term"} {
+	for _, k := range []string{"kill", "stop", "term", "stall", "member-kill", "member-stop"} {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

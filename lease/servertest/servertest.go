@@ -29,6 +29,11 @@ type Server struct {
 	// for none).
 	Password string
 
+	bin   string // how it was launched, for Restart
+	args  []string
+	cred  *syscall.Credential
+	ready func() error
+
 	cmd     *exec.Cmd
 	logPath string
 	exited  chan struct{}
@@ -325,32 +330,71 @@ var errBind = errors.New("address already in use")
 // returns.
 func launch(t testing.TB, s *Server, bin string, args []string, cred *syscall.Credential, ready func() error) error {
 	t.Helper()
+	s.bin, s.args, s.cred, s.ready = bin, args, cred, ready
 	s.logPath = filepath.Join(s.Dir, s.Name+".log")
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := s.start(os.O_TRUNC); err != nil {
 		t.Fatalf("servertest: %v", err)
 	}
+	t.Cleanup(s.Kill)
+	start := time.Now()
+	err := s.awaitReady()
+	if err == nil {
+		t.Logf("servertest: %s (pid %d) ready at %s in %v", s.Name, s.PID(), s.Addr, time.Since(start).Round(time.Millisecond))
+	} else if err != errBind {
+		t.Fatal(err)
+	}
+	return err
+}
+
+// Restart starts a server that was killed (Kill) again, with the same
+// program, arguments and directory (its data kept: an etcd member rejoins
+// its cluster), its output appended to its log, and waits until it is
+// ready. It may be called from any goroutine: it reports a failure, and
+// does not fail the test.
+func (s *Server) Restart() error {
+	if !s.Exited() {
+		return fmt.Errorf("servertest: %s (pid %d) restarted while it runs", s.Name, s.PID())
+	}
+	if err := s.start(os.O_APPEND); err != nil {
+		return err
+	}
+	return s.awaitReady()
+}
+
+// start starts the server's process, its log opened with flag.
+func (s *Server) start(flag int) error {
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|flag, 0o644)
+	if err != nil {
+		return err
+	}
 	defer logf.Close() // the child has its own copy
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,            // Kill reaches every process of the server
 		Pdeathsig:  syscall.SIGKILL, // and so does the test binary's death
-		Credential: cred,
+		Credential: s.cred,
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("servertest: starting %s: %v", s.Name, err)
+		return fmt.Errorf("starting %s: %v", s.Name, err)
 	}
-	s.cmd, s.exited = cmd, make(chan struct{})
+	exited := make(chan struct{})
+	s.cmd, s.exited = cmd, exited
 	go func() {
 		s.waitErr = cmd.Wait()
-		close(s.exited)
+		close(exited)
 	}()
-	t.Cleanup(s.Kill)
+	return nil
+}
+
+// awaitReady waits until the server's ready check passes, and returns
+// errBind if it exited for want of its port, another error if it exited
+// or was not ready within startTimeout (it is killed then).
+func (s *Server) awaitReady() error {
 	start := time.Now()
 	for {
-		rerr := ready()
+		rerr := s.ready()
 		if rerr == nil && !holds(s.PID(), s.Port) {
 			// Something answered, but not our server: another
 			// process's (or another test's) server has this port, and
@@ -358,7 +402,6 @@ func launch(t testing.TB, s *Server, bin string, args []string, cred *syscall.Cr
 			rerr = fmt.Errorf("port %d is held by another process", s.Port)
 		}
 		if rerr == nil {
-			t.Logf("servertest: %s (pid %d) ready at %s in %v", s.Name, s.PID(), s.Addr, time.Since(start).Round(time.Millisecond))
 			return nil
 		}
 		if s.Exited() {
@@ -366,11 +409,11 @@ func launch(t testing.TB, s *Server, bin string, args []string, cred *syscall.Cr
 			if strings.Contains(log, "already in use") {
 				return errBind
 			}
-			t.Fatalf("servertest: %s exited before it was ready (%v); its log:\n%s", s.Name, s.waitErr, log)
+			return fmt.Errorf("servertest: %s exited before it was ready (%v); its log:\n%s", s.Name, s.waitErr, log)
 		}
 		if time.Since(start) > startTimeout {
 			s.Kill()
-			t.Fatalf("servertest: %s not ready after %v (last check: %v); its log:\n%s", s.Name, startTimeout, rerr, s.Log())
+			return fmt.Errorf("servertest: %s not ready after %v (last check: %v); its log:\n%s", s.Name, startTimeout, rerr, s.Log())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
