@@ -23,14 +23,19 @@ func (w Who) String() string { return strconv.Itoa(w.PID) + "/" + w.Act }
 // Call and Return are the call and return events' true times in ns. An
 // operation that never returned (its process died, or the run ended
 // first) has Output ResUnknown and returns after every event of the trace:
-// it may or may not have taken effect, at any point after its call.
-// Metadata is a Who.
+// it may or may not have taken effect, at any point after its call. So
+// does an operation on a server's store (Run.Server) that returned an
+// error the store cannot classify (ResUnknown: a timeout, a lost
+// connection): the server may apply it after its client gave up. (A
+// local file system's call that failed has done whatever it did when it
+// returns.) Metadata is a Who.
 func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
 	pending := map[key]int{} // index in ops of the pair's outstanding call
 	var ops []porcupine.Operation
 	var expiries []int // indices in ops of the server's expiries
+	var late []int     // indices in ops of failed server requests
 	var last int64
 	for i := range tr.Events {
 		e := &tr.Events[i]
@@ -71,6 +76,19 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 				continue // a return without a call: not from recStore
 			}
 			delete(pending, k)
+			if e.Res == trace.ResUnknown && tr.Run.Server {
+				// A request to a server that failed (a timeout, a lost
+				// connection) may still take effect after its client
+				// gave up: an etcd proposal committed after the
+				// client's deadline, a command a paused Redis reads
+				// once it runs again. It never returned, on a client
+				// of its own (its client's next call overlaps it).
+				// (Found by TestTortureEtcdCluster: a takeover that
+				// timed out while the raft leader member was stopped,
+				// read back by another process once it resumed.)
+				late = append(late, j)
+				continue
+			}
 			ops[j].Output = Output{Res: e.Res, Rec: e.Record()}
 			ops[j].Return = e.T
 		}
@@ -79,6 +97,10 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 		ops[j].ClientId = len(clients) + k
 	}
 	never := max(last, int64(tr.End)) + 1
+	for k, j := range late {
+		ops[j].ClientId = len(clients) + len(expiries) + k
+		ops[j].Return = never
+	}
 	for _, j := range pending {
 		ops[j].Return = never
 	}

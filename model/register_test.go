@@ -602,3 +602,40 @@ func TestFromTraceKeepsRecordsWhole(t *testing.T) {
 		t.Errorf("renew %+v -> %+v, want %+v -> %+v", in, out, v1, v2)
 	}
 }
+
+// A server request that failed with an unclassified error may take
+// effect after its client gave up: on a server's store, a takeover that
+// timed out at 20 and a read at 30 that sees its record linearize; on
+// the file system, whose failed call has done what it did by its return,
+// they do not (the takeover's effect would have to precede its return,
+// and the read at 25 saw the old record).
+func TestFailedServerRequestTakesEffectLate(t *testing.T) {
+	old := lease.Record{Holder: 1, Epoch: 1, Version: 1}
+	taken := lease.Record{Holder: 2, Epoch: 2, Version: 2}
+	for _, server := range []bool{true, false} {
+		tr := trace.NewRecorded(trace.Run{Variant: "reference", Lease: lease.DefaultConfig(), Server: server})
+		o := int16(tr.AddProc(1, 0))
+		p := int16(tr.AddProc(2, 0))
+		q := int16(tr.AddProc(3, 0))
+		add := func(e trace.Event, rec lease.Record) {
+			e.SetRecord(rec)
+			tr.Add(e, "")
+		}
+		add(trace.Event{T: 1, Proc: o, Kind: trace.EvStoreCall, Store: trace.StoreCreate, N: 1}, lease.Record{})
+		add(trace.Event{T: 5, Proc: o, Kind: trace.EvStore, Store: trace.StoreCreate, Res: trace.ResOK}, old)
+		add(trace.Event{T: 10, Proc: p, Kind: trace.EvStoreCall, Store: trace.StoreTakeover, N: 2}, old)
+		add(trace.Event{T: 20, Proc: p, Kind: trace.EvStore, Store: trace.StoreTakeover, Res: trace.ResUnknown}, lease.Record{})
+		add(trace.Event{T: 21, Proc: q, Kind: trace.EvStoreCall, Store: trace.StoreRead}, lease.Record{})
+		add(trace.Event{T: 25, Proc: q, Kind: trace.EvStore, Store: trace.StoreRead, Res: trace.ResOK}, old)
+		add(trace.Event{T: 30, Proc: q, Kind: trace.EvStoreCall, Store: trace.StoreRead}, lease.Record{})
+		add(trace.Event{T: 35, Proc: q, Kind: trace.EvStore, Store: trace.StoreRead, Res: trace.ResOK}, taken)
+		tr.Finish(40)
+		ops := FromTrace(tr)
+		if r := CheckOps(ops, 40, 0); r.Linearizable != server {
+			t.Errorf("server %v: linearizable %v", server, r.Linearizable)
+		}
+		if server && (ops[1].Return <= 40 || ops[1].ClientId < 3) {
+			t.Errorf("the failed takeover %+v: not a late operation of a client of its own", ops[1])
+		}
+	}
+}
