@@ -138,22 +138,16 @@ var _ lease.ChangeFeed = (*Store)(nil)
 // again from the revision after the last event it had (etcd replays what
 // it missed), or, if that revision was compacted away, from the current
 // one, with a notice, since it cannot tell what it lost. An expiry of the
-// record's etcd lease is a DELETE event: a notice too. A watch the server
-// refuses (no read permission on the key) is reported once through
-// OnError, and the watchers poll.
+// record's etcd lease is a DELETE event: a notice too. A first read that
+// fails (a server down, no read permission on the key) is reported once
+// through OnError; the watchers poll, and the read is tried again in the
+// background until it succeeds (a notice then: the watch starts late).
 func (s *Store) Changes() (uint64, <-chan struct{}) {
 	s.subOnce.Do(s.watch)
 	return s.notices.Changes()
 }
 
 func (s *Store) watch() {
-	ctx, cancel := s.ctx()
-	resp, err := s.c.Get(ctx, s.key)
-	cancel()
-	if err != nil {
-		s.fail("watch", fmt.Errorf("%w (its watchers poll)", err))
-		return
-	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -162,11 +156,41 @@ func (s *Store) watch() {
 	wctx, stop := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
 	s.stop = stop
 	s.mu.Unlock()
-	go s.follow(wctx, resp.Header.Revision+1)
+	// The first read is made before Changes returns: a change after the
+	// call has a later revision, and is seen.
+	next, err := s.startRevision(wctx)
+	if err != nil {
+		s.fail("watch", fmt.Errorf("%w (its watchers poll; trying again in the background)", err))
+	}
+	go s.follow(wctx, next)
 }
 
-// follow watches the key from revision next until ctx ends.
+// startRevision is the revision after the key's current one.
+func (s *Store) startRevision(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	resp, err := s.c.Get(ctx, s.key)
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision + 1, nil
+}
+
+// follow watches the key from revision next (0: from the revision after
+// a read it retries, 100 ms doubling to 5 s apart, then notices once:
+// what happened meanwhile was not watched) until ctx ends.
 func (s *Store) follow(ctx context.Context, next int64) {
+	for backoff := 100 * time.Millisecond; next == 0; backoff = min(2*backoff, 5*time.Second) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if n, err := s.startRevision(ctx); err == nil {
+			next = n
+			s.notices.Notify()
+		}
+	}
 	warned := false
 	for ctx.Err() == nil {
 		for wr := range s.c.Watch(ctx, s.key, clientv3.WithRev(next)) {

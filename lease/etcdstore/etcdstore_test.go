@@ -365,3 +365,22 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A watch started while etcd is down is reported once and started in
+// the background when etcd is back: a notice, then every change.
+func TestLateFeed(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	var log storetest.ErrorLog
+	storetest.LateFeed{
+		Feed:   open(t, srv, "late", time.Second, log.Add),
+		Writer: open(t, srv, "late", time.Second, nil),
+		Down:   srv.Kill,
+		Up: func() {
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Errors: log.Errors,
+	}.Run(t)
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease/servertest"
+	"github.com/leaselab/leaselab/spec/storetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -63,5 +64,50 @@ func TestSubscribeRefused(t *testing.T) {
 	defer mu.Unlock()
 	if len(errs) != 1 || !strings.Contains(errs[0], "subscribe") || !strings.Contains(errs[0], "poll") {
 		t.Errorf("OnError: %q, want one report of the refused subscription, saying the watchers poll", errs)
+	}
+}
+
+// A subscription started while Redis is down is reported once and made
+// in the background when Redis is back: a notice, then every change.
+func TestLateFeed(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	var log storetest.ErrorLog
+	storetest.LateFeed{
+		Feed:   open(t, srv, "late", time.Second, log.Add),
+		Writer: open(t, srv, "late", time.Second, nil),
+		Down:   srv.Kill,
+		Up: func() {
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Errors: log.Errors,
+	}.Run(t)
+}
+
+// A subscription whose connection is lost is made again by go-redis on
+// its own: that counts as a notice (messages sent meanwhile were lost),
+// with no write to announce.
+func TestResubscribeNotices(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	s := open(t, srv, "resub", time.Second, nil)
+	n0, _ := s.Changes()
+	srv.Kill()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(3 * storetest.NoticeTimeout)
+	for {
+		n, next := s.Changes()
+		if n > n0 {
+			return
+		}
+		select {
+		case <-next:
+		case <-deadline:
+			t.Fatalf("no notice within %v of the server's restart: the resubscription went unnoticed", 3*storetest.NoticeTimeout)
+		}
 	}
 }

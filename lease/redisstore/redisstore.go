@@ -65,6 +65,7 @@ type Store struct {
 	mu      sync.Mutex
 	ps      *redis.PubSub // the subscription, once a watcher asked (nil: none, or refused)
 	closed  bool
+	quit    chan struct{} // closed by Close
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -110,6 +111,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		timeout: timeout,
 		margin:  o.ExpiryMargin,
 		onError: o.OnError,
+		quit:    make(chan struct{}),
 	}
 	// Connecting and setting up may take longer than one call: a deadline
 	// the caller set on ctx bounds them instead of the call timeout.
@@ -129,6 +131,9 @@ func New(ctx context.Context, o Options) (*Store, error) {
 // connections.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.quit)
+	}
 	s.closed = true
 	ps := s.ps
 	s.mu.Unlock()
@@ -147,39 +152,65 @@ var _ lease.ChangeFeed = (*Store)(nil)
 // away: a message sent while the subscription reconnects is lost, and
 // so is a server-side expiry (nobody publishes it), which the watchers'
 // wake at the expiry of the lease they saw covers; their poll every
-// watch interval covers the rest. Keyspace notifications
+// watch interval covers the rest; after a reconnect the subscription is
+// made again and counted as a notice. Keyspace notifications
 // (notify-keyspace-events) are not used, so a server that has them off
 // notifies all the same. A subscription the server refuses (an ACL
-// without the channel) is reported once through OnError and leaves the
-// watchers polling; a PUBLISH the server refuses never fails the write.
+// without the channel, a server away) is reported once through OnError
+// and leaves the watchers polling while it is tried again in the
+// background (a notice when it succeeds); a PUBLISH the server refuses
+// never fails the write.
 func (s *Store) Changes() (uint64, <-chan struct{}) {
 	s.subOnce.Do(s.subscribe)
 	return s.notices.Changes()
 }
 
 func (s *Store) subscribe() {
+	if err := s.trySubscribe(); err != nil {
+		s.fail("subscribe", fmt.Errorf("%s: %w (its watchers poll; trying again in the background)", s.channel, err))
+		go func() {
+			for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+				select {
+				case <-s.quit:
+					return
+				case <-time.After(backoff):
+				}
+				if s.trySubscribe() == nil {
+					s.notices.Notify() // late: what changed meanwhile was not heard
+					return
+				}
+			}
+		}()
+	}
+}
+
+// trySubscribe subscribes to the channel and, once the server has
+// confirmed it, counts every message as a notice, and every
+// resubscription after a lost connection (go-redis makes it on its own)
+// as one: messages sent meanwhile were lost.
+func (s *Store) trySubscribe() error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	ps := s.c.Subscribe(ctx, s.channel)
 	if _, err := ps.Receive(ctx); err != nil {
 		ps.Close()
-		s.fail("subscribe", fmt.Errorf("%s: %w (its watchers poll)", s.channel, err))
-		return
+		return err
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		ps.Close()
-		return
+		return nil
 	}
 	s.ps = ps
 	s.mu.Unlock()
-	ch := ps.Channel()
+	ch := ps.ChannelWithSubscriptions()
 	go func() {
 		for range ch {
 			s.notices.Notify()
 		}
 	}()
+	return nil
 }
 
 // Key returns the record's key.

@@ -54,7 +54,7 @@ func Postgres(t testing.TB) *Server {
 			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 			"-c", "shared_buffers=16MB", "-c", "max_connections=200"}
 		return launch(t, s, pg.postgres, args, cred, func() error {
-			if !strings.Contains(s.Log(), "ready to accept connections") {
+			if !strings.Contains(s.runLog(), "ready to accept connections") {
 				return errors.New("not ready yet")
 			}
 			c, err := net.DialTimeout("tcp", s.Addr, time.Second)

@@ -34,10 +34,11 @@ type Server struct {
 	cred  *syscall.Credential
 	ready func() error
 
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-	waitErr error
+	cmd      *exec.Cmd
+	logPath  string
+	logStart int64 // the log's length when the process started
+	exited   chan struct{}
+	waitErr  error
 }
 
 // startTimeout bounds how long a server may take to become ready.
@@ -194,6 +195,16 @@ func descendants(pid int) []int {
 		queue = append(queue, children[queue[0]]...)
 	}
 	return out
+}
+
+// runLog is what the server's current process has written to its log
+// (after a Restart, not what the killed one wrote).
+func (s *Server) runLog() string {
+	b, err := os.ReadFile(s.logPath)
+	if err != nil || int64(len(b)) < s.logStart {
+		return ""
+	}
+	return string(b[s.logStart:])
 }
 
 // Log returns the server's log (its standard output and error), for a
@@ -368,6 +379,10 @@ func (s *Server) start(flag int) error {
 		return err
 	}
 	defer logf.Close() // the child has its own copy
+	s.logStart = 0
+	if fi, err := logf.Stat(); err == nil {
+		s.logStart = fi.Size()
+	}
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf

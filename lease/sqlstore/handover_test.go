@@ -9,6 +9,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
+	"github.com/leaselab/leaselab/spec/storetest"
 )
 
 // A released lease is handed over on the store's notice, not at the
@@ -98,4 +99,35 @@ func TestListenerReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNotice("a write after the reconnect", n)
+}
+
+// A listener started while PostgreSQL is down is reported once and
+// LISTENs in the background when the server is back: a notice, then
+// every change.
+func TestLateFeed(t *testing.T) {
+	srv := servertest.Postgres(t)
+	name := leaseName(t)
+	var log storetest.ErrorLog
+	feed := open(t, Postgres, srv.DSN(), name, time.Second, log.Add)
+	writer := open(t, Postgres, srv.DSN(), name, time.Second, nil)
+	storetest.LateFeed{
+		Feed:   feed,
+		Writer: writer,
+		Down: func() {
+			// The table is made durable first: the test's server commits
+			// asynchronously (synchronous_commit=off).
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := writer.DB().ExecContext(ctx, "CHECKPOINT"); err != nil {
+				t.Fatal(err)
+			}
+			srv.Kill()
+		},
+		Up: func() {
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Errors: log.Errors,
+	}.Run(t)
 }

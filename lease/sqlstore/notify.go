@@ -38,9 +38,10 @@ var _ lease.ChangeFeed = (*Store)(nil)
 // the database or its write-ahead log: any write to the database, not
 // only the row's, is a notice, given again 1, 3, 10 and 50 ms later since the
 // write comes before its commit is visible; reads are none. A listener that cannot
-// start (a role without the right to LISTEN, a directory inotify cannot
-// watch, another system) is reported once through OnError, and the
-// watchers poll.
+// start is reported once through OnError, and the watchers poll: on
+// PostgreSQL (a server away, a role without the right to LISTEN) while
+// the listener tries again in the background (a notice once it listens);
+// on SQLite (a directory inotify cannot watch, another system) for good.
 func (s *Store) Changes() (uint64, <-chan struct{}) {
 	s.feed.once.Do(s.listen)
 	return s.feed.notices.Changes()
@@ -73,7 +74,13 @@ func (s *Store) listen() {
 		}
 	}
 	if err != nil {
-		s.fail("listen", fmt.Errorf("%w (its watchers poll)", err))
+		retry := ""
+		if stop != nil {
+			retry = "; trying again in the background"
+		}
+		s.fail("listen", fmt.Errorf("%w (its watchers poll%s)", err, retry))
+	}
+	if stop == nil {
 		return
 	}
 	s.feed.mu.Lock()
@@ -103,29 +110,31 @@ func (s *Store) sqliteWrote() {
 	}
 }
 
-// listenPostgres LISTENs on a connection of its own until stopped. After
-// the connection fails it LISTENs again (100 ms, doubling to 5 s, between
-// tries) and, once listening again, counts one notice for what it may have
-// missed meanwhile. Only a first LISTEN that fails gives up: the caller
-// reports it, and the watchers poll.
+// listenPostgres LISTENs on a connection of its own until stopped, and
+// returns the first LISTEN's outcome. After a failure (of the first
+// LISTEN too: a server away, a role without the right) it LISTENs again,
+// 100 ms doubling to 5 s between tries, and, once listening again, counts
+// one notice for what it may have missed meanwhile.
 func (s *Store) listenPostgres() (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan error, 1)
 	go func() {
-		listened := false // a LISTEN has succeeded
+		first := true
 		backoff := 100 * time.Millisecond
 		for ctx.Err() == nil {
-			s.listenOnce(ctx, func(err error) {
+			err := s.listenOnce(ctx, func(err error) {
 				switch {
-				case !listened:
+				case first:
 					ready <- err
-					listened = err == nil
+					first = false
 				case err == nil:
-					backoff = 100 * time.Millisecond
 					s.feed.notices.Notify() // back: what the broken connection missed
 				}
+				if err == nil {
+					backoff = 100 * time.Millisecond
+				}
 			})
-			if !listened {
+			if errors.Is(err, errForeignDriver) {
 				return
 			}
 			select {
@@ -136,12 +145,17 @@ func (s *Store) listenPostgres() (func(), error) {
 			backoff = min(2*backoff, 5*time.Second)
 		}
 	}()
-	if err := <-ready; err != nil {
-		cancel()
+	err := <-ready
+	if errors.Is(err, errForeignDriver) {
+		cancel() // (no other try can do better)
 		return nil, err
 	}
-	return cancel, nil
+	return cancel, err
 }
+
+// errForeignDriver is a database/sql connection that is not pgx's: there
+// is no LISTEN through it.
+var errForeignDriver = errors.New("not pgx's driver: no LISTEN")
 
 // listenOnce takes a connection, LISTENs, calls started once with the
 // outcome, and counts notifications until the connection fails or ctx
@@ -166,7 +180,7 @@ func (s *Store) listenOnce(ctx context.Context, started func(error)) error {
 	rerr := conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
-			out = fmt.Errorf("the database's driver connection is a %T, not pgx's: no LISTEN", dc)
+			out = fmt.Errorf("%w: the database's driver connection is a %T", errForeignDriver, dc)
 			start(out)
 			return nil
 		}

@@ -74,3 +74,71 @@ func testNotices(t *testing.T, open Open, _ Options) {
 		t.Errorf("%d notices while nothing changed (reads only)", m-n)
 	}
 }
+
+// LateFeed checks a change feed whose first Changes comes while its
+// server is away: the failure is reported once through the store's
+// OnError, and the feed keeps trying in the background, so that once the
+// server is back a notice comes (what changed meanwhile was not watched)
+// and every change after it is noticed as usual. A feed that gave up at
+// its first failure would leave its watchers polling for the life of the
+// process.
+type LateFeed struct {
+	// Feed is the store whose feed is started late; Writer another client
+	// of the same lease, whose writes it must notice.
+	Feed, Writer lease.Store
+	// Down takes the server away; Up brings it back (and returns once it
+	// serves).
+	Down, Up func()
+	// Errors returns the errors Feed reported (its OnError hook).
+	Errors func() []error
+}
+
+// Run runs the check.
+func (c LateFeed) Run(t *testing.T) {
+	t.Helper()
+	feed, ok := c.Feed.(lease.ChangeFeed)
+	if !ok {
+		t.Fatal("the store is no ChangeFeed")
+	}
+	c.Down()
+	n0, _ := feed.Changes() // fails: the server is away
+	feed.Changes()          // asked again: no second report
+	if errs := c.Errors(); len(errs) != 1 {
+		t.Fatalf("the feed started with its server away reported %d errors, want 1: %v", len(errs), errs)
+	}
+	c.Up()
+	// wait returns the count once it passes n, or fails the test.
+	wait := func(step string, n uint64) uint64 {
+		t.Helper()
+		deadline := time.After(3 * NoticeTimeout) // retries back off
+		for {
+			m, next := feed.Changes()
+			if m > n {
+				return m
+			}
+			select {
+			case <-next:
+			case <-deadline:
+				t.Fatalf("%s: no notice within %v of the server's return", step, 3*NoticeTimeout)
+			}
+		}
+	}
+	n := wait("back", n0)
+	// The writer may have lost its connection meanwhile: its first
+	// calls after the return can fail.
+	var rec lease.Record
+	var err error
+	for end := time.Now().Add(NoticeTimeout); ; time.Sleep(50 * time.Millisecond) {
+		if rec, err = c.Writer.Create(1, 9*time.Second); err == nil || time.Now().After(end) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("create after the server's return: %v", err)
+	}
+	n = wait("create", n)
+	if err := c.Writer.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	wait("release", n)
+}
