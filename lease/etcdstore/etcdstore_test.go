@@ -376,11 +376,7 @@ func TestLateFeed(t *testing.T) {
 		Feed:   open(t, srv, "late", time.Second, log.Add),
 		Writer: open(t, srv, "late", time.Second, nil),
 		Down:   srv.Kill,
-		Up: func() {
-			if err := srv.Restart(); err != nil {
-				t.Fatal(err)
-			}
-		},
+		Up:     func() { srv.MustRestart(t) },
 		Errors: log.Errors,
 	}.Run(t)
 }

@@ -77,11 +77,7 @@ func TestLateFeed(t *testing.T) {
 		Feed:   open(t, srv, "late", time.Second, log.Add),
 		Writer: open(t, srv, "late", time.Second, nil),
 		Down:   srv.Kill,
-		Up: func() {
-			if err := srv.Restart(); err != nil {
-				t.Fatal(err)
-			}
-		},
+		Up:     func() { srv.MustRestart(t) },
 		Errors: log.Errors,
 	}.Run(t)
 }
@@ -95,9 +91,7 @@ func TestResubscribeNotices(t *testing.T) {
 	s := open(t, srv, "resub", time.Second, nil)
 	n0, _ := s.Changes()
 	srv.Kill()
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
+	srv.MustRestart(t)
 	deadline := time.After(3 * storetest.NoticeTimeout)
 	for {
 		n, next := s.Changes()

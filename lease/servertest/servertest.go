@@ -372,6 +372,14 @@ func (s *Server) Restart() error {
 	return s.awaitReady()
 }
 
+// MustRestart is Restart on the test's goroutine: a failure fails t.
+func (s *Server) MustRestart(t testing.TB) {
+	t.Helper()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // start starts the server's process, its log opened with flag.
 func (s *Server) start(flag int) error {
 	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|flag, 0o644)

@@ -123,11 +123,7 @@ func TestLateFeed(t *testing.T) {
 			}
 			srv.Kill()
 		},
-		Up: func() {
-			if err := srv.Restart(); err != nil {
-				t.Fatal(err)
-			}
-		},
+		Up:     func() { srv.MustRestart(t) },
 		Errors: log.Errors,
 	}.Run(t)
 }
