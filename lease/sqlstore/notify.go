@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -65,11 +66,16 @@ func (s *Store) listen() {
 		if s.path == "" {
 			err = fmt.Errorf("the database's file is not known (New on a caller's *sql.DB)")
 		} else {
-			var d *lease.DirFeed
-			d, err = lease.WatchFiles(filepath.Dir(s.path), s.sqliteWrote,
-				filepath.Base(s.path), filepath.Base(s.path)+"-wal")
-			if d != nil {
-				stop = func() { d.Close() }
+			var d, b *lease.DirFeed
+			dir := filepath.Dir(s.path)
+			d, err = lease.WatchFiles(dir, s.sqliteWrote, filepath.Base(s.path), filepath.Base(s.path)+"-wal")
+			if err == nil {
+				if b, err = lease.WatchFiles(dir, s.feed.notices.Notify, filepath.Base(s.bellPath())); err != nil {
+					d.Close()
+				}
+			}
+			if err == nil {
+				stop = func() { d.Close(); b.Close() }
 			}
 		}
 	}
@@ -90,6 +96,42 @@ func (s *Store) listen() {
 		return
 	}
 	s.feed.stop = stop
+}
+
+// bellPath is the file beside a SQLite database to which every write of
+// a leaselab store writes a byte once it has committed: a notice that
+// the change is visible, which the database's own files cannot give
+// (their writes come before the commit is visible). A writer that dies
+// between its commit and the bell leaves the database files' notices,
+// and the poll, to tell.
+func (s *Store) bellPath() string { return s.path + "-changes" }
+
+// ring writes a byte to the bell after a write that committed (SQLite,
+// with a known file; best effort: an error only leaves the watchers the
+// database files' notices).
+func (s *Store) ring() {
+	if s.dialect != SQLite || s.path == "" {
+		return
+	}
+	s.bellMu.Lock()
+	defer s.bellMu.Unlock()
+	if s.bell == nil && !s.bellClosed {
+		s.bell, _ = os.OpenFile(s.bellPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+	}
+	if s.bell != nil {
+		s.bell.WriteAt([]byte{'.'}, 0)
+	}
+}
+
+// closeBell closes the bell's file, if open.
+func (s *Store) closeBell() {
+	s.bellMu.Lock()
+	defer s.bellMu.Unlock()
+	s.bellClosed = true
+	if s.bell != nil {
+		s.bell.Close()
+		s.bell = nil
+	}
 }
 
 // sqliteSettle are the delays after a write to the database files at

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -98,6 +99,11 @@ type Store struct {
 	table   string
 	path    string // SQLite: the database file, when Open was given it
 	feed    feed
+	// bell is the file a SQLite store's writes ring once they have
+	// committed (notify.go: bellPath), opened at the first.
+	bellMu     sync.Mutex
+	bell       *os.File
+	bellClosed bool
 
 	qRead, qCreate, qRenew, qTakeover, qRelease string
 }
@@ -399,6 +405,7 @@ RETURNING epoch, version`
 // Close closes the database if Open opened it.
 func (s *Store) Close() error {
 	s.closeFeed()
+	s.closeBell()
 	if s.ownDB {
 		return s.db.Close()
 	}
@@ -511,6 +518,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	case err != nil:
 		return lease.Record{}, s.fail("create", err)
 	}
+	s.ring()
 	return rec, nil
 }
 
@@ -527,6 +535,7 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	case err != nil:
 		return lease.Record{}, s.fail(op, err)
 	}
+	s.ring()
 	return rec, nil
 }
 
@@ -571,5 +580,6 @@ func (s *Store) Release(cur lease.Record) error {
 	if n == 0 {
 		return s.outcome("release", lease.ErrConflict)
 	}
+	s.ring()
 	return nil
 }
