@@ -111,14 +111,19 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 			}
 			bad = true
 			rep.Counts[v.Property]++
-			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Replay: ReplayCommand(s.Setup, seed), Config: cfg, Trace: tr, Verdicts: verdicts}
+			// (The replay line, a hash of the setup, is made for the runs
+			// kept: a search with thousands of violating runs spent 3.5%
+			// of its time on lines it dropped.)
+			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Config: cfg, Trace: tr, Verdicts: verdicts}
 			switch k := indexOf(rep.Found, v.Property); {
 			case s.Smallest && k >= 0:
 				if smaller(f, rep.Found[k]) {
+					f.Replay = ReplayCommand(s.Setup, seed)
 					rep.Found[k] = f
 					kept = true
 				}
 			case s.Smallest || rep.Counts[v.Property] <= keep:
+				f.Replay = ReplayCommand(s.Setup, seed)
 				rep.Found = append(rep.Found, f)
 				kept = true
 			}
