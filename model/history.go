@@ -2,6 +2,7 @@ package model
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leaselab/leaselab/trace"
@@ -23,12 +24,13 @@ func (w Who) String() string { return strconv.Itoa(w.PID) + "/" + w.Act }
 // Call and Return are the call and return events' true times in ns. An
 // operation that never returned (its process died, or the run ended
 // first) has Output ResUnknown and returns after every event of the trace:
-// it may or may not have taken effect, at any point after its call. So
-// does an operation on a server's store (Run.Server) that returned an
-// error the store cannot classify (ResUnknown: a timeout, a lost
-// connection): the server may apply it after its client gave up. (A
-// local file system's call that failed has done whatever it did when it
-// returns.) Metadata is a Who.
+// it may or may not have taken effect, at any point after its call. An
+// operation on a remote server's store (Run.Remote) that returned an error
+// the store cannot classify (ResUnknown: a timeout, a lost connection)
+// may take effect after its client gave up, up to LateBound after its
+// error or after the end of a member outage it met (trace.MemberKill,
+// MemberStop), whichever is later. (A file system's call, or SQLite's,
+// that failed has done whatever it did by its return.) Metadata is a Who.
 func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
@@ -76,16 +78,18 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 				continue // a return without a call: not from recStore
 			}
 			delete(pending, k)
-			if e.Res == trace.ResUnknown && tr.Run.Server {
+			if e.Res == trace.ResUnknown && tr.Run.Remote {
 				// A request to a server that failed (a timeout, a lost
 				// connection) may still take effect after its client
 				// gave up: an etcd proposal committed after the
 				// client's deadline, a command a paused Redis reads
-				// once it runs again. It never returned, on a client
-				// of its own (its client's next call overlaps it).
-				// (Found by TestTortureEtcdCluster: a takeover that
-				// timed out while the raft leader member was stopped,
-				// read back by another process once it resumed.)
+				// once it runs again. It returns late (LateBound), on
+				// a client of its own (its client's next call overlaps
+				// it). (Found by TestTortureEtcdCluster: a takeover
+				// that timed out while the raft leader member was
+				// stopped, read back by another process once it
+				// resumed.)
+				ops[j].Return = e.T
 				late = append(late, j)
 				continue
 			}
@@ -97,12 +101,54 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 		ops[j].ClientId = len(clients) + k
 	}
 	never := max(last, int64(tr.End)) + 1
+	outages := memberOutages(tr)
+	bound := int64(LateBound(tr.Run.Lease.LeaseDuration))
 	for k, j := range late {
 		ops[j].ClientId = len(clients) + len(expiries) + k
-		ops[j].Return = never
+		from := ops[j].Return // the error's instant, or the end of a member outage it met
+		for _, o := range outages {
+			if o[0] <= from && o[1] >= ops[j].Call {
+				from = max(from, o[1])
+			}
+		}
+		ops[j].Return = min(from+bound, never)
 	}
 	for _, j := range pending {
 		ops[j].Return = never
 	}
 	return ops
+}
+
+// LateBound is how long after its error a failed request to a remote
+// server may still take effect, for a lease of d: two leases and a second.
+// It is an assumption, stated: an etcd write carries an etcd lease granted
+// in the same call, whose TTL (the lease and its margin, rounded up to a
+// whole second) ends its chance to apply; a server that was paused or
+// away applies what it had read within moments of running again; a
+// request older than that is taken to be lost. Bounding it keeps
+// porcupine's search from doubling with every failed request of a long
+// run, and keeps a failed write from explaining a stale read long after.
+func LateBound(d time.Duration) time.Duration { return 2*d + time.Second }
+
+// memberOutages returns the [from, to] true-time spans during which a
+// member of the run's store was out (a MemberKill or MemberStop to its
+// End; to the end of the run if none came).
+func memberOutages(tr *trace.Trace) [][2]int64 {
+	var out [][2]int64
+	open := map[trace.FaultKind][]int{} // kind -> indices in out still open
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		switch {
+		case e.Kind != trace.EvFault || e.Missed():
+		case e.FaultKind().IsMember():
+			open[e.FaultKind()] = append(open[e.FaultKind()], len(out))
+			out = append(out, [2]int64{e.T, int64(tr.End)})
+		case e.FaultKind() == trace.End && e.Ended().IsMember():
+			if q := open[e.Ended()]; len(q) > 0 {
+				out[q[0]][1] = e.T
+				open[e.Ended()] = q[1:]
+			}
+		}
+	}
+	return out
 }

@@ -603,17 +603,34 @@ func TestFromTraceKeepsRecordsWhole(t *testing.T) {
 	}
 }
 
-// A server request that failed with an unclassified error may take
-// effect after its client gave up: on a server's store, a takeover that
-// timed out at 20 and a read at 30 that sees its record linearize; on
-// the file system, whose failed call has done what it did by its return,
-// they do not (the takeover's effect would have to precede its return,
-// and the read at 25 saw the old record).
+// A remote server's request that failed with an unclassified error may
+// take effect after its client gave up, up to LateBound after its error
+// (or after the end of a member outage it met): a takeover that timed out
+// at 2 s, read back at 5 s after a read at 3 s saw the old record,
+// linearizes on a remote server's store; on a local one (the file system,
+// SQLite: Run.Remote false), whose failed call has done what it did by
+// its return, it does not; nor does it, on a remote one, when the read
+// that sees it comes after the bound and another saw the old record
+// past the bound; a member outage that the request met moves the bound
+// to its end.
 func TestFailedServerRequestTakesEffectLate(t *testing.T) {
 	old := lease.Record{Holder: 1, Epoch: 1, Version: 1}
 	taken := lease.Record{Holder: 2, Epoch: 2, Version: 2}
-	for _, server := range []bool{true, false} {
-		tr := trace.NewRecorded(trace.Run{Variant: "reference", Lease: lease.DefaultConfig(), Server: server})
+	s := int64(time.Second)
+	bound := int64(LateBound(lease.DefaultConfig().LeaseDuration))
+	for _, c := range []struct {
+		name         string
+		remote       bool
+		oldAt, newAt int64 // the reads that see old, then taken
+		outageEnd    int64 // a member outage from 1.5 s to this (0: none)
+		linearizable bool
+	}{
+		{"remote", true, 3 * s, 5 * s, 0, true},
+		{"local", false, 3 * s, 5 * s, 0, false},
+		{"remote, past the bound", true, 2*s + bound + s, 2*s + bound + 2*s, 0, false},
+		{"remote, an outage met", true, 2*s + bound + s, 2*s + bound + 2*s, 10 * s, true},
+	} {
+		tr := trace.NewRecorded(trace.Run{Variant: "reference", Lease: lease.DefaultConfig(), Server: true, Remote: c.remote})
 		o := int16(tr.AddProc(1, 0))
 		p := int16(tr.AddProc(2, 0))
 		q := int16(tr.AddProc(3, 0))
@@ -623,19 +640,23 @@ func TestFailedServerRequestTakesEffectLate(t *testing.T) {
 		}
 		add(trace.Event{T: 1, Proc: o, Kind: trace.EvStoreCall, Store: trace.StoreCreate, N: 1}, lease.Record{})
 		add(trace.Event{T: 5, Proc: o, Kind: trace.EvStore, Store: trace.StoreCreate, Res: trace.ResOK}, old)
-		add(trace.Event{T: 10, Proc: p, Kind: trace.EvStoreCall, Store: trace.StoreTakeover, N: 2}, old)
-		add(trace.Event{T: 20, Proc: p, Kind: trace.EvStore, Store: trace.StoreTakeover, Res: trace.ResUnknown}, lease.Record{})
-		add(trace.Event{T: 21, Proc: q, Kind: trace.EvStoreCall, Store: trace.StoreRead}, lease.Record{})
-		add(trace.Event{T: 25, Proc: q, Kind: trace.EvStore, Store: trace.StoreRead, Res: trace.ResOK}, old)
-		add(trace.Event{T: 30, Proc: q, Kind: trace.EvStoreCall, Store: trace.StoreRead}, lease.Record{})
-		add(trace.Event{T: 35, Proc: q, Kind: trace.EvStore, Store: trace.StoreRead, Res: trace.ResOK}, taken)
-		tr.Finish(40)
-		ops := FromTrace(tr)
-		if r := CheckOps(ops, 40, 0); r.Linearizable != server {
-			t.Errorf("server %v: linearizable %v", server, r.Linearizable)
+		add(trace.Event{T: 1 * s, Proc: p, Kind: trace.EvStoreCall, Store: trace.StoreTakeover, N: 2}, old)
+		if c.outageEnd > 0 {
+			tr.Add(trace.Event{T: 3 * s / 2, Proc: -1, Kind: trace.EvFault, N: int64(trace.MemberStop), A: c.outageEnd - 3*s/2}, "member-stop")
+			tr.Add(trace.Event{T: c.outageEnd, Proc: -1, Kind: trace.EvFault, N: int64(trace.End), C: int64(trace.MemberStop)}, "member-stop ends")
 		}
-		if server && (ops[1].Return <= 40 || ops[1].ClientId < 3) {
-			t.Errorf("the failed takeover %+v: not a late operation of a client of its own", ops[1])
+		add(trace.Event{T: 2 * s, Proc: p, Kind: trace.EvStore, Store: trace.StoreTakeover, Res: trace.ResUnknown}, lease.Record{})
+		add(trace.Event{T: c.oldAt, Proc: q, Kind: trace.EvStoreCall, Store: trace.StoreRead}, lease.Record{})
+		add(trace.Event{T: c.oldAt + 1, Proc: q, Kind: trace.EvStore, Store: trace.StoreRead, Res: trace.ResOK}, old)
+		add(trace.Event{T: c.newAt, Proc: q, Kind: trace.EvStoreCall, Store: trace.StoreRead}, lease.Record{})
+		add(trace.Event{T: c.newAt + 1, Proc: q, Kind: trace.EvStore, Store: trace.StoreRead, Res: trace.ResOK}, taken)
+		tr.Finish(time.Duration(c.newAt + 10*s))
+		ops := FromTrace(tr)
+		if r := CheckOps(ops, int64(tr.End), 0); r.Linearizable != c.linearizable {
+			t.Errorf("%s: linearizable %v", c.name, r.Linearizable)
+		}
+		if c.remote && ops[1].ClientId < 3 {
+			t.Errorf("%s: the failed takeover %+v: not on a client of its own", c.name, ops[1])
 		}
 	}
 }

@@ -131,7 +131,7 @@ func settledQuiet(tr *trace.Trace, settle time.Duration) []span {
 			switch k := e.FaultKind(); {
 			case k == trace.Skew || k == trace.Drift || k == trace.Jump:
 				end = min(end, e.T)
-			case k.IsStretch() || k.IsMember():
+			case k.IsStretch():
 				to += int64(e.PauseFor())
 				if k == trace.EMFile && e.Proc >= 0 {
 					to += int64(emfileLag(tr, int(e.Proc))) // its victim learns of its end at its next try

@@ -36,6 +36,13 @@ type Run struct {
 	// it expires records on its own when their TTL runs out, and keeps
 	// its state when the clients' machine loses power.
 	Server bool
+	// Remote reports whether the store's requests cross a network to a
+	// server process (Redis, etcd, PostgreSQL; not SQLite, a library in
+	// the caller's process, and not the simulator's servers, which apply
+	// a request within its call): a request that failed (a timeout, a
+	// lost connection) may take effect after its caller gave up. Set by
+	// the recorder of a real run.
+	Remote bool
 	// CallMax is the longest one system call or request can take in a
 	// simulated run: its latency's upper bound, its slow calls' and its
 	// slow process's on top. The liveness bounds grow with it (a hand-over

@@ -31,6 +31,7 @@ type cluster struct {
 	dir     string
 	lock    string
 	extra   []string // more flags for leaselab run
+	remote  bool     // the store is a server across the network (trace.Run.Remote)
 	origin  int64    // CLOCK_MONOTONIC at true time 0
 	// command, when set, is the command leaselab run process id runs
 	// while it leads (torture -singleton).
@@ -343,7 +344,7 @@ func (c *cluster) shutdown() time.Duration {
 // trace, cut at end.
 func (c *cluster) trace(end time.Duration) *trace.Trace {
 	v, _ := lease.LookupVariant(c.variant)
-	tr := trace.NewRecorded(trace.Run{Variant: c.variant, Lease: c.cfg, LockPath: c.lock, Server: v.Claims.Handover == lease.ServerExpiry})
+	tr := trace.NewRecorded(trace.Run{Variant: c.variant, Lease: c.cfg, LockPath: c.lock, Server: v.Claims.Handover == lease.ServerExpiry, Remote: c.remote})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range c.kids {

@@ -129,7 +129,8 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra, singleton: *singleton, crashAfter: *crashAfter}
+	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra, singleton: *singleton, crashAfter: *crashAfter,
+		remote: len(extra) > 0 && *store != "sqlite"}
 	if *trials > 0 {
 		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
 	} else {
@@ -185,6 +186,7 @@ type torture struct {
 	dir        string
 	out        string   // -o: the timeline's path
 	extra      []string // more flags for leaselab run (a server store)
+	remote     bool     // the store is a server across the network: Redis, etcd, PostgreSQL
 	singleton  bool     // -singleton: run's command is the probe (singleton_torture.go)
 	crashAfter string   // -crash-after: the first process's crash point
 	bar        *progress
@@ -199,7 +201,7 @@ type torture struct {
 // plan, every property checked on the merged history.
 func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, bool, error) {
 	c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, t.dir)
-	c.extra = t.extra
+	c.extra, c.remote = t.extra, t.remote
 	c.crashAfter = t.crashAfter
 	if t.singleton {
 		c.command = probeCommand(t.bin, t.dir)
@@ -343,7 +345,12 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 		t.bar.set(c.now()/int64(time.Second), "signals: "+faultList(counts))
 	}
 	t.bar.done()
-	mr := <-memberDone // (its last outage ended before d)
+	mr := <-memberDone
+	for _, m := range mr.reps {
+		// A restart that took long ends its outage after d: the calm
+		// phase is owed from the end of the last one.
+		end = max(end, m.end+int64(recovery))
+	}
 	if wait := end - c.now(); wait > 0 {
 		time.Sleep(time.Duration(wait))
 	}
@@ -353,9 +360,6 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	}
 	if mr.err != nil {
 		return nil, false, mr.err
-	}
-	for _, m := range mr.reps {
-		counts[m.Kind]++
 	}
 	tr := c.trace(stopped)
 	if f, err := os.Create(filepath.Join(t.dir, "trace.txt")); err == nil {
@@ -501,7 +505,7 @@ func (t torture) trials(n int, w io.Writer, text bool) (*trialsReport, bool, err
 			return nil, false, err
 		}
 		c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, dir)
-		c.extra = t.extra
+		c.extra, c.remote = t.extra, t.remote
 		if len(t.extra) > 0 {
 			c.extra = append(append([]string(nil), t.extra[:len(t.extra)-1]...), fmt.Sprintf("%s-trial-%d", t.extra[len(t.extra)-1], i+1))
 		}

@@ -20,7 +20,7 @@ type member interface {
 	// (raft) now.
 	Leader() bool
 	Kill() error    // SIGKILL, and wait until it has exited
-	Restart() error // start a killed member on its own data, and wait until it serves
+	Restart() error // start a killed member on its own data, and wait until it serves (answers a status request)
 	Pause() error   // SIGSTOP
 	Resume() error  // SIGCONT
 }
@@ -32,6 +32,7 @@ type memberReport struct {
 	Kind   string  `json:"kind"`   // member-kill or member-stop
 	Leader bool    `json:"leader"` // it led its cluster's consensus when hit
 	Member string  `json:"member"`
+	end    int64   // true time of the outage's end
 }
 
 // memberFaults inflicts kinds (MemberKill, MemberStop) on ms until d, by
@@ -73,6 +74,9 @@ func (c *cluster) memberFaults(ms []member, kinds []trace.FaultKind, seed uint64
 			leads = m.Leader()
 		}
 		t := c.now()
+		if t+dur >= int64(d) {
+			return out, nil // (asking who leads took the time it had)
+		}
 		var err error
 		if kind == trace.MemberKill {
 			err = m.Kill()
@@ -98,7 +102,7 @@ func (c *cluster) memberFaults(ms []member, kinds []trace.FaultKind, seed uint64
 		c.record(trace.Event{T: end, Proc: -1, Kind: trace.EvFault, N: int64(trace.End), C: int64(kind)},
 			fmt.Sprintf("%s %s ends", kind, m.Name()))
 		out = append(out, memberReport{AtS: time.Duration(t).Seconds(), ForS: time.Duration(end - t).Seconds(),
-			Kind: kind.String(), Leader: leads, Member: m.Name()})
+			Kind: kind.String(), Leader: leads, Member: m.Name(), end: end})
 		if err != nil {
 			return out, fmt.Errorf("ending %s %s: %v", kind, m.Name(), err)
 		}

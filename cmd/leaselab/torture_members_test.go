@@ -202,10 +202,27 @@ func (m *etcdMember) Leader() bool {
 	st, err := m.client.Status(ctx, m.s.Endpoint())
 	return err == nil && st.Leader != 0 && st.Leader == st.Header.MemberId
 }
-func (m *etcdMember) Kill() error    { m.s.Kill(); return nil }
-func (m *etcdMember) Restart() error { return m.s.Restart() }
-func (m *etcdMember) Pause() error   { m.s.Pause(); return nil }
-func (m *etcdMember) Resume() error  { m.s.Resume(); return nil }
+func (m *etcdMember) Kill() error { m.s.Kill(); return nil }
+func (m *etcdMember) Restart() error {
+	if err := m.s.Restart(); err != nil {
+		return err
+	}
+	// Listening is not serving: the member has rejoined once it answers
+	// a status request.
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := m.client.Status(ctx, m.s.Endpoint())
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("%s restarted but answers no status request after 10 s: %v", m.name, err)
+		}
+	}
+}
+func (m *etcdMember) Pause() error  { m.s.Pause(); return nil }
+func (m *etcdMember) Resume() error { m.s.Resume(); return nil }
 
 // The reference over a three-member etcd cluster on loopback (issue 18,
 // item 4): real processes under SIGKILL, SIGSTOP and SIGTERM while the
@@ -243,8 +260,8 @@ func tortureCluster(t *testing.T, servers []*servertest.Server, ms []member, see
 	v, _ := lease.LookupVariant("etcd")
 	tt := torture{bin: leaselabBinary(t), variant: v, cfg: scaledConfig, procs: 4,
 		kinds: []trace.FaultKind{trace.Kill, trace.Stop, trace.Term}, seed: seed, dir: t.TempDir(),
-		extra:   []string{"-store", "etcd", "-dsn", strings.Join(servertest.Endpoints(servers), ","), "-name", fmt.Sprintf("cluster-%d", seed)},
-		members: ms, memberKinds: []trace.FaultKind{trace.MemberKill, trace.MemberStop}}
+		extra:  []string{"-store", "etcd", "-dsn", strings.Join(servertest.Endpoints(servers), ","), "-name", fmt.Sprintf("cluster-%d", seed)},
+		remote: true, members: ms, memberKinds: []trace.FaultKind{trace.MemberKill, trace.MemberStop}}
 	tt.bar = newProgress(&bytes.Buffer{}, 1, "s", true)
 	var out bytes.Buffer
 	rep, found, err := tt.run(20*time.Second, &out, true)

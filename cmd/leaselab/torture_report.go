@@ -63,7 +63,7 @@ func propertyNames(vs []spec.Verdict) []string {
 
 func faultList(counts map[string]int) string {
 	var parts []string
-	for _, k := range []string{"kill", "stop", "term", "stall", "member-kill", "member-stop"} {
+	for _, k := range []string{"kill", "stop", "term", "stall"} {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

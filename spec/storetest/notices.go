@@ -141,4 +141,7 @@ func (c LateFeed) Run(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait("release", n)
+	if errs := c.Errors(); len(errs) != 1 {
+		t.Errorf("the feed reported %d errors by the end, want the one: %v", len(errs), errs)
+	}
 }
