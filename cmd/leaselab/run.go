@@ -161,7 +161,7 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 }
 
 // elect runs variant v as process p over s. The reference, over a file
-// or a server, is lease.Run, whose context SIGTERM and SIGINT end, and the
+// or a server, is lease.Run, whose context SIGTERM, SIGINT and SIGHUP end, and the
 // runner too when the command's own exit ends run (runner.finish): once
 // it has stepped down (the command's whole tree dead) and released, it
 // returns, and run exits with the runner's status (the command's, or 0),
@@ -179,7 +179,10 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.setCancel(cancel)
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	// SIGHUP too: a closed terminal, or a supervisor's hang-up, would
+	// otherwise kill a leader with its default action, and its lease
+	// would have to expire.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	if err := lease.Run(ctx, s, cfg, o); err != nil {
 		return err

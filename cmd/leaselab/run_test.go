@@ -17,12 +17,19 @@ import (
 )
 
 // leaselab run as real processes: the first leads and runs its command, a
-// SIGTERM releases the lease and stops the command (and its children), and
-// the second takes over at once and runs its own.
+// SIGTERM (or SIGHUP: a closed terminal) releases the lease and stops the
+// command (and its children), and the second takes over at once and runs
+// its own.
 func TestRunSingleton(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds leaselab and runs real processes for about 3 s")
+		t.Skip("builds leaselab and runs real processes for about 6 s")
 	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { runSingleton(t, sig) })
+	}
+}
+
+func runSingleton(t *testing.T, sig syscall.Signal) {
 	dir := t.TempDir()
 	bin := leaselabBinary(t)
 	lock := filepath.Join(dir, "leader.lock")
@@ -59,10 +66,10 @@ func TestRunSingleton(t *testing.T) {
 	if exists("b") {
 		t.Fatal("b runs its command while a leads")
 	}
-	a.Process.Signal(syscall.SIGTERM)
+	a.Process.Signal(sig)
 	a.Wait()
 	if exists("a") {
-		t.Errorf("a's command still runs after a's SIGTERM")
+		t.Errorf("a's command still runs after a's %v", sig)
 	}
 	released := time.Now()
 	waitFor("b to take over after a's release (its expiry would take 30 s)", func() bool { return exists("b") })

@@ -394,11 +394,7 @@ func (s *Server) start(flag int) error {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:    true,            // Kill reaches every process of the server
-		Pdeathsig:  syscall.SIGKILL, // and so does the test binary's death
-		Credential: s.cred,
-	}
+	cmd.SysProcAttr = sysProcAttr(s.cred)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %v", s.Name, err)
 	}
