@@ -1,10 +1,12 @@
 package sim
 
 import (
-	"github.com/leaselab/leaselab/trace"
 	"iter"
+	"runtime"
 	"testing"
 	"time"
+
+	"github.com/leaselab/leaselab/trace"
 )
 
 // benchConfig is a realistic run: the post's three processes on the seed
@@ -34,7 +36,9 @@ func benchConfig(seed uint64) Config {
 // with BenchmarkCoroutineSwitch in the same run.
 func BenchmarkSimSyscall(b *testing.B) {
 	b.ReportAllocs()
-	done := 0
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	done, runs := 0, 0
 	for seed := uint64(0); done < b.N; seed++ {
 		w, err := New(benchConfig(seed))
 		if err != nil {
@@ -43,8 +47,14 @@ func BenchmarkSimSyscall(b *testing.B) {
 		w.limit = b.N - done
 		w.Run()
 		done += w.Syscalls()
+		runs++
 		w.Trace().Release() // as a search does with the traces it does not keep
 	}
+	runtime.ReadMemStats(&after)
+	// Per run, too: most of a run's memory is its setup, not its steps.
+	b.ReportMetric(float64(done)/float64(runs), "syscalls/run")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(runs), "B/run")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(runs), "allocs/run")
 }
 
 // BenchmarkCoroutineSwitch is the floor: one iter.Pull round trip, the

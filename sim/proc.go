@@ -134,6 +134,10 @@ type proc struct {
 	// needs a descriptor) fails with EMFILE.
 	emfile int
 
+	// actBuf holds its first activities, actPtrs the first of acts.
+	actBuf  [4]activity
+	actPtrs [4]*activity
+
 	// leaders are the contexts the user's OnStartedLeading was given and
 	// has not yet seen done; silent makes clock reads leave no trace
 	// while the world looks at them.
@@ -154,13 +158,15 @@ func (p *proc) main() {
 
 func (p *proc) spawn(name string, at int64, f func()) {
 	w := p.w
-	a := &activity{p: p, id: len(p.acts), name: name, hidx: -1, t: at}
-	a.wk = getWorker()
-	a.wk.body = func() {
-		a.started = true
-		a.t = w.now
-		f()
+	var a *activity
+	if n := len(p.acts); n < len(p.actBuf) {
+		a = &p.actBuf[n] // (a process has a handful: no allocation each)
+	} else {
+		a = new(activity)
 	}
+	*a = activity{p: p, id: len(p.acts), name: name, hidx: -1, t: at}
+	a.wk = getWorker()
+	a.wk.act, a.wk.fn = a, f
 	p.acts = append(p.acts, a)
 	w.tr.Acts[p.idx] = append(w.tr.Acts[p.idx], name)
 	a.ready, a.seq = at, w.seq

@@ -12,7 +12,8 @@ type worker struct {
 	next     func() (struct{}, bool)
 	stop     func()
 	yield    func(struct{}) bool
-	body     func()
+	act      *activity // the activity it runs, and its body:
+	fn       func()
 	finished bool // body has returned or unwound; the worker is parked
 }
 
@@ -31,14 +32,19 @@ func newWorker() *worker {
 	return wk
 }
 
-// run runs the body; a dead process's activity unwinds with errKilled.
+// run runs the activity's body; a dead process's activity unwinds with
+// errKilled. (The activity and its body are fields, not a closure made
+// per activity: a run spawns a dozen.)
 func (wk *worker) run() {
 	defer func() {
 		if r := recover(); r != nil && r != errKilled {
 			panic(r)
 		}
 	}()
-	wk.body()
+	a := wk.act
+	a.started = true
+	a.t = a.p.w.now
+	wk.fn()
 }
 
 // resume runs the worker until its activity's next scheduling point and
@@ -71,7 +77,7 @@ func getWorker() *worker {
 
 // putWorker returns a parked worker to the pool.
 func putWorker(wk *worker) {
-	wk.body = nil
+	wk.act, wk.fn = nil, nil
 	pool.Lock()
 	if len(pool.free) < maxPooled {
 		pool.free = append(pool.free, wk)

@@ -130,8 +130,14 @@ func New(cfg Config) (*World, error) {
 	w.setup = &setup{cfg: cfg}
 	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup,
 		CallMax: cfg.callMax()}
+	slab := make([]proc, len(cfg.Procs)) // one allocation for the configured processes
+	w.procs = make([]*proc, 0, len(cfg.Procs))
+	w.tr.Procs = make([]trace.ProcInfo, 0, len(cfg.Procs))
+	w.tr.Acts = make([][]string, 0, len(cfg.Procs))
 	for i, ps := range cfg.Procs {
-		p := &proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew)), slow: ps.Slow}
+		p := &slab[i]
+		*p = proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew)), slow: ps.Slow}
+		p.acts = p.actPtrs[:0]
 		w.procs = append(w.procs, p)
 		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease})
 		w.tr.Acts = append(w.tr.Acts, nil)
