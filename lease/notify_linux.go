@@ -7,7 +7,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // inotify is the real runtime's Notifier on Linux: one inotify instance
@@ -18,13 +17,15 @@ type inotify struct {
 	dirs map[string]*dirWatch
 }
 
+// dirWatch is one directory's watch: a DirFeed counting into notices,
+// and the error it ended with, if it did (waiters then fall back to
+// their deadlines).
 type dirWatch struct {
-	mu      sync.Mutex
-	n       uint64
-	changed chan struct{} // closed and replaced at every change
-	err     error
-	fd, wd  int  // the inotify instance and its watch (fd -1: none)
-	closing bool // close was called: the reader closes fd and returns
+	notices Notices
+	feed    *DirFeed
+
+	mu  sync.Mutex
+	err error
 }
 
 // The events that can change which version of a lease is current, or
@@ -37,89 +38,82 @@ func (in *inotify) watch(dir string) *dirWatch {
 	if d, ok := in.dirs[dir]; ok {
 		return d
 	}
-	d := &dirWatch{changed: make(chan struct{}), fd: -1}
+	d := &dirWatch{}
 	if in.dirs == nil {
 		in.dirs = map[string]*dirWatch{}
 	}
 	in.dirs[dir] = d
-	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
-	wd := -1
-	if err == nil {
-		wd, err = syscall.InotifyAddWatch(fd, dir, inotifyMask)
-		if err != nil {
-			syscall.Close(fd)
-		}
-	}
+	f, err := watchDir(dir, inotifyMask, relevant, d.notices.Notify, d.ended)
 	if err != nil {
 		d.err = err // WaitChange then falls back to waiting out its deadline
 		return d
 	}
-	d.fd, d.wd = fd, wd
-	go d.read(fd)
+	d.feed = f
 	return d
 }
 
-// close ends every watch: removing a watch queues IN_IGNORED, which wakes
-// its reader, and the reader, seeing closing, closes the descriptor and
-// returns. (Closing the descriptor under a blocked read would not wake
-// it.) Waiters fall back to their deadlines. [Run] calls it when it
-// returns, so that a service that runs elections one after another keeps
-// no descriptor or goroutine of the ones that ended.
+// ended records why the watch ended and wakes its waiters, who fall back
+// to their deadlines.
+func (d *dirWatch) ended(err error) {
+	d.mu.Lock()
+	d.err = err
+	d.mu.Unlock()
+	d.notices.Notify()
+}
+
+// state is the watch's count, the channel its next change closes, and its
+// error, if it has ended.
+func (d *dirWatch) state() (uint64, <-chan struct{}, error) {
+	n, ch := d.notices.Changes()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return n, ch, d.err
+}
+
+// close ends every watch (DirFeed.Close: its reader closes the
+// descriptor). Waiters fall back to their deadlines. [Run] calls it when
+// it returns, so that a service that runs elections one after another
+// keeps no descriptor or goroutine of the ones that ended.
 func (in *inotify) close() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for dir, d := range in.dirs {
-		d.mu.Lock()
-		if d.fd >= 0 && !d.closing {
-			d.closing = true
-			syscall.InotifyRmWatch(d.fd, uint32(d.wd))
+		if d.feed != nil {
+			d.feed.Close()
 		}
-		d.mu.Unlock()
 		delete(in.dirs, dir)
 	}
 }
 
-// read counts inotify events until the descriptor fails. Events on
-// temporary files (names with ".tmp.", which every writer in this package
-// creates before it publishes) are not counted: only a published name can
+// relevant reports whether a buffer of inotify events holds one that is
+// not about a temporary file (names with ".tmp.", which every writer in
+// this package creates before it publishes: only a published name can
 // change what a reader reads, and waking every watcher for each step of
-// another process's write would only make them contend with it.
-func (d *dirWatch) read(fd int) {
-	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
-	for {
-		n, err := syscall.Read(fd, buf)
-		if err == syscall.EINTR {
-			continue
+// another process's write would only make them contend with it), or one
+// without a name (the directory itself, a queue overflow).
+func relevant(b []byte) bool {
+	for len(b) >= syscall.SizeofInotifyEvent {
+		_, nameLen := eventHeader(b)
+		end := syscall.SizeofInotifyEvent + int(nameLen)
+		if end > len(b) {
+			return true // malformed: better a spurious wake-up than a lost one
 		}
-		d.mu.Lock()
-		if err != nil || n <= 0 || d.closing {
-			if d.closing {
-				err = syscall.EBADF // closed: no more notifications
-			}
-			d.err = err
-			close(d.changed)
-			d.changed = make(chan struct{})
-			d.mu.Unlock()
-			syscall.Close(fd)
-			return
+		name := b[syscall.SizeofInotifyEvent:end]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
 		}
-		if !relevant(buf[:n]) {
-			d.mu.Unlock()
-			continue
+		if !bytes.Contains(name, []byte(".tmp.")) {
+			return true
 		}
-		d.n++
-		close(d.changed)
-		d.changed = make(chan struct{})
-		d.mu.Unlock()
+		b = b[end:]
 	}
+	return false
 }
 
 // ChangeToken implements Notifier.
 func (p *osProc) ChangeToken(dir string) uint64 {
-	d := p.note.watch(dir)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.n
+	n, _, _ := p.note.watch(dir).state()
+	return n
 }
 
 // WaitChange implements Notifier.
@@ -129,10 +123,7 @@ func (p *osProc) WaitChange(dir string, token uint64, until time.Duration) bool 
 
 // WaitChangeContext implements ContextWaiter.
 func (p *osProc) WaitChangeContext(ctx context.Context, dir string, token uint64, until time.Duration) bool {
-	d := p.note.watch(dir)
-	d.mu.Lock()
-	n, ch, err := d.n, d.changed, d.err
-	d.mu.Unlock()
+	n, ch, err := p.note.watch(dir).state()
 	if n != token {
 		return true
 	}
@@ -161,24 +152,3 @@ func (p *osProc) WaitChangeContext(ctx context.Context, dir string, token uint64
 }
 
 var _ Notifier = (*osProc)(nil)
-
-// relevant reports whether a buffer of inotify events holds one that is
-// not about a temporary file (or one without a name: the directory itself).
-func relevant(b []byte) bool {
-	for len(b) >= syscall.SizeofInotifyEvent {
-		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&b[0]))
-		end := syscall.SizeofInotifyEvent + int(ev.Len)
-		if end > len(b) {
-			return true // malformed: better a spurious wake-up than a lost one
-		}
-		name := b[syscall.SizeofInotifyEvent:end]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		if !bytes.Contains(name, []byte(".tmp.")) {
-			return true
-		}
-		b = b[end:]
-	}
-	return false
-}

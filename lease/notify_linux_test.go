@@ -39,3 +39,30 @@ func TestInotifyLatency(t *testing.T) {
 		t.Error("woke for a temporary file")
 	}
 }
+
+// A watched directory that is removed ends its watch (IN_IGNORED): the
+// waiters are woken, and later waits fall back to their deadlines, capped
+// at a second as a poll's, instead of waiting for events that can never
+// come.
+func TestRemovedDirEndsWatch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "leases")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := testProc(1, &syncBuffer{})
+	defer p.doneOnce.Do(func() { close(p.done) })
+	defer p.note.close()
+	tok := p.ChangeToken(dir)
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if !p.WaitChange(dir, tok, p.Mono()+5*time.Second) {
+		t.Fatal("the directory's removal woke nobody within 5 s")
+	}
+	tok = p.ChangeToken(dir)
+	start := time.Now()
+	p.WaitChange(dir, tok, p.Mono()+5*time.Second)
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("a wait on a removed directory's ended watch took %v: it waited for events that cannot come", waited.Round(time.Millisecond))
+	}
+}
