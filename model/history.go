@@ -35,7 +35,13 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
 	pending := map[key]int{} // index in ops of the pair's outstanding call
-	var ops []porcupine.Operation
+	n := 0 // (the history's length, counted first: growing it by appends was most of a check's allocation here)
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == trace.EvStoreCall || e.Kind == trace.EvStore && e.Store == trace.StoreExpire {
+			n++
+		}
+	}
+	ops := make([]porcupine.Operation, 0, n)
 	var expiries []int // indices in ops of the server's expiries
 	var late []int     // indices in ops of failed server requests
 	var last int64
