@@ -161,7 +161,8 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 }
 
 // elect runs variant v as process p over s. The reference, over a file
-// or a server, is lease.Run, whose context SIGTERM, SIGINT and SIGHUP end, and the
+// or a server, is lease.Run, whose context SIGTERM, SIGINT and SIGHUP (unless
+// ignored at start: nohup) end, and the
 // runner too when the command's own exit ends run (runner.finish): once
 // it has stepped down (the command's whole tree dead) and released, it
 // returns, and run exits with the runner's status (the command's, or 0),
@@ -181,8 +182,13 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 	r.setCancel(cancel)
 	// SIGHUP too: a closed terminal, or a supervisor's hang-up, would
 	// otherwise kill a leader with its default action, and its lease
-	// would have to expire.
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// would have to expire. Not when it was ignored at start (nohup):
+	// then a hang-up must not end the term (Notify would take it back).
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(ctx, sigs...)
 	defer stop()
 	if err := lease.Run(ctx, s, cfg, o); err != nil {
 		return err

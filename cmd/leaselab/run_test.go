@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +27,37 @@ func TestRunSingleton(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) { runSingleton(t, sig) })
+	}
+}
+
+// leaselab run started with SIGHUP ignored (nohup) leaves it ignored: a
+// hang-up does not end its term.
+func TestRunNohup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real process")
+	}
+	dir := t.TempDir()
+	var out lockedBuilder // (written by exec's copying goroutine as the test reads it)
+	cmd := exec.Command("sh", "-c", "trap '' HUP; exec \"$0\" run -path \"$1\" -lease 30s -renew 10s -watch 10s -- sleep 60",
+		leaselabBinary(t), filepath.Join(dir, "leader.lock"))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "[LEADER] Acquired lease"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader within 10 s:\n%s", out.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	time.Sleep(500 * time.Millisecond)
+	if strings.Contains(out.String(), "released") || strings.Contains(out.String(), "shutdown") {
+		t.Errorf("a leader started under nohup ended its term on SIGHUP:\n%s", out.String())
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("a leader started under nohup died of SIGHUP: %v", err)
 	}
 }
 
@@ -260,4 +292,22 @@ func TestRunUnreachableRedisSaidOnce(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "leaselab: -store redis:") || !strings.Contains(lines[0], "connection refused") {
 		t.Errorf("stderr %q: want one line, leaselab's, saying the connection was refused", errb.String())
 	}
+}
+
+// lockedBuilder is a strings.Builder safe to write and read at once.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -47,8 +47,8 @@ package main
 //     kill the command at the deadline. (In run's group the supervisor
 //     would have been stopped with run, or would have stopped the command
 //     on the terminal's signal before run had stepped down.) A hang-up
-//     (SIGHUP, not handled) kills run: the supervisor's EOF, as for
-//     SIGKILL.
+//     (SIGHUP) ends the term in order as SIGTERM does, unless run was
+//     started with it ignored (nohup), which leaves it ignored.
 //   - descendants: the command runs in its own process group, and the
 //     supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so that a
 //     descendant that leaves the group (setsid) and is orphaned is
