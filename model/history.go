@@ -28,8 +28,8 @@ func (w Who) String() string { return strconv.Itoa(w.PID) + "/" + w.Act }
 // operation on a remote server's store (Run.Remote) that returned an error
 // the store cannot classify (ResUnknown: a timeout, a lost connection)
 // may take effect after its client gave up, up to LateBound after its
-// error or after the end of a member outage it met (trace.MemberKill,
-// MemberStop), whichever is later. (A file system's call, or SQLite's,
+// error or after the end of a member outage that began by then
+// (trace.MemberKill, MemberStop), whichever is later. (A file system's call, or SQLite's,
 // that failed has done whatever it did by its return.) Metadata is a Who.
 func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
@@ -111,9 +111,12 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	bound := int64(LateBound(tr.Run.Lease.LeaseDuration))
 	for k, j := range late {
 		ops[j].ClientId = len(clients) + len(expiries) + k
-		from := ops[j].Return // the error's instant, or the end of a member outage it met
+		// From the error's instant, or the end of a member outage that
+		// began before the request could no longer apply (in time order,
+		// so that outages one after another chain).
+		from := ops[j].Return
 		for _, o := range outages {
-			if o[0] <= from && o[1] >= ops[j].Call {
+			if o[0] <= from+bound && o[1] >= ops[j].Call {
 				from = max(from, o[1])
 			}
 		}

@@ -40,15 +40,27 @@ type Output struct {
 type State struct {
 	Present bool
 	Wild    bool
-	Rec     lease.Record // Until is meaningless when Wild; only Version is set when empty
+	// Rec is the record. When Wild, only Holder is known, and Version is
+	// the version of the record the write replaced (0: not known), which
+	// every store's next version exceeds; when empty, only Version is set.
+	Rec lease.Record
 }
 
 var empty = State{}
 
 func record(r lease.Record) State { return State{Present: true, Rec: r} }
-func wild(holder int64) State {
-	return State{Present: true, Wild: true, Rec: lease.Record{Holder: holder}}
+// wild is the register after a write by holder whose outcome is unknown
+// replaced the record of version after (0: not known).
+func wild(holder, after int64) State {
+	return State{Present: true, Wild: true, Rec: lease.Record{Holder: holder, Version: after}}
 }
+
+// newer reports whether r can be the record a wildcard stands for: a
+// version above the one it replaced, when that is known. (Without it a
+// write that failed with an unknown outcome explained a read of its
+// holder's older record for as long as no other write came: a stale read
+// passed.)
+func (s State) newer(r lease.Record) bool { return s.Rec.Version == 0 || r.Version > s.Rec.Version }
 
 // versionOnly reports whether r names a versioned store's record by its
 // version alone: a record held by lease.Unknown, which lease.VersionedFile
@@ -64,19 +76,23 @@ func wild(holder int64) State {
 func versionOnly(r lease.Record) bool { return r.Holder == lease.Unknown && r.Version != 0 }
 
 // is reports whether the register can hold exactly r: a record equal to
-// r, or a wildcard record for r's holder. A record named by its version
-// alone (versionOnly) is any record of that version, a wildcard (whose
-// version is not known), or an empty register a read named with that
+// r, or a wildcard record for r's holder newer than the record its write
+// replaced. A record named by its version alone (versionOnly) is any
+// record of that version, a wildcard (whose version is not known, but
+// above the one it replaced), or an empty register a read named with that
 // version.
 func (s State) is(r lease.Record) bool {
 	if versionOnly(r) {
-		return s.Wild || s.Rec.Version == r.Version
+		if s.Wild {
+			return s.newer(r)
+		}
+		return s.Rec.Version == r.Version
 	}
 	if !s.Present {
 		return false
 	}
 	if s.Wild {
-		return s.Rec.Holder == r.Holder
+		return s.Rec.Holder == r.Holder && s.newer(r)
 	}
 	return s.Rec == r
 }
@@ -129,9 +145,9 @@ func step(s State, in Input, out Output) []State {
 		// write we also do not know the expiry it stamped.
 		switch {
 		case in.Op == trace.StoreCreate && !s.Present:
-			return []State{s, wild(in.Holder)}
+			return []State{s, wild(in.Holder, s.Rec.Version)}
 		case (in.Op == trace.StoreRenew || in.Op == trace.StoreTakeover) && s.is(in.Rec):
-			return []State{s, wild(writer(in))}
+			return []State{s, wild(writer(in), in.Rec.Version)}
 		case in.Op == trace.StoreRelease && s.is(in.Rec):
 			return []State{s, empty}
 		}
@@ -292,13 +308,16 @@ func describeOp(in Input, out Output) string {
 // describeState renders a state as "empty", "empty, version 2" (a
 // versioned store's release, named by a read), "{200 1760476508} until
 // 21:15:08" (the seed's), "{200 epoch 3 version 5}" (a versioned store's)
-// or "{200 ?}" (a wildcard).
+// or "{200 ?}" (a wildcard; "{200 ?, above version 4}" when the version it
+// replaced is known).
 func describeState(s State) string {
 	switch {
 	case !s.Present && s.Rec.Version != 0:
 		return fmt.Sprintf("empty, version %d", s.Rec.Version)
 	case !s.Present:
 		return "empty"
+	case s.Wild && s.Rec.Version != 0:
+		return fmt.Sprintf("{%d ?, above version %d}", s.Rec.Holder, s.Rec.Version)
 	case s.Wild:
 		return fmt.Sprintf("{%d ?}", s.Rec.Holder)
 	case s.Rec.Epoch != 0 || s.Rec.Version != 0:
