@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -164,6 +165,13 @@ func TestBellRingsAfterCommit(t *testing.T) {
 		return rec.Holder
 	}
 	for i := range 50 {
+		if i == 25 {
+			// A bell removed is made again by the next write, not rung
+			// unseen through a descriptor of the removed file.
+			if err := os.Remove(filepath.Join(dir, "lease.db-changes")); err != nil {
+				t.Fatal(err)
+			}
+		}
 		h := int64(10 + i)
 		rec, err := writer.Create(h, 9*time.Second)
 		if err != nil {
@@ -196,5 +204,21 @@ func TestBellRingsAfterCommit(t *testing.T) {
 	case <-rings:
 		t.Error("a release that changed nothing rang the bell")
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// An in-memory database has no file: no bell to ring, no directory to
+// watch.
+func TestSQLitePathInMemory(t *testing.T) {
+	for dsn, want := range map[string]string{
+		":memory:":                             "",
+		"file:memdb1?mode=memory&cache=shared": "",
+		"file:/x?vfs=memdb":                    "",
+		"/var/lib/job/lease.db":                "/var/lib/job/lease.db",
+		"file:/var/lib/job/lease.db?_pragma=busy_timeout(500)": "/var/lib/job/lease.db",
+	} {
+		if got := sqlitePath(dsn); got != want {
+			t.Errorf("sqlitePath(%q) = %q, want %q", dsn, got, want)
+		}
 	}
 }

@@ -66,16 +66,11 @@ func (s *Store) listen() {
 		if s.path == "" {
 			err = fmt.Errorf("the database's file is not known (New on a caller's *sql.DB)")
 		} else {
-			var d, b *lease.DirFeed
-			dir := filepath.Dir(s.path)
-			d, err = lease.WatchFiles(dir, s.sqliteWrote, filepath.Base(s.path), filepath.Base(s.path)+"-wal")
+			var d *lease.DirFeed
+			base := filepath.Base(s.path)
+			d, err = lease.WatchFiles(filepath.Dir(s.path), s.sqliteWrote, base, base+"-wal", filepath.Base(s.bellPath()))
 			if err == nil {
-				if b, err = lease.WatchFiles(dir, s.feed.notices.Notify, filepath.Base(s.bellPath())); err != nil {
-					d.Close()
-				}
-			}
-			if err == nil {
-				stop = func() { d.Close(); b.Close() }
+				stop = func() { d.Close() }
 			}
 		}
 	}
@@ -107,30 +102,23 @@ func (s *Store) listen() {
 func (s *Store) bellPath() string { return s.path + "-changes" }
 
 // ring writes a byte to the bell after a write that committed (SQLite,
-// with a known file; best effort: an error only leaves the watchers the
-// database files' notices).
+// with a known file). It opens the bell each time, so that a bell removed
+// or replaced meanwhile is made again, not rung unseen. A bell that
+// cannot be written is reported once through OnError and leaves the
+// watchers the database files' notices.
 func (s *Store) ring() {
 	if s.dialect != SQLite || s.path == "" {
 		return
 	}
-	s.bellMu.Lock()
-	defer s.bellMu.Unlock()
-	if s.bell == nil && !s.bellClosed {
-		s.bell, _ = os.OpenFile(s.bellPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(s.bellPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = f.WriteAt([]byte{'.'}, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	if s.bell != nil {
-		s.bell.WriteAt([]byte{'.'}, 0)
-	}
-}
-
-// closeBell closes the bell's file, if open.
-func (s *Store) closeBell() {
-	s.bellMu.Lock()
-	defer s.bellMu.Unlock()
-	s.bellClosed = true
-	if s.bell != nil {
-		s.bell.Close()
-		s.bell = nil
+	if err != nil {
+		s.bellOnce.Do(func() { s.fail("ring", fmt.Errorf("%w (its watchers wait for the database's own writes)", err)) })
 	}
 }
 

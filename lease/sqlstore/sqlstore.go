@@ -89,21 +89,17 @@ type Options struct {
 // Store is a lease.Store on one row of a SQL table. Its methods may be
 // called concurrently.
 type Store struct {
-	db      *sql.DB
-	ownDB   bool
-	dialect Dialect
-	name    string
-	timeout time.Duration
-	margin  time.Duration
-	onError func(string, error)
-	table   string
-	path    string // SQLite: the database file, when Open was given it
-	feed    feed
-	// bell is the file a SQLite store's writes ring once they have
-	// committed (notify.go: bellPath), opened at the first.
-	bellMu     sync.Mutex
-	bell       *os.File
-	bellClosed bool
+	db       *sql.DB
+	ownDB    bool
+	dialect  Dialect
+	name     string
+	timeout  time.Duration
+	margin   time.Duration
+	onError  func(string, error)
+	table    string
+	path     string // SQLite: the database file, when Open was given it
+	feed     feed
+	bellOnce sync.Once // a bell that cannot be rung is reported once (notify.go: ring)
 
 	qRead, qCreate, qRenew, qTakeover, qRelease string
 }
@@ -171,9 +167,9 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 // sqlitePath is the database file a SQLite dsn names ("" for an
 // in-memory database).
 func sqlitePath(dsn string) string {
-	path, _, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	if path == ":memory:" {
-		return ""
+	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	if path == ":memory:" || strings.Contains(query, "mode=memory") || strings.Contains(query, "vfs=memdb") {
+		return "" // in memory: no file, no directory to watch or ring a bell in
 	}
 	return path
 }
@@ -405,7 +401,6 @@ RETURNING epoch, version`
 // Close closes the database if Open opened it.
 func (s *Store) Close() error {
 	s.closeFeed()
-	s.closeBell()
 	if s.ownDB {
 		return s.db.Close()
 	}
