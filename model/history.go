@@ -35,7 +35,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
 	pending := map[key]int{} // index in ops of the pair's outstanding call
-	n := 0 // (the history's length, counted first: growing it by appends was most of a check's allocation here)
+	n := 0                   // (the history's length, counted first: growing it by appends was most of a check's allocation here)
 	for i := range tr.Events {
 		if e := &tr.Events[i]; e.Kind == trace.EvStoreCall || e.Kind == trace.EvStore && e.Store == trace.StoreExpire {
 			n++

@@ -49,6 +49,7 @@ type State struct {
 var empty = State{}
 
 func record(r lease.Record) State { return State{Present: true, Rec: r} }
+
 // wild is the register after a write by holder whose outcome is unknown
 // replaced the record of version after (0: not known).
 func wild(holder, after int64) State {
