@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/spec/storetest"
 )
 
 // leaselab run as real processes: the first leads and runs its command, a
@@ -37,7 +37,7 @@ func TestRunNohup(t *testing.T) {
 		t.Skip("runs a real process")
 	}
 	dir := t.TempDir()
-	var out lockedBuilder // (written by exec's copying goroutine as the test reads it)
+	var out storetest.SyncBuffer // (written by exec's copying goroutine as the test reads it)
 	cmd := exec.Command("sh", "-c", "trap '' HUP; exec \"$0\" run -path \"$1\" -lease 30s -renew 10s -watch 10s -- sleep 60",
 		leaselabBinary(t), filepath.Join(dir, "leader.lock"))
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -292,22 +292,4 @@ func TestRunUnreachableRedisSaidOnce(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "leaselab: -store redis:") || !strings.Contains(lines[0], "connection refused") {
 		t.Errorf("stderr %q: want one line, leaselab's, saying the connection was refused", errb.String())
 	}
-}
-
-// lockedBuilder is a strings.Builder safe to write and read at once.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -20,7 +20,7 @@ import (
 // Notifier: over a server store, watchers poll.
 type Proc struct {
 	lease.Proc
-	log *syncBuffer
+	log *SyncBuffer
 
 	done     chan struct{}
 	stopOnce sync.Once
@@ -41,7 +41,7 @@ type Lead struct {
 
 // NewProc returns a test Proc with holder id pid.
 func NewProc(pid int) *Proc {
-	log := &syncBuffer{}
+	log := &SyncBuffer{}
 	return &Proc{
 		Proc: lease.NewOSProcOptions(lease.OSProcOptions{Out: log, Err: log, ID: pid}),
 		log:  log,
@@ -141,18 +141,23 @@ func (p *Proc) Exit(int) {
 	runtime.Goexit()
 }
 
-type syncBuffer struct {
+// SyncBuffer is a buffer that one goroutine may write while another reads
+// it: a process's output, as exec's copying goroutine writes it and a test
+// polls it.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns what has been written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
