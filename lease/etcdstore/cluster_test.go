@@ -88,18 +88,7 @@ func TestEtcdClusterLeaderKilled(t *testing.T) {
 	}
 	waitNotice := func(what string, n uint64) uint64 {
 		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for {
-			m, next := watcher.Changes()
-			if m > n {
-				return m
-			}
-			select {
-			case <-next:
-			case <-deadline:
-				t.Fatalf("%s: no notice within 20 s", what)
-			}
-		}
+		return storetest.WaitNotice(t, watcher, what, n, 20*time.Second)
 	}
 	n := waitNotice("create", n0)
 	killed := leaderMember(t, members)

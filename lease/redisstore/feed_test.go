@@ -92,16 +92,5 @@ func TestResubscribeNotices(t *testing.T) {
 	n0, _ := s.Changes()
 	srv.Kill()
 	srv.MustRestart(t)
-	deadline := time.After(3 * storetest.NoticeTimeout)
-	for {
-		n, next := s.Changes()
-		if n > n0 {
-			return
-		}
-		select {
-		case <-next:
-		case <-deadline:
-			t.Fatalf("no notice within %v of the server's restart: the resubscription went unnoticed", 3*storetest.NoticeTimeout)
-		}
-	}
+	storetest.WaitNotice(t, s, "the resubscription after the server's restart", n0, 3*storetest.NoticeTimeout)
 }

@@ -71,8 +71,7 @@ func TestReleaseHandedOverByNotice(t *testing.T) {
 func TestListenerReconnects(t *testing.T) {
 	srv := servertest.Postgres(t)
 	name := leaseName(t)
-	var errs []string
-	a := open(t, Postgres, srv.DSN(), name, time.Second, func(op string, err error) { errs = append(errs, op+": "+err.Error()) })
+	a := open(t, Postgres, srv.DSN(), name, time.Second, nil)
 	b := open(t, Postgres, srv.DSN(), name, time.Second, nil)
 	n0, _ := a.Changes()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -84,18 +83,7 @@ func TestListenerReconnects(t *testing.T) {
 	}
 	waitNotice := func(what string, n uint64) uint64 {
 		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			m, next := a.Changes()
-			if m > n {
-				return m
-			}
-			select {
-			case <-next:
-			case <-deadline:
-				t.Fatalf("%s: no notice within 10 s (errors: %v)", what, errs)
-			}
-		}
+		return storetest.WaitNotice(t, a, what, n, 10*time.Second)
 	}
 	n := waitNotice("listening again", n0)
 	if _, err := b.Create(1, 9*time.Second); err != nil {

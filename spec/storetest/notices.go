@@ -11,6 +11,24 @@ import (
 // one takes on loopback (a millisecond or two), for a loaded machine.
 const NoticeTimeout = 5 * time.Second
 
+// WaitNotice waits until feed's count of notices passes n and returns it,
+// or fails t, naming what it waited for, once timeout has passed.
+func WaitNotice(t testing.TB, feed lease.ChangeFeed, what string, n uint64, timeout time.Duration) uint64 {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		m, next := feed.Changes()
+		if m > n {
+			return m
+		}
+		select {
+		case <-next:
+		case <-deadline:
+			t.Fatalf("%s: no notice within %v", what, timeout)
+		}
+	}
+}
+
 // testNotices checks a store that is a lease.ChangeFeed: a client that
 // has asked for its changes is told of every change another client makes
 // (create, renew, takeover, release), and of none while nothing changes.
@@ -107,21 +125,10 @@ func (c LateFeed) Run(t *testing.T) {
 		t.Fatalf("the feed started with its server away reported %d errors, want 1: %v", len(errs), errs)
 	}
 	c.Up()
-	// wait returns the count once it passes n, or fails the test.
+	// (Three times the usual wait: the retries back off.)
 	wait := func(step string, n uint64) uint64 {
 		t.Helper()
-		deadline := time.After(3 * NoticeTimeout) // retries back off
-		for {
-			m, next := feed.Changes()
-			if m > n {
-				return m
-			}
-			select {
-			case <-next:
-			case <-deadline:
-				t.Fatalf("%s: no notice within %v of the server's return", step, 3*NoticeTimeout)
-			}
-		}
+		return WaitNotice(t, feed, step+", after the server's return", n, 3*NoticeTimeout)
 	}
 	n := wait("back", n0)
 	// The writer may have lost its connection meanwhile: its first
