@@ -107,7 +107,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 		ops[j].ClientId = len(clients) + k
 	}
 	never := max(last, int64(tr.End)) + 1
-	outages := memberOutages(tr)
+	outages := tr.MemberOutages()
 	bound := int64(LateBound(tr.Run.Lease.LeaseDuration))
 	for k, j := range late {
 		ops[j].ClientId = len(clients) + len(expiries) + k
@@ -116,8 +116,8 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 		// so that outages one after another chain).
 		from := ops[j].Return
 		for _, o := range outages {
-			if o[0] <= from+bound && o[1] >= ops[j].Call {
-				from = max(from, o[1])
+			if o.From <= from+bound && o.To >= ops[j].Call {
+				from = max(from, o.To)
 			}
 		}
 		ops[j].Return = min(from+bound, never)
@@ -138,26 +138,3 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 // porcupine's search from doubling with every failed request of a long
 // run, and keeps a failed write from explaining a stale read long after.
 func LateBound(d time.Duration) time.Duration { return 2*d + time.Second }
-
-// memberOutages returns the [from, to] true-time spans during which a
-// member of the run's store was out (a MemberKill or MemberStop to its
-// End; to the end of the run if none came).
-func memberOutages(tr *trace.Trace) [][2]int64 {
-	var out [][2]int64
-	open := map[trace.FaultKind][]int{} // kind -> indices in out still open
-	for i := range tr.Events {
-		e := &tr.Events[i]
-		switch {
-		case e.Kind != trace.EvFault || e.Missed():
-		case e.FaultKind().IsMember():
-			open[e.FaultKind()] = append(open[e.FaultKind()], len(out))
-			out = append(out, [2]int64{e.T, int64(tr.End)})
-		case e.FaultKind() == trace.End && e.Ended().IsMember():
-			if q := open[e.Ended()]; len(q) > 0 {
-				out[q[0]][1] = e.T
-				open[e.Ended()] = q[1:]
-			}
-		}
-	}
-	return out
-}

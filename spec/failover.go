@@ -37,6 +37,14 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 			st[i].To += int64(longestWatch(tr))
 		}
 	}
+	// A window that meets an outage of the store's member is not judged
+	// either: a SIGTERMed leader's release, or a successor's acquisition,
+	// waits for the store, as for a full disk. (No-wedge still judges the
+	// spans within and after it: its clock restarts at the outage's start
+	// and end. Found by TestTortureEtcdCluster: a leader SIGTERMed while
+	// the raft leader member was stopped could not release, and its
+	// successor waited out the lease.)
+	st = append(st, tr.MemberOutages()...)
 	for i, e := range tr.Events {
 		if e.Kind != trace.EvFault || e.Proc < 0 || e.Missed() {
 			continue

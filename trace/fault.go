@@ -134,3 +134,28 @@ func (s Stretch) In(t int64) bool { return s.From <= t && t < s.To }
 
 // Len is the stretch's length.
 func (s Stretch) Len() time.Duration { return time.Duration(s.To - s.From) }
+
+// MemberOutages returns the outages of the members of the run's store
+// (MemberKill, MemberStop), in the order they began: each from its fault
+// to the End event of its kind that followed (the member serving again),
+// or to the end of the run. A run has them only where a harness controls
+// a replicated store's members (leaselab torture over an etcd cluster).
+func (tr *Trace) MemberOutages() []Stretch {
+	var out []Stretch
+	open := map[FaultKind][]int{} // kind -> indices in out still open
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		switch {
+		case e.Kind != EvFault || e.Missed():
+		case e.FaultKind().IsMember():
+			open[e.FaultKind()] = append(open[e.FaultKind()], len(out))
+			out = append(out, Stretch{Kind: e.FaultKind(), From: e.T, To: int64(tr.End), Proc: -1})
+		case e.FaultKind() == End && e.Ended().IsMember():
+			if q := open[e.Ended()]; len(q) > 0 {
+				out[q[0]].To = e.T
+				open[e.Ended()] = q[1:]
+			}
+		}
+	}
+	return out
+}
