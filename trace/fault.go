@@ -84,8 +84,9 @@ func (k FaultKind) String() string {
 // IsMember reports whether k is a fault of a lease server's member
 // (MemberKill, MemberStop): an outage of one server of several, which
 // the store's clients ride out by talking to the others. Unlike a
-// stretch, it does not excuse the run from liveness: its start and its
-// end restart the clocks, as any fault does.
+// stretch, it does not excuse no-wedge: its start and its end restart the
+// clock, as any fault does. Failover-bound, whose hand-over needs the
+// store, does not judge a window that meets one (Trace.MemberOutages).
 func (k FaultKind) IsMember() bool { return k == MemberKill || k == MemberStop }
 
 // IsStretch reports whether faults of kind k last a stretch of time and
