@@ -11,10 +11,12 @@
 //   - [Redis] runs redis-server --port N --bind 127.0.0.1 --appendonly no
 //     and an empty --save (no persistence), with --requirepass when a
 //     password is given.
-//   - [Etcd] runs a one-member etcd with its data directory, client and
-//     peer URLs on loopback, and a 10 ms heartbeat and 100 ms election
-//     timeout (so that it elects itself at once and its shortest lease is
-//     one second).
+//   - [Etcd] runs a one-member etcd with its data directory in memory
+//     ([MemDir]: etcd 3.4 has no switch to leave out its fsyncs, as
+//     PostgreSQL runs here with fsync=off), client and peer URLs on
+//     loopback, and a 10 ms heartbeat and 100 ms election timeout (so
+//     that it elects itself at once and its shortest lease is one second).
+//     [EtcdCluster] starts several members, each in memory too.
 //   - [Postgres] runs postgres on a copy of a cluster that initdb made once
 //     per test binary (initdb takes about 2 s, a copy and a start about
 //     0.4 s), with password (SCRAM) authentication on TCP. PostgreSQL

@@ -29,7 +29,7 @@ func EtcdCluster(t testing.TB, n int) []*Server {
 	}
 	var out []*Server
 	for i := range n {
-		dir := t.TempDir()
+		dir := MemDir(t)
 		s := &Server{Name: "etcd", Port: clients[i], Addr: "127.0.0.1:" + strconv.Itoa(clients[i]), Dir: dir}
 		client, peer := "http://"+s.Addr, "http://127.0.0.1:"+strconv.Itoa(peers[i])
 		args := []string{

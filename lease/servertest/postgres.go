@@ -52,7 +52,11 @@ func Postgres(t testing.TB) *Server {
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
 			// A throwaway cluster: durability buys nothing here.
 			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-			"-c", "shared_buffers=16MB", "-c", "max_connections=200"}
+			"-c", "shared_buffers=16MB", "-c", "max_connections=200",
+			// Its dynamic shared memory in files of its data directory,
+			// removed with it: the default (POSIX, in /dev/shm) outlives
+			// a server killed as these are, a few MB per server.
+			"-c", "dynamic_shared_memory_type=mmap"}
 		return launch(t, s, pg.postgres, args, cred, func() error {
 			if !strings.Contains(s.runLog(), "ready to accept connections") {
 				return errors.New("not ready yet")

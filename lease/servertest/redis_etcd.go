@@ -67,12 +67,23 @@ func redisPing(addr, password string) error {
 func (s *Server) Endpoint() string { return "http://" + s.Addr }
 
 // Etcd starts a one-member etcd cluster (Debian's etcd-server) with its
-// client and peer URLs on free loopback ports. It is killed when the test
-// ends.
+// client and peer URLs on free loopback ports and its data in memory
+// ([MemDir]). It is killed when the test ends.
 func Etcd(t testing.TB) *Server {
 	t.Helper()
+	return etcdIn(t, MemDir(t))
+}
+
+// EtcdOnDisk is [Etcd] with its data on the disk (in t.TempDir()): each
+// commit waits for etcd's fsyncs, as in production.
+func EtcdOnDisk(t testing.TB) *Server {
+	t.Helper()
+	return etcdIn(t, t.TempDir())
+}
+
+func etcdIn(t testing.TB, dir string) *Server {
+	t.Helper()
 	bin := lookBin(t, "etcd", "etcd-server")
-	dir := t.TempDir()
 	var s *Server
 	startOnFreePort(t, func() error {
 		port, peer := FreePort(t), FreePort(t)

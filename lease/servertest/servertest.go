@@ -449,3 +449,19 @@ func startOnFreePort(t testing.TB, attempt func() error) {
 	}
 	t.Fatalf("servertest: no free port after 5 attempts")
 }
+
+// MemDir returns a new directory in memory (under /dev/shm, a tmpfs, where
+// the system has one that this process may write; else t.TempDir()),
+// removed when the test ends. A server whose data lives there pays no
+// disk flush for a commit: the tests and benchmarks measure the clients'
+// protocol, not the disk's fsync, as PostgreSQL's fsync=off does for
+// Postgres. A power loss is not what these servers are tested for.
+func MemDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "leaselab-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}

@@ -3,9 +3,13 @@ package servertest
 import (
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -118,6 +122,7 @@ func TestServers(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
+		before, _ := filepath.Glob("/dev/shm/PostgreSQL.*")
 		s := Postgres(t)
 		if !dialable(s.Addr) {
 			t.Fatal("postgres not listening")
@@ -148,6 +153,14 @@ func TestServers(t *testing.T) {
 		for _, k := range kids {
 			if st := procState(k); st != "" && st != "Z" {
 				t.Errorf("child %d in state %q after Kill", k, st)
+			}
+		}
+		// Its dynamic shared memory went with its directory: none left
+		// in /dev/shm, where a killed server's used to stay.
+		after, _ := filepath.Glob("/dev/shm/PostgreSQL.*")
+		for _, f := range after {
+			if !slices.Contains(before, f) {
+				t.Errorf("%s left behind by a killed server", f)
 			}
 		}
 	})
@@ -192,5 +205,28 @@ func TestPortTakenByAnotherServer(t *testing.T) {
 	}
 	if first.Exited() {
 		t.Fatalf("the first server exited")
+	}
+}
+
+// MemDir is in memory where the machine has a tmpfs at /dev/shm (Linux
+// does), and is removed when its test ends.
+func TestMemDir(t *testing.T) {
+	var dir string
+	t.Run("inner", func(t *testing.T) {
+		dir = MemDir(t)
+		if runtime.GOOS != "linux" {
+			return
+		}
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		const tmpfsMagic = 0x01021994
+		if st.Type != tmpfsMagic {
+			t.Errorf("MemDir %s is on a file system of type %#x, not tmpfs", dir, st.Type)
+		}
+	})
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("MemDir %s after its test: %v, want removed", dir, err)
 	}
 }
