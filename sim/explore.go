@@ -38,8 +38,20 @@ type Explore struct {
 	// Preemptions bounds deviations from the default schedule, which runs
 	// the activity that ran last while it can, then the lowest-numbered
 	// ready one (delay bounding: a preemption, or any other reordering of
-	// same-instant steps, costs one).
+	// same-instant steps, costs one). DPOR lifts the bound.
 	Preemptions int
+	// DPOR records what each step reads and writes (por.go), for
+	// World.Races and World.Fingerprint, and lets every tie be chosen: the
+	// explorer orders same-instant steps by dynamic partial-order
+	// reduction instead of a delay bound.
+	DPOR bool
+	// OnTie, if set, is called with a tie's candidates before the
+	// Chooser is asked to order it: the next choice is a schedule's, not
+	// a fault's. If it returns true the run stops there (every candidate
+	// is asleep: the schedule is another's reordered).
+	OnTie func(cands []Candidate) (stop bool)
+	// OnStep, if set with DPOR, is told what each step touched, after it.
+	OnStep func(Footprint)
 }
 
 // exploreState is a run's use of its Explore budgets.
@@ -50,6 +62,8 @@ type exploreState struct {
 	// of configured processes, those a restart starts again.
 	started bool
 	procs   int
+	// stop ends the run at once (Explore.OnTie).
+	stop bool
 }
 
 // exploreStep offers the faults at the step activity a is about to take.
@@ -220,12 +234,20 @@ func (d delayBounded) Pick(cands []Candidate) int {
 			}
 		}
 	}
-	if w.ex.deviations >= w.cfg.Explore.Preemptions {
+	e := w.cfg.Explore
+	if w.ex.deviations >= e.Preemptions && !e.DPOR {
 		return def
 	}
-	k := w.cfg.Explore.Chooser.Choose(len(cands))
+	if e.OnTie != nil && e.OnTie(cands) {
+		w.ex.stop = true
+		return def
+	}
+	k := e.Chooser.Choose(len(cands))
 	if k != def {
 		w.ex.deviations++
 	}
 	return k
 }
+
+// Stopped reports whether the run was stopped by Explore.OnTie.
+func (w *World) Stopped() bool { return w.ex.stop }

@@ -19,6 +19,7 @@ type dirChanges struct {
 }
 
 func (w *World) changesOf(dir string) uint64 {
+	w.touch(objKey{kind: objChanges, s: dir}, false)
 	for _, c := range w.inotify.changes {
 		if c.dir == dir {
 			return c.n
@@ -50,6 +51,7 @@ func (w *World) notify(path string) { w.notifyDir(dirOf(path)) }
 // notifyDir delivers a change to dir (a directory, or a server client's
 // notice key) to every activity waiting for one.
 func (w *World) notifyDir(dir string) {
+	w.touchMode(objKey{kind: objChanges, s: dir}, update)
 	found := false
 	for i := range w.inotify.changes {
 		if w.inotify.changes[i].dir == dir {
@@ -100,6 +102,7 @@ func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
 	w.inotify.watchers = append(w.inotify.watchers, watcher{a: a, dir: dir})
 	target := p.clock.trueAt(int64(until))
 	a.point(max(target, a.t) + w.lateness())
+	w.touch(objKey{kind: objChanges, s: dir}, false) // a.changed: the notifier's
 	w.unwatch(a)
 	return a.changed
 }

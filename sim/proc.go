@@ -305,9 +305,16 @@ func injectedPair(op, oldname, newname string, e syscall.Errno) error {
 // Open implements lease.FS.
 func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 	a, inj := p.enter(trace.OpOpen, flag)
+	p.w.touchName(name, flag&(lease.O_CREATE|lease.O_TRUNC) != 0)
+	if flag&lease.O_CREATE != 0 && p.w.fs.names[name] == nil {
+		p.w.touchNames(name)
+	}
 	fd, err := lease.FD(-1), injected("open", name, inj)
 	if inj == 0 {
 		fd, err = p.w.fs.Open(p.fds, name, flag, perm)
+		if err == nil && flag&lease.O_TRUNC != 0 {
+			p.w.touchFD(p, fd, false, true)
+		}
 		if err == nil && flag&(lease.O_CREATE|lease.O_TRUNC) != 0 {
 			p.w.notify(name)
 		}
@@ -319,6 +326,7 @@ func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 // Write implements lease.FS.
 func (p *proc) Write(fd lease.FD, b []byte) (int, error) {
 	a, inj := p.enter(trace.OpWrite, 0)
+	p.w.touchFD(p, fd, false, true)
 	n, err := 0, injected("write", "fd", inj)
 	if inj == 0 {
 		n, err = p.w.fs.Write(p.fds, fd, b)
@@ -330,6 +338,11 @@ func (p *proc) Write(fd lease.FD, b []byte) (int, error) {
 // Fsync implements lease.FS.
 func (p *proc) Fsync(fd lease.FD) error {
 	a, inj := p.enter(trace.OpFsync, 0)
+	if p.w.por != nil {
+		p.w.por.fsyncOnly = true
+		p.w.touchFD(p, fd, false, true)
+		p.w.por.fsyncOnly = false
+	}
 	err := injected("fsync", "fd", inj)
 	if inj == 0 {
 		err = p.w.fs.Fsync(p.fds, fd)
@@ -341,6 +354,9 @@ func (p *proc) Fsync(fd lease.FD) error {
 // Close implements lease.FS.
 func (p *proc) Close(fd lease.FD) error {
 	a, inj := p.enter(trace.OpClose, 0)
+	if fd >= 0 && int(fd) < len(p.fds.fds) && p.fds.fds[fd].locked {
+		p.w.touchFD(p, fd, true, true) // it releases the lock
+	}
 	err := injected("close", "fd", inj)
 	if inj == 0 {
 		err = p.w.fs.Close(p.fds, fd)
@@ -352,6 +368,7 @@ func (p *proc) Close(fd lease.FD) error {
 // ReadFile implements lease.FS.
 func (p *proc) ReadFile(name string) ([]byte, error) {
 	a, inj := p.enter(trace.OpRead, 0)
+	p.w.touchName(name, false)
 	var b []byte
 	err := injected("read", name, inj)
 	if inj == 0 {
@@ -364,6 +381,7 @@ func (p *proc) ReadFile(name string) ([]byte, error) {
 // Stat implements lease.FS.
 func (p *proc) Stat(name string) (fs.FileInfo, error) {
 	a, inj := p.enter(trace.OpStat, 0)
+	p.w.touchName(name, false)
 	var fi fs.FileInfo
 	err := injected("stat", name, inj)
 	if inj == 0 {
@@ -376,6 +394,8 @@ func (p *proc) Stat(name string) (fs.FileInfo, error) {
 // Remove implements lease.FS.
 func (p *proc) Remove(name string) error {
 	a, inj := p.enter(trace.OpRemove, 0)
+	p.w.touchName(name, true)
+	p.w.touchNames(name)
 	err := injected("remove", name, inj)
 	if inj == 0 {
 		err = p.w.fs.Remove(name)
@@ -390,6 +410,10 @@ func (p *proc) Remove(name string) error {
 // Rename implements lease.FS.
 func (p *proc) Rename(oldname, newname string) error {
 	a, inj := p.enter(trace.OpRename, 0)
+	p.w.touchName(oldname, true)
+	p.w.touchName(newname, true)
+	p.w.touchNames(oldname)
+	p.w.touchNames(newname)
 	err := injectedPair("rename", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Rename(oldname, newname)
@@ -404,6 +428,9 @@ func (p *proc) Rename(oldname, newname string) error {
 // Link implements lease.FS.
 func (p *proc) Link(oldname, newname string) error {
 	a, inj := p.enter(trace.OpLink, 0)
+	p.w.touchName(oldname, false)
+	p.w.touchName(newname, true)
+	p.w.touchNames(newname)
 	err := injectedPair("link", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Link(oldname, newname)
@@ -418,6 +445,7 @@ func (p *proc) Link(oldname, newname string) error {
 // ReadDir implements lease.FS.
 func (p *proc) ReadDir(dir string) ([]string, error) {
 	a, inj := p.enter(trace.OpReadDir, 0)
+	p.w.touch(objKey{kind: objDir, s: dir}, false)
 	var names []string
 	err := injected("readdir", dir, inj)
 	if inj == 0 {
@@ -437,6 +465,7 @@ func (p *proc) ReadDir(dir string) ([]string, error) {
 // handler beside it, SIGSTOP keeps it from taking the lock until SIGCONT.
 func (p *proc) Flock(fd lease.FD, how int) error {
 	a, inj := p.enter(trace.OpFlock, how)
+	p.w.touchFD(p, fd, true, true)
 	err := injected("flock", "fd", inj)
 	if inj == 0 {
 		w := p.w

@@ -78,6 +78,7 @@ var _ lease.StoreNotifier = (*remote)(nil)
 // the record's changes at its first token (an etcd watch, a Redis
 // SUBSCRIBE, LISTEN), and counts the notices it has had.
 func (r *remote) ChangeToken(string) uint64 {
+	r.p.w.touch(objKey{kind: objServer, srv: r.s}, true)
 	if !r.subscribed {
 		r.subscribed = true
 		r.s.subs = append(r.s.subs, r)
@@ -166,6 +167,7 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 		r.early()
 	}
 	a, inj := p.enter(trace.OpRPC, 0)
+	p.w.touch(objKey{kind: objServer, srv: r.s}, true)
 	var rec lease.Record
 	var err error
 	if inj == 0 || p.w.choose.Choose(2) == 0 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -65,6 +66,9 @@ type World struct {
 	// end is the true time at which the run stops: the horizon, or
 	// Config.Calm after the last fault that took effect or exit.
 	end int64
+	// por records the steps' accesses for partial-order reduction
+	// (Explore.DPOR; nil otherwise).
+	por *porLog
 }
 
 // countDir notes a new peak of the lock directory's name count.
@@ -105,6 +109,9 @@ func New(cfg Config) (*World, error) {
 	if cfg.Explore != nil {
 		w.noFastPath = true
 		w.sched = delayBounded{w}
+		if cfg.Explore.DPOR {
+			w.por = &porLog{tie: -1}
+		}
 	}
 	switch {
 	case w.choose == nil:
@@ -198,18 +205,34 @@ func (w *World) Run() {
 			break
 		}
 		a := w.pick()
+		if w.ex.stop {
+			w.queue.push(a)
+			break
+		}
+		if w.por != nil {
+			w.porBegin(a)
+		}
 		if a.p.stopped || w.stalled() {
 			a.p.parked = append(a.p.parked, a)
+			if w.por != nil {
+				w.porEnd()
+			}
 			continue
 		}
 		w.now = a.ready
 		if w.cfg.Explore != nil {
 			if !w.exploreStep(a) {
+				if w.por != nil {
+					w.porEnd()
+				}
 				continue
 			}
 			w.ex.last = a
 		}
 		w.step(a)
+		if w.por != nil {
+			w.porEnd()
+		}
 	}
 	if w.limit > 0 && w.syscalls >= w.limit {
 		w.setup.stopped(w.now, w.syscalls) // the run ends here, not at its horizon
@@ -263,7 +286,14 @@ func (w *World) pick() *activity {
 	for _, c := range w.candAct {
 		w.cands = append(w.cands, Candidate{Proc: c.p.idx, Act: c.id})
 	}
+	if w.por != nil {
+		w.por.tie = len(w.por.ties)
+		w.por.ties = append(w.por.ties, slices.Clone(w.cands))
+	}
 	k := w.sched.Pick(w.cands)
+	if w.por != nil {
+		w.por.cand = k
+	}
 	chosen := w.candAct[k]
 	for i, c := range w.candAct {
 		if i != k {
@@ -434,6 +464,7 @@ func (w *World) kill(p *proc, code int64) {
 		return
 	}
 	w.observe() // it ran until now, unless paused
+	w.porKill(p)
 	p.dead = true
 	p.role = lease.RoleStarting
 	p.diedLeading()
@@ -465,6 +496,9 @@ func (w *World) kill(p *proc, code int64) {
 
 func (w *World) record(e trace.Event) {
 	e.T = w.now
+	if w.por != nil {
+		w.porEvent(&e)
+	}
 	if w.cfg.Calm > 0 && (e.Kind == trace.EvFault && !e.Missed() || e.Kind == trace.EvExit) {
 		w.end = max(w.end, w.now+int64(w.cfg.Calm)) // the calm starts again
 	}

@@ -36,6 +36,11 @@ type ExploreOptions struct {
 	Drifts int
 	// Preemptions bounds deviations from the default schedule.
 	Preemptions int
+	// DPOR orders same-instant steps by dynamic partial-order reduction
+	// (explore_dpor.go) instead of the delay bound: every order of
+	// dependent steps is run once, whatever Preemptions says, on one
+	// core.
+	DPOR bool
 	// Horizon is the simulated time of each run (default three leases).
 	Horizon time.Duration
 	// Skews are the wall-clock offsets a process may start with (default
@@ -92,6 +97,7 @@ type ExploreResult struct {
 	Complete   bool // every schedule within the bounds was run
 	Violations []ExploreViolation
 	Wall       time.Duration
+	DPOR       DPORStats // with ExploreOptions.DPOR
 }
 
 // dfs is a Chooser that replays a prefix of choices, then takes the first
@@ -142,7 +148,7 @@ func ExploreConfig(o ExploreOptions, c sim.Chooser) (sim.Config, error) {
 	cfg.Explore = &sim.Explore{Chooser: c, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors,
 		PauseLengths: PauseLengths(lc), Preemptions: o.Preemptions,
 		Jumps: o.Jumps, JumpSizes: []time.Duration{lc.LeaseDuration},
-		Powers: o.Powers, PowerRestart: PowerRestart, TornFiles: TornFilesPerPowerLoss}
+		Powers: o.Powers, PowerRestart: PowerRestart, TornFiles: TornFilesPerPowerLoss, DPOR: o.DPOR}
 	return cfg, nil
 }
 
@@ -169,7 +175,9 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 	}
 	var res ExploreResult
 	var err error
-	if o.Limit > 0 || workers == 1 {
+	if o.DPOR {
+		res, err = exploreDPOR(o, o.Limit, progress)
+	} else if o.Limit > 0 || workers == 1 {
 		res, err = exploreSubtree(o, nil, o.Limit, progress, nil)
 	} else {
 		res, err = exploreShared(o, workers, progress)
@@ -183,12 +191,8 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 // set, it gives sh the alternatives left at the shallowest choice of its
 // path whenever sh is hungry, and leaves them.
 func exploreSubtree(o ExploreOptions, root []int, limit int, progress func(schedules, violations int), sh *shared) (ExploreResult, error) {
-	want := map[string]bool{}
-	for _, p := range o.Properties {
-		want[p] = true
-	}
+	keep := keeper(o)
 	var res ExploreResult
-	best := map[string]int{}
 	prefix := slices.Clone(root)
 	last := map[int]int{} // depth: the last alternative this piece explores there, once it gave the rest away
 	top := func(log []sim.Choice, i int) int {
@@ -208,28 +212,7 @@ func exploreSubtree(o ExploreOptions, root []int, limit int, progress func(sched
 			return res, err
 		}
 		res.Schedules++
-		kept := false
-		for _, v := range Check(tr) {
-			if v.Violation == nil || len(want) > 0 && !want[v.Property] || o.Match != nil && !o.Match(tr, v.Violation) {
-				continue
-			}
-			steps := stepsUntil(tr, v.Violation.At)
-			k, seen := best[v.Property]
-			if seen && res.Violations[k].Steps <= steps {
-				continue
-			}
-			ev := ExploreViolation{Violation: *v.Violation, Steps: steps, Decisions: append([]sim.Choice(nil), d.log...), Trace: tr}
-			if seen {
-				res.Violations[k] = ev // (its old trace is left to the collector: another property's may share it)
-			} else {
-				best[v.Property] = len(res.Violations)
-				res.Violations = append(res.Violations, ev)
-			}
-			kept = true
-		}
-		if !kept {
-			tr.Release()
-		}
+		keep(&res, tr, d.log)
 		if progress != nil {
 			progress(res.Schedules, len(res.Violations))
 		}
@@ -274,6 +257,41 @@ func exploreSubtree(o ExploreOptions, root []int, limit int, progress func(sched
 		prefix = append(prefix, d.log[i].V+1)
 	}
 	return res, nil
+}
+
+// keeper returns the function that keeps, per property, the violation
+// of a schedule's trace with the fewest steps (the first found of those
+// with that many), and releases a trace it keeps nothing of.
+func keeper(o ExploreOptions) func(res *ExploreResult, tr *trace.Trace, log []sim.Choice) {
+	want := map[string]bool{}
+	for _, p := range o.Properties {
+		want[p] = true
+	}
+	best := map[string]int{}
+	return func(res *ExploreResult, tr *trace.Trace, log []sim.Choice) {
+		kept := false
+		for _, v := range Check(tr) {
+			if v.Violation == nil || len(want) > 0 && !want[v.Property] || o.Match != nil && !o.Match(tr, v.Violation) {
+				continue
+			}
+			steps := stepsUntil(tr, v.Violation.At)
+			k, seen := best[v.Property]
+			if seen && res.Violations[k].Steps <= steps {
+				continue
+			}
+			ev := ExploreViolation{Violation: *v.Violation, Steps: steps, Decisions: append([]sim.Choice(nil), log...), Trace: tr}
+			if seen {
+				res.Violations[k] = ev // (its old trace is left to the collector: another property's may share it)
+			} else {
+				best[v.Property] = len(res.Violations)
+				res.Violations = append(res.Violations, ev)
+			}
+			kept = true
+		}
+		if !kept {
+			tr.Release()
+		}
+	}
 }
 
 // stepsUntil counts the scheduling steps (system calls, log lines,

@@ -1,0 +1,492 @@
+package sim
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"slices"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// Partial-order reduction (Explore.DPOR): the world records, for every
+// step of an exploration, the shared objects it read and wrote, and
+// after the run reports the races between steps of one instant: pairs
+// whose order an equivalent run cannot swap. The explorer (package spec)
+// then tries, at the tie before the first step of each race, the
+// activity of the second (Flanagan and Godefroid's dynamic partial-order
+// reduction, POPL 2005, with races found on the executed steps).
+//
+// The dependency relation. A step is what an activity does from one
+// scheduling point to the next: the system call it was waiting to make,
+// then its own code up to its next call. Two steps of one instant are
+// dependent if they are of one process (its activities share memory), if
+// either is global, or if both touch one object and at least one writes
+// it. The objects:
+//
+//   - a name (a path): looked up by open without O_CREAT, read, stat and
+//     link's source; written by open with O_CREAT or O_TRUNC, remove,
+//     rename (both names) and link's target, whether or not the call
+//     succeeds;
+//   - a directory's names: read by readdir; written by an open that
+//     creates a name, remove, rename and link (whether or not they
+//     succeed);
+//   - a directory's change count (inotify's events), or a server
+//     client's count of notices: read by a watcher's change token and
+//     wait; written by every change notified (an open with O_CREAT or
+//     O_TRUNC, remove, rename, link that succeed; a server's notice);
+//   - a file's data, by inode (so names linked to one file are one
+//     object): read by read and stat; written by write and open with
+//     O_TRUNC (fsync changes nothing a process can see, unless power
+//     loss is explored: see the journal);
+//   - a file's flock lock, by inode: written by flock, and by a close of
+//     the descriptor that holds it;
+//   - a lease server: written by every request and subscription;
+//   - leadership: written by every step that records a term's start or
+//     its end as the user's code saw it, or acts on the fenced resource
+//     (the checker orders these across processes by step; a process's
+//     reported role and deadline are judged against its own leadership
+//     only, in its own order);
+//   - with power loss explored, the file system's journal: written by
+//     every change of a name or of a file's data and by fsync (its order
+//     is the order a power loss keeps a prefix of).
+//
+// A process's death (SIGKILL, SIGTERM before its handler, its exit)
+// writes leadership, the flock locks its descriptors hold and every
+// server (none sends it notices again); a SIGTERM or a pause writes
+// leadership (a paused process no longer sees its context). Global
+// steps, dependent on every other: a power loss and a wall-clock jump.
+// An injected error touches what its call does. Everything else
+// commutes: clock reads (every step of an instant reads the same
+// instant), log lines, sleeps, spawns and signals within a process.
+// Steps at different instants are never reordered: an activity's next
+// step is at an instant its own past fixes, so no swap of steps of one
+// instant brings a later step into it.
+
+// objKind is the kind of a shared object.
+type objKind uint8
+
+const (
+	objName    objKind = iota // a path
+	objDir                    // a directory's names
+	objChanges                // a directory's (or a server key's) change count
+	objData                   // a file's data
+	objLock                   // a file's flock lock
+	objServer                 // a lease server
+	objLead                   // leadership as the checker orders it
+	objJournal                // the file system's metadata journal
+)
+
+type objKey struct {
+	kind objKind
+	s    string
+	ino  *inode
+	srv  *server
+}
+
+// mode is how a step touches an object: reads commute with reads, and
+// updates with updates (a counter's increments; additions and removals
+// of different names, whose own names order them).
+type mode uint8
+
+const (
+	read mode = iota
+	write
+	update
+)
+
+type access struct {
+	obj  objKey
+	mode mode
+}
+
+// conflicts reports whether two accesses do not commute.
+func (x access) conflicts(y access) bool {
+	return x.obj == y.obj && x.mode != y.mode || x.obj == y.obj && x.mode == write
+}
+
+// porStep is one recorded step.
+type porStep struct {
+	proc, act  int16
+	t          int64
+	tie        int // the tie it was chosen at (its ordinal in the run), or -1
+	cand       int // its index among that tie's candidates
+	acc0, acc1 int // its accesses: porLog.acc[acc0:acc1]
+	ev0, ev1   int // its events: the trace's Events[ev0:ev1]
+	global     bool
+}
+
+// porLog is a run's record for the reduction.
+type porLog struct {
+	steps []porStep
+	acc   []access
+	ties  [][]Candidate // each tie's candidates, by ordinal
+	open  bool          // a step is being recorded
+	// fsyncOnly marks the next touchFD as an fsync's.
+	fsyncOnly bool
+	tie       int // the pick just made was this tie (-1: none)
+	cand      int
+}
+
+// Race is a backtracking point the reduction found: at tie Tie (its
+// ordinal among the run's ties), the candidate Cand should be tried
+// first too.
+type Race struct{ Tie, Cand int }
+
+func (w *World) porBegin(a *activity) {
+	l := w.por
+	l.steps = append(l.steps, porStep{proc: int16(a.p.idx), act: int16(a.id), t: a.ready, tie: l.tie, cand: l.cand,
+		acc0: len(l.acc), ev0: len(w.tr.Events)})
+	l.open = true
+	l.tie = -1
+}
+
+func (w *World) porEnd() {
+	l := w.por
+	s := &l.steps[len(l.steps)-1]
+	s.acc1, s.ev1 = len(l.acc), len(w.tr.Events)
+	l.open = false
+	if f := w.cfg.Explore.OnStep; f != nil {
+		fp := l.footprint(s)
+		fp.acc = slices.Clone(fp.acc)
+		f(fp)
+	}
+}
+
+// touch records an access of the step under way: a write, or a read.
+func (w *World) touch(o objKey, wr bool) {
+	m := read
+	if wr {
+		m = write
+	}
+	w.touchMode(o, m)
+}
+
+func (w *World) touchMode(o objKey, m mode) {
+	if l := w.por; l != nil && l.open {
+		l.acc = append(l.acc, access{o, m})
+	}
+}
+
+// global marks the step under way as dependent on every other.
+func (w *World) porGlobal() {
+	if l := w.por; l != nil && l.open {
+		l.steps[len(l.steps)-1].global = true
+	}
+}
+
+// touchName records an access of a name, and of its directory's names
+// when it writes it.
+func (w *World) touchName(path string, write bool) {
+	if w.por == nil {
+		return
+	}
+	w.touch(objKey{kind: objName, s: path}, write)
+	if write {
+		w.touchJournal()
+	}
+	if ino := w.fs.names[path]; ino != nil {
+		w.touch(objKey{kind: objData, ino: ino}, false)
+	}
+}
+
+// touchNames records a change of the names of path's directory.
+func (w *World) touchNames(path string) {
+	if w.por != nil {
+		w.touchMode(objKey{kind: objDir, s: dirOf(path)}, update)
+	}
+}
+
+// touchFD records an access of the data (or, lock, the flock lock) of the
+// file behind p's descriptor fd.
+func (w *World) touchFD(p *proc, fd lease.FD, lock, write bool) {
+	if w.por == nil || fd < 0 || int(fd) >= len(p.fds.fds) || p.fds.fds[fd].ino == nil {
+		return
+	}
+	ino := p.fds.fds[fd].ino
+	if lock {
+		w.touch(objKey{kind: objLock, ino: ino}, true)
+		return
+	}
+	if write && w.por.fsyncOnly {
+		w.touchJournal()
+		return
+	}
+	w.touch(objKey{kind: objData, ino: ino}, write)
+	if write {
+		w.touchJournal()
+	}
+}
+
+func (w *World) touchJournal() {
+	if w.fs.tracking {
+		w.touch(objKey{kind: objJournal}, true)
+	}
+}
+
+// porEvent classifies a recorded event for the step under way.
+func (w *World) porEvent(e *trace.Event) {
+	switch e.Kind {
+	case trace.EvStarted, trace.EvStopped, trace.EvFence:
+		w.touch(objKey{kind: objLead}, true)
+	case trace.EvFault:
+		switch e.FaultKind() {
+		case trace.Kill, trace.Term, trace.Stop:
+			// The process's own, and what its death or pause does to
+			// others (porKill): its leadership ends, or is no longer seen.
+			w.touch(objKey{kind: objLead}, true)
+		case trace.FSError:
+			// The failed call's own objects.
+		default:
+			w.porGlobal() // a clock jump, a power loss
+		}
+	}
+}
+
+// porKill records what a process's death touches: its leadership, the
+// flock locks its descriptors hold, and the servers (which stop sending
+// it notices).
+func (w *World) porKill(p *proc) {
+	if w.por == nil {
+		return
+	}
+	w.touch(objKey{kind: objLead}, true)
+	for _, d := range p.fds.fds {
+		if d.ino != nil && d.locked {
+			w.touch(objKey{kind: objLock, ino: d.ino}, true)
+		}
+	}
+	for _, s := range w.servers {
+		w.touch(objKey{kind: objServer, srv: s.server}, true)
+	}
+}
+
+// Races returns the races of the run's steps, for Explore.DPOR (nil
+// otherwise): each as the tie at which the second step's activity is to
+// be tried before the first step, or, when that activity was not among
+// the tie's candidates, each of them.
+func (w *World) Races() []Race {
+	l := w.por
+	if l == nil {
+		return nil
+	}
+	var out []Race
+	seen := map[Race]bool{}
+	add := func(r Race) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	l.instants(func(steps []porStep, deps [][]int, pred []bitset) {
+		for j := range steps {
+			sj := steps[j]
+			for _, i := range deps[j] {
+				si := steps[i]
+				if si.tie < 0 || si.proc == sj.proc && si.act == sj.act {
+					continue
+				}
+				// A race reversed through another step k (i before k
+				// before j) is that step's.
+				through := false
+				for _, k := range deps[j] {
+					if k != i && pred[k].has(i) {
+						through = true
+						break
+					}
+				}
+				if through {
+					continue
+				}
+				cands := l.ties[si.tie]
+				k := -1
+				for c, x := range cands {
+					if x.Proc == int(sj.proc) && x.Act == int(sj.act) {
+						k = c
+					}
+				}
+				if k >= 0 {
+					add(Race{si.tie, k})
+					continue
+				}
+				for c := range cands {
+					add(Race{si.tie, c})
+				}
+			}
+		}
+	})
+	return out
+}
+
+// bitset is a set of a run's steps of one instant.
+type bitset []uint64
+
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+
+// instants calls f with the steps of each instant and, for each step,
+// the earlier steps of that instant it depends on (of its activity too)
+// and those that happen before it (the transitive closure).
+func (l *porLog) instants(f func(steps []porStep, deps [][]int, pred []bitset)) {
+	for lo := 0; lo < len(l.steps); {
+		hi := lo + 1
+		for hi < len(l.steps) && l.steps[hi].t == l.steps[lo].t {
+			hi++
+		}
+		steps := l.steps[lo:hi]
+		n := len(steps)
+		words := (n + 63) / 64
+		deps := make([][]int, n)
+		pred := make([]bitset, n)
+		all := make(bitset, n*words)
+		for j := range steps {
+			pred[j] = all[j*words : (j+1)*words]
+			for i := range j {
+				if l.dependent(&steps[i], &steps[j]) {
+					deps[j] = append(deps[j], i)
+					pred[j].set(i)
+					for w, x := range pred[i] {
+						pred[j][w] |= x
+					}
+				}
+			}
+		}
+		f(steps, deps, pred)
+		lo = hi
+	}
+}
+
+// dependent reports whether two steps do not commute.
+func (l *porLog) dependent(a, b *porStep) bool {
+	return l.footprint(a).Dependent(l.footprint(b))
+}
+
+// Footprint is what one step of an exploration touched: its process,
+// whether it was global, and the objects it read, wrote or updated.
+type Footprint struct {
+	proc     int16
+	global   bool
+	killable bool // it stands for a death or pause too (WithFaults)
+	acc      []access
+}
+
+func (l *porLog) footprint(s *porStep) Footprint {
+	return Footprint{proc: s.proc, global: s.global, acc: l.acc[s.acc0:s.acc1]}
+}
+
+// Dependent reports whether two steps (of different instants of a
+// schedule, or of two schedules from one state) do not commute: see the
+// relation above.
+func (f Footprint) Dependent(g Footprint) bool {
+	if f.global || g.global || f.proc == g.proc || f.killable && (g.killable || g.touchesKill()) || g.killable && f.touchesKill() {
+		return true
+	}
+	for _, x := range f.acc {
+		for _, y := range g.acc {
+			if x.conflicts(y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Fingerprint returns a hash of the run's trace up to the reordering of
+// independent steps (Explore.DPOR runs only; 0 otherwise): the events of
+// each instant's steps in a canonical order (of all orders the
+// dependency relation allows, the one that always takes the
+// lowest-numbered activity that can go next), with what merely counts
+// steps (the step at which a term was last seen live) left out. Events
+// outside steps (timed faults) keep their place between instants.
+func (w *World) Fingerprint() uint64 {
+	l := w.por
+	if l == nil {
+		return 0
+	}
+	h := fnv.New64a()
+	var buf [8]byte
+	num := func(v int64) {
+		binary.LittleEndian.PutUint64(buf[:], uint64(v))
+		h.Write(buf[:])
+	}
+	str := func(s trace.Str) {
+		h.Write([]byte(w.tr.S(s)))
+		h.Write([]byte{0})
+	}
+	ev := func(e trace.Event) {
+		if e.Kind == trace.EvStopped {
+			e.C = 0
+		}
+		for _, v := range []int64{e.T, e.N, e.A, e.B, e.C, e.D, int64(e.Flag), int64(e.FD), int64(e.Proc), int64(e.Act),
+			int64(e.Errno), int64(e.Kind), int64(e.Op), int64(e.Role), int64(e.Msg), int64(e.Store), int64(e.Res)} {
+			num(v)
+		}
+		str(e.Path)
+		str(e.Path2)
+		str(e.Data)
+		str(e.Text)
+	}
+	next := 0 // the first event not yet hashed
+	l.instants(func(steps []porStep, deps [][]int, _ []bitset) {
+		for ; next < steps[0].ev0; next++ {
+			ev(w.tr.Events[next])
+		}
+		placed := make([]bool, len(steps))
+		for range steps {
+			best := -1
+			for j := range steps {
+				if placed[j] {
+					continue
+				}
+				ready := true
+				for _, d := range deps[j] {
+					if !placed[d] {
+						ready = false
+						break
+					}
+				}
+				if ready && (best < 0 || steps[j].proc < steps[best].proc || steps[j].proc == steps[best].proc && steps[j].act < steps[best].act) {
+					best = j
+				}
+			}
+			placed[best] = true
+			s := steps[best]
+			num(int64(s.proc)<<16 | int64(s.act))
+			for _, e := range w.tr.Events[s.ev0:s.ev1] {
+				ev(e)
+			}
+		}
+		// Events between two steps of the instant (none is expected):
+		// after its steps, in their order.
+		for i := 1; i < len(steps); i++ {
+			for _, e := range w.tr.Events[steps[i-1].ev1:steps[i].ev0] {
+				ev(e)
+			}
+		}
+		next = steps[len(steps)-1].ev1
+	})
+	for _, e := range w.tr.Events[next:] {
+		ev(e)
+	}
+	return h.Sum64()
+}
+
+// WithFaults returns f for a step at which a fault could also have been
+// chosen, standing for all its outcomes: one more process's death or
+// pause (which touch leadership, flock locks and servers: killable), or,
+// if global, a power loss or a clock jump.
+func (f Footprint) WithFaults(global bool) Footprint {
+	f.killable = true
+	f.global = f.global || global
+	return f
+}
+
+// touchesKill reports whether f touches what a death or pause does.
+func (f Footprint) touchesKill() bool {
+	for _, x := range f.acc {
+		if x.obj.kind == objLead || x.obj.kind == objLock || x.obj.kind == objServer {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,283 @@
+package spec
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// dporNode is a choice of the current schedule's path. A fault's or the
+// setup's choice runs every alternative in turn; a tie's (the order of
+// same-instant steps) runs only the candidates in its backtrack set: the
+// one first chosen, and those the races of later schedules add, less
+// those asleep there.
+type dporNode struct {
+	tie       bool
+	n         int
+	backtrack uint64 // a tie's candidates to run
+	done      uint64 // a tie's candidates run
+	cands     []sim.Candidate
+	// sleep is the sleep set before the step this choice belongs to
+	// (for a fault's choice, with the step's tie's siblings run before).
+	sleep []sleeper
+	// first is, for each candidate of a tie run, what its step touched.
+	first map[int]sim.Footprint
+}
+
+// A sleeper is an activity whose next step has been run from an
+// equivalent state: until a step dependent on that one runs, running it
+// again gives a schedule equivalent to one already run (Godefroid's sleep
+// sets).
+type sleeper struct {
+	c  sim.Candidate
+	fp sim.Footprint
+}
+
+// DPORStats counts what a reduced exploration did beyond its schedules.
+type DPORStats struct {
+	Races   int // backtracking points races added, over all schedules
+	Blocked int // runs cut short where every candidate slept (not counted as schedules)
+}
+
+// exploreDPOR explores depth first, as exploreSubtree, with dynamic
+// partial-order reduction at the ties (Flanagan and Godefroid, POPL
+// 2005) and sleep sets: after each run, every race between two steps of
+// one instant (sim.World.Races: dependent steps of different activities,
+// not ordered through a third) adds, at the tie before the first step,
+// the second step's activity, or every candidate when it was not one; an
+// activity whose step from a tie has been run sleeps in the later
+// branches of that tie until a step dependent on it runs, and a run
+// whose candidates all sleep at a tie stops there. Each Mazurkiewicz
+// trace of same-instant steps (each order of dependent steps, with the
+// faults and the setup) is run once; TestDPORSound holds it to the full
+// search.
+func exploreDPOR(o ExploreOptions, limit int, progress func(schedules, violations int)) (ExploreResult, error) {
+	return exploreDPORWith(o, limit, progress, nil)
+}
+
+// exploreDPORWith is exploreDPOR; each, if set, is called with every
+// schedule's world after its run (not with the runs cut short).
+func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, violations int), each func(*sim.World)) (ExploreResult, error) {
+	keep := keeper(o)
+	var res ExploreResult
+	var stack []dporNode
+	var prefix []int
+	for {
+		r, err := dporRun(o, prefix, stack)
+		if err != nil {
+			return res, err
+		}
+		if r.blocked {
+			res.DPOR.Blocked++
+		} else {
+			res.Schedules++
+			if each != nil {
+				each(r.w)
+			}
+			keep(&res, r.w.Trace(), r.log)
+			if progress != nil {
+				progress(res.Schedules, len(res.Violations))
+			}
+		}
+		for j := len(stack); j < len(r.log); j++ {
+			nd := dporNode{n: r.log[j].N, sleep: r.sleep[j]}
+			if c, ok := r.tieCands[j]; ok {
+				nd.tie, nd.cands = true, c
+				nd.backtrack, nd.done = 1<<r.log[j].V, 1<<r.log[j].V
+				nd.first = map[int]sim.Footprint{}
+				if f, ok := r.first[j]; ok {
+					nd.first[r.log[j].V] = f
+				}
+			}
+			stack = append(stack, nd)
+		}
+		if i := len(prefix) - 1; i >= 0 && stack[i].tie {
+			if f, ok := r.first[i]; ok {
+				if _, had := stack[i].first[r.log[i].V]; !had {
+					stack[i].first[r.log[i].V] = f
+				}
+			}
+		}
+		for _, race := range r.w.Races() {
+			stack[r.ties[race.Tie]].backtrack |= 1 << race.Cand
+			res.DPOR.Races++
+		}
+		// Backtrack to the last choice with an alternative left.
+		i, v := len(r.log)-1, 0
+		for ; i >= 0; i-- {
+			nd := &stack[i]
+			if nd.tie {
+				left := nd.backtrack &^ nd.done
+				for k, c := range nd.cands {
+					if asleep(nd.sleep, c) {
+						left &^= 1 << k
+					}
+				}
+				if left != 0 {
+					v = bits.TrailingZeros64(left)
+					nd.done |= 1 << v
+					break
+				}
+				continue
+			}
+			if r.log[i].V+1 < nd.n {
+				v = r.log[i].V + 1
+				break
+			}
+		}
+		if i < 0 {
+			res.Complete = true
+			return res, nil
+		}
+		if limit > 0 && res.Schedules >= limit {
+			return res, nil
+		}
+		prefix = prefix[:0]
+		for _, c := range r.log[:i] {
+			prefix = append(prefix, c.V)
+		}
+		prefix = append(prefix, v)
+		stack = stack[:i+1]
+	}
+}
+
+// dporResult is one run of a reduced exploration.
+type dporResult struct {
+	w        *sim.World
+	log      []sim.Choice
+	blocked  bool
+	ties     []int                   // the log index of each tie's choice, by ordinal
+	tieCands map[int][]sim.Candidate // a new tie's candidates, by log index
+	sleep    map[int][]sleeper       // a new choice's sleep set, by log index
+	first    map[int]sim.Footprint   // what the step of a tie's choice touched, by log index
+}
+
+// dporRun runs the schedule that replays prefix, whose choices are the
+// nodes of stack, and then takes, at each new tie, the first candidate
+// awake.
+func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, error) {
+	r := dporResult{tieCands: map[int][]sim.Candidate{}, sleep: map[int][]sleeper{}, first: map[int]sim.Footprint{}}
+	d := &dfs{prefix: slices.Clone(prefix)}
+	cfg, err := ExploreConfig(o, d)
+	if err != nil {
+		return r, err
+	}
+	// The sleep set is followed from the last choice of the prefix on:
+	// before it, the run replays steps whose sleep sets the nodes hold.
+	var cur []sleeper
+	active := false
+	activate := func() {
+		active = true
+		i := len(prefix) - 1
+		if i < 0 {
+			return
+		}
+		nd := &stack[i]
+		cur = append(cur[:0], nd.sleep...)
+		if nd.tie {
+			for k, c := range nd.cands {
+				if f, ok := nd.first[k]; ok && k != prefix[i] && nd.done&(1<<k) != 0 {
+					cur = append(cur, sleeper{c, f})
+				}
+			}
+		}
+	}
+	stepStart := len(d.log) // the choices made before the run are the setup's
+	var tooMany error
+	cfg.Explore.DPOR = true
+	cfg.Explore.OnTie = func(cands []sim.Candidate) bool {
+		i := len(d.log)
+		if i < len(prefix) {
+			r.ties = append(r.ties, i)
+			return false
+		}
+		if !active {
+			activate()
+		}
+		if len(cands) > 64 {
+			tooMany = fmt.Errorf("explore -dpor: %d steps tie at one instant; at most 64 are supported", len(cands))
+			return true
+		}
+		for k, c := range cands {
+			if !asleep(cur, c) {
+				for len(d.prefix) < i {
+					d.prefix = append(d.prefix, d.log[len(d.prefix)].V)
+				}
+				d.prefix = append(d.prefix, k)
+				r.ties = append(r.ties, i)
+				r.tieCands[i] = slices.Clone(cands)
+				return false
+			}
+		}
+		return true
+	}
+	cfg.Explore.OnStep = func(fp sim.Footprint) {
+		n := len(d.log)
+		if !active && n >= len(prefix) {
+			activate()
+		}
+		// A tie's step that also had faults to choose from stands, as a
+		// sleeper, for them all: it is global.
+		tied, faults := -1, false
+		for j := stepStart; j < n; j++ {
+			if _, ok := r.tieCands[j]; ok || j < len(prefix) && stack[j].tie {
+				tied = j
+			} else {
+				faults = true
+			}
+		}
+		if tied >= 0 {
+			r.first[tied] = fp
+			if faults {
+				r.first[tied] = fp.WithFaults(o.Powers > 0 || o.Jumps > 0)
+			}
+		}
+		for j := stepStart; j < n; j++ {
+			if j >= len(prefix) {
+				r.sleep[j] = slices.Clone(cur)
+			}
+		}
+		if active {
+			kept := cur[:0]
+			for _, s := range cur {
+				if !s.fp.Dependent(fp) {
+					kept = append(kept, s)
+				}
+			}
+			cur = kept
+		}
+		stepStart = n
+	}
+	w, err := sim.New(cfg)
+	if err != nil {
+		return r, err
+	}
+	if len(prefix) == len(d.log) {
+		activate() // the prefix is the setup's: every step is new
+	}
+	w.Run()
+	if tooMany != nil {
+		return r, tooMany
+	}
+	r.w, r.log = w, d.log
+	r.blocked = w.Stopped()
+	// Choices made after the last step (none is expected) sleep as the
+	// run ended.
+	for j := stepStart; j < len(d.log); j++ {
+		if j >= len(prefix) {
+			r.sleep[j] = slices.Clone(cur)
+		}
+	}
+	return r, nil
+}
+
+func asleep(sleep []sleeper, c sim.Candidate) bool {
+	for _, s := range sleep {
+		if s.c == c {
+			return true
+		}
+	}
+	return false
+}

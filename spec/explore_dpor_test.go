@@ -1,0 +1,168 @@
+package spec
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// toyVariant is an election small enough that every interleaving of two
+// or three processes can be run: each process (the first also starts a
+// second activity, which lists the lock's directory) creates the lock
+// file (with O_EXCL, or, in the racy toy, after a stat says it is
+// absent, with O_TRUNC), closes it and leads for the rest of the run. The racy toy lets two processes lead: the reduced search must
+// find that as the full one does.
+func toyVariant(name string, racy bool) lease.Variant {
+	seed, _ := lease.LookupVariant("seed")
+	return lease.Variant{Name: name, Summary: "a toy election for the partial-order reduction's tests",
+		Claims:   seed.Claims, // (what the tests of every registered variant expect of the seed)
+		NewStore: func(lease.Proc, string) lease.Store { return nil },
+		Run: func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+			if p.PID() == 100 { // the first process only: a full search of more is too big
+				p.Go("peek", func() { p.ReadDir(filepath.Dir(path)) })
+			}
+			flag := lease.O_WRONLY | lease.O_CREATE | lease.O_EXCL
+			if racy {
+				if _, err := p.Stat(path); err == nil {
+					return nil
+				}
+				flag = lease.O_WRONLY | lease.O_CREATE | lease.O_TRUNC
+			}
+			fd, err := p.Open(path, flag, 0o644)
+			if err != nil {
+				return nil
+			}
+			p.Close(fd)
+			p.Role(lease.RoleLeader)
+			if f := cfg.Callbacks.OnStartedLeading; f != nil {
+				f(context.Background())
+			}
+			return nil
+		}}
+}
+
+// outcomes are what a search reached: each schedule's trace up to the
+// reordering of independent steps (sim.World.Fingerprint), and the
+// properties violated.
+type outcomes struct {
+	traces     map[uint64]bool
+	violated   map[string]bool
+	schedules  int
+	incomplete bool
+}
+
+// fullSearch runs every schedule: every order of every tie, every fault
+// at every step within the budgets.
+func fullSearch(t *testing.T, o ExploreOptions) outcomes {
+	t.Helper()
+	out := outcomes{traces: map[uint64]bool{}, violated: map[string]bool{}}
+	var prefix []int
+	for {
+		d := &dfs{prefix: prefix}
+		cfg, err := ExploreConfig(o, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Explore.DPOR = true // every tie asked, the steps recorded; no reduction
+		w, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run()
+		out.schedules++
+		out.traces[w.Fingerprint()] = true
+		for _, v := range Check(w.Trace()) {
+			if v.Violation != nil {
+				out.violated[v.Property] = true
+			}
+		}
+		i := len(d.log) - 1
+		for i >= 0 && d.log[i].V+1 >= d.log[i].N {
+			i--
+		}
+		if i < 0 {
+			return out
+		}
+		if out.schedules == 200000 {
+			t.Fatalf("the full search of %+v passed %d schedules: too big for this test", o, out.schedules)
+		}
+		prefix = prefix[:0]
+		for _, c := range d.log[:i] {
+			prefix = append(prefix, c.V)
+		}
+		prefix = append(prefix, d.log[i].V+1)
+	}
+}
+
+func reducedSearch(t *testing.T, o ExploreOptions) (outcomes, ExploreResult) {
+	t.Helper()
+	out := outcomes{traces: map[uint64]bool{}, violated: map[string]bool{}}
+	o.DPOR = true
+	res, err := exploreDPORWith(o, 0, nil, func(w *sim.World) {
+		out.traces[w.Fingerprint()] = true
+		for _, v := range Check(w.Trace()) {
+			if v.Violation != nil {
+				out.violated[v.Property] = true
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.schedules, out.incomplete = res.Schedules, !res.Complete
+	return out, res
+}
+
+// The reduced search is sound: on bounds small enough to run every
+// schedule, it reaches the same traces (up to the order of independent
+// steps) and the same violations as the full search, in fewer schedules.
+func TestDPORSound(t *testing.T) {
+	registerOnce(t, toyVariant("toy-excl", false))
+	registerOnce(t, toyVariant("toy-racy", true))
+	for _, o := range []ExploreOptions{
+		{Variant: "toy-excl", Procs: 2},
+		{Variant: "toy-racy", Procs: 2},
+		{Variant: "toy-racy", Procs: 2, Crashes: 1},
+		{Variant: "toy-excl", Procs: 3},
+		{Variant: "toy-excl", Procs: 3, Crashes: 1},
+		{Variant: "toy-racy", Procs: 2, Pauses: 1, Terms: 1},
+	} {
+		o.Horizon = 10 * time.Millisecond
+		full := fullSearch(t, o)
+		red, res := reducedSearch(t, o)
+		t.Logf("%s procs %d crashes %d pauses %d terms %d: full %d schedules, %d traces, violated %v; reduced %d schedules (%d cut short, %d races), %d traces",
+			o.Variant, o.Procs, o.Crashes, o.Pauses, o.Terms, full.schedules, len(full.traces), slices.Sorted(maps.Keys(full.violated)),
+			red.schedules, res.DPOR.Blocked, res.DPOR.Races, len(red.traces))
+		if red.incomplete {
+			t.Errorf("%+v: the reduced search did not complete", o)
+		}
+		if !maps.Equal(full.traces, red.traces) {
+			missing := 0
+			for k := range full.traces {
+				if !red.traces[k] {
+					missing++
+				}
+			}
+			t.Errorf("%+v: the reduced search reached %d traces, the full one %d; %d of the full search's missing", o, len(red.traces), len(full.traces), missing)
+		}
+		if !maps.Equal(full.violated, red.violated) {
+			t.Errorf("%+v: violated %v in the reduced search, %v in the full one", o, red.violated, full.violated)
+		}
+		if red.schedules >= full.schedules && full.schedules > 1 {
+			t.Errorf("%+v: the reduced search ran %d schedules, the full one %d: nothing was reduced", o, red.schedules, full.schedules)
+		}
+	}
+	if !fullFound(t, ExploreOptions{Variant: "toy-racy", Procs: 2, Horizon: 10 * time.Millisecond}, ExclusiveLeadership) {
+		t.Error("the racy toy's two leaders are not found: the test shows nothing")
+	}
+}
+
+func fullFound(t *testing.T, o ExploreOptions, property string) bool {
+	return fullSearch(t, o).violated[property]
+}
