@@ -47,6 +47,37 @@ func toyVariant(name string, racy bool) lease.Variant {
 		}}
 }
 
+// toyWatch is a toy election over inotify: a process that finds the
+// lock taken waits for a change to its directory (from a token taken
+// before it tried) until the same instant, logs whether a change woke
+// it, and reads the lock; the leader leads, then removes the lock.
+func toyWatch(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		n := p.(lease.Notifier)
+		dir := filepath.Dir(path)
+		tok := n.ChangeToken(dir)
+		fd, err := p.Open(path, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o644)
+		if err == nil {
+			p.Close(fd)
+			p.Role(lease.RoleLeader)
+			if f := cfg.Callbacks.OnStartedLeading; f != nil {
+				f(context.Background())
+			}
+			p.Remove(path)
+			return nil
+		}
+		woken := int64(0)
+		if n.WaitChange(dir, tok, p.Mono()) { // a deadline now: it races with the changes of this instant
+			woken = 1
+		}
+		p.Log(lease.MsgStarted, woken, 0)
+		p.ReadFile(path)
+		return nil
+	}
+	return v
+}
+
 // outcomes are what a search reached: each schedule's trace up to the
 // reordering of independent steps (sim.World.Fingerprint), and the
 // properties violated.
@@ -89,7 +120,7 @@ func fullSearch(t *testing.T, o ExploreOptions) outcomes {
 		if i < 0 {
 			return out
 		}
-		if out.schedules == 200000 {
+		if out.schedules == 400000 {
 			t.Fatalf("the full search of %+v passed %d schedules: too big for this test", o, out.schedules)
 		}
 		prefix = prefix[:0]
@@ -125,15 +156,26 @@ func reducedSearch(t *testing.T, o ExploreOptions) (outcomes, ExploreResult) {
 func TestDPORSound(t *testing.T) {
 	registerOnce(t, toyVariant("toy-excl", false))
 	registerOnce(t, toyVariant("toy-racy", true))
+	registerOnce(t, toyWatch("toy-watch"))
 	for _, o := range []ExploreOptions{
 		{Variant: "toy-excl", Procs: 2},
+		{Variant: "toy-watch", Procs: 2},
+		{Variant: "toy-watch", Procs: 3},
 		{Variant: "toy-racy", Procs: 2},
 		{Variant: "toy-racy", Procs: 2, Crashes: 1},
 		{Variant: "toy-excl", Procs: 3},
 		{Variant: "toy-excl", Procs: 3, Crashes: 1},
 		{Variant: "toy-racy", Procs: 2, Pauses: 1, Terms: 1},
+		// A real variant: the seed's first 100 ms, two processes (its
+		// start and first acquisition, every interleaving: 177,012).
+		{Variant: "seed", Procs: 2, Horizon: 100 * time.Millisecond},
 	} {
-		o.Horizon = 10 * time.Millisecond
+		if (o.Variant == "seed" || o.Procs == 3 && o.Variant == "toy-watch") && testing.Short() {
+			continue
+		}
+		if o.Horizon == 0 {
+			o.Horizon = 10 * time.Millisecond
+		}
 		full := fullSearch(t, o)
 		red, res := reducedSearch(t, o)
 		t.Logf("%s procs %d crashes %d pauses %d terms %d: full %d schedules, %d traces, violated %v; reduced %d schedules (%d cut short, %d races), %d traces",

@@ -29,6 +29,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Powers, "powers", 0, "power losses per schedule, each at any scheduling point with every outcome for the disk (journal prefixes, one torn file); every process restarts 1 s later")
 	fs.IntVar(&o.Drifts, "drifts", 0, "processes whose clocks run slow or fast by the drift bound the algorithm is configured for (1%)")
 	fs.IntVar(&o.Preemptions, "preemptions", 0, "deviations from the default schedule (delay bounding)")
+	fs.BoolVar(&o.DPOR, "dpor", false, "every order of dependent same-instant steps, by dynamic partial-order reduction with sleep sets, instead of -preemptions (one core)")
 	fs.DurationVar(&o.Horizon, "horizon", 27*time.Second, "simulated time of each schedule (default three leases)")
 	skews := fs.String("skews", "", "wall-clock offsets a process may start with, comma list (e.g. 0,5s)")
 	limit := fs.Int("max-schedules", 0, "stop after this many schedules (0: none; the result is then incomplete)")
@@ -67,11 +68,14 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if o.DPOR {
+		est = -1 // the reduction's size is known only by running it
+	}
 	if est > maxEstimate && !*force && o.Limit == 0 {
 		return usagef("these bounds give about %.2g schedules (%d scheduling points per schedule); lower them, set -max-schedules, or pass -force", est, steps)
 	}
 	total := int64(est)
-	if o.Limit > 0 && int64(o.Limit) < total {
+	if o.Limit > 0 && (total < 0 || int64(o.Limit) < total) {
 		total = int64(o.Limit)
 	}
 	bar := newProgress(stderr, total, "schedules", *asJSON)
@@ -106,7 +110,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		err := writeJSON(stdout, exploreReport{Variant: o.Variant, Bounds: exploreBounds{
 			Procs: o.Procs, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors, Jumps: o.Jumps,
-			Powers: o.Powers, Drifts: o.Drifts, Preemptions: o.Preemptions, HorizonS: o.Horizon.Seconds(), Skews: *skews},
+			Powers: o.Powers, Drifts: o.Drifts, Preemptions: o.Preemptions, DPOR: o.DPOR, HorizonS: o.Horizon.Seconds(), Skews: *skews},
 			Schedules: res.Schedules, Complete: res.Complete, Violations: vs,
 			WallS: res.Wall.Seconds(), Estimate: est})
 		if err == nil && len(res.Violations) > 0 {
@@ -116,6 +120,9 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "# explore %s: %d schedules in %.2f s (%.0f/s), complete: %v\n", flags, res.Schedules, res.Wall.Seconds(),
 		float64(res.Schedules)/res.Wall.Seconds(), res.Complete)
+	if o.DPOR {
+		fmt.Fprintf(stdout, "# partial-order reduction: %d races, %d runs cut short (every step asleep)\n", res.DPOR.Races, res.DPOR.Blocked)
+	}
 	for i, v := range res.Violations {
 		fmt.Fprintf(stdout, "VIOLATION %s in %d steps\n  %s\n", v.Property, v.Steps, v.Violation.String())
 		for _, l := range v.Trace.Excerpt(0, v.At) {
@@ -146,6 +153,9 @@ func exploreFlags(o spec.ExploreOptions, skews string) string {
 	}
 	if skews != "" {
 		s += " -skews " + skews
+	}
+	if o.DPOR {
+		s += " -dpor"
 	}
 	return s
 }
@@ -206,6 +216,7 @@ type exploreReport struct {
 // exploreBounds are the bounds a search ran with.
 type exploreBounds struct {
 	Crashes     int     `json:"crashes"`
+	DPOR        bool    `json:"dpor"`
 	Drifts      int     `json:"drifts"`
 	FSErrors    int     `json:"fserrs"`
 	HorizonS    float64 `json:"horizon_s"`

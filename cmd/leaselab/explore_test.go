@@ -85,3 +85,31 @@ func TestExplorePowersAndDrifts(t *testing.T) {
 		}
 	}
 }
+
+// -dpor runs every order of dependent same-instant steps of the seed's
+// first 4 s with one SIGKILL anywhere, completes, finds the violation the
+// delay-bounded search finds, and its replay line carries -dpor and
+// replays it.
+func TestExploreDPOR(t *testing.T) {
+	code, out, errOut := runCLI("explore", "-variant", "seed", "-procs", "2", "-crashes", "1", "-horizon", "4s", "-dpor", "-json", "-out-dir", t.TempDir())
+	var j struct {
+		Bounds struct {
+			DPOR bool
+		}
+		Complete   bool
+		Schedules  int
+		Violations []struct {
+			Property, Replay string
+		}
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &j) != nil {
+		t.Fatalf("exit %d, want 1 (violations): %s\n%s", code, errOut, out)
+	}
+	if !j.Bounds.DPOR || !j.Complete || j.Schedules == 0 || len(j.Violations) == 0 || !strings.Contains(j.Violations[0].Replay, " -dpor ") {
+		t.Fatalf("%+v", j)
+	}
+	code, out, errOut = runCLI(strings.Fields(strings.TrimPrefix(j.Violations[0].Replay, "leaselab "))...)
+	if code != 1 || !strings.Contains(out, "VIOLATION "+j.Violations[0].Property) {
+		t.Fatalf("replay %q: exit %d %s\n%s", j.Violations[0].Replay, code, errOut, out)
+	}
+}
