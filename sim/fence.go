@@ -48,8 +48,9 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false))
 		}
 		if workload && hasTerm {
+			defer func() { p.acts[len(p.acts)-1].isolated = true }() // the simulator's own code
 			p.Go("work", func() {
-				for p.live(ctx) {
+				for p.w.touch(objKey{kind: objLead}, false); p.live(ctx); p.w.touch(objKey{kind: objLead}, false) {
 					p.fence(epoch)
 					p.Sleep(p.w.workloadPause())
 				}

@@ -86,7 +86,10 @@ func (w *World) notifyDir(dir string) {
 }
 
 // ChangeToken implements lease.Notifier.
-func (p *proc) ChangeToken(dir string) uint64 { return p.w.changesOf(dir) }
+func (p *proc) ChangeToken(dir string) uint64 {
+	p.w.porCall()
+	return p.w.changesOf(dir)
+}
 
 // WaitChange implements lease.Notifier: the activity sleeps until a
 // change under dir is delivered (a system-call latency after it happens)

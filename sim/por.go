@@ -75,10 +75,12 @@ const (
 	objServer                 // a lease server
 	objLead                   // leadership as the checker orders it
 	objJournal                // the file system's metadata journal
+	objSignal                 // a process's SIGTERM handler: installed, pending, awaited
 )
 
 type objKey struct {
 	kind objKind
+	id   int
 	s    string
 	ino  *inode
 	srv  *server
@@ -114,6 +116,11 @@ type porStep struct {
 	acc0, acc1 int // its accesses: porLog.acc[acc0:acc1]
 	ev0, ev1   int // its events: the trace's Events[ev0:ev1]
 	global     bool
+	// iso marks a step that runs no code of the variant's that another
+	// activity of its process could share memory with (porBegin).
+	iso    bool
+	start  bool // the first step of its activity
+	isoAct bool // of an activity that runs only the simulator's code
 }
 
 // porLog is a run's record for the reduction.
@@ -136,7 +143,7 @@ type Race struct{ Tie, Cand int }
 func (w *World) porBegin(a *activity) {
 	l := w.por
 	l.steps = append(l.steps, porStep{proc: int16(a.p.idx), act: int16(a.id), t: a.ready, tie: l.tie, cand: l.cand,
-		acc0: len(l.acc), ev0: len(w.tr.Events)})
+		acc0: len(l.acc), ev0: len(w.tr.Events), iso: a.isolated || a.inSim || !a.started, start: !a.started, isoAct: a.isolated})
 	l.open = true
 	l.tie = -1
 }
@@ -165,6 +172,23 @@ func (w *World) touch(o objKey, wr bool) {
 func (w *World) touchMode(o objKey, m mode) {
 	if l := w.por; l != nil && l.open {
 		l.acc = append(l.acc, access{o, m})
+	}
+}
+
+// porCall notes a call into the Proc that returns to its caller: an
+// activity's first step that makes one runs the variant's code after it.
+func (w *World) porCall() {
+	if l := w.por; l != nil && l.open {
+		if s := &l.steps[len(l.steps)-1]; s.start && !s.isoAct {
+			s.iso = false
+		}
+	}
+}
+
+// porUser marks the step under way as running the variant's code.
+func (w *World) porUser() {
+	if l := w.por; l != nil && l.open {
+		l.steps[len(l.steps)-1].iso = false
 	}
 }
 
@@ -235,6 +259,7 @@ func (w *World) porEvent(e *trace.Event) {
 			// The process's own, and what its death or pause does to
 			// others (porKill): its leadership ends, or is no longer seen.
 			w.touch(objKey{kind: objLead}, true)
+			w.porUser() // dependent on every step of its process
 		case trace.FSError:
 			// The failed call's own objects.
 		default:
@@ -251,6 +276,7 @@ func (w *World) porKill(p *proc) {
 		return
 	}
 	w.touch(objKey{kind: objLead}, true)
+	w.porUser()
 	for _, d := range p.fds.fds {
 		if d.ino != nil && d.locked {
 			w.touch(objKey{kind: objLock, ino: d.ino}, true)
@@ -365,20 +391,26 @@ func (l *porLog) dependent(a, b *porStep) bool {
 // whether it was global, and the objects it read, wrote or updated.
 type Footprint struct {
 	proc     int16
+	iso      bool
 	global   bool
 	killable bool // it stands for a death or pause too (WithFaults)
 	acc      []access
 }
 
 func (l *porLog) footprint(s *porStep) Footprint {
-	return Footprint{proc: s.proc, global: s.global, acc: l.acc[s.acc0:s.acc1]}
+	return Footprint{proc: s.proc, iso: s.iso, global: s.global, acc: l.acc[s.acc0:s.acc1]}
 }
 
 // Dependent reports whether two steps (of different instants of a
 // schedule, or of two schedules from one state) do not commute: see the
 // relation above.
 func (f Footprint) Dependent(g Footprint) bool {
-	if f.global || g.global || f.proc == g.proc || f.killable && (g.killable || g.touchesKill()) || g.killable && f.touchesKill() {
+	switch {
+	case f.global || g.global:
+		return true
+	case f.proc == g.proc && (!f.iso && !g.iso || f.killable || g.killable):
+		return true // (a process's death or pause ends or holds all its activities)
+	case f.killable && (g.killable || g.touchesKill()) || g.killable && f.touchesKill():
 		return true
 	}
 	for _, x := range f.acc {

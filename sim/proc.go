@@ -39,13 +39,19 @@ type activity struct {
 	id             int
 	name           string
 	wk             *worker
-	killed         bool  // unwind at the next resume
-	started        bool  // its body has begun to run
-	ready          int64 // true time at which its next step may run
-	t              int64 // true time of its latest step
-	seq            uint64
-	hidx           int
-	state          actState
+	killed         bool // unwind at the next resume
+	started        bool // its body has begun to run
+	// inSim marks an activity suspended inside a Proc method that runs
+	// none of its caller's code before it suspends again (AwaitShutdown),
+	// and isolated one that runs only the simulator's code (the
+	// workload): their steps share no memory with the process's other
+	// activities (partial-order reduction).
+	inSim, isolated bool
+	ready           int64 // true time at which its next step may run
+	t               int64 // true time of its latest step
+	seq             uint64
+	hidx            int
+	state           actState
 }
 
 // point is a scheduling point: the activity's next step may run at true
@@ -176,6 +182,7 @@ func (p *proc) spawn(name string, at int64, f func()) {
 
 // signal delivers SIGTERM.
 func (p *proc) signal() {
+	p.w.touch(objKey{kind: objSignal, id: p.idx}, true)
 	switch {
 	case p.stopped:
 		p.termWhileStopped = true // delivered at SIGCONT
@@ -489,6 +496,7 @@ func (p *proc) PID() int { return p.pid }
 
 // Go implements lease.Proc.
 func (p *proc) Go(name string, f func()) {
+	p.w.porCall()
 	a := p.w.cur
 	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvSpawn, Text: p.w.tr.Str(name)})
 	p.spawn(name, a.t, f)
@@ -496,6 +504,7 @@ func (p *proc) Go(name string, f func()) {
 
 // Role implements lease.Proc.
 func (p *proc) Role(r lease.Role) {
+	p.w.porCall()
 	a := p.w.cur
 	p.role = r
 	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvRole, Role: r})
@@ -504,6 +513,7 @@ func (p *proc) Role(r lease.Role) {
 // Lead implements lease.Proc: it records the epoch and, in true time, the
 // local deadline (at the process's current clock rate).
 func (p *proc) Lead(epoch int64, deadline time.Duration) {
+	p.w.porCall()
 	a := p.w.cur
 	p.lead.epoch, p.lead.deadline, p.lead.act, p.lead.set = epoch, deadline, int16(a.id), true
 	p.w.record(trace.Lead(int16(p.idx), int16(a.id), epoch, p.clock.trueAt(int64(deadline))))
@@ -537,14 +547,18 @@ func (p *proc) Exit(code int) {
 
 // AwaitShutdown implements lease.Proc.
 func (p *proc) AwaitShutdown() {
-	p.NotifyShutdown()
 	a := p.w.cur
+	a.inSim = true // a step that begins and ends in here runs none of the caller's code
+	p.NotifyShutdown()
+	p.w.touch(objKey{kind: objSignal, id: p.idx}, true)
 	if p.sigPending {
 		p.sigPending = false
 	} else {
 		p.sigWaiter = a
 		a.block()
 	}
+	a.inSim = false
+	p.w.porUser()
 	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvSignal})
 }
 
@@ -553,6 +567,7 @@ func (p *proc) AwaitShutdown() {
 // On a machine without a boot id (Config.NoBootID) it fails, as the real
 // one does where /proc/sys/kernel/random/boot_id is missing.
 func (p *proc) BootID() (string, error) {
+	p.w.porCall()
 	if p.w.cfg.NoBootID {
 		return "", bootIDErr
 	}
@@ -561,10 +576,15 @@ func (p *proc) BootID() (string, error) {
 
 // NotifyShutdown implements lease.ShutdownNotifier: the sigaction, once.
 func (p *proc) NotifyShutdown() {
+	if !p.w.cur.inSim {
+		p.w.porCall()
+	}
+	p.w.touch(objKey{kind: objSignal, id: p.idx}, false)
 	if p.sigInstalled {
 		return
 	}
 	a, _ := p.enter(trace.OpSigaction, 0)
+	p.w.touch(objKey{kind: objSignal, id: p.idx}, true)
 	p.sigInstalled = true
 	p.done(a, trace.Event{Kind: trace.EvSignal, Op: trace.OpSigaction})
 }

@@ -9,6 +9,7 @@ import (
 
 // Now implements lease.Clock.
 func (p *proc) Now() time.Time {
+	p.w.porCall()
 	a := p.w.cur
 	t := p.w.wallOf(&p.clock, a.t)
 	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockWall, N: t.UnixNano()})
@@ -20,6 +21,7 @@ func (p *proc) Mono() time.Duration {
 	if p.silent {
 		return time.Duration(p.clock.mono(p.w.now))
 	}
+	p.w.porCall()
 	a := p.w.cur
 	m := p.clock.mono(a.t)
 	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockMono, N: m})
@@ -35,6 +37,7 @@ func (p *proc) Sleep(d time.Duration) {
 
 // NewTicker implements lease.Clock.
 func (p *proc) NewTicker(d time.Duration) lease.Ticker {
+	p.w.porCall()
 	a := p.w.cur
 	return &ticker{p: p, d: int64(d), start: p.clock.mono(a.t)}
 }
@@ -63,7 +66,10 @@ func (t *ticker) Wait() {
 func (t *ticker) Stop() {}
 
 // NewHandoff implements lease.Proc.
-func (p *proc) NewHandoff() lease.Handoff { return &handoff{p: p} }
+func (p *proc) NewHandoff() lease.Handoff {
+	p.w.porCall()
+	return &handoff{p: p}
+}
 
 // handoff is an unbuffered channel between activities of one process.
 type handoff struct {
