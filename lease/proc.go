@@ -22,7 +22,11 @@ type Proc interface {
 	// PID is the process id, the holder id the post's program writes.
 	PID() int
 	// Go starts f as a concurrent activity of this process (a goroutine).
-	// All of a process's activities die together.
+	// All of a process's activities die together. f's code up to its
+	// first call of a Proc method must touch nothing another activity
+	// writes (each variant's activities begin with one): the simulator's
+	// partial-order reduction takes an activity's first step to commute
+	// with its process's other activities.
 	Go(name string, f func())
 	// NewHandoff returns an unbuffered channel of empty values between
 	// activities of this process.
