@@ -208,3 +208,25 @@ func TestDPORSound(t *testing.T) {
 func fullFound(t *testing.T, o ExploreOptions, property string) bool {
 	return fullSearch(t, o).violated[property]
 }
+
+// A reduced search is a function of its bounds: run twice, the same
+// schedules, races, cut-short runs and violations with the same decisions.
+func TestDPORDeterministic(t *testing.T) {
+	o := ExploreOptions{Variant: "seed", Procs: 2, Crashes: 1, Horizon: 4 * time.Second, DPOR: true}
+	a, err := Explore(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Explore(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Complete || a.Schedules != b.Schedules || a.DPOR != b.DPOR || len(a.Violations) == 0 || len(a.Violations) != len(b.Violations) {
+		t.Fatalf("two runs: %d/%d schedules, %+v/%+v, %d/%d violations (complete %v)", a.Schedules, b.Schedules, a.DPOR, b.DPOR, len(a.Violations), len(b.Violations), a.Complete)
+	}
+	for i := range a.Violations {
+		if !slices.Equal(a.Violations[i].Decisions, b.Violations[i].Decisions) {
+			t.Errorf("%s: the kept counterexample differs between two runs", a.Violations[i].Property)
+		}
+	}
+}
