@@ -22,6 +22,7 @@ var _ lease.ContextWaiter = (*proc)(nil)
 // that ends ctx.
 func (p *proc) SleepContext(ctx context.Context, d time.Duration) {
 	if ctx.Err() != nil {
+		p.w.porCall() // no scheduling point: the caller's code runs on in this step
 		return
 	}
 	defer p.w.waitCtx(p.w.cur, ctx)()
@@ -32,6 +33,7 @@ func (p *proc) SleepContext(ctx context.Context, d time.Duration) {
 // the step that ends ctx.
 func (p *proc) WaitChangeContext(ctx context.Context, dir string, token uint64, until time.Duration) bool {
 	if ctx.Err() != nil {
+		p.w.porCall() // no scheduling point: the caller's code runs on in this step
 		return false
 	}
 	defer p.w.waitCtx(p.w.cur, ctx)()

@@ -48,13 +48,13 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false))
 		}
 		if workload && hasTerm {
-			defer func() { p.acts[len(p.acts)-1].isolated = true }() // the simulator's own code
 			p.Go("work", func() {
 				for p.w.touch(objKey{kind: objLead}, false); p.live(ctx); p.w.touch(objKey{kind: objLead}, false) {
 					p.fence(epoch)
 					p.Sleep(p.w.workloadPause())
 				}
 			})
+			p.acts[len(p.acts)-1].isolated = true // the simulator's own code (the activity just made)
 		}
 		if started != nil {
 			started(ctx)
@@ -69,6 +69,19 @@ func (p *proc) live(ctx context.Context) bool {
 	err := ctx.Err()
 	p.silent = false
 	return err == nil
+}
+
+// lapsed reports whether ctx is a term whose local deadline has passed
+// (lease.Term.Valid), whether or not its elector also ended it.
+func (p *proc) lapsed(ctx context.Context) bool {
+	term, ok := lease.TermOf(ctx)
+	if !ok {
+		return false
+	}
+	p.silent = true
+	valid := term.Valid()
+	p.silent = false
+	return !valid
 }
 
 // observe looks at the leader contexts of every process that can run
@@ -122,7 +135,15 @@ func (p *proc) look(extend bool) {
 			kept = append(kept, l)
 			continue
 		}
+		if por := p.w.por; por != nil {
+			// A term whose deadline has passed ends at the first step of
+			// the instant, whichever it is: the instant's, not the step's.
+			por.timed = p.lapsed(l.ctx)
+		}
 		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, l.liveSteps, false))
+		if por := p.w.por; por != nil {
+			por.timed = false
+		}
 		p.w.leading--
 	}
 	clear(p.leaders[len(kept):])

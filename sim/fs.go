@@ -45,6 +45,10 @@ type inode struct {
 	// locked reports whether an open file description holds the inode's
 	// flock(2) lock; the description knows it is the one (its own locked).
 	locked bool
+	// id numbers the inode in the order its file system made them: what
+	// the partial-order reduction knows it by, the same in every run that
+	// made the same files in the same order (a pointer is not).
+	id int
 }
 
 // A description is an open file description. Without dup or fork each
@@ -73,6 +77,8 @@ type FileSystem struct {
 	// Every entry's parent is a directory entry, so a lookup that finds a
 	// name needs no walk of its ancestors.
 	names map[string]*inode
+	// inodes counts the inodes made (newInode).
+	inodes int
 	// Durability, tracked when the run can lose power (TrackDurability):
 	// durable is the namespace as the disk has it, at the last metadata
 	// commit (an fsync of a directory); journal holds the namespace
@@ -101,7 +107,13 @@ type FileSystem struct {
 
 // NewFileSystem returns a file system holding only the directory "/".
 func NewFileSystem() *FileSystem {
-	return &FileSystem{names: map[string]*inode{"/": {mode: fs.ModeDir | 0o755}}}
+	return &FileSystem{names: map[string]*inode{"/": {mode: fs.ModeDir | 0o755}}, inodes: 1}
+}
+
+// newInode returns a new inode of mode, numbered after the last.
+func (f *FileSystem) newInode(mode fs.FileMode) *inode {
+	f.inodes++
+	return &inode{mode: mode, id: f.inodes}
 }
 
 // MkdirAll creates dir and its missing ancestors, for setting up a world
@@ -117,7 +129,7 @@ func (f *FileSystem) MkdirAll(dir string) {
 		}
 		switch ino := f.names[dir[:i]]; {
 		case ino == nil:
-			f.names[dir[:i]] = &inode{mode: fs.ModeDir | 0o755}
+			f.names[dir[:i]] = f.newInode(fs.ModeDir | 0o755)
 			f.counted(dir[:i], 1)
 		case !ino.mode.IsDir():
 			panic("sim: MkdirAll: not a directory: " + dir[:i])
@@ -140,7 +152,7 @@ func (f *FileSystem) Place(name string, data []byte, perm fs.FileMode) error {
 		if errno := f.parentErr(p); errno != 0 {
 			return pathErr("place", name, errno)
 		}
-		ino = &inode{}
+		ino = f.newInode(0)
 		f.names[p] = ino
 		f.counted(p, 1)
 	case ino.mode.IsDir():
@@ -290,7 +302,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 		if f.full != 0 {
 			return -1, pathErr("open", name, f.full)
 		}
-		ino = &inode{mode: perm.Perm()}
+		ino = f.newInode(perm.Perm())
 		f.names[p] = ino
 		f.counted(p, 1)
 		f.logSet(p, ino)

@@ -28,9 +28,13 @@ import (
 //     link's source; written by open with O_CREAT or O_TRUNC, remove,
 //     rename (both names) and link's target, whether or not the call
 //     succeeds;
-//   - a directory's names: read by readdir; written by an open that
-//     creates a name, remove, rename and link (whether or not they
-//     succeed);
+//   - a directory's names: read by readdir (and by the checker, which
+//     judges their count's peaks); added to by an open that creates a
+//     name and by link, removed from by remove, and by rename from its
+//     source's directory and, if the target exists, its own; a rename
+//     within a directory to a new name shuffles it (whether or not these
+//     calls succeed). Additions commute with additions and removals with
+//     removals; a shuffle with both;
 //   - a directory's change count (inotify's events), or a server
 //     client's count of notices: read by a watcher's change token and
 //     wait; written by every change notified (an open with O_CREAT or
@@ -78,23 +82,30 @@ const (
 	objSignal                 // a process's SIGTERM handler: installed, pending, awaited
 )
 
+// objKey names a shared object by what is the same in every run from one
+// state (a path, an inode's number, a server's kind and lease name),
+// never by a pointer: sleep sets compare the steps of different runs.
 type objKey struct {
 	kind objKind
 	id   int
 	s    string
-	ino  *inode
-	srv  *server
 }
 
-// mode is how a step touches an object: reads commute with reads, and
-// updates with updates (a counter's increments; additions and removals
-// of different names, whose own names order them).
+// mode is how a step touches an object: reads commute with reads,
+// updates with updates (a counter's increments), additions of names to a
+// directory with additions and removals with removals (the names
+// themselves are objects of their own; the count, whose peaks the checker
+// judges, ends the same in either order), and a shuffle (a rename that
+// leaves the count as it was) with every change but a read.
 type mode uint8
 
 const (
 	read mode = iota
 	write
 	update
+	add
+	remove
+	shuffle
 )
 
 type access struct {
@@ -104,7 +115,17 @@ type access struct {
 
 // conflicts reports whether two accesses do not commute.
 func (x access) conflicts(y access) bool {
-	return x.obj == y.obj && x.mode != y.mode || x.obj == y.obj && x.mode == write
+	switch {
+	case x.obj != y.obj:
+		return false
+	case x.mode == write || y.mode == write:
+		return true
+	case x.mode == read || y.mode == read:
+		return x.mode != y.mode
+	case x.mode == shuffle || y.mode == shuffle:
+		return false
+	}
+	return x.mode != y.mode
 }
 
 // porStep is one recorded step.
@@ -133,6 +154,11 @@ type porLog struct {
 	fsyncOnly bool
 	tie       int // the pick just made was this tie (-1: none)
 	cand      int
+	// timed marks the event being recorded as the instant's rather than
+	// the step's (a term's deadline passing, seen at whichever step of
+	// the instant comes first); timedEv are such events' indices.
+	timed   bool
+	timedEv []int
 }
 
 // Race is a backtracking point the reduction found: at tie Tie (its
@@ -210,14 +236,15 @@ func (w *World) touchName(path string, write bool) {
 		w.touchJournal()
 	}
 	if ino := w.fs.names[path]; ino != nil {
-		w.touch(objKey{kind: objData, ino: ino}, false)
+		w.touch(objKey{kind: objData, id: ino.id}, false)
 	}
 }
 
-// touchNames records a change of the names of path's directory.
-func (w *World) touchNames(path string) {
+// touchNames records a change of the names of path's directory: an
+// addition, a removal or a shuffle.
+func (w *World) touchNames(path string, m mode) {
 	if w.por != nil {
-		w.touchMode(objKey{kind: objDir, s: dirOf(path)}, update)
+		w.touchMode(objKey{kind: objDir, s: dirOf(path)}, m)
 	}
 }
 
@@ -229,14 +256,14 @@ func (w *World) touchFD(p *proc, fd lease.FD, lock, write bool) {
 	}
 	ino := p.fds.fds[fd].ino
 	if lock {
-		w.touch(objKey{kind: objLock, ino: ino}, true)
+		w.touch(objKey{kind: objLock, id: ino.id}, true)
 		return
 	}
 	if write && w.por.fsyncOnly {
 		w.touchJournal()
 		return
 	}
-	w.touch(objKey{kind: objData, ino: ino}, write)
+	w.touch(objKey{kind: objData, id: ino.id}, write)
 	if write {
 		w.touchJournal()
 	}
@@ -250,6 +277,10 @@ func (w *World) touchJournal() {
 
 // porEvent classifies a recorded event for the step under way.
 func (w *World) porEvent(e *trace.Event) {
+	if w.por.timed {
+		w.por.timedEv = append(w.por.timedEv, len(w.tr.Events))
+		return
+	}
 	switch e.Kind {
 	case trace.EvStarted, trace.EvStopped, trace.EvFence:
 		w.touch(objKey{kind: objLead}, true)
@@ -279,11 +310,11 @@ func (w *World) porKill(p *proc) {
 	w.porUser()
 	for _, d := range p.fds.fds {
 		if d.ino != nil && d.locked {
-			w.touch(objKey{kind: objLock, ino: d.ino}, true)
+			w.touch(objKey{kind: objLock, id: d.ino.id}, true)
 		}
 	}
 	for _, s := range w.servers {
-		w.touch(objKey{kind: objServer, srv: s.server}, true)
+		w.touch(objKey{kind: objServer, s: s.server.key}, true)
 	}
 }
 
@@ -458,10 +489,26 @@ func (w *World) Fingerprint() uint64 {
 		str(e.Data)
 		str(e.Text)
 	}
+	timed := make(map[int]bool, len(l.timedEv))
+	for _, i := range l.timedEv {
+		timed[i] = true
+	}
 	next := 0 // the first event not yet hashed
 	l.instants(func(steps []porStep, deps [][]int, _ []bitset) {
 		for ; next < steps[0].ev0; next++ {
 			ev(w.tr.Events[next])
+		}
+		// The instant's own events (a term's deadline passing), wherever
+		// they fell among its steps, in the order of their processes.
+		var own []trace.Event
+		for i := steps[0].ev0; i < steps[len(steps)-1].ev1; i++ {
+			if timed[i] {
+				own = append(own, w.tr.Events[i])
+			}
+		}
+		slices.SortStableFunc(own, func(a, b trace.Event) int { return int(a.Proc) - int(b.Proc) })
+		for _, e := range own {
+			ev(e)
 		}
 		placed := make([]bool, len(steps))
 		for range steps {
@@ -484,21 +531,30 @@ func (w *World) Fingerprint() uint64 {
 			placed[best] = true
 			s := steps[best]
 			num(int64(s.proc)<<16 | int64(s.act))
-			for _, e := range w.tr.Events[s.ev0:s.ev1] {
-				ev(e)
+			for i := s.ev0; i < s.ev1; i++ {
+				if !timed[i] {
+					ev(w.tr.Events[i])
+				}
 			}
 		}
 		// Events between two steps of the instant (none is expected):
 		// after its steps, in their order.
 		for i := 1; i < len(steps); i++ {
-			for _, e := range w.tr.Events[steps[i-1].ev1:steps[i].ev0] {
-				ev(e)
+			for j := steps[i-1].ev1; j < steps[i].ev0; j++ {
+				if !timed[j] {
+					ev(w.tr.Events[j])
+				}
 			}
 		}
 		next = steps[len(steps)-1].ev1
 	})
 	for _, e := range w.tr.Events[next:] {
 		ev(e)
+	}
+	// The lock directory's peaks: an outcome the checker judges.
+	for _, p := range w.tr.LockDir.Peaks {
+		num(p.T)
+		num(int64(p.N))
 	}
 	return h.Sum64()
 }
@@ -521,4 +577,28 @@ func (f Footprint) touchesKill() bool {
 		}
 	}
 	return false
+}
+
+// touchRename records what a rename does to the names of its directories:
+// its source's directory loses a name, its target's gains one unless the
+// target exists (then it loses the source's); within one directory, a
+// rename to a new name leaves the count as it was.
+func (w *World) touchRename(oldname, newname string) {
+	if w.por == nil {
+		return
+	}
+	exists := w.fs.names[newname] != nil
+	switch {
+	case dirOf(oldname) != dirOf(newname):
+		w.touchNames(oldname, remove)
+		if exists {
+			w.touchNames(newname, shuffle)
+		} else {
+			w.touchNames(newname, add)
+		}
+	case exists:
+		w.touchNames(oldname, remove)
+	default:
+		w.touchNames(oldname, shuffle)
+	}
 }

@@ -314,7 +314,7 @@ func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 	a, inj := p.enter(trace.OpOpen, flag)
 	p.w.touchName(name, flag&(lease.O_CREATE|lease.O_TRUNC) != 0)
 	if flag&lease.O_CREATE != 0 && p.w.fs.names[name] == nil {
-		p.w.touchNames(name)
+		p.w.touchNames(name, add)
 	}
 	fd, err := lease.FD(-1), injected("open", name, inj)
 	if inj == 0 {
@@ -402,7 +402,7 @@ func (p *proc) Stat(name string) (fs.FileInfo, error) {
 func (p *proc) Remove(name string) error {
 	a, inj := p.enter(trace.OpRemove, 0)
 	p.w.touchName(name, true)
-	p.w.touchNames(name)
+	p.w.touchNames(name, remove)
 	err := injected("remove", name, inj)
 	if inj == 0 {
 		err = p.w.fs.Remove(name)
@@ -419,8 +419,7 @@ func (p *proc) Rename(oldname, newname string) error {
 	a, inj := p.enter(trace.OpRename, 0)
 	p.w.touchName(oldname, true)
 	p.w.touchName(newname, true)
-	p.w.touchNames(oldname)
-	p.w.touchNames(newname)
+	p.w.touchRename(oldname, newname)
 	err := injectedPair("rename", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Rename(oldname, newname)
@@ -437,7 +436,7 @@ func (p *proc) Link(oldname, newname string) error {
 	a, inj := p.enter(trace.OpLink, 0)
 	p.w.touchName(oldname, false)
 	p.w.touchName(newname, true)
-	p.w.touchNames(newname)
+	p.w.touchNames(newname, add)
 	err := injectedPair("link", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Link(oldname, newname)
@@ -485,6 +484,7 @@ func (p *proc) Flock(fd lease.FD, how int) error {
 			w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvBlock, Op: trace.OpFlock, FD: int32(fd), Flag: int32(how)})
 			w.lockWaiters = append(w.lockWaiters, lockWaiter{a: a, ino: ino})
 			a.block()
+			w.touchFD(p, fd, true, true) // the retry, a step of its own, takes the lock or waits again
 		}
 	}
 	p.done(a, trace.Event{Op: trace.OpFlock, FD: int32(fd), Flag: int32(how), Errno: errno(err)})

@@ -95,6 +95,7 @@ func (h *handoff) Recv() {
 	w := h.p.w
 	a := w.cur
 	if s := h.sender; s != nil {
+		w.porCall() // no scheduling point: the caller's code runs on in this step
 		h.sender = nil
 		w.wake(s, w.now)
 	} else {

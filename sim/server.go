@@ -21,6 +21,7 @@ import (
 // point of the calling process, like a system call.
 type server struct {
 	kind    string
+	key     string // kind and lease name: what the partial-order reduction knows it by
 	rec     lease.Record
 	present bool  // a live record (not released, not expired)
 	expires int64 // true time at which the server drops rec
@@ -38,7 +39,7 @@ func (w *World) serverOf(kind, name string) *server {
 			return s.server
 		}
 	}
-	s := &server{kind: kind}
+	s := &server{kind: kind, key: kind + "\x00" + name}
 	w.servers = append(w.servers, namedServer{kind, name, s})
 	return s
 }
@@ -78,7 +79,8 @@ var _ lease.StoreNotifier = (*remote)(nil)
 // the record's changes at its first token (an etcd watch, a Redis
 // SUBSCRIBE, LISTEN), and counts the notices it has had.
 func (r *remote) ChangeToken(string) uint64 {
-	r.p.w.touch(objKey{kind: objServer, srv: r.s}, true)
+	r.p.w.porCall()
+	r.p.w.touch(objKey{kind: objServer, s: r.s.key}, true)
 	if !r.subscribed {
 		r.subscribed = true
 		r.s.subs = append(r.s.subs, r)
@@ -167,7 +169,7 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 		r.early()
 	}
 	a, inj := p.enter(trace.OpRPC, 0)
-	p.w.touch(objKey{kind: objServer, srv: r.s}, true)
+	p.w.touch(objKey{kind: objServer, s: r.s.key}, true)
 	var rec lease.Record
 	var err error
 	if inj == 0 || p.w.choose.Choose(2) == 0 {

@@ -78,6 +78,114 @@ func toyWatch(name string) lease.Variant {
 	return v
 }
 
+// toyData is a toy whose outcome hangs on a file's data alone: the first
+// process leads if it reads the lock file holding exactly "x"; the second
+// creates it, writes "x" and then "y" through one descriptor, and leads.
+// Only the order of the read among the writes (one inode, no name
+// changed) makes two leaders.
+func toyData(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		if p.PID() == 100 {
+			if b, err := p.ReadFile(path); err == nil && string(b) == "x" {
+				toyLead(p, cfg)
+			}
+			return nil
+		}
+		fd, err := p.Open(path, lease.O_RDWR|lease.O_CREATE, 0o644)
+		if err != nil {
+			return nil
+		}
+		p.Write(fd, []byte("x"))
+		p.Write(fd, []byte("y"))
+		p.Close(fd)
+		toyLead(p, cfg)
+		return nil
+	}
+	return v
+}
+
+// toyFlockQueue queues on flock(2): each process opens the lock, waits
+// for LOCK_EX, logs, holds it a moment and closes it. With three, two
+// waiters wake at one instant when the holder closes, and which takes the
+// lock is the order of their retries.
+func toyFlockQueue(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		fd, err := p.Open(path, lease.O_RDWR|lease.O_CREATE, 0o644)
+		if err != nil {
+			return nil
+		}
+		if p.(lease.FlockFS).Flock(fd, lease.LOCK_EX) != nil {
+			return nil
+		}
+		p.Log(lease.MsgStarted, int64(p.PID()), 0)
+		p.Sleep(time.Millisecond)
+		p.Close(fd)
+		return nil
+	}
+	return v
+}
+
+// toyFiles bounds the lock's directory to one name: the first process
+// creates a name and removes it; the second creates another after two
+// stats. Only the order of the creation among the removal (different
+// names, one directory) breaks the bound.
+func toyFiles(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Claims.Files = &lease.FileBound{Fixed: 1}
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		dir := filepath.Dir(path)
+		if p.PID() == 100 {
+			if fd, err := p.Open(dir+"/x", lease.O_WRONLY|lease.O_CREATE, 0o644); err == nil {
+				p.Close(fd)
+			}
+			p.Remove(dir + "/x")
+			return nil
+		}
+		p.Stat(dir + "/none")
+		p.Stat(dir + "/none")
+		if fd, err := p.Open(dir+"/y", lease.O_WRONLY|lease.O_CREATE, 0o644); err == nil {
+			p.Close(fd)
+		}
+		return nil
+	}
+	return v
+}
+
+// toyServer is a toy over the simulator's Redis: the second process
+// creates the lease, leads, and releases it; the first reads it and leads
+// if the second holds it, which only the order of the three requests (one
+// server, no file) decides.
+func toyServer(name string) lease.Variant {
+	v := toyVariant(name, false)
+	redis, _ := lease.LookupVariant("redis")
+	v.NewStore = redis.NewStore
+	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+		if p.PID() == 100 {
+			if r, err := s.Read(); err == nil && r.Holder == 101 {
+				toyLead(p, cfg)
+			}
+			return nil
+		}
+		r, err := s.Create(101, time.Second)
+		if err != nil {
+			return nil
+		}
+		toyLead(p, cfg)
+		s.Release(r)
+		return nil
+	}
+	return v
+}
+
+func toyLead(p lease.Proc, cfg lease.Config) {
+	p.Role(lease.RoleLeader)
+	if f := cfg.Callbacks.OnStartedLeading; f != nil {
+		f(context.Background())
+	}
+}
+
 // outcomes are what a search reached: each schedule's trace up to the
 // reordering of independent steps (sim.World.Fingerprint), and the
 // properties violated.
@@ -157,7 +265,15 @@ func TestDPORSound(t *testing.T) {
 	registerOnce(t, toyVariant("toy-excl", false))
 	registerOnce(t, toyVariant("toy-racy", true))
 	registerOnce(t, toyWatch("toy-watch"))
+	registerOnce(t, toyData("toy-data"))
+	registerOnce(t, toyFlockQueue("toy-flockq"))
+	registerOnce(t, toyFiles("toy-files"))
+	registerOnce(t, toyServer("toy-server"))
 	for _, o := range []ExploreOptions{
+		{Variant: "toy-server", Procs: 2},
+		{Variant: "toy-data", Procs: 2},
+		{Variant: "toy-flockq", Procs: 3},
+		{Variant: "toy-files", Procs: 2},
 		{Variant: "toy-excl", Procs: 2},
 		{Variant: "toy-watch", Procs: 2},
 		{Variant: "toy-watch", Procs: 3},
@@ -200,8 +316,15 @@ func TestDPORSound(t *testing.T) {
 			t.Errorf("%+v: the reduced search ran %d schedules, the full one %d: nothing was reduced", o, red.schedules, full.schedules)
 		}
 	}
-	if !fullFound(t, ExploreOptions{Variant: "toy-racy", Procs: 2, Horizon: 10 * time.Millisecond}, ExclusiveLeadership) {
-		t.Error("the racy toy's two leaders are not found: the test shows nothing")
+	for _, c := range []struct{ variant, property string }{
+		{"toy-racy", ExclusiveLeadership},
+		{"toy-data", ExclusiveLeadership},
+		{"toy-files", BoundedFiles},
+		{"toy-server", ExclusiveLeadership},
+	} {
+		if !fullFound(t, ExploreOptions{Variant: c.variant, Procs: 2, Horizon: 10 * time.Millisecond}, c.property) {
+			t.Errorf("%s: the full search does not find %s: the test shows nothing", c.variant, c.property)
+		}
 	}
 }
 
