@@ -91,6 +91,17 @@ type objKey struct {
 	s    string
 }
 
+// bit is the object's bit in a step's mask: a cheap hash of the key, so
+// that most pairs of steps on different objects need no comparison of
+// their accesses (a collision only costs that comparison).
+func (o objKey) bit() uint64 {
+	h := uint64(o.kind)*0x9e3779b97f4a7c15 ^ uint64(o.id)*0xbf58476d1ce4e5b9
+	for i := 0; i < len(o.s); i++ {
+		h = (h ^ uint64(o.s[i])) * 0x100000001b3
+	}
+	return 1 << (h >> 58)
+}
+
 // mode is how a step touches an object: reads commute with reads,
 // updates with updates (a counter's increments), additions of names to a
 // directory with additions and removals with removals (the names
@@ -142,6 +153,9 @@ type porStep struct {
 	iso    bool
 	start  bool // the first step of its activity
 	isoAct bool // of an activity that runs only the simulator's code
+	// mask has a bit for each object the step touched (objKey.bit): two
+	// steps whose masks are disjoint touched no object in common.
+	mask uint64
 }
 
 // porLog is a run's record for the reduction.
@@ -178,6 +192,9 @@ func (w *World) porEnd() {
 	l := w.por
 	s := &l.steps[len(l.steps)-1]
 	s.acc1, s.ev1 = len(l.acc), len(w.tr.Events)
+	for _, a := range l.acc[s.acc0:s.acc1] {
+		s.mask |= a.obj.bit()
+	}
 	l.open = false
 	if f := w.cfg.Explore.OnStep; f != nil {
 		fp := l.footprint(s)
@@ -394,13 +411,15 @@ func (l *porLog) instants(f func(steps []porStep, deps [][]int, pred []bitset)) 
 		n := len(steps)
 		words := (n + 63) / 64
 		deps := make([][]int, n)
+		flat := make([]int, 0, 4*n) // deps' backing store, grown as one
 		pred := make([]bitset, n)
 		all := make(bitset, n*words)
 		for j := range steps {
 			pred[j] = all[j*words : (j+1)*words]
 			for i := range j {
 				if l.dependent(&steps[i], &steps[j]) {
-					deps[j] = append(deps[j], i)
+					flat = append(flat, i)
+					deps[j] = flat[len(flat)-1-len(deps[j]) : len(flat) : len(flat)]
 					pred[j].set(i)
 					for w, x := range pred[i] {
 						pred[j][w] |= x
@@ -415,6 +434,9 @@ func (l *porLog) instants(f func(steps []porStep, deps [][]int, pred []bitset)) 
 
 // dependent reports whether two steps do not commute.
 func (l *porLog) dependent(a, b *porStep) bool {
+	if a.proc != b.proc && !a.global && !b.global && a.mask&b.mask == 0 {
+		return false // (Footprint.Dependent's other cases need a common object)
+	}
 	return l.footprint(a).Dependent(l.footprint(b))
 }
 
