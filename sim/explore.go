@@ -249,5 +249,19 @@ func (d delayBounded) Pick(cands []Candidate) int {
 	return k
 }
 
+// FaultsLeft reports, during an exploration, whether a fault of a
+// process (a SIGKILL, SIGTERM or pause) and a global one (a power loss, a
+// clock jump) can still be chosen at a later step: a step's sleeper
+// stands for the faults its step could have had only while they can.
+func (w *World) FaultsLeft() (proc, global bool) {
+	e, s := w.cfg.Explore, &w.ex
+	if e == nil {
+		return false, false
+	}
+	proc = s.crashes < e.Crashes || s.terms < e.Terms || s.pauses < e.Pauses && len(e.PauseLengths) > 0
+	global = s.powers < e.Powers || s.jumps < e.Jumps && len(e.JumpSizes) > 0
+	return proc, global
+}
+
 // Stopped reports whether the run was stopped by Explore.OnTie.
 func (w *World) Stopped() bool { return w.ex.stop }

@@ -156,6 +156,9 @@ type porStep struct {
 	// mask has a bit for each object the step touched (objKey.bit): two
 	// steps whose masks are disjoint touched no object in common.
 	mask uint64
+	// enabler is the step that alone made its activity runnable
+	// (activity.enabler), or -1: the step cannot run before it.
+	enabler int
 }
 
 // porLog is a run's record for the reduction.
@@ -176,14 +179,21 @@ type porLog struct {
 }
 
 // Race is a backtracking point the reduction found: at tie Tie (its
-// ordinal among the run's ties), the candidate Cand should be tried
-// first too.
-type Race struct{ Tie, Cand int }
+// ordinal among the run's ties), one of the candidates in Cands (bit c
+// for candidate c) is to be tried first too, unless one already is; all
+// of them if Every.
+type Race struct {
+	Tie   int
+	Cands uint64
+	Every bool
+}
 
 func (w *World) porBegin(a *activity) {
 	l := w.por
 	l.steps = append(l.steps, porStep{proc: int16(a.p.idx), act: int16(a.id), t: a.ready, tie: l.tie, cand: l.cand,
-		acc0: len(l.acc), ev0: len(w.tr.Events), iso: a.isolated || a.inSim || !a.started, start: !a.started, isoAct: a.isolated})
+		acc0: len(l.acc), ev0: len(w.tr.Events), iso: a.isolated || a.inSim || !a.started, start: !a.started, isoAct: a.isolated,
+		enabler: a.enabler})
+	a.enabler = -1
 	l.open = true
 	l.tie = -1
 }
@@ -201,6 +211,14 @@ func (w *World) porEnd() {
 		fp.acc = slices.Clone(fp.acc)
 		f(fp)
 	}
+}
+
+// porCurrent is the index of the step under way, or -1.
+func (w *World) porCurrent() int {
+	if l := w.por; l != nil && l.open {
+		return len(l.steps) - 1
+	}
+	return -1
 }
 
 // touch records an access of the step under way: a write, or a read.
@@ -336,9 +354,12 @@ func (w *World) porKill(p *proc) {
 }
 
 // Races returns the races of the run's steps, for Explore.DPOR (nil
-// otherwise): each as the tie at which the second step's activity is to
-// be tried before the first step, or, when that activity was not among
-// the tie's candidates, each of them.
+// otherwise): for each race of a step i with a later step j, the tie
+// before i and, of its candidates, the initials of the steps between i
+// and j that do not happen after i, then j (those that have no
+// predecessor among them): running one of them first reverses the race
+// (Abdulla, Aronis, Jonsson and Sagonas's source sets, POPL 2014). When
+// none of them was a candidate there, every candidate.
 func (w *World) Races() []Race {
 	l := w.por
 	if l == nil {
@@ -352,12 +373,14 @@ func (w *World) Races() []Race {
 			out = append(out, r)
 		}
 	}
-	l.instants(func(steps []porStep, deps [][]int, pred []bitset) {
+	l.instants(func(lo int, steps []porStep, deps [][]int, pred []bitset) {
 		for j := range steps {
 			sj := steps[j]
 			for _, i := range deps[j] {
 				si := steps[i]
-				if si.tie < 0 || si.proc == sj.proc && si.act == sj.act {
+				if si.tie < 0 || si.proc == sj.proc && si.act == sj.act || sj.enabler == lo+i {
+					// (A step cannot run before the one that alone
+					// enabled it: the two are not co-enabled.)
 					continue
 				}
 				// A race reversed through another step k (i before k
@@ -369,22 +392,38 @@ func (w *World) Races() []Race {
 						break
 					}
 				}
+				if e := sj.enabler - lo; e > i && e < j && pred[e].has(i) {
+					through = true // (its enabler happens after i)
+				}
 				if through {
 					continue
 				}
 				cands := l.ties[si.tie]
-				k := -1
-				for c, x := range cands {
-					if x.Proc == int(sj.proc) && x.Act == int(sj.act) {
-						k = c
+				var initials uint64
+				for k := i + 1; k <= j; k++ {
+					if k < j && pred[k].has(i) {
+						continue // it happens after i
+					}
+					initial := true
+					for m := i + 1; m < k; m++ {
+						if !pred[m].has(i) && pred[k].has(m) {
+							initial = false
+							break
+						}
+					}
+					if !initial {
+						continue
+					}
+					for c, x := range cands {
+						if x.Proc == int(steps[k].proc) && x.Act == int(steps[k].act) {
+							initials |= 1 << c
+						}
 					}
 				}
-				if k >= 0 {
-					add(Race{si.tie, k})
-					continue
-				}
-				for c := range cands {
-					add(Race{si.tie, c})
+				if initials != 0 {
+					add(Race{Tie: si.tie, Cands: initials})
+				} else {
+					add(Race{Tie: si.tie, Cands: 1<<len(cands) - 1, Every: true})
 				}
 			}
 		}
@@ -401,7 +440,7 @@ func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
 // instants calls f with the steps of each instant and, for each step,
 // the earlier steps of that instant it depends on (of its activity too)
 // and those that happen before it (the transitive closure).
-func (l *porLog) instants(f func(steps []porStep, deps [][]int, pred []bitset)) {
+func (l *porLog) instants(f func(lo int, steps []porStep, deps [][]int, pred []bitset)) {
 	for lo := 0; lo < len(l.steps); {
 		hi := lo + 1
 		for hi < len(l.steps) && l.steps[hi].t == l.steps[lo].t {
@@ -416,8 +455,14 @@ func (l *porLog) instants(f func(steps []porStep, deps [][]int, pred []bitset)) 
 		all := make(bitset, n*words)
 		for j := range steps {
 			pred[j] = all[j*words : (j+1)*words]
+			if e := steps[j].enabler - lo; e >= 0 && e < j {
+				pred[j].set(e) // it could not run before its enabler
+				for w, x := range pred[e] {
+					pred[j][w] |= x
+				}
+			}
 			for i := range j {
-				if l.dependent(&steps[i], &steps[j]) {
+				if steps[i].proc == steps[j].proc && steps[i].act == steps[j].act || l.dependent(&steps[i], &steps[j]) {
 					flat = append(flat, i)
 					deps[j] = flat[len(flat)-1-len(deps[j]) : len(flat) : len(flat)]
 					pred[j].set(i)
@@ -427,7 +472,7 @@ func (l *porLog) instants(f func(steps []porStep, deps [][]int, pred []bitset)) 
 				}
 			}
 		}
-		f(steps, deps, pred)
+		f(lo, steps, deps, pred)
 		lo = hi
 	}
 }
@@ -516,7 +561,7 @@ func (w *World) Fingerprint() uint64 {
 		timed[i] = true
 	}
 	next := 0 // the first event not yet hashed
-	l.instants(func(steps []porStep, deps [][]int, _ []bitset) {
+	l.instants(func(_ int, steps []porStep, deps [][]int, _ []bitset) {
 		for ; next < steps[0].ev0; next++ {
 			ev(w.tr.Events[next])
 		}

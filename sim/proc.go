@@ -47,11 +47,16 @@ type activity struct {
 	// workload): their steps share no memory with the process's other
 	// activities (partial-order reduction).
 	inSim, isolated bool
-	ready           int64 // true time at which its next step may run
-	t               int64 // true time of its latest step
-	seq             uint64
-	hidx            int
-	state           actState
+	// enabler is the step (its index in the partial-order reduction's
+	// record) that alone made the activity runnable: the one that
+	// released the flock lock it waited for, sent it a handoff or a
+	// signal, or spawned it (-1: none, or not one alone).
+	enabler int
+	ready   int64 // true time at which its next step may run
+	t       int64 // true time of its latest step
+	seq     uint64
+	hidx    int
+	state   actState
 }
 
 // point is a scheduling point: the activity's next step may run at true
@@ -95,6 +100,7 @@ func (w *World) wake(a *activity, t int64) {
 	if a.p.dead || a.state != actBlocked {
 		return
 	}
+	a.enabler = w.porCurrent()
 	a.ready, a.seq = t, w.seq
 	w.seq++
 	a.state = actReady
@@ -170,7 +176,7 @@ func (p *proc) spawn(name string, at int64, f func()) {
 	} else {
 		a = new(activity)
 	}
-	*a = activity{p: p, id: len(p.acts), name: name, hidx: -1, t: at}
+	*a = activity{p: p, id: len(p.acts), name: name, hidx: -1, t: at, enabler: w.porCurrent()}
 	a.wk = getWorker()
 	a.wk.act, a.wk.fn = a, f
 	p.acts = append(p.acts, a)

@@ -22,8 +22,9 @@ type dporNode struct {
 	// sleep is the sleep set before the step this choice belongs to
 	// (for a fault's choice, with the step's tie's siblings run before).
 	sleep []sleeper
-	// first is, for each candidate of a tie run, what its step touched.
-	first map[int]sim.Footprint
+	// first is, for each candidate of a tie run, what its step touched
+	// and the faults it stands for.
+	first map[int]sleeper
 }
 
 // A sleeper is an activity whose next step has been run from an
@@ -33,6 +34,19 @@ type dporNode struct {
 type sleeper struct {
 	c  sim.Candidate
 	fp sim.Footprint
+	// proc and global mark a step at which faults could also have been
+	// chosen: of its process, global. It stands for them too, while
+	// they can still be chosen (sim.World.FaultsLeft).
+	proc, global bool
+}
+
+// footprint is what the sleeper stands for while faults of a process
+// (proc) and global ones (global) can still be chosen.
+func (s sleeper) footprint(proc, global bool) sim.Footprint {
+	if s.proc && proc || s.global && global {
+		return s.fp.WithFaults(s.global && global)
+	}
+	return s.fp
 }
 
 // DPORStats counts what a reduced exploration did beyond its schedules.
@@ -86,7 +100,7 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 			if c, ok := r.tieCands[j]; ok {
 				nd.tie, nd.cands = true, c
 				nd.backtrack, nd.done = 1<<r.log[j].V, 1<<r.log[j].V
-				nd.first = map[int]sim.Footprint{}
+				nd.first = map[int]sleeper{}
 				if f, ok := r.first[j]; ok {
 					nd.first[r.log[j].V] = f
 				}
@@ -101,7 +115,13 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 			}
 		}
 		for _, race := range r.w.Races() {
-			stack[r.ties[race.Tie]].backtrack |= 1 << race.Cand
+			nd := &stack[r.ties[race.Tie]]
+			switch {
+			case race.Every:
+				nd.backtrack |= race.Cands
+			case nd.backtrack&race.Cands == 0:
+				nd.backtrack |= race.Cands & -race.Cands // one of them: the lowest
+			}
 			res.DPOR.Races++
 		}
 		// Backtrack to the last choice with an alternative left.
@@ -151,14 +171,14 @@ type dporResult struct {
 	ties     []int                   // the log index of each tie's choice, by ordinal
 	tieCands map[int][]sim.Candidate // a new tie's candidates, by log index
 	sleep    map[int][]sleeper       // a new choice's sleep set, by log index
-	first    map[int]sim.Footprint   // what the step of a tie's choice touched, by log index
+	first    map[int]sleeper         // what the step of a tie's choice touched and stands for, by log index
 }
 
 // dporRun runs the schedule that replays prefix, whose choices are the
 // nodes of stack, and then takes, at each new tie, the first candidate
 // awake.
 func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, error) {
-	r := dporResult{tieCands: map[int][]sim.Candidate{}, sleep: map[int][]sleeper{}, first: map[int]sim.Footprint{}}
+	r := dporResult{tieCands: map[int][]sim.Candidate{}, sleep: map[int][]sleeper{}, first: map[int]sleeper{}}
 	d := &dfs{prefix: slices.Clone(prefix)}
 	cfg, err := ExploreConfig(o, d)
 	if err != nil {
@@ -179,11 +199,13 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 		if nd.tie {
 			for k, c := range nd.cands {
 				if f, ok := nd.first[k]; ok && k != prefix[i] && nd.done&(1<<k) != 0 {
-					cur = append(cur, sleeper{c, f})
+					f.c = c
+					cur = append(cur, f)
 				}
 			}
 		}
 	}
+	var w *sim.World        // (set before it runs)
 	stepStart := len(d.log) // the choices made before the run are the setup's
 	var tooMany error
 	cfg.Explore.DPOR = true
@@ -219,7 +241,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 			activate()
 		}
 		// A tie's step that also had faults to choose from stands, as a
-		// sleeper, for them all: it is global.
+		// sleeper, for them all.
 		tied, faults := -1, false
 		for j := stepStart; j < n; j++ {
 			if _, ok := r.tieCands[j]; ok || j < len(prefix) && stack[j].tie {
@@ -229,10 +251,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 			}
 		}
 		if tied >= 0 {
-			r.first[tied] = fp
-			if faults {
-				r.first[tied] = fp.WithFaults(o.Powers > 0 || o.Jumps > 0)
-			}
+			r.first[tied] = sleeper{fp: fp, proc: faults, global: faults && (o.Powers > 0 || o.Jumps > 0)}
 		}
 		for j := stepStart; j < n; j++ {
 			if j >= len(prefix) {
@@ -240,9 +259,10 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 			}
 		}
 		if active {
+			proc, global := w.FaultsLeft()
 			kept := cur[:0]
 			for _, s := range cur {
-				if !s.fp.Dependent(fp) {
+				if !s.footprint(proc, global).Dependent(fp) {
 					kept = append(kept, s)
 				}
 			}
@@ -250,7 +270,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 		}
 		stepStart = n
 	}
-	w, err := sim.New(cfg)
+	w, err = sim.New(cfg)
 	if err != nil {
 		return r, err
 	}
