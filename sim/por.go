@@ -159,6 +159,19 @@ type porStep struct {
 	// enabler is the step that alone made its activity runnable
 	// (activity.enabler), or -1: the step cannot run before it.
 	enabler int
+	// fault marks a step that was its process's death or pause instead
+	// of its activity's step: the same whichever of the process's
+	// activities it fell to.
+	fault bool
+}
+
+// actOf is the activity a step is known by in a fingerprint: none for a
+// process's fault.
+func (s *porStep) actOf() int16 {
+	if s.fault {
+		return -1
+	}
+	return s.act
 }
 
 // porLog is a run's record for the reduction.
@@ -326,6 +339,9 @@ func (w *World) porEvent(e *trace.Event) {
 			// others (porKill): its leadership ends, or is no longer seen.
 			w.touch(objKey{kind: objLead}, true)
 			w.porUser() // dependent on every step of its process
+			if l := w.por; l.open && e.FaultKind() != trace.Term {
+				l.steps[len(l.steps)-1].fault = true
+			}
 		case trace.FSError:
 			// The failed call's own objects.
 		default:
@@ -591,16 +607,20 @@ func (w *World) Fingerprint() uint64 {
 						break
 					}
 				}
-				if ready && (best < 0 || steps[j].proc < steps[best].proc || steps[j].proc == steps[best].proc && steps[j].act < steps[best].act) {
+				if ready && (best < 0 || steps[j].proc < steps[best].proc || steps[j].proc == steps[best].proc && steps[j].actOf() < steps[best].actOf()) {
 					best = j
 				}
 			}
 			placed[best] = true
 			s := steps[best]
-			num(int64(s.proc)<<16 | int64(s.act))
+			num(int64(s.proc)<<16 | int64(uint16(s.actOf())))
 			for i := s.ev0; i < s.ev1; i++ {
 				if !timed[i] {
-					ev(w.tr.Events[i])
+					e := w.tr.Events[i]
+					if s.fault {
+						e.Act = -1
+					}
+					ev(e)
 				}
 			}
 		}
