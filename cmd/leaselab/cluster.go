@@ -81,7 +81,10 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 	id := c.nextID
 	c.nextID++
 	c.mu.Unlock()
-	logf, err := os.Create(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", id)))
+	// Appending: with -exec its standard output is copied here too, by
+	// another descriptor (a shared offset would overwrite one with the
+	// other).
+	logf, err := os.OpenFile(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", id)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}

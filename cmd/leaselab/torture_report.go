@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -164,11 +167,32 @@ func (c *cluster) ownExitVerdict(end time.Duration) spec.Verdict {
 		if first.hist.pid > 0 {
 			pid = first.hist.pid
 		}
+		said := ""
+		if line := lastLine(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", first.id))); line != "" {
+			said = fmt.Sprintf("; its last line: %q", line)
+		}
 		v.Violation = &spec.Violation{Property: NoOwnExit, At: time.Duration(first.waitT), PIDs: []int{pid},
-			Detail: fmt.Sprintf("process %d exited on its own, status %d, %s after it started, with no signal from the harness (%d of %d processes did)",
-				pid, first.code, fmtSecs(time.Duration(first.waitT-first.start)), n, len(c.kids))}
+			Detail: fmt.Sprintf("process %d exited on its own, status %d, %s after it started, with no signal from the harness (%d of %d processes did)%s",
+				pid, first.code, fmtSecs(time.Duration(first.waitT-first.start)), n, len(c.kids), said)}
 	}
 	return v
+}
+
+// lastLine is the last non-empty line of the file at path (of its last
+// 4 KiB), or "".
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(buf)) {
+		f.Seek(fi.Size()-int64(len(buf)), io.SeekStart)
+	}
+	n, _ := io.ReadFull(f, buf)
+	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // NoOwnExit is the property ownExitVerdict judges.

@@ -349,7 +349,7 @@ func TestTortureCannotPassAWedge(t *testing.T) {
 		// again and again; each exit restarted no-wedge's clock, and such
 		// a run passed.
 		{"a program that exits at once, kill", []string{"-variant", "seed", "-faults", "kill", "-exec", `true {lock}`}, NoOwnExit},
-		{"a program that fails, no signal", []string{"-variant", "seed", "-faults", "none", "-exec", `echo "Process started with id:  $$"; exit 3 # {lock}`}, NoOwnExit},
+		{"a program that fails, no signal", []string{"-variant", "seed", "-faults", "none", "-exec", `echo "Process started with id:  $$"; sleep 0.2; echo "cannot go on" >&2; exit 3 # {lock}`}, NoOwnExit},
 		{"a program that never leads, kill,stop,term", []string{"-variant", "seed", "-faults", "kill,stop,term",
 			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}, ""},
 		{"a program that never leads, no signal", []string{"-variant", "seed", "-faults", "none",
@@ -363,6 +363,14 @@ func TestTortureCannotPassAWedge(t *testing.T) {
 		want := cmp.Or(c.want, "no-wedge")
 		if code != 1 || !slices.Contains(props, want) {
 			t.Errorf("%s: exit %d, violations %v: want %s, exit 1", c.name, code, props, want)
+		}
+		if strings.Contains(c.name, "fails") {
+			// The violation says what the process said last.
+			for _, v := range j["violations"].([]any) {
+				if m := v.(map[string]any); m["property"] == NoOwnExit && !strings.Contains(m["detail"].(string), `its last line: "cannot go on"`) {
+					t.Errorf("%s: %s's detail does not give the process's last line: %s", c.name, NoOwnExit, m["detail"])
+				}
+			}
 		}
 		if r := j["recovery_s"].(float64); r <= 0 {
 			t.Errorf("%s: recovery phase %v s", c.name, r)

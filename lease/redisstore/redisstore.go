@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,11 +122,25 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("redisstore: %s: %w", o.Addr, err)
+	// A server slower than one call's timeout (a loaded machine, a
+	// server starting) is asked again while ctx lasts; one that refuses
+	// the connection or the credentials is an error at once.
+	for {
+		err := c.Ping(ctx).Err()
+		if err == nil {
+			return s, nil
+		}
+		if !isTimeout(err) || ctx.Err() != nil {
+			c.Close()
+			return nil, fmt.Errorf("redisstore: %s: %w", o.Addr, err)
+		}
 	}
-	return s, nil
+}
+
+// isTimeout reports whether err is a call's deadline passing.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // Close ends the subscription, if any, and closes the client's

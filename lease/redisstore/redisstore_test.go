@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -357,4 +359,75 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decode(%q): TTL %v", v, rec.TTL)
 		}
 	})
+}
+
+// A server whose first answer comes later than one call's timeout (a
+// loaded machine) is asked again within New's context: New succeeds. One
+// that never answers fails when that context ends, saying it timed out.
+func TestSlowFirstAnswer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	answer := false // the first connection is never answered
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			ok := answer
+			answer = true
+			mu.Unlock()
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 512)
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					switch req := strings.ToUpper(string(buf[:n])); {
+					case !ok:
+					case strings.Contains(req, "HELLO"): // as a Redis older than 6 answers
+						c.Write([]byte("-ERR unknown command 'HELLO'\r\n"))
+					case strings.Contains(req, "PING"):
+						c.Write([]byte("+PONG\r\n"))
+					}
+				}
+			}()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := New(ctx, Options{Addr: ln.Addr().String(), Name: "x", Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("New gave up after one slow answer: %v", err)
+	}
+	s.Close()
+
+	mu.Lock()
+	answer = false
+	mu.Unlock()
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts (the kernel's backlog) and never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	start := time.Now()
+	if s, err := New(ctx2, Options{Addr: silent.Addr().String(), Name: "x", Timeout: 50 * time.Millisecond}); err == nil {
+		s.Close()
+		t.Fatal("New succeeded against a server that never answers")
+	} else if !isTimeout(err) {
+		t.Errorf("error %q is not a timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("New took %v to give up on a 300 ms context", d)
+	}
 }
