@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"time"
 )
 
@@ -46,7 +47,17 @@ func (w *World) unwatch(a *activity) {
 // notify delivers a change to path's directory to every activity waiting
 // for one: it wakes a system-call latency from now, unless it would wake
 // sooner anyway.
-func (w *World) notify(path string) { w.notifyDir(dirOf(path)) }
+func (w *World) notify(path string) { w.notifyDir(dirOf(canon(path))) }
+
+// canonDir is a watched directory as the file system names it; a server
+// client's notice key (not a path: it does not begin with a slash) is
+// left as it is.
+func canonDir(dir string) string {
+	if strings.HasPrefix(dir, "/") {
+		return canon(dir)
+	}
+	return dir
+}
 
 // notifyDir delivers a change to dir (a directory, or a server client's
 // notice key) to every activity waiting for one.
@@ -88,13 +99,14 @@ func (w *World) notifyDir(dir string) {
 // ChangeToken implements lease.Notifier.
 func (p *proc) ChangeToken(dir string) uint64 {
 	p.w.porCall()
-	return p.w.changesOf(dir)
+	return p.w.changesOf(canonDir(dir))
 }
 
 // WaitChange implements lease.Notifier: the activity sleeps until a
 // change under dir is delivered (a system-call latency after it happens)
 // or its local deadline until. A change since token returns at once.
 func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
+	dir = canonDir(dir)
 	w := p.w
 	a := w.cur
 	if w.changesOf(dir) != token {

@@ -163,6 +163,9 @@ type porStep struct {
 	// of its activity's step: the same whichever of the process's
 	// activities it fell to.
 	fault bool
+	// dies marks a step that kills or pauses its process (a fault, an
+	// exit): it disables every other step of its process, isolated or not.
+	dies bool
 }
 
 // actOf is the activity a step is known by in a fingerprint: none for a
@@ -273,12 +276,34 @@ func (w *World) porGlobal() {
 	}
 }
 
+// canon is the path the file system resolves path to (clean, absolute):
+// what objects are named by, however a caller spells it.
+func canon(path string) string {
+	if p, ok := clean(path); ok {
+		return p
+	}
+	return path
+}
+
+// touchAncestors records the reads of the walk to the clean path p:
+// every directory above it (renaming one moves p; a file in its place
+// fails the walk with ENOTDIR).
+func (w *World) touchAncestors(p string) {
+	for i := 1; i < len(p); i++ {
+		if p[i] == '/' {
+			w.touch(objKey{kind: objName, s: p[:i]}, false)
+		}
+	}
+}
+
 // touchName records an access of a name, and of its directory's names
 // when it writes it.
 func (w *World) touchName(path string, write bool) {
 	if w.por == nil {
 		return
 	}
+	path = canon(path)
+	w.touchAncestors(path)
 	w.touch(objKey{kind: objName, s: path}, write)
 	if write {
 		w.touchJournal()
@@ -292,8 +317,19 @@ func (w *World) touchName(path string, write bool) {
 // addition, a removal or a shuffle.
 func (w *World) touchNames(path string, m mode) {
 	if w.por != nil {
-		w.touchMode(objKey{kind: objDir, s: dirOf(path)}, m)
+		w.touchMode(objKey{kind: objDir, s: dirOf(canon(path))}, m)
 	}
+}
+
+// touchDir records a listing of dir: its names, and the walk to it.
+func (w *World) touchDir(dir string) {
+	if w.por == nil {
+		return
+	}
+	dir = canon(dir)
+	w.touchAncestors(dir)
+	w.touch(objKey{kind: objName, s: dir}, false)
+	w.touch(objKey{kind: objDir, s: dir}, false)
 }
 
 // touchFD records an access of the data (or, lock, the flock lock) of the
@@ -339,8 +375,9 @@ func (w *World) porEvent(e *trace.Event) {
 			// others (porKill): its leadership ends, or is no longer seen.
 			w.touch(objKey{kind: objLead}, true)
 			w.porUser() // dependent on every step of its process
-			if l := w.por; l.open && e.FaultKind() != trace.Term {
-				l.steps[len(l.steps)-1].fault = true
+			if l := w.por; l.open {
+				l.steps[len(l.steps)-1].dies = true
+				l.steps[len(l.steps)-1].fault = e.FaultKind() != trace.Term
 			}
 		case trace.FSError:
 			// The failed call's own objects.
@@ -359,6 +396,9 @@ func (w *World) porKill(p *proc) {
 	}
 	w.touch(objKey{kind: objLead}, true)
 	w.porUser()
+	if l := w.por; l.open {
+		l.steps[len(l.steps)-1].dies = true
+	}
 	for _, d := range p.fds.fds {
 		if d.ino != nil && d.locked {
 			w.touch(objKey{kind: objLock, id: d.ino.id}, true)
@@ -366,6 +406,19 @@ func (w *World) porKill(p *proc) {
 	}
 	for _, s := range w.servers {
 		w.touch(objKey{kind: objServer, s: s.server.key}, true)
+	}
+	// What its blocked activities wait for: another process's step would
+	// wake them (a release of the lock, a change notified); after the
+	// death it wakes nobody.
+	for _, x := range w.lockWaiters {
+		if x.a.p == p {
+			w.touch(objKey{kind: objLock, id: x.ino.id}, true)
+		}
+	}
+	for _, x := range w.inotify.watchers {
+		if x.a.p == p {
+			w.touch(objKey{kind: objChanges, s: x.dir}, true)
+		}
 	}
 }
 
@@ -390,6 +443,23 @@ func (w *World) Races() []Race {
 		}
 	}
 	l.instants(func(lo int, steps []porStep, deps [][]int, pred []bitset) {
+		// A death (or pause) disables its process's other activities:
+		// those ready at its tie never step after it, so no step that ran
+		// races with it, though theirs do.
+		for _, s := range steps {
+			if !s.dies || s.tie < 0 {
+				continue
+			}
+			var others uint64
+			for c, x := range l.ties[s.tie] {
+				if x.Proc == int(s.proc) && x.Act != int(s.act) {
+					others |= 1 << c
+				}
+			}
+			if others != 0 {
+				add(Race{Tie: s.tie, Cands: others, Every: true})
+			}
+		}
 		for j := range steps {
 			sj := steps[j]
 			for _, i := range deps[j] {
@@ -508,11 +578,12 @@ type Footprint struct {
 	iso      bool
 	global   bool
 	killable bool // it stands for a death or pause too (WithFaults)
+	dies     bool // it is a death or pause of its process
 	acc      []access
 }
 
 func (l *porLog) footprint(s *porStep) Footprint {
-	return Footprint{proc: s.proc, iso: s.iso, global: s.global, acc: l.acc[s.acc0:s.acc1]}
+	return Footprint{proc: s.proc, iso: s.iso, global: s.global, dies: s.dies, acc: l.acc[s.acc0:s.acc1]}
 }
 
 // Dependent reports whether two steps (of different instants of a
@@ -522,7 +593,7 @@ func (f Footprint) Dependent(g Footprint) bool {
 	switch {
 	case f.global || g.global:
 		return true
-	case f.proc == g.proc && (!f.iso && !g.iso || f.killable || g.killable):
+	case f.proc == g.proc && (!f.iso && !g.iso || f.killable || g.killable || f.dies || g.dies):
 		return true // (a process's death or pause ends or holds all its activities)
 	case f.killable && (g.killable || g.touchesKill()) || g.killable && f.touchesKill():
 		return true
@@ -674,6 +745,7 @@ func (w *World) touchRename(oldname, newname string) {
 	if w.por == nil {
 		return
 	}
+	oldname, newname = canon(oldname), canon(newname)
 	exists := w.fs.names[newname] != nil
 	switch {
 	case dirOf(oldname) != dirOf(newname):

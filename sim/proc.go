@@ -319,7 +319,7 @@ func injectedPair(op, oldname, newname string, e syscall.Errno) error {
 func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 	a, inj := p.enter(trace.OpOpen, flag)
 	p.w.touchName(name, flag&(lease.O_CREATE|lease.O_TRUNC) != 0)
-	if flag&lease.O_CREATE != 0 && p.w.fs.names[name] == nil {
+	if flag&lease.O_CREATE != 0 && p.w.fs.names[canon(name)] == nil {
 		p.w.touchNames(name, add)
 	}
 	fd, err := lease.FD(-1), injected("open", name, inj)
@@ -431,6 +431,9 @@ func (p *proc) Rename(oldname, newname string) error {
 		err = p.w.fs.Rename(oldname, newname)
 		if err == nil {
 			p.w.notify(newname)
+			if dirOf(canon(oldname)) != dirOf(canon(newname)) {
+				p.w.notify(oldname) // (inotify: IN_MOVED_FROM in the source's directory)
+			}
 		}
 	}
 	p.done(a, trace.Event{Op: trace.OpRename, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
@@ -457,7 +460,7 @@ func (p *proc) Link(oldname, newname string) error {
 // ReadDir implements lease.FS.
 func (p *proc) ReadDir(dir string) ([]string, error) {
 	a, inj := p.enter(trace.OpReadDir, 0)
-	p.w.touch(objKey{kind: objDir, s: dir}, false)
+	p.w.touchDir(dir)
 	var names []string
 	err := injected("readdir", dir, inj)
 	if inj == 0 {

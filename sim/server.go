@@ -119,6 +119,7 @@ func (w *World) noticeFate(sub *remote) (string, time.Duration) {
 // fault makes come before the change they announce.
 func (r *remote) early() {
 	w := r.p.w
+	w.touch(objKey{kind: objServer, s: r.s.key}, false) // (its subscribers)
 	for _, sub := range r.s.subs {
 		if fate, _ := w.noticeFate(sub); fate == "early" && !sub.p.dead {
 			w.record(trace.Fault(int16(sub.p.idx), trace.Notice, 0, 0, false,

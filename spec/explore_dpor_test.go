@@ -2,9 +2,12 @@ package spec
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,6 +182,123 @@ func toyServer(name string) lease.Variant {
 	return v
 }
 
+// toyExit: the first process starts an activity that installs a SIGTERM
+// handler (AwaitShutdown: a step of the simulator's code alone) and
+// exits; whether the handler's sigaction is in the trace hangs on the
+// order of the exit and that step.
+func toyExit(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		if p.PID() == 100 {
+			p.Go("sig", func() { p.AwaitShutdown() })
+			p.Exit(0)
+		}
+		return nil
+	}
+	return v
+}
+
+// toyExitWaiter: an activity of the first process waits for what a step
+// of the second wakes at 1 ms (the flock it holds, closed; a change to
+// the lock's directory), and the first process exits at 1 ms: the waiter
+// logs only if the wake comes first.
+func toyExitWaiter(name, how string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		dir := filepath.Dir(path)
+		if p.PID() == 100 {
+			p.Go("waiter", func() {
+				if how == "flock" {
+					p.Sleep(time.Millisecond / 2) // after the other has the lock
+					fd, err := p.Open(path, lease.O_RDWR|lease.O_CREATE, 0o644)
+					if err == nil && p.(lease.FlockFS).Flock(fd, lease.LOCK_EX) == nil {
+						p.Log(lease.MsgStarted, 1, 0)
+					}
+					return
+				}
+				n := p.(lease.Notifier)
+				if n.WaitChange(dir, n.ChangeToken(dir), p.Mono()+time.Hour) {
+					p.Log(lease.MsgStarted, 1, 0)
+				}
+			})
+			p.Sleep(time.Millisecond)
+			p.Exit(0)
+		}
+		if how == "flock" {
+			fd, err := p.Open(path, lease.O_RDWR|lease.O_CREATE, 0o644)
+			if err == nil && p.(lease.FlockFS).Flock(fd, lease.LOCK_EX) == nil {
+				p.Sleep(time.Millisecond)
+				p.Close(fd)
+			}
+			return nil
+		}
+		p.Sleep(time.Millisecond)
+		if fd, err := p.Open(dir+"/x", lease.O_WRONLY|lease.O_CREATE, 0o644); err == nil {
+			p.Close(fd)
+		}
+		return nil
+	}
+	return v
+}
+
+// toyPaths: the second process creates the lock file; the first makes one
+// call whose outcome hangs on it through another spelling: a path under
+// it (ENOTDIR or ENOENT), the name unclean ("/tmp/./leader.lock"; and
+// leading if it exists, which makes two leaders), or a rename of its
+// directory.
+func toyPaths(name, how string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		dir, unclean := filepath.Dir(path), filepath.Dir(path)+"/./"+filepath.Base(path)
+		if p.PID() == 100 {
+			switch how {
+			case "under":
+				p.Stat(path + "/x")
+			case "unclean":
+				if _, err := p.Stat(unclean); err == nil {
+					toyLead(p, cfg)
+				}
+			case "mvdir":
+				p.Rename(dir, dir+"2")
+			}
+			return nil
+		}
+		if fd, err := p.Open(path, lease.O_WRONLY|lease.O_CREATE, 0o644); err == nil {
+			p.Close(fd)
+			if how == "unclean" {
+				toyLead(p, cfg)
+			}
+		}
+		return nil
+	}
+	return v
+}
+
+// toyFailover: the first process leads under a kernel lock's claims
+// (failover within the slack) and logs at 1 ms; the second stats the lock
+// at 1 ms and, unless the stat fails, leads 1 ms later. A SIGKILL of the
+// leader and an ENOSPC injected into the stat at one instant: the
+// failover-bound verdict must not hang on their order.
+func toyFailover(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Claims.Handover, v.Claims.ExpiryLag = lease.KernelLock, 0
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		if p.PID() == 100 {
+			toyLead(p, cfg)
+			p.Sleep(time.Millisecond)
+			p.Log(lease.MsgStarted, 0, 0)
+			return nil
+		}
+		p.Sleep(time.Millisecond)
+		if _, err := p.Stat(path); !errors.Is(err, syscall.ENOSPC) {
+			p.Sleep(time.Millisecond)
+			toyLead(p, cfg)
+		}
+		return nil
+	}
+	return v
+}
+
 func toyLead(p lease.Proc, cfg lease.Config) {
 	p.Role(lease.RoleLeader)
 	if f := cfg.Callbacks.OnStartedLeading; f != nil {
@@ -201,6 +321,7 @@ type outcomes struct {
 func fullSearch(t *testing.T, o ExploreOptions) outcomes {
 	t.Helper()
 	out := outcomes{traces: map[uint64]bool{}, violated: map[string]bool{}}
+	verdicts := map[uint64]string{}
 	var prefix []int
 	for {
 		d := &dfs{prefix: prefix}
@@ -215,12 +336,21 @@ func fullSearch(t *testing.T, o ExploreOptions) outcomes {
 		}
 		w.Run()
 		out.schedules++
-		out.traces[w.Fingerprint()] = true
+		fp := w.Fingerprint()
+		out.traces[fp] = true
+		var bad []string
 		for _, v := range Check(w.Trace()) {
 			if v.Violation != nil {
 				out.violated[v.Property] = true
+				bad = append(bad, v.Property)
 			}
 		}
+		// Schedules equivalent up to the order of independent steps are
+		// judged alike: the verdicts are a function of the fingerprint.
+		if was, ok := verdicts[fp]; ok && was != fmt.Sprint(bad) {
+			t.Errorf("%+v: one fingerprint, two verdicts: %s and %v", o, was, bad)
+		}
+		verdicts[fp] = fmt.Sprint(bad)
 		i := len(d.log) - 1
 		for i >= 0 && d.log[i].V+1 >= d.log[i].N {
 			i--
@@ -269,7 +399,22 @@ func TestDPORSound(t *testing.T) {
 	registerOnce(t, toyFlockQueue("toy-flockq"))
 	registerOnce(t, toyFiles("toy-files"))
 	registerOnce(t, toyServer("toy-server"))
+	registerOnce(t, toyExit("toy-exit"))
+	registerOnce(t, toyExitWaiter("toy-exitwait-flock", "flock"))
+	registerOnce(t, toyExitWaiter("toy-exitwait-watch", "watch"))
+	for _, how := range []string{"under", "unclean", "mvdir"} {
+		registerOnce(t, toyPaths("toy-paths-"+how, how))
+	}
+	registerOnce(t, toyFailover("toy-failover"))
 	for _, o := range []ExploreOptions{
+		{Variant: "toy-exit", Procs: 1},
+		{Variant: "toy-exit", Procs: 2, Crashes: 1},
+		{Variant: "toy-exitwait-flock", Procs: 2},
+		{Variant: "toy-exitwait-watch", Procs: 2},
+		{Variant: "toy-paths-under", Procs: 2},
+		{Variant: "toy-paths-unclean", Procs: 2},
+		{Variant: "toy-paths-mvdir", Procs: 2},
+		{Variant: "toy-failover", Procs: 2, Crashes: 1, FSErrors: 1, Horizon: 300 * time.Millisecond},
 		{Variant: "toy-server", Procs: 2},
 		{Variant: "toy-data", Procs: 2},
 		{Variant: "toy-flockq", Procs: 3},
@@ -312,7 +457,7 @@ func TestDPORSound(t *testing.T) {
 		if !maps.Equal(full.violated, red.violated) {
 			t.Errorf("%+v: violated %v in the reduced search, %v in the full one", o, red.violated, full.violated)
 		}
-		if red.schedules >= full.schedules && full.schedules > 1 {
+		if red.schedules >= full.schedules && full.schedules > len(full.traces) {
 			t.Errorf("%+v: the reduced search ran %d schedules, the full one %d: nothing was reduced", o, red.schedules, full.schedules)
 		}
 	}
@@ -321,6 +466,7 @@ func TestDPORSound(t *testing.T) {
 		{"toy-data", ExclusiveLeadership},
 		{"toy-files", BoundedFiles},
 		{"toy-server", ExclusiveLeadership},
+		{"toy-paths-unclean", ExclusiveLeadership},
 	} {
 		if !fullFound(t, ExploreOptions{Variant: c.variant, Procs: 2, Horizon: 10 * time.Millisecond}, c.property) {
 			t.Errorf("%s: the full search does not find %s: the test shows nothing", c.variant, c.property)

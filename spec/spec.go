@@ -484,10 +484,18 @@ func meets(st []trace.Stretch, from, to int64) bool {
 	return false
 }
 
-// faultIn reports whether a fault fires or a process ends after event i
-// and at or before t.
+// faultIn reports whether a fault fires or a process ends at or after
+// event i's instant (any other event of it) and at or before t. The order
+// of one instant's steps is not the trace's to judge: independent steps
+// run in either order (a partial-order reduction runs one), so a fault at
+// event i's instant counts wherever it fell.
 func faultIn(tr *trace.Trace, i int, t int64) bool {
-	for _, e := range tr.Events[i+1:] {
+	at := tr.Events[i].T
+	from := sort.Search(len(tr.Events), func(j int) bool { return tr.Events[j].T >= at })
+	for j, e := range tr.Events[from:] {
+		if from+j == i {
+			continue
+		}
 		if e.T > t {
 			break
 		}
