@@ -42,10 +42,7 @@ func toyVariant(name string, racy bool) lease.Variant {
 				return nil
 			}
 			p.Close(fd)
-			p.Role(lease.RoleLeader)
-			if f := cfg.Callbacks.OnStartedLeading; f != nil {
-				f(context.Background())
-			}
+			toyLead(p, cfg)
 			return nil
 		}}
 }
@@ -63,10 +60,7 @@ func toyWatch(name string) lease.Variant {
 		fd, err := p.Open(path, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o644)
 		if err == nil {
 			p.Close(fd)
-			p.Role(lease.RoleLeader)
-			if f := cfg.Callbacks.OnStartedLeading; f != nil {
-				f(context.Background())
-			}
+			toyLead(p, cfg)
 			p.Remove(path)
 			return nil
 		}
