@@ -73,9 +73,10 @@ type Store struct {
 var _ lease.Store = (*Store)(nil)
 
 // New connects to the server and checks that it answers (PING, after
-// AUTH when a password is given) within ctx and the call timeout: an
-// unreachable server or a refused password is an error here, not at the
-// first lease operation.
+// AUTH when a password is given): an unreachable server or a refused
+// password is an error here, not at the first lease operation. A PING
+// slower than the call timeout is sent again until ctx ends (without a
+// deadline on ctx, New allows one call timeout in all).
 func New(ctx context.Context, o Options) (*Store, error) {
 	if o.Addr == "" || o.Name == "" {
 		return nil, errors.New("redisstore: Options.Addr and Options.Name are required")
