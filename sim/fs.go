@@ -107,7 +107,7 @@ type FileSystem struct {
 
 // NewFileSystem returns a file system holding only the directory "/".
 func NewFileSystem() *FileSystem {
-	return &FileSystem{names: map[string]*inode{"/": {mode: fs.ModeDir | 0o755}}, inodes: 1}
+	return &FileSystem{names: map[string]*inode{"/": {mode: fs.ModeDir | 0o755, id: 1}}, inodes: 1}
 }
 
 // newInode returns a new inode of mode, numbered after the last.

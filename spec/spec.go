@@ -490,8 +490,10 @@ func meets(st []trace.Stretch, from, to int64) bool {
 // run in either order (a partial-order reduction runs one), so a fault at
 // event i's instant counts wherever it fell.
 func faultIn(tr *trace.Trace, i int, t int64) bool {
-	at := tr.Events[i].T
-	from := sort.Search(len(tr.Events), func(j int) bool { return tr.Events[j].T >= at })
+	from := i
+	for from > 0 && tr.Events[from-1].T == tr.Events[i].T {
+		from--
+	}
 	for j, e := range tr.Events[from:] {
 		if from+j == i {
 			continue
