@@ -13,7 +13,10 @@ import (
 // process about to step is killed, signalled, paused, or has its system
 // call fail, or whether the machine loses power, while budgets last, and
 // every tie is ordered by a delay-bounded scheduler. The fast path is off,
-// so every scheduling point is a choice point.
+// so every scheduling point is a choice point. With DPOR a process's
+// SIGKILL, SIGTERM and pauses are not asked about at its steps: they are
+// candidates of their own at every pick (faultCands), so any process can
+// be hit at any instant at which anything steps.
 type Explore struct {
 	Chooser Chooser
 	// Budgets: how many of each a run may inject.
@@ -43,7 +46,8 @@ type Explore struct {
 	// DPOR records what each step reads and writes (por.go), for
 	// World.Races and World.Fingerprint, and lets every tie be chosen: the
 	// explorer orders same-instant steps by dynamic partial-order
-	// reduction instead of a delay bound.
+	// reduction instead of a delay bound, with the processes' faults
+	// among the candidates of every tie (CandKill, CandTerm, CandPause).
 	DPOR bool
 	// OnTie, if set, is called with a tie's candidates before the
 	// Chooser is asked to order it: the next choice is a schedule's, not
@@ -77,7 +81,9 @@ func (w *World) exploreStep(a *activity) bool {
 			w.fs.TrackDurability() // what New placed is on the disk
 		}
 	}
-	if s.crashes < e.Crashes && e.Chooser.Choose(2) == 1 {
+	// (A reduced exploration offers its processes' faults as candidates
+	// of their own: faultCands.)
+	if !e.DPOR && s.crashes < e.Crashes && e.Chooser.Choose(2) == 1 {
 		s.crashes++
 		w.fire(Fault{Kind: trace.Kill, Proc: p.idx, At: time.Duration(w.now)}, nil)
 		return false
@@ -87,14 +93,14 @@ func (w *World) exploreStep(a *activity) bool {
 		w.explorePowerLoss()
 		return false
 	}
-	if s.terms < e.Terms && e.Chooser.Choose(2) == 1 {
+	if !e.DPOR && s.terms < e.Terms && e.Chooser.Choose(2) == 1 {
 		s.terms++
 		w.fire(Fault{Kind: trace.Term, Proc: p.idx, At: time.Duration(w.now)}, nil)
 		if p.dead {
 			return false
 		}
 	}
-	if s.pauses < e.Pauses && len(e.PauseLengths) > 0 {
+	if !e.DPOR && s.pauses < e.Pauses && len(e.PauseLengths) > 0 {
 		if k := e.Chooser.Choose(1 + len(e.PauseLengths)); k > 0 {
 			s.pauses++
 			w.fire(Fault{Kind: trace.Stop, Proc: p.idx, At: time.Duration(w.now), Dur: e.PauseLengths[k-1]}, nil)
@@ -113,6 +119,82 @@ func (w *World) exploreStep(a *activity) bool {
 		a.inject = syscall.ENOSPC
 	}
 	return true
+}
+
+// A reduced exploration's fault candidates (Explore.DPOR) have a negative
+// Candidate.Act: the process's SIGKILL, its SIGTERM, or a pause of
+// Explore.PauseLengths[k] (CandPause - k).
+const (
+	CandKill  = -1
+	CandTerm  = -2
+	CandPause = -3
+)
+
+// faultCands sets w.fcands to the faults a reduced exploration offers at
+// the instant t: while its budgets last, each living process's SIGKILL,
+// SIGTERM and, unless it is paused, a pause of each length. A fault is a
+// step of its own, at any instant, whichever of its process's
+// activities (if any) is ready then: so a crash before or after another
+// process's step is one candidate, and sleeps like any other step once
+// run.
+func (w *World) faultCands(t int64) {
+	w.fcands = w.fcands[:0]
+	e, s := w.cfg.Explore, &w.ex
+	if e == nil || !e.DPOR || t > w.end {
+		return
+	}
+	for _, p := range w.procs {
+		if p.dead {
+			continue
+		}
+		if s.crashes < e.Crashes {
+			w.fcands = append(w.fcands, Candidate{Proc: p.idx, Act: CandKill})
+		}
+		if s.terms < e.Terms {
+			w.fcands = append(w.fcands, Candidate{Proc: p.idx, Act: CandTerm})
+		}
+		if s.pauses < e.Pauses && !p.stopped {
+			for k := range e.PauseLengths {
+				w.fcands = append(w.fcands, Candidate{Proc: p.idx, Act: CandPause - k})
+			}
+		}
+	}
+}
+
+// exploreFault fires the fault candidate c, chosen at instant t.
+func (w *World) exploreFault(c Candidate, t int64) {
+	e, s := w.cfg.Explore, &w.ex
+	w.now = max(w.now, t)
+	if !s.started {
+		s.started, s.procs = true, len(w.procs)
+		if e.Powers > 0 {
+			w.fs.TrackDurability()
+		}
+	}
+	if w.por != nil {
+		w.porBeginFault(c.Proc)
+	}
+	f := Fault{Proc: c.Proc, At: time.Duration(w.now)}
+	switch c.Act {
+	case CandKill:
+		s.crashes++
+		f.Kind = trace.Kill
+	case CandTerm:
+		s.terms++
+		f.Kind = trace.Term
+	default:
+		s.pauses++
+		f.Kind, f.Dur = trace.Stop, e.PauseLengths[CandPause-c.Act]
+	}
+	w.fire(f, nil)
+	for len(w.reap) > 0 { // a death unwinds its activities within its step
+		r := w.reap[len(w.reap)-1]
+		w.reap = w.reap[:len(w.reap)-1]
+		w.finish(r)
+	}
+	if w.por != nil {
+		w.porEnd()
+	}
 }
 
 // explorePowerLoss fires a power loss now, its outcomes chosen by the
@@ -251,14 +333,16 @@ func (d delayBounded) Pick(cands []Candidate) int {
 
 // FaultsLeft reports, during an exploration, whether a fault of a
 // process (a SIGKILL, SIGTERM or pause) and a global one (a power loss, a
-// clock jump) can still be chosen at a later step: a step's sleeper
-// stands for the faults its step could have had only while they can.
+// clock jump) can still be chosen at a later step as an alternative to a
+// step: a step's sleeper stands for the faults its step could have had
+// only while they can. (A reduced exploration's process faults are
+// candidates of their own, never alternatives: proc is false.)
 func (w *World) FaultsLeft() (proc, global bool) {
 	e, s := w.cfg.Explore, &w.ex
 	if e == nil {
 		return false, false
 	}
-	proc = s.crashes < e.Crashes || s.terms < e.Terms || s.pauses < e.Pauses && len(e.PauseLengths) > 0
+	proc = !e.DPOR && (s.crashes < e.Crashes || s.terms < e.Terms || s.pauses < e.Pauses && len(e.PauseLengths) > 0)
 	global = s.powers < e.Powers || s.jumps < e.Jumps && len(e.JumpSizes) > 0
 	return proc, global
 }

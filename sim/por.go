@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"slices"
 
@@ -210,6 +211,16 @@ func (w *World) porBegin(a *activity) {
 		acc0: len(l.acc), ev0: len(w.tr.Events), iso: a.isolated || a.inSim || !a.started, start: !a.started, isoAct: a.isolated,
 		enabler: a.enabler})
 	a.enabler = -1
+	l.open = true
+	l.tie = -1
+}
+
+// porBeginFault starts recording a fault candidate's step (faultCands):
+// its process's, no activity's.
+func (w *World) porBeginFault(proc int) {
+	l := w.por
+	l.steps = append(l.steps, porStep{proc: int16(proc), act: -1, t: w.now, tie: l.tie, cand: l.cand,
+		acc0: len(l.acc), ev0: len(w.tr.Events), enabler: -1, fault: true})
 	l.open = true
 	l.tie = -1
 }
@@ -579,11 +590,17 @@ type Footprint struct {
 	global   bool
 	killable bool // it stands for a death or pause too (WithFaults)
 	dies     bool // it is a death or pause of its process
+	fault    bool // it is a fault candidate's step (faultCands), no activity's
 	acc      []access
 }
 
+// Fault reports whether the step was a fault candidate's (a reduced
+// exploration's SIGKILL, SIGTERM or pause of a process), not an
+// activity's.
+func (f Footprint) Fault() bool { return f.fault }
+
 func (l *porLog) footprint(s *porStep) Footprint {
-	return Footprint{proc: s.proc, iso: s.iso, global: s.global, dies: s.dies, acc: l.acc[s.acc0:s.acc1]}
+	return Footprint{proc: s.proc, iso: s.iso, global: s.global, dies: s.dies, fault: s.act < 0, acc: l.acc[s.acc0:s.acc1]}
 }
 
 // Dependent reports whether two steps (of different instants of a
@@ -760,4 +777,9 @@ func (w *World) touchRename(oldname, newname string) {
 	default:
 		w.touchNames(oldname, shuffle)
 	}
+}
+
+// String describes the footprint, for debugging an exploration.
+func (f Footprint) String() string {
+	return fmt.Sprintf("proc %d iso %v global %v dies %v fault %v acc %v", f.proc, f.iso, f.global, f.dies, f.fault, f.acc)
 }

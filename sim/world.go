@@ -13,29 +13,34 @@ import (
 
 // World is one simulated run in progress.
 type World struct {
-	chained  []Fault       // faults that follow another (Fault.Follows), armed when it fires
-	boots    int           // power losses so far: the machine's boot number (BootID)
-	servers  []namedServer // lease servers (Dialer), in order of first use
-	cfg      Config
-	variant  lease.Variant
-	choose   Chooser
-	sched    Scheduler
-	fs       *FileSystem
-	procs    []*proc
-	queue    actHeap
-	now      int64
-	seq      uint64
-	cur      *activity
-	base     int64 // WallBase in Unix ns
-	steps    []wallStep
-	faults   []Fault // timed faults not yet fired, ordered by At
-	reap     []*activity
-	cands    []Candidate
-	candAct  []*activity
-	tr       *trace.Trace
-	leading  int    // leader contexts not yet seen done, over all processes
-	setup    *setup // tr.Run.Setup
-	syscalls int
+	chained []Fault       // faults that follow another (Fault.Follows), armed when it fires
+	boots   int           // power losses so far: the machine's boot number (BootID)
+	servers []namedServer // lease servers (Dialer), in order of first use
+	cfg     Config
+	variant lease.Variant
+	choose  Chooser
+	sched   Scheduler
+	fs      *FileSystem
+	procs   []*proc
+	queue   actHeap
+	now     int64
+	seq     uint64
+	cur     *activity
+	base    int64 // WallBase in Unix ns
+	steps   []wallStep
+	faults  []Fault // timed faults not yet fired, ordered by At
+	reap    []*activity
+	cands   []Candidate
+	candAct []*activity
+	// fcands are the faults a reduced exploration offers at the pick
+	// under way (Explore.DPOR); faultPick is the one chosen, at faultAt.
+	fcands    []Candidate
+	faultPick Candidate
+	faultAt   int64
+	tr        *trace.Trace
+	leading   int    // leader contexts not yet seen done, over all processes
+	setup     *setup // tr.Run.Setup
+	syscalls  int
 	// limit, when positive, stops the run after that many system calls
 	// (Config.MaxSyscalls; the benchmark's unit is one system call).
 	limit int
@@ -206,8 +211,14 @@ func (w *World) Run() {
 		}
 		a := w.pick()
 		if w.ex.stop {
-			w.queue.push(a)
+			if a != nil {
+				w.queue.push(a)
+			}
 			break
+		}
+		if a == nil {
+			w.exploreFault(w.faultPick, w.faultAt)
+			continue
 		}
 		if w.por != nil {
 			w.porBegin(a)
@@ -268,10 +279,17 @@ func (w *World) runsNext(a *activity, ready int64) bool {
 }
 
 // pick pops the next activity to step: the earliest ready one, or the
-// scheduler's choice among those ready at the same instant.
+// scheduler's choice among those ready at the same instant. In a
+// reduced exploration (Explore.DPOR) a process's fault is a candidate
+// of its own at every instant while its budget lasts; when the scheduler
+// chooses one, pick returns nil, every activity stays queued, and
+// w.faultPick is the fault.
 func (w *World) pick() *activity {
 	a := w.queue.pop()
-	if next := w.queue.peek(); next == nil || next.ready != a.ready {
+	if w.cfg.Explore != nil {
+		w.faultCands(a.ready)
+	}
+	if next := w.queue.peek(); len(w.fcands) == 0 && (next == nil || next.ready != a.ready) {
 		return a
 	}
 	w.candAct = append(w.candAct[:0], a)
@@ -286,6 +304,7 @@ func (w *World) pick() *activity {
 	for _, c := range w.candAct {
 		w.cands = append(w.cands, Candidate{Proc: c.p.idx, Act: c.id})
 	}
+	w.cands = append(w.cands, w.fcands...)
 	if w.por != nil {
 		w.por.tie = len(w.por.ties)
 		w.por.ties = append(w.por.ties, slices.Clone(w.cands))
@@ -293,6 +312,13 @@ func (w *World) pick() *activity {
 	k := w.sched.Pick(w.cands)
 	if w.por != nil {
 		w.por.cand = k
+	}
+	if k >= len(w.candAct) {
+		for _, c := range w.candAct {
+			w.queue.push(c)
+		}
+		w.faultPick, w.faultAt = w.cands[k], a.ready
+		return nil
 	}
 	chosen := w.candAct[k]
 	for i, c := range w.candAct {

@@ -493,3 +493,24 @@ func TestDPORDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDPORTraces measures how far a complete reduced search is from
+// its floor, the number of distinct traces: flock, 2 processes, 1
+// SIGKILL at any instant, the first second. Run with -benchtime 1x (one
+// op is the whole search: minutes).
+func BenchmarkDPORTraces(b *testing.B) {
+	o := ExploreOptions{Variant: "flock", Procs: 2, Crashes: 1, Horizon: time.Second, DPOR: true}
+	for b.Loop() {
+		fps := map[uint64]bool{}
+		res, err := exploreDPORWith(o, 0, nil, func(w *sim.World) { fps[w.Fingerprint()] = true })
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.Complete {
+			b.Fatal("incomplete")
+		}
+		b.ReportMetric(float64(res.Schedules), "schedules")
+		b.ReportMetric(float64(res.DPOR.Blocked), "cut-short")
+		b.ReportMetric(float64(len(fps)), "traces")
+	}
+}
