@@ -347,5 +347,9 @@ func (w *World) FaultsLeft() (proc, global bool) {
 	return proc, global
 }
 
+// TieInstant returns, while Explore.OnTie runs, the true time of the
+// instant whose tie it is asked about.
+func (w *World) TieInstant() int64 { return w.tieAt }
+
 // Stopped reports whether the run was stopped by Explore.OnTie.
 func (w *World) Stopped() bool { return w.ex.stop }

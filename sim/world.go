@@ -37,6 +37,7 @@ type World struct {
 	fcands    []Candidate
 	faultPick Candidate
 	faultAt   int64
+	tieAt     int64 // the instant of the tie being decided (TieInstant)
 	tr        *trace.Trace
 	leading   int    // leader contexts not yet seen done, over all processes
 	setup     *setup // tr.Run.Setup
@@ -309,6 +310,7 @@ func (w *World) pick() *activity {
 		w.por.tie = len(w.por.ties)
 		w.por.ties = append(w.por.ties, slices.Clone(w.cands))
 	}
+	w.tieAt = a.ready
 	k := w.sched.Pick(w.cands)
 	if w.por != nil {
 		w.por.cand = k

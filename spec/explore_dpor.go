@@ -220,8 +220,23 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 	stepStart := len(d.log) // the choices made before the run are the setup's
 	var tooMany error
 	cfg.Explore.DPOR = true
+	instant := int64(-1)
 	cfg.Explore.OnTie = func(cands []sim.Candidate) bool {
 		i := len(d.log)
+		// A fault asleep stands for itself at the instant it slept at: at
+		// a later instant it is another transition (a fault can come at
+		// any instant; an activity's step comes at the one its past
+		// fixes), and wakes.
+		if t := w.TieInstant(); t != instant {
+			instant = t
+			kept := cur[:0]
+			for _, s := range cur {
+				if s.c.Act >= 0 {
+					kept = append(kept, s)
+				}
+			}
+			cur = kept
+		}
 		if i < len(prefix) {
 			r.ties = append(r.ties, i)
 			return false
