@@ -450,8 +450,26 @@ func (e errSuperseded) Is(target error) bool { return target == ErrConflict }
 // version but found a higher one right after: ErrConflict to the caller,
 // whose outcome the register's model cannot know.
 func Superseded(err error) bool {
-	var e errSuperseded
-	return errors.As(err, &e)
+	// (errors.As, walked by hand: its target escapes, and this is asked of
+	// every failed store call of every simulated run.)
+	for err != nil {
+		switch x := err.(type) {
+		case errSuperseded:
+			return true
+		case interface{ Unwrap() error }:
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				if Superseded(e) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // newTemp names a new temporary file of this process and notes it as

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,7 +177,7 @@ func New(cfg Config) (*World, error) {
 		}
 		w.faults = append(w.faults, f)
 	}
-	sort.SliceStable(w.faults, func(i, j int) bool { return w.faults[i].At < w.faults[j].At })
+	slices.SortStableFunc(w.faults, func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
 	for _, f := range w.faults {
 		if f.Kind == trace.Power {
 			w.fs.TrackDurability() // everything placed before the run is durable
@@ -297,9 +299,11 @@ func (w *World) pick() *activity {
 	for next := w.queue.peek(); next != nil && next.ready == a.ready; next = w.queue.peek() {
 		w.candAct = append(w.candAct, w.queue.pop())
 	}
-	sort.Slice(w.candAct, func(i, j int) bool {
-		x, y := w.candAct[i], w.candAct[j]
-		return x.p.idx < y.p.idx || x.p.idx == y.p.idx && x.id < y.id
+	slices.SortFunc(w.candAct, func(x, y *activity) int {
+		if x.p.idx != y.p.idx {
+			return x.p.idx - y.p.idx
+		}
+		return x.id - y.id
 	})
 	w.cands = w.cands[:0]
 	for _, c := range w.candAct {
@@ -410,10 +414,13 @@ func (w *World) fire(f Fault, by *proc) {
 	if p != nil {
 		w.arm(f, p)
 	}
-	ev := trace.Fault(-1, f.Kind, f.Dur, f.Delta, false, w.tr.Str(f.String()))
+	text := f.String()
+	if p != nil {
+		text += " (pid " + strconv.Itoa(p.pid) + ")"
+	}
+	ev := trace.Fault(-1, f.Kind, f.Dur, f.Delta, false, w.tr.Str(text))
 	if p != nil {
 		ev.Proc = int16(p.idx)
-		ev.Text = w.tr.Str(fmt.Sprintf("%s (pid %d)", f, p.pid))
 	}
 	w.record(ev)
 	switch f.Kind {

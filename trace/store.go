@@ -66,13 +66,13 @@ func Classify(op StoreOp, err error) StoreRes {
 	if err == nil {
 		return ResOK
 	}
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	step := lease.FailedStep(err)
+	// (The errors.As targets, and the failed step, are looked at only
+	// where a case needs them: each escapes to the heap, and this runs on
+	// every failed store call of every simulated run.)
 	switch {
 	case op == StoreRead && errors.Is(err, fs.ErrNotExist):
 		return ResNotFound
-	case op == StoreRead && (errors.As(err, &se) || errors.As(err, &te)):
+	case op == StoreRead && isJSONError(err):
 		return ResCorrupt
 	case lease.Superseded(err):
 		// A versioned write that linked its version and found a higher
@@ -82,8 +82,8 @@ func Classify(op StoreOp, err error) StoreRes {
 		return ResExists
 	case errors.Is(err, lease.ErrConflict):
 		return ResConflict
-	case op == StoreTakeover && step == "remove" && errors.Is(err, fs.ErrNotExist),
-		op == StoreTakeover && step == "create" && errors.Is(err, fs.ErrExist),
+	case op == StoreTakeover && errors.Is(err, fs.ErrNotExist) && lease.FailedStep(err) == "remove",
+		op == StoreTakeover && errors.Is(err, fs.ErrExist) && lease.FailedStep(err) == "create",
 		op == StoreRelease && errors.Is(err, fs.ErrNotExist):
 		// The seed's compare is "the file is still there" or "nobody
 		// created it first"; a failure is a failed compare-and-set. (Its
@@ -92,4 +92,12 @@ func Classify(op StoreOp, err error) StoreRes {
 		return ResConflict
 	}
 	return ResUnknown
+}
+
+// isJSONError reports whether err is, or wraps, a JSON syntax or type
+// error: a record that does not parse.
+func isJSONError(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
 }
