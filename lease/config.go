@@ -134,6 +134,11 @@ func (c Config) Validate() error {
 	case c.LeaseDuration <= c.RenewInterval:
 		return fmt.Errorf("lease %v must be longer than the renew interval %v, or the lease lapses between renewals",
 			c.LeaseDuration, c.RenewInterval)
+	case c.LeaseDuration > MaxTTLMillis*time.Millisecond:
+		// A record states its lease, and a reader takes a longer one for
+		// a record no writer makes (ParseRecord): it would wait out its
+		// own lease and take over from a live holder.
+		return fmt.Errorf("lease %v is longer than the %v a lease record may state", c.LeaseDuration, time.Duration(MaxTTLMillis)*time.Millisecond)
 	}
 	return nil
 }

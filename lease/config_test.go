@@ -36,6 +36,12 @@ func TestConfigValidate(t *testing.T) {
 		{-9 * s, 3 * s, 3 * s, []string{"positive", "lease -9s"}},
 		{9 * s, -3 * s, 3 * s, []string{"positive", "renew -3s"}},
 		{9 * s, 3 * s, -1 * s, []string{"positive", "watch -1s"}},
+		{24 * time.Hour, 3 * s, 3 * s, nil},
+		// Longer than a record may state: a reader would take the live
+		// holder's record for garbage and take over (found by a probe:
+		// -lease 25h against -lease 2s, two commands at once).
+		{25 * time.Hour, 3 * s, 3 * s, []string{"lease 25h0m0s", "24h0m0s"}},
+		{24*time.Hour + time.Millisecond, 3 * s, 3 * s, []string{"longer than"}},
 	} {
 		c := lease.Config{LeaseDuration: tc.lease, RenewInterval: tc.renew, WatchInterval: tc.watch}
 		err := c.Validate()

@@ -85,6 +85,16 @@ type FS interface {
 	ReadDir(dir string) ([]string, error)
 }
 
+// PrefixLister is an optional ability of an FS: [FS.ReadDir] of only the
+// names that begin with prefix, as of one instant for those names; a
+// change to another name during the listing does not spoil it, and only
+// those names' entries count against MaxReadDir. [VersionedFile] lists
+// its directory with it when it can, so that a lock in a busy shared
+// directory (/var/lock) keeps a leader. OSFS has it.
+type PrefixLister interface {
+	ReadDirPrefix(dir, prefix string) ([]string, error)
+}
+
 // MaxReadDir bounds the entries [FS.ReadDir] reads, in bytes of
 // getdents64 records (about 24 bytes plus the name each): some 20,000
 // names of up to 24 bytes. A lock directory holds a few of them;

@@ -76,8 +76,21 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	return p
 }
 
-func (p *osProc) Now() time.Time        { return time.Now() }
-func (p *osProc) Mono() time.Duration   { return time.Since(p.start) }
+func (p *osProc) Now() time.Time      { return time.Now() }
+func (p *osProc) Mono() time.Duration { return time.Since(p.start) }
+
+// AfterMono implements MonoTimer with a runtime timer (on the monotonic
+// clock, as Mono).
+func (p *osProc) AfterMono(at time.Duration, f func()) func(time.Duration) {
+	t := time.AfterFunc(at-p.Mono(), f)
+	return func(at time.Duration) {
+		if at < 0 {
+			t.Stop()
+			return
+		}
+		t.Reset(at - p.Mono())
+	}
+}
 func (p *osProc) PID() int              { return p.pid }
 func (p *osProc) Go(_ string, f func()) { go f() }
 func (p *osProc) Role(Role)             {}

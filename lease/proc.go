@@ -80,6 +80,20 @@ type ShutdownNotifier interface {
 	NotifyShutdown()
 }
 
+// MonoTimer is an optional ability of a Proc: a function called at an
+// instant of its monotonic clock whatever its activities are doing. The
+// reference ends a leader's context at its local deadline with it, even
+// while a store call hangs, so that a context derived from it
+// (context.WithTimeout, an HTTP request's) is done then too. The OS
+// runtime has it; the simulator, whose leadership is judged by the
+// context's own Err, does not.
+type MonoTimer interface {
+	// AfterMono calls f, in a goroutine of its own, once Mono() reaches
+	// at; move(at) moves that instant (calling f again if it has already
+	// been called), move(-1) cancels it.
+	AfterMono(at time.Duration, f func()) (move func(at time.Duration))
+}
+
 // ContextWaiter is an optional ability of a Proc: waits that end early
 // when a context is done, so that [Run] returns promptly when its context
 // ends instead of at its next wake-up (up to a renew or watch interval, or

@@ -1,9 +1,12 @@
 package lease
 
 import (
+	"bytes"
 	"io/fs"
 	"slices"
+	"strings"
 	"syscall"
+	"unsafe"
 )
 
 // ReadDir lists directory dir with getdents64(2), called until it
@@ -37,7 +40,25 @@ import (
 // O_DIRECTORY: a symbolic link or a file is refused (ELOOP, ENOTDIR); more
 // than MaxReadDir bytes of entries is EFBIG.
 func (OSFS) ReadDir(dir string) ([]string, error) {
-	names, err := readDir(dir)
+	names, err := readDir(dir, "", false)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
+	}
+	return names, nil
+}
+
+// ReadDirPrefix implements PrefixLister: ReadDir's listing, of the names
+// that begin with prefix only, made again only when one of those names
+// changed during it (the inotify events name what they are about), and
+// bounded by MaxReadDir in the bytes of those names' entries. So a lock
+// in a busy shared directory, whose other names come and go every
+// millisecond, is listed at once, and a directory of any number of other
+// names is no error. (Found by a probe: with ReadDir, a directory of
+// 15,000 names where another program made and removed 200 files a second
+// ran out of re-listings on most writes, so that a lone process could
+// not hold its lease; with 30,000 names it never led.)
+func (OSFS) ReadDirPrefix(dir, prefix string) ([]string, error) {
+	names, err := readDir(dir, prefix, true)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
 	}
@@ -52,8 +73,8 @@ const maxRelist = 16
 // listing: where another process's link or unlink may land.
 var readDirHook func()
 
-func readDir(dir string) ([]string, error) {
-	names, calls, err := listOnce(dir)
+func readDir(dir, prefix string, only bool) ([]string, error) {
+	names, calls, err := listOnce(dir, prefix, only)
 	if err != nil || calls <= 1 {
 		return names, err
 	}
@@ -68,19 +89,10 @@ func readDir(dir string) ([]string, error) {
 			syscall.Close(ifd)
 			return nil, err
 		}
-		names, _, err = listOnce(dir)
+		names, _, err = listOnce(dir, prefix, only)
 		changed := false
 		if err == nil {
-			var buf [4096]byte
-			n, rerr := syscall.Read(ifd, buf[:])
-			switch {
-			case n > 0:
-				changed = true // an event (an overflow is one too)
-			case rerr != nil && rerr != syscall.EAGAIN && rerr != syscall.EINTR:
-				err = rerr
-			case rerr == syscall.EINTR:
-				changed = true // (cannot tell: list again)
-			}
+			changed, err = changedDuring(ifd, prefix, only)
 		}
 		syscall.Close(ifd)
 		if err != nil {
@@ -93,9 +105,45 @@ func readDir(dir string) ([]string, error) {
 	return nil, syscall.EAGAIN
 }
 
+// changedDuring reads the events queued on the inotify descriptor ifd,
+// without waiting, and reports whether any is of a name that begins with
+// prefix (with only; of any name without), or says the queue overflowed
+// or the directory itself went.
+func changedDuring(ifd int, prefix string, only bool) (bool, error) {
+	var buf [4096]byte
+	for {
+		n, err := syscall.Read(ifd, buf[:])
+		switch {
+		case err == syscall.EAGAIN:
+			return false, nil // no event, or none of these names
+		case err == syscall.EINTR:
+			return true, nil // (cannot tell: list again)
+		case err != nil:
+			return false, err
+		case n <= 0:
+			return false, nil
+		case !only:
+			return true, nil // an event (an overflow is one too)
+		}
+		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := buf[off+syscall.SizeofInotifyEvent : min(n, off+syscall.SizeofInotifyEvent+int(ev.Len))]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if ev.Mask&(syscall.IN_Q_OVERFLOW|syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED) != 0 ||
+				bytes.HasPrefix(name, []byte(prefix)) {
+				return true, nil
+			}
+			off += syscall.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+}
+
 // listOnce lists dir with getdents64 until it returns nothing more, and
-// says how many calls returned names.
-func listOnce(dir string) (names []string, calls int, err error) {
+// says how many calls returned names; with only, it keeps the names that
+// begin with prefix, and bounds the bytes of their entries alone.
+func listOnce(dir, prefix string, only bool) (names []string, calls int, err error) {
 	var fd int
 	err = ignoringEINTR(func() (err error) {
 		fd, err = syscall.Open(dir, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
@@ -120,13 +168,32 @@ func listOnce(dir string) (names []string, calls int, err error) {
 			slices.Sort(names)
 			return names, calls, nil
 		}
-		if total += n; total > MaxReadDir {
-			return nil, calls, syscall.EFBIG
-		}
 		calls++
-		_, _, names = syscall.ParseDirent(buf[:n], -1, names)
+		if !only {
+			if total += n; total > MaxReadDir {
+				return nil, calls, syscall.EFBIG
+			}
+			_, _, names = syscall.ParseDirent(buf[:n], -1, names)
+		} else {
+			k := len(names)
+			_, _, names = syscall.ParseDirent(buf[:n], -1, names)
+			kept := names[:k]
+			for _, name := range names[k:] {
+				if strings.HasPrefix(name, prefix) {
+					kept = append(kept, name)
+					if total += direntSize(name); total > MaxReadDir {
+						return nil, calls, syscall.EFBIG
+					}
+				}
+			}
+			names = kept
+		}
 		if readDirHook != nil {
 			readDirHook()
 		}
 	}
 }
+
+// direntSize is the bytes a getdents64 record of name takes: its fixed
+// part, the name and its NUL, rounded up to 8.
+func direntSize(name string) int { return (19 + len(name) + 1 + 7) &^ 7 }

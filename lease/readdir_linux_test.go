@@ -1,10 +1,13 @@
 package lease
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -41,7 +44,7 @@ func TestReadDirSettles(t *testing.T) {
 	}
 
 	readDirHook = churn
-	torn, calls, err := listOnce(dir)
+	torn, calls, err := listOnce(dir, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,5 +73,84 @@ func TestReadDirSettles(t *testing.T) {
 	}
 	if after := final(); !slices.Equal(names, after) {
 		t.Errorf("ReadDir returned %d names, the directory holds %d: not an instant's listing", len(names), len(after))
+	}
+
+	// ReadDirPrefix too, of the names the churn removes: their events
+	// make it list again.
+	for i := range 200 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("junk.%04d", i*15)), nil, 0o644)
+		os.Remove(filepath.Join(dir, fmt.Sprintf("new.%04d", i)))
+	}
+	readDirHook = churn
+	names, err = OSFS{}.ReadDirPrefix(dir, "junk.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var junk []string
+	for _, n := range final() {
+		if strings.HasPrefix(n, "junk.") {
+			junk = append(junk, n)
+		}
+	}
+	if !slices.Equal(names, junk) {
+		t.Errorf("ReadDirPrefix returned %d names, the directory holds %d of them: not an instant's listing", len(names), len(junk))
+	}
+}
+
+// ReadDirPrefix lists a lock's own names in a directory other programs
+// keep changing, and in one of more names than MaxReadDir's bytes hold:
+// only changes to its names make it list again, only its names count.
+// (ReadDir in the same directories: EAGAIN under the churn, EFBIG.)
+func TestReadDirPrefixIgnoresOtherNames(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3000 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("other.%05d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"job.lock.7", "job.lock.8", "job.lock.boot.1"}
+	for _, n := range want {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another program's names come and go between every two getdents64
+	// calls of every listing.
+	i := 0
+	readDirHook = func() {
+		i++
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("churn.%d", i)), nil, 0o644)
+		os.Remove(filepath.Join(dir, fmt.Sprintf("churn.%d", i-1)))
+	}
+	defer func() { readDirHook = nil }()
+	if _, err := (OSFS{}).ReadDir(dir); !errors.Is(err, syscall.EAGAIN) {
+		t.Errorf("ReadDir under churn: %v, want EAGAIN (else this test shows nothing)", err)
+	}
+	got, err := OSFS{}.ReadDirPrefix(dir, "job.lock.")
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ReadDirPrefix under churn = %v, %v; want %v", got, err, want)
+	}
+	// A change to one of its names during a listing is seen: it lists
+	// again and returns the directory as of an instant.
+	readDirHook = func() {
+		readDirHook = nil
+		os.WriteFile(filepath.Join(dir, "job.lock.9"), nil, 0o644)
+	}
+	got, err = OSFS{}.ReadDirPrefix(dir, "job.lock.")
+	if want := append(slices.Clone(want[:2]), "job.lock.9", want[2]); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ReadDirPrefix with a link of its own during the listing = %v, %v; want %v", got, err, want)
+	}
+	readDirHook = nil
+	// Past MaxReadDir in other names.
+	for i := 3000; i < 45000; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("other.%05d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := (OSFS{}).ReadDir(dir); !errors.Is(err, syscall.EFBIG) {
+		t.Errorf("ReadDir of 45,000 names: %v, want EFBIG (else this test shows nothing)", err)
+	}
+	if got, err := (OSFS{}).ReadDirPrefix(dir, "job.lock."); err != nil || len(got) != 4 {
+		t.Errorf("ReadDirPrefix of 45,000 other names = %v, %v; want the lock's 4", got, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -33,4 +34,20 @@ func (OSFS) ReadDir(dir string) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// ReadDirPrefix implements PrefixLister: ReadDir's names that begin with
+// prefix.
+func (f OSFS) ReadDirPrefix(dir, prefix string) ([]string, error) {
+	names, err := f.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	kept := names[:0]
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			kept = append(kept, n)
+		}
+	}
+	return kept, nil
 }

@@ -92,6 +92,9 @@ type Term struct {
 	mu       sync.Mutex
 	deadline time.Duration
 	lapsed   bool // the deadline passed once: the term is over for good
+	// moved, if set, moves the timer that ends the user's context at
+	// the deadline (MonoTimer) when the deadline moves.
+	moved func(time.Duration)
 }
 
 // Epoch is the term's fencing epoch: pass it with every action on a
@@ -121,6 +124,9 @@ func (t *Term) extend(d time.Duration) bool {
 		return false
 	}
 	t.deadline = d
+	if t.moved != nil {
+		t.moved(d) // (under the lock: a timer firing now sees the new deadline)
+	}
 	return true
 }
 
@@ -384,10 +390,20 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 // contract's outcomes.
 func (r *Reference) report(op string, err error) {
 	f := r.cfg.Callbacks.OnError
-	if f == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
+	if f == nil || errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
 		return
 	}
 	f(op, err)
+}
+
+// missingDir reports whether err says the lock's directory is missing (a
+// listing of it failed with ENOENT): no outcome of the protocol, unlike a
+// missing lease, and one that lasts until someone makes the directory
+// again. (Found by a probe: Run over a path in a removed directory retried
+// for ever and reported nothing.)
+func missingDir(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Op == "readdir" && errors.Is(pe.Err, fs.ErrNotExist)
 }
 
 // wait blocks until the record may have changed, until the monotonic
@@ -447,6 +463,20 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	var uctx context.Context = termContext{cctx, term}
 	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
 		uctx = cctx
+	}
+	// The user's context is done at the local deadline, not when the
+	// loop below next looks (a renewal may hang past it): a context
+	// derived from it sees only its Done, never termContext's Err. (Found
+	// by a probe: with 250 ms renewals failing past the deadline, the
+	// derived context outlived it until another process led.)
+	if mt, ok := r.p.(MonoTimer); ok && r.mistake&mPlainContext == 0 {
+		move := mt.AfterMono(deadline, func() {
+			if !term.Valid() {
+				cancel()
+			}
+		})
+		defer move(-1)
+		term.moved = move
 	}
 	if ctx.Err() != nil {
 		// Ended while the write was in flight: never lead; give back

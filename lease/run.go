@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 )
 
 // RunOptions are [Run]'s settings beyond the Config. The zero value runs
@@ -79,7 +80,7 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 	switch {
 	case ctx == nil:
 		return errors.New("lease.Run: nil context")
-	case s == nil:
+	case s == nil || isNilPointer(s):
 		return errors.New("lease.Run: nil store")
 	case o.ID < 0:
 		return fmt.Errorf("lease.Run: holder id %d: want a positive id (0: the process id)", o.ID)
@@ -116,4 +117,11 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 func NewFileStore(path string) *VersionedFile {
 	p := &osProc{pid: os.Getpid()}
 	return &VersionedFile{FS: OSFS{}, Path: path, PID: int64(p.pid), Boot: bootOf(p)}
+}
+
+// isNilPointer reports whether v holds a nil pointer (a typed nil: a
+// store variable declared and never set), which a nil check misses.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

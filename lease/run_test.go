@@ -41,10 +41,11 @@ func (l *lockedBuffer) String() string {
 // fails every Renew with EIO while failRenew is set.
 type spyStore struct {
 	lease.Store
-	mu        sync.Mutex
-	onRelease func()
-	failRenew bool
-	creates   []time.Time // when each Create was called
+	mu         sync.Mutex
+	onRelease  func()
+	failRenew  bool
+	renewDelay time.Duration // each Renew takes this long first
+	creates    []time.Time   // when each Create was called
 }
 
 func (s *spyStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
@@ -56,8 +57,9 @@ func (s *spyStore) Create(holder int64, ttl time.Duration) (lease.Record, error)
 
 func (s *spyStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
 	s.mu.Lock()
-	fail := s.failRenew
+	fail, delay := s.failRenew, s.renewDelay
 	s.mu.Unlock()
+	time.Sleep(delay)
 	if fail {
 		return lease.Record{}, &os.PathError{Op: "link", Path: "spy", Err: syscall.EIO}
 	}
@@ -266,6 +268,44 @@ func TestRunContextEndsAtLocalDeadline(t *testing.T) {
 	}
 }
 
+// A renewal in flight past the local deadline does not keep the leader's
+// context alive: it is done at the deadline, and so is every context
+// derived from it, which sees only Done (a probe found a derived context
+// live until the hung renewal returned, after another process led).
+func TestRunContextEndsAtDeadlineDuringHungRenewal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	const deadline = 600 * time.Millisecond
+	cfg := lease.Config{LeaseDuration: 3 * time.Second, RenewInterval: 100 * time.Millisecond, WatchInterval: time.Second, RenewDeadline: deadline}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	s := &spyStore{Store: lease.NewFileStore(path), renewDelay: 2 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(ctx, s, cfg, lease.RunOptions{})
+	defer func() {
+		cancel()
+		<-done
+	}()
+	lctx := waitCtx(t, leading, "a lone process")
+	derived, stop := context.WithCancel(lctx)
+	defer stop()
+	s.mu.Lock()
+	acquired := s.creates[0]
+	s.mu.Unlock()
+	select {
+	case <-derived.Done():
+	case <-time.After(deadline + 3*time.Second):
+		t.Fatalf("a context derived from the leader's was still live %v after acquiring; deadline %v", time.Since(acquired), deadline)
+	}
+	// The first renewal began about 100 ms in and returns 2 s later: the
+	// context must end at the deadline, well before.
+	if ended := time.Since(acquired); ended < deadline-10*time.Millisecond || ended > deadline+400*time.Millisecond {
+		t.Errorf("the derived context ended %v after the acquiring write began, want at the deadline %v (the renewal in flight returns at about 2.1 s)", ended, deadline)
+	}
+	if term, _ := lease.TermOf(lctx); term.Valid() {
+		t.Error("the term is still valid after its context ended")
+	}
+}
+
 // epochStore scales a store's epochs by 1000, so that an epoch is never
 // mistaken for a version (which equals it when a term starts on a file).
 type epochStore struct{ lease.Store }
@@ -350,6 +390,8 @@ func TestRunBadConfig(t *testing.T) {
 		{name: "renew not below deadline", cfg: func(c *lease.Config) { c.RenewDeadline = c.RenewInterval }, want: "must be shorter than the renew deadline"},
 		{name: "drift bound", cfg: func(c *lease.Config) { c.DriftBoundPPM = 1_000_000 }, want: "drift bound"},
 		{name: "nil store", s: nil, want: "nil store"},
+		{name: "typed nil store", s: (*lease.VersionedFile)(nil), want: "nil store"},
+		{name: "lease longer than a record states", cfg: func(c *lease.Config) { c.LeaseDuration = 25 * time.Hour }, want: "a lease record may state"},
 		{name: "nil context", ctx: nil, want: "nil context"},
 		{name: "negative id", o: lease.RunOptions{ID: -1}, want: "holder id"},
 		{name: "id with a proc", o: lease.RunOptions{ID: 7, Proc: lease.NewOSProc(&lockedBuffer{}, &lockedBuffer{})}, want: "RunOptions.ID"},
@@ -363,7 +405,7 @@ func TestRunBadConfig(t *testing.T) {
 		if c.name != "nil context" {
 			ctx = context.Background()
 		}
-		if c.name != "nil store" {
+		if !strings.Contains(c.name, "nil store") {
 			store = s
 		}
 		// A Run that does not refuse runs until this context ends.
@@ -623,4 +665,37 @@ func TestRunReleaseResetsBackOff(t *testing.T) {
 	if late := s.create.Sub(s.releasedAt); late > 100*time.Millisecond {
 		t.Errorf("created %v after reading the lease released, want at once (its back-off: 300 ms)", late)
 	}
+}
+
+// A lock in a directory that is not there is reported to OnError, each
+// try, with its cause: a missing directory is no outcome of the protocol,
+// unlike a missing lease, which is not reported.
+func TestRunReportsMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	cfg := lease.Config{LeaseDuration: time.Second, RenewInterval: 100 * time.Millisecond, WatchInterval: 100 * time.Millisecond}
+	errs := make(chan error, 100)
+	cfg.Callbacks.OnError = func(op string, err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	done := runAsync(ctx, lease.NewFileStore(filepath.Join(dir, "job.lease")), cfg, lease.RunOptions{})
+	select {
+	case err := <-errs:
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), dir) {
+			t.Errorf("OnError got %v, want the missing directory %s", err, dir)
+		}
+	case <-time.After(time.Second):
+		t.Error("a lock in a missing directory: nothing reached OnError within a second")
+	}
+	cancel()
+	<-done
+	// And a missing lease in a directory that is there is not an error.
+	cfg.Callbacks.OnError = func(op string, err error) { t.Errorf("OnError(%s, %v) for a lease nobody held", op, err) }
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	<-runAsync(ctx, lease.NewFileStore(filepath.Join(t.TempDir(), "job.lease")), cfg, lease.RunOptions{})
 }

@@ -183,11 +183,17 @@ func decimal(s string) (int64, bool) {
 
 // list reads the lock directory's names.
 func (s *VersionedFile) list() (listing, error) {
-	names, err := s.FS.ReadDir(filepath.Dir(s.Path))
+	prefix := filepath.Base(s.Path) + "."
+	var names []string
+	var err error
+	if pl, ok := s.FS.(PrefixLister); ok {
+		names, err = pl.ReadDirPrefix(filepath.Dir(s.Path), prefix)
+	} else {
+		names, err = s.FS.ReadDir(filepath.Dir(s.Path))
+	}
 	if err != nil {
 		return listing{}, err
 	}
-	prefix := filepath.Base(s.Path) + "."
 	var l listing
 	for _, n := range names {
 		if len(n) <= len(prefix) || n[:len(prefix)] != prefix {
