@@ -466,39 +466,53 @@ func TestTortureExecTrialsStartTogether(t *testing.T) {
 	}
 	prog := `date +%s%N >> {lock}.starts; sleep 5`
 	leaselabBinary(t) // built first: the launch is timed
-	launched := time.Now().UnixNano()
-	j, _ := runTorture(t, "-variant", "seed", "-procs", "30", "-trials", "1", "-keep", "-exec", prog)
-	dir, _ := j["dir"].(string)
-	b, err := os.ReadFile(filepath.Join(dir, "trial-1", "leader.lock.starts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ts []int64
-	for _, f := range strings.Fields(string(b)) {
-		n, err := strconv.ParseInt(f, 10, 64)
+	// Released one by one, the programs would spread over their starting
+	// every time; released together, a burst of load on the machine (a
+	// test beside this one) can still spread them once: a second trial
+	// tells the two apart.
+	var most, spread time.Duration
+	for attempt := 1; ; attempt++ {
+		launched := time.Now().UnixNano()
+		j, _ := runTorture(t, "-variant", "seed", "-procs", "30", "-trials", "1", "-keep", "-exec", prog)
+		dir, _ := j["dir"].(string)
+		b, err := os.ReadFile(filepath.Join(dir, "trial-1", "leader.lock.starts"))
 		if err != nil {
-			t.Fatalf("%q: %v", f, err)
+			t.Fatal(err)
 		}
-		ts = append(ts, n)
-	}
-	if len(ts) != 30 {
-		t.Fatalf("%d programs noted their start, want 30", len(ts))
-	}
-	// Held until the trial's instant, which leaves 250 ms and 10 ms a
-	// process to start them all: no program began before it.
-	if wait := time.Duration(slices.Min(ts) - launched); wait < 250*time.Millisecond {
-		t.Errorf("the first program began %v after torture was launched: not held for the trial's instant", wait)
-	}
-	// Released together, 24 of the 30 began within 200 ms of the first:
-	// each is a shell that forks date, 30 of them on two cores, and a
-	// loaded machine leaves some waiting for a core (idle here: 70 ms for
-	// 24, 90 ms for all; CI, with other packages' tests beside this one:
-	// 112 ms for all). Released one by one as they were started, they
-	// would spread over the starting: 250 ms and 10 ms a process.
-	slices.Sort(ts)
-	most, spread := time.Duration(ts[23]-ts[0]), time.Duration(ts[29]-ts[0])
-	if most > 200*time.Millisecond {
-		t.Errorf("24 of 30 programs began over %v (all 30 over %v): not released together", most, spread)
+		var ts []int64
+		for _, f := range strings.Fields(string(b)) {
+			n, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				t.Fatalf("%q: %v", f, err)
+			}
+			ts = append(ts, n)
+		}
+		if len(ts) != 30 {
+			t.Fatalf("%d programs noted their start, want 30", len(ts))
+		}
+		// Held until the trial's instant, which leaves 250 ms and 10 ms a
+		// process to start them all: no program began before it.
+		if wait := time.Duration(slices.Min(ts) - launched); wait < 250*time.Millisecond {
+			t.Errorf("the first program began %v after torture was launched: not held for the trial's instant", wait)
+		}
+		// Released together, 24 of the 30 began within 200 ms of the first:
+		// each is a shell that forks date, 30 of them on two cores, and a
+		// loaded machine leaves some waiting for a core (idle here: 70 ms for
+		// 24, 90 ms for all; CI, with other packages' tests beside this one:
+		// 112 ms for all, and once 210 ms for 24 while another agent's
+		// tests loaded both cores). Released one by one as they were
+		// started, they would spread over the starting: 250 ms and 10 ms a
+		// process.
+		slices.Sort(ts)
+		most, spread = time.Duration(ts[23]-ts[0]), time.Duration(ts[29]-ts[0])
+		if most <= 200*time.Millisecond {
+			break
+		}
+		if attempt == 2 {
+			t.Errorf("24 of 30 programs began over %v (all 30 over %v), in two trials: not released together", most, spread)
+			break
+		}
+		t.Logf("trial %d: 24 of 30 programs began over %v: once more", attempt, most)
 	}
 	t.Logf("24 of 30 programs began within %v, all 30 within %v", most, spread)
 }
