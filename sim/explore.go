@@ -343,7 +343,9 @@ func (w *World) FaultsLeft() (proc, global bool) {
 		return false, false
 	}
 	proc = !e.DPOR && (s.crashes < e.Crashes || s.terms < e.Terms || s.pauses < e.Pauses && len(e.PauseLengths) > 0)
-	global = s.powers < e.Powers || s.jumps < e.Jumps && len(e.JumpSizes) > 0
+	// (An injected ENOSPC changes what its step touches: a sleeping step
+	// that could still fail stands for every outcome, as a global fault.)
+	global = s.powers < e.Powers || s.jumps < e.Jumps && len(e.JumpSizes) > 0 || s.fserrs < e.FSErrors
 	return proc, global
 }
 

@@ -277,7 +277,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 			}
 		}
 		if tied >= 0 {
-			r.first[tied] = sleeper{fp: fp, global: faults && (o.Powers > 0 || o.Jumps > 0)}
+			r.first[tied] = sleeper{fp: fp, global: faults && (o.Powers > 0 || o.Jumps > 0 || o.FSErrors > 0)}
 		}
 		// The candidates of the tie the step was chosen at, and how many
 		// of them are activities.
