@@ -26,6 +26,8 @@ const (
 	MistakeRenewAtLease          = mRenewAtLease
 	MistakeReadErrorWaitsWatch   = mReadErrorWaitsWatch
 	MistakeOwnLease              = mOwnLease
+	MistakeNoDeadlineTimer       = mNoDeadlineTimer
+	MistakeTimerNotMoved         = mTimerNotMoved
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

@@ -77,4 +77,11 @@ const (
 	// Reference: a watcher waits its own LeaseDuration for a record to
 	// change, not the lease the record's writer held it for.
 	mOwnLease
+	// Reference: no timer ends the user's context at the local deadline
+	// (MonoTimer): its Err lapses then, its Done closes only when the
+	// renew loop gets round to it.
+	mNoDeadlineTimer
+	// Reference: the deadline timer is set for the term's first deadline
+	// and not moved when a renewal extends it.
+	mTimerNotMoved
 )

@@ -154,6 +154,23 @@ var mutants = []mutant{
 		explore:  "procs 2, pauses 1",
 	},
 	{
+		// Found by a probe on the real kernel (2026-12-04), which the
+		// checker could not see while it judged the leader context's own
+		// Err: a context derived from the user's sees only Done.
+		name: "reference~no-deadline-timer", base: "reference",
+		mistake:  "no timer ends the user's context at the local deadline: its Err lapses then, but its Done, all a derived context sees, closes only when the renew loop gets round to it",
+		property: spec.HonestRole,
+		run:      referenceRun(lease.MistakeNoDeadlineTimer),
+		explore:  "procs 2, pauses 1",
+	},
+	{
+		name: "reference~timer-not-moved", base: "reference",
+		mistake:  "the timer that ends the user's context at the local deadline is set for the term's first deadline and not moved by renewals: after it, a derived context outlives the deadline as without a timer",
+		property: spec.HonestRole,
+		run:      referenceRun(lease.MistakeTimerNotMoved),
+		explore:  "procs 2, pauses 1",
+	},
+	{
 		name: "reference~renew-error-ignored", base: "reference",
 		mistake:    "a renewal that fails with an I/O error extends the local deadline as if it had succeeded",
 		property:   spec.ExclusiveLeadership,

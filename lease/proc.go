@@ -84,9 +84,10 @@ type ShutdownNotifier interface {
 // instant of its monotonic clock whatever its activities are doing. The
 // reference ends a leader's context at its local deadline with it, even
 // while a store call hangs, so that a context derived from it
-// (context.WithTimeout, an HTTP request's) is done then too. The OS
-// runtime has it; the simulator, whose leadership is judged by the
-// context's own Err, does not.
+// (context.WithTimeout, an HTTP request's) is done then too. Both
+// runtimes have it: the OS runtime's is a runtime timer, the simulator's
+// fires before the first step of the process at or after the instant
+// (and, for a process paused across it, when it resumes).
 type MonoTimer interface {
 	// AfterMono calls f, in a goroutine of its own, once Mono() reaches
 	// at; move(at) moves that instant (calling f again if it has already

@@ -469,14 +469,16 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	// derived from it sees only its Done, never termContext's Err. (Found
 	// by a probe: with 250 ms renewals failing past the deadline, the
 	// derived context outlived it until another process led.)
-	if mt, ok := r.p.(MonoTimer); ok && r.mistake&mPlainContext == 0 {
+	if mt, ok := r.p.(MonoTimer); ok && r.mistake&(mPlainContext|mNoDeadlineTimer) == 0 {
 		move := mt.AfterMono(deadline, func() {
 			if !term.Valid() {
 				cancel()
 			}
 		})
 		defer move(-1)
-		term.moved = move
+		if r.mistake&mTimerNotMoved == 0 { // mutant: never moved
+			term.moved = move
+		}
 	}
 	if ctx.Err() != nil {
 		// Ended while the write was in flight: never lead; give back

@@ -31,7 +31,10 @@
 //     what survives a power loss (torn writes: [TornOld] ...).
 //   - flockwait.go, notify.go: processes waiting in flock(2), and inotify.
 //   - fence.go: a leader's workload on a fenced resource, whose accepted
-//     epochs the fencing property reads.
+//     epochs the fencing property reads, and how the world looks at
+//     leader contexts (by Err, and by Done as a derived context would).
+//   - timer.go: lease.MonoTimer, a timer on a process's monotonic clock
+//     (what ends a leader's context at its local deadline).
 //   - server.go, servervariant.go: the model of a lease server (Redis,
 //     etcd, SQL) as an atomic register with that server's expiry, and the
 //     variants that run the reference over it ([ServerKinds],

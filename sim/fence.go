@@ -63,12 +63,27 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 	return cb
 }
 
-// live is the user's code asking its context whether it still leads.
+// live is the user's code asking its context whether it still leads, in
+// either of the two ways it can: its Err, or, through a context derived
+// from it (a request's, context.WithTimeout's), which sees only its Done,
+// whether Done has closed. It is live if either says so: a context whose
+// Err lapses at the local deadline while its Done stays open (a renewal
+// hangs, and nothing closes it at the deadline) leads on in every derived
+// context. (Judging Err alone, the checker could not see that bug, which
+// a probe found on the real kernel: reference~no-deadline-timer.)
 func (p *proc) live(ctx context.Context) bool {
 	p.silent = true
 	err := ctx.Err()
 	p.silent = false
-	return err == nil
+	if err == nil {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	default:
+		return true // (a nil Done, a context never cancelled, is open too)
+	}
 }
 
 // lapsed reports whether ctx is a term whose local deadline has passed
@@ -89,6 +104,13 @@ func (p *proc) lapsed(ctx context.Context) bool {
 // world, a process that runs could look at its context then. A paused
 // process sees nothing.
 func (w *World) observe() {
+	if w.timers > 0 {
+		for _, p := range w.procs {
+			if !p.stopped && !p.dead {
+				p.fireTimers()
+			}
+		}
+	}
 	if len(w.ctxWaiters) > 0 {
 		w.wakeDone()
 	}
@@ -109,6 +131,7 @@ func (w *World) observe() {
 func (w *World) observeAtEnd() {
 	for _, p := range w.procs {
 		if p.stopped && !p.dead {
+			p.fireTimers() // on resuming, before its code runs
 			p.look(false)
 		}
 	}

@@ -73,6 +73,9 @@ func (a *activity) point(ready int64) {
 		// there is no choice to make. Skipping the round trip through the
 		// scheduler gives the same run, minus two coroutine switches.
 		w.now, a.t = ready, ready
+		if len(a.p.timers) > 0 {
+			a.p.fireTimers() // as step would
+		}
 		return
 	}
 	a.ready, a.seq = ready, w.seq
@@ -155,6 +158,8 @@ type proc struct {
 	// while the world looks at them.
 	leaders []leaderCtx
 	silent  bool
+	// timers are its armed MonoTimers (timer.go).
+	timers []*monoTimer
 }
 
 var _ lease.Proc = (*proc)(nil)

@@ -42,6 +42,7 @@ type World struct {
 	tieAt     int64 // the instant of the tie being decided (TieInstant)
 	tr        *trace.Trace
 	leading   int    // leader contexts not yet seen done, over all processes
+	timers    int    // armed MonoTimers, over all processes
 	setup     *setup // tr.Run.Setup
 	syscalls  int
 	// limit, when positive, stops the run after that many system calls
@@ -337,6 +338,9 @@ func (w *World) pick() *activity {
 
 // step resumes a until its next scheduling point.
 func (w *World) step(a *activity) {
+	if len(a.p.timers) > 0 {
+		a.p.fireTimers() // due before this step: its code sees their effect
+	}
 	w.cur = a
 	a.state = actRunning
 	alive := a.wk.resume()
@@ -502,6 +506,7 @@ func (w *World) kill(p *proc, code int64) {
 	w.porKill(p)
 	p.dead = true
 	p.role = lease.RoleStarting
+	p.dropTimers()
 	p.diedLeading()
 	for _, a := range p.acts {
 		if a.state == actDone {

@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"slices"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// monoTimer is a process's lease.MonoTimer: f is due once the process's
+// monotonic clock reaches at. The world fires a due timer before any
+// step of its process runs and whenever it looks at the leaders'
+// contexts (observe), so that no code of the process, and no observer,
+// sees the world after the instant without the timer's effect; a paused
+// process fires its timers when it resumes, before its activities run,
+// and a dead one never. (The OS runtime races the timer's goroutine
+// against the process's other goroutines after a SIGCONT; the model lets
+// the timer win. A user who must not act on a lapsed term after a pause
+// checks the leader context's own Err or Term.Valid, which read the
+// clock, and fences.) Firing runs f in the world's context and leaves
+// no trace of its own: f may read the process's clock (silently) and
+// cancel contexts, nothing else.
+type monoTimer struct {
+	p     *proc
+	at    int64 // the instant, on the process's monotonic clock
+	f     func()
+	armed bool
+}
+
+var _ lease.MonoTimer = (*proc)(nil)
+
+// AfterMono implements lease.MonoTimer.
+func (p *proc) AfterMono(at time.Duration, f func()) func(time.Duration) {
+	t := &monoTimer{p: p, f: f}
+	t.set(at)
+	return t.set
+}
+
+// set arms the timer for at, or disarms it if at < 0.
+func (t *monoTimer) set(at time.Duration) {
+	p := t.p
+	if at < 0 {
+		if t.armed {
+			t.armed = false
+			p.dropTimer(t)
+		}
+		return
+	}
+	t.at = int64(at)
+	if !t.armed && !p.dead {
+		t.armed = true
+		p.timers = append(p.timers, t)
+		p.w.timers++
+	}
+}
+
+func (p *proc) dropTimer(t *monoTimer) {
+	for i, x := range p.timers {
+		if x == t {
+			p.timers = slices.Delete(p.timers, i, i+1) // (clears the vacated slot)
+			p.w.timers--
+			return
+		}
+	}
+}
+
+// fireTimers calls the process's timers that are due now, in the order
+// they were armed. Its callers fire a paused process's only when it
+// resumes (or, at the end of a run, as it would on resuming).
+func (p *proc) fireTimers() {
+	if len(p.timers) == 0 || p.dead {
+		return
+	}
+	now := p.clock.mono(p.w.now)
+	for i := 0; i < len(p.timers); {
+		t := p.timers[i]
+		if now < t.at {
+			i++
+			continue
+		}
+		t.armed = false
+		p.dropTimer(t)
+		silent := p.silent
+		p.silent = true
+		t.f() // (it may arm this or another timer again: appended, seen below)
+		p.silent = silent
+	}
+}
+
+// dropTimers disarms every timer of a process that dies.
+func (p *proc) dropTimers() {
+	for _, t := range p.timers {
+		t.armed = false
+	}
+	p.w.timers -= len(p.timers)
+	clear(p.timers)
+	p.timers = p.timers[:0]
+}
