@@ -130,17 +130,68 @@ func TestReadDirPrefixIgnoresOtherNames(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("ReadDirPrefix under churn = %v, %v; want %v", got, err, want)
 	}
-	// A change to one of its names during a listing is seen: it lists
-	// again and returns the directory as of an instant.
-	readDirHook = func() {
+	// Changes to its names during a listing are seen: it lists again and
+	// returns the directory as of an instant. A hundred names of its own
+	// linked between two getdents64 calls, so that some land behind the
+	// listing's position whatever the directory's order (one name alone
+	// was missed or not as its hash fell, and a mutant that ignored its
+	// own names' events passed).
+	own := func() []string {
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), "job.lock.") {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	link := func() {
 		readDirHook = nil
-		os.WriteFile(filepath.Join(dir, "job.lock.9"), nil, 0o644)
+		for i := range 100 {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("job.lock.%d", 100+i)), nil, 0o644)
+		}
+	}
+	unlink := func() {
+		for i := range 100 {
+			os.Remove(filepath.Join(dir, fmt.Sprintf("job.lock.%d", 100+i)))
+		}
+	}
+	readDirHook = link
+	torn, calls, err := listOnce(dir, "job.lock.", true)
+	if err != nil || calls < 2 {
+		t.Fatalf("one pass: %d calls, %v (the test needs several)", calls, err)
+	}
+	if slices.Equal(torn, own()) {
+		t.Fatalf("one pass with 100 of its names linked between two calls listed all %d: the torn case did not arise, and the test shows nothing", len(torn))
+	}
+	unlink()
+	// ReadDirPrefix lists a directory that takes several calls twice,
+	// the second time under its inotify watch: the links land in that
+	// second listing, which only their events tell it to redo.
+	gaps := 0
+	readDirHook = func() { gaps++ }
+	if _, _, err := listOnce(dir, "job.lock.", true); err != nil {
+		t.Fatal(err)
+	}
+	hooks := 0
+	readDirHook = func() {
+		if hooks++; hooks == gaps+1 {
+			link()
+		}
 	}
 	got, err = OSFS{}.ReadDirPrefix(dir, "job.lock.")
-	if want := append(slices.Clone(want[:2]), "job.lock.9", want[2]); err != nil || !slices.Equal(got, want) {
-		t.Fatalf("ReadDirPrefix with a link of its own during the listing = %v, %v; want %v", got, err, want)
+	if hooks <= gaps {
+		t.Fatalf("ReadDirPrefix listed once (%d gaps between calls, %d in one listing): the links never landed in its watched listing", hooks, gaps)
+	}
+	if want := own(); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ReadDirPrefix with 100 links of its own during the listing = %d names, %v; want the directory's %d", len(got), err, len(want))
 	}
 	readDirHook = nil
+	unlink()
 	// Past MaxReadDir in other names.
 	for i := 3000; i < 45000; i++ {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("other.%05d", i)), nil, 0o644); err != nil {
@@ -150,7 +201,7 @@ func TestReadDirPrefixIgnoresOtherNames(t *testing.T) {
 	if _, err := (OSFS{}).ReadDir(dir); !errors.Is(err, syscall.EFBIG) {
 		t.Errorf("ReadDir of 45,000 names: %v, want EFBIG (else this test shows nothing)", err)
 	}
-	if got, err := (OSFS{}).ReadDirPrefix(dir, "job.lock."); err != nil || len(got) != 4 {
-		t.Errorf("ReadDirPrefix of 45,000 other names = %v, %v; want the lock's 4", got, err)
+	if got, err := (OSFS{}).ReadDirPrefix(dir, "job.lock."); err != nil || !slices.Equal(got, want) {
+		t.Errorf("ReadDirPrefix of 45,000 other names = %v, %v; want the lock's %v", got, err, want)
 	}
 }
