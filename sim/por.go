@@ -198,11 +198,13 @@ type porLog struct {
 // Race is a backtracking point the reduction found: at tie Tie (its
 // ordinal among the run's ties), one of the candidates in Cands (bit c
 // for candidate c) is to be tried first too, unless one already is; all
-// of them if Every.
+// of them if Every. Disables marks a death's (Every): Cands are the
+// activities of its process it disabled, whose steps never ran after it.
 type Race struct {
-	Tie   int
-	Cands uint64
-	Every bool
+	Tie      int
+	Cands    uint64
+	Every    bool
+	Disables bool
 }
 
 func (w *World) porBegin(a *activity) {
@@ -468,7 +470,7 @@ func (w *World) Races() []Race {
 				}
 			}
 			if others != 0 {
-				add(Race{Tie: s.tie, Cands: others, Every: true})
+				add(Race{Tie: s.tie, Cands: others, Every: true, Disables: true})
 			}
 		}
 		for j := range steps {

@@ -335,6 +335,17 @@ type outcomes struct {
 // at every step within the budgets.
 func fullSearch(t *testing.T, o ExploreOptions) outcomes {
 	t.Helper()
+	out, ok := cappedFullSearch(t, o, 400000)
+	if !ok {
+		t.Fatalf("the full search of %+v passed %d schedules: too big for this test", o, out.schedules)
+	}
+	return out
+}
+
+// cappedFullSearch is fullSearch that gives up (false) at limit
+// schedules.
+func cappedFullSearch(t *testing.T, o ExploreOptions, limit int) (outcomes, bool) {
+	t.Helper()
 	out := outcomes{traces: map[uint64]bool{}, violated: map[string]bool{}}
 	verdicts := map[uint64]string{}
 	var prefix []int
@@ -371,10 +382,10 @@ func fullSearch(t *testing.T, o ExploreOptions) outcomes {
 			i--
 		}
 		if i < 0 {
-			return out
+			return out, true
 		}
-		if out.schedules == 400000 {
-			t.Fatalf("the full search of %+v passed %d schedules: too big for this test", o, out.schedules)
+		if out.schedules >= limit {
+			return out, false
 		}
 		prefix = prefix[:0]
 		for _, c := range d.log[:i] {
