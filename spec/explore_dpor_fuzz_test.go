@@ -15,10 +15,11 @@ import (
 )
 
 var (
-	dporFuzz     = flag.Int("dpor-fuzz", 0, "TestDPORSoundRandomToys: random toys to try (0: 12, or 6 with -short)")
-	dporFuzzBase = flag.Int("dpor-fuzz-base", 0, "TestDPORSoundRandomToys: the first toy's seed")
-	dporFuzzOps  = flag.Int("dpor-fuzz-ops", 2, "TestDPORSoundRandomToys: steps of each process's script")
-	dporFuzzCap  = flag.Int("dpor-fuzz-cap", 5000, "TestDPORSoundRandomToys: skip a bound whose full search passes this many schedules")
+	dporFuzz      = flag.Int("dpor-fuzz", 0, "TestDPORSoundRandomToys: random toys to try (0: 12, or 6 with -short)")
+	dporFuzzBase  = flag.Int("dpor-fuzz-base", 0, "TestDPORSoundRandomToys: the first toy's seed")
+	dporFuzzOps   = flag.Int("dpor-fuzz-ops", 2, "TestDPORSoundRandomToys: steps of each process's script")
+	dporFuzzCap   = flag.Int("dpor-fuzz-cap", 5000, "TestDPORSoundRandomToys: skip a bound whose full search passes this many schedules")
+	dporFuzzProcs = flag.Int("dpor-fuzz-procs", 2, "TestDPORSoundRandomToys: processes of each toy")
 )
 
 // toyOp is one step of a random toy's script: a system call or two, a
@@ -181,7 +182,7 @@ func TestDPORSoundRandomToys(t *testing.T) {
 	for s := *dporFuzzBase; s < *dporFuzzBase+n; s++ {
 		seeds = append(seeds, s)
 	}
-	if *dporFuzzOps == 2 {
+	if *dporFuzzOps == 2 && *dporFuzzProcs == 2 {
 		// Toys that once found the reduction unsound, searched every time.
 		// 297 (p0: on-term, rename-ab; p1: lead, flock-hold), 1 SIGTERM:
 		// the handler's exit disabled p0's rename, asleep at the exit's
@@ -194,11 +195,11 @@ func TestDPORSoundRandomToys(t *testing.T) {
 		}
 	}
 	for _, s := range seeds {
-		v, desc := randomToy(uint64(s), 2, *dporFuzzOps)
+		v, desc := randomToy(uint64(s), *dporFuzzProcs, *dporFuzzOps)
 		registerOnce(t, v)
 		for _, b := range budgets {
 			o := b
-			o.Variant, o.Procs, o.Horizon = v.Name, 2, 10*time.Millisecond
+			o.Variant, o.Procs, o.Horizon = v.Name, *dporFuzzProcs, 10*time.Millisecond
 			if o.Pauses > 0 {
 				o.Horizon = PauseLengths(lease.DefaultConfig())[0] + 5*time.Millisecond // a pause that ends within the run
 			}
