@@ -72,17 +72,21 @@ func (p *proc) fireTimers() {
 		return
 	}
 	now := p.clock.mono(p.w.now)
-	for i := 0; i < len(p.timers); {
-		t := p.timers[i]
-		if now < t.at {
-			i++
+	var due []*monoTimer
+	for _, t := range p.timers {
+		if now >= t.at {
+			due = append(due, t)
+		}
+	}
+	for _, t := range due {
+		if !t.armed || now < t.at { // (an earlier one's f moved or disarmed it)
 			continue
 		}
 		t.armed = false
 		p.dropTimer(t)
 		silent := p.silent
 		p.silent = true
-		t.f() // (it may arm this or another timer again: appended, seen below)
+		t.f() // (one it arms again fires at the next step at or after its instant)
 		p.silent = silent
 	}
 }

@@ -128,14 +128,14 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 		for _, race := range r.w.Races() {
 			nd := &stack[r.ties[race.Tie]]
 			switch {
-			case race.Disables && allAsleep(nd, race.Cands):
-				// A death disabled activities that sleep at its tie: the
-				// schedules that run them first from there are covered,
-				// but not those that run other steps first and them
-				// before the death (whose races with those steps a run
-				// where they never step cannot show). Every candidate.
-				// (Found by TestDPORSoundRandomToys: toy 297, a SIGTERM
-				// handler's exit, lost 1 of 48 traces.)
+			case race.Disables && anyAsleep(nd, race.Cands):
+				// A death disabled an activity that sleeps at its tie: the
+				// schedules that run it first from there are covered, but
+				// not those that run other steps first and it before the
+				// death (whose races with those steps a run where it
+				// never steps cannot show). Every candidate. (Found by
+				// TestDPORSoundRandomToys: toy 297, a SIGTERM handler's
+				// exit, lost 1 of 48 traces.)
 				nd.backtrack |= 1<<len(nd.cands) - 1
 			case race.Every:
 				nd.backtrack |= race.Cands
@@ -354,15 +354,15 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 	return r, nil
 }
 
-// allAsleep reports whether every candidate of nd in cands (bit c for
+// anyAsleep reports whether a candidate of nd in cands (bit c for
 // candidate c) sleeps before nd's step.
-func allAsleep(nd *dporNode, cands uint64) bool {
+func anyAsleep(nd *dporNode, cands uint64) bool {
 	for k, c := range nd.cands {
-		if cands&(1<<k) != 0 && !asleep(nd.sleep, c) {
-			return false
+		if cands&(1<<k) != 0 && asleep(nd.sleep, c) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 func asleep(sleep []sleeper, c sim.Candidate) bool {
