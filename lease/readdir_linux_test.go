@@ -11,6 +11,23 @@ import (
 	"testing"
 )
 
+// dirNames lists dir's names that begin with prefix, as the os package
+// does (sorted).
+func dirNames(t *testing.T, dir, prefix string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
 // A listing of a crowded directory takes several getdents64 calls, and
 // names linked and unlinked between two of them are listed wrongly: some
 // of the new ones missing, some of the removed ones still there. ReadDir
@@ -31,17 +48,7 @@ func TestReadDirSettles(t *testing.T) {
 		}
 	}
 	defer func() { readDirHook = nil }()
-	final := func() []string {
-		es, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, e := range es {
-			out = append(out, e.Name())
-		}
-		return out
-	}
+	final := func() []string { return dirNames(t, dir, "") }
 
 	readDirHook = churn
 	torn, calls, err := listOnce(dir, "", false)
@@ -86,13 +93,7 @@ func TestReadDirSettles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var junk []string
-	for _, n := range final() {
-		if strings.HasPrefix(n, "junk.") {
-			junk = append(junk, n)
-		}
-	}
-	if !slices.Equal(names, junk) {
+	if junk := dirNames(t, dir, "junk."); !slices.Equal(names, junk) {
 		t.Errorf("ReadDirPrefix returned %d names, the directory holds %d of them: not an instant's listing", len(names), len(junk))
 	}
 }
@@ -136,19 +137,7 @@ func TestReadDirPrefixIgnoresOtherNames(t *testing.T) {
 	// listing's position whatever the directory's order (one name alone
 	// was missed or not as its hash fell, and a mutant that ignored its
 	// own names' events passed).
-	own := func() []string {
-		es, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, e := range es {
-			if strings.HasPrefix(e.Name(), "job.lock.") {
-				out = append(out, e.Name())
-			}
-		}
-		return out
-	}
+	own := func() []string { return dirNames(t, dir, "job.lock.") }
 	link := func() {
 		readDirHook = nil
 		for i := range 100 {
