@@ -26,6 +26,24 @@ type ChangeFeed interface {
 	Changes() (n uint64, next <-chan struct{})
 }
 
+// ReleaseHint is an optional ability of a [ChangeFeed] or a
+// [StoreNotifier] whose notices say which of them announce a release (the
+// record deleted, or marked released, or dropped by the server at its
+// TTL): a watcher woken by one tries to create the record at once, instead
+// of reading it first, which takes a round trip off every hand-over. It is
+// a hint and no more: Create publishes only where there is no live record,
+// so a hint that is wrong (a notice delivered late, twice, or before the
+// release is visible; another watcher's create first) costs one failed
+// Create, and the watcher reads as it would have.
+type ReleaseHint interface {
+	// Released reports whether the latest notice is one that announced a
+	// release, and came after token (a count Changes or ChangeToken
+	// returned).
+	Released(token uint64) bool
+}
+
+var _ ReleaseHint = (*Notices)(nil)
+
 // notifierOnly is a Notifier that is no ContextWaiter: its wait runs to a
 // change or its deadline whatever ctx does.
 type notifierOnly struct{ Notifier }
@@ -46,6 +64,12 @@ type feedWaiter struct {
 func (w feedWaiter) ChangeToken(string) uint64 {
 	n, _ := w.f.Changes()
 	return n
+}
+
+// Released implements ReleaseHint when the feed does.
+func (w feedWaiter) Released(token uint64) bool {
+	h, ok := w.f.(ReleaseHint)
+	return ok && h.Released(token)
 }
 
 func (w feedWaiter) WaitChangeContext(ctx context.Context, _ string, token uint64, until time.Duration) bool {

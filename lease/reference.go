@@ -73,6 +73,7 @@ type Reference struct {
 	pid  int64
 	dir  string
 	note StoreNotifier // what watchers wait on (nil: they poll)
+	hint ReleaseHint   // note's word that its latest notice was a release (nil: none)
 	cw   ContextWaiter // nil: sleeps do not end with the context
 	// wrote is the version of this process's last successful write (0:
 	// none yet).
@@ -172,6 +173,7 @@ func NewReference(p Proc, s Store, path string, cfg Config) (*Reference, error) 
 func newReference(p Proc, s Store, dir string, cfg Config) *Reference {
 	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: dir}
 	r.note = watchSource(p, s, dir, cfg)
+	r.hint, _ = r.note.(ReleaseHint)
 	r.cw, _ = p.(ContextWaiter)
 	return r
 }
@@ -222,7 +224,11 @@ func (r *Reference) elect(ctx context.Context) {
 	// whose blocks are full while its inodes are not. A real change (a
 	// new version) is still seen at once.
 	var backoff, retryAt time.Duration
-	var lastVersion int64         // the version the last successful read showed
+	var lastVersion int64 // the version the last successful read showed
+	// prevToken is the change token the previous pass took (haveToken:
+	// one did), against which a release notice counts as new.
+	var prevToken uint64
+	haveToken := false
 	var readBackoff time.Duration // the wait after the last of a run of failed reads
 	for {
 		if ctx.Err() != nil {
@@ -233,6 +239,29 @@ func (r *Reference) elect(ctx context.Context) {
 		var token uint64
 		if r.note != nil && r.mistake&mTokenAfterRead == 0 {
 			token = r.note.ChangeToken(r.dir)
+		}
+		// Woken by a notice that says the lease was released: create at
+		// once, without reading first (Create publishes only where there
+		// is no live record, so a wrong hint costs this one call and the
+		// read below, as a lost race does).
+		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken)
+		prevToken, haveToken = token, r.note != nil
+		if hinted && r.p.Mono() >= retryAt && ctx.Err() == nil {
+			start := r.p.Mono()
+			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
+			if err == nil {
+				if r.leadFrom(ctx, nrec, start, MsgRefAcquired) {
+					return
+				}
+				backoff = 0
+				continue
+			}
+			r.report("create", err)
+			if backoff = r.failed(err, backoff); backoff > 0 {
+				retryAt = r.p.Mono() + backoff
+				continue
+			}
+			// A live record: read it, as the watcher would have.
 		}
 		rec, err := r.s.Read()
 		now := r.p.Mono()

@@ -104,6 +104,7 @@ type Fault struct {
 
 	ends    trace.FaultKind // End: the kind of stretch that ends
 	deliver *remote         // a notice delayed by a Notice fault, delivered to this client at At
+	release bool            // that notice announces a release (lease.ReleaseHint)
 	idx     int             // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
 }
 

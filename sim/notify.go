@@ -17,6 +17,7 @@ type notifications struct {
 type dirChanges struct {
 	dir string
 	n   uint64
+	rel uint64 // the number of the latest change that was a server's release notice (0: none)
 }
 
 func (w *World) changesOf(dir string) uint64 {
@@ -27,6 +28,18 @@ func (w *World) changesOf(dir string) uint64 {
 		}
 	}
 	return 0
+}
+
+// releasedSince reports whether dir's latest change is a release notice
+// counted after token.
+func (w *World) releasedSince(dir string, token uint64) bool {
+	w.touch(objKey{kind: objChanges, s: dir}, false)
+	for _, c := range w.inotify.changes {
+		if c.dir == dir {
+			return c.rel == c.n && c.n > token
+		}
+	}
+	return false
 }
 
 // watcher is an activity in WaitChange.
@@ -61,17 +74,28 @@ func canonDir(dir string) string {
 
 // notifyDir delivers a change to dir (a directory, or a server client's
 // notice key) to every activity waiting for one.
-func (w *World) notifyDir(dir string) {
+func (w *World) notifyDir(dir string) { w.notifyKey(dir, false) }
+
+// notifyKey delivers a change to dir, as notifyDir, that is a server's
+// notice of a release when release is set (lease.ReleaseHint).
+func (w *World) notifyKey(dir string, release bool) {
 	w.touchMode(objKey{kind: objChanges, s: dir}, update)
 	found := false
 	for i := range w.inotify.changes {
-		if w.inotify.changes[i].dir == dir {
-			w.inotify.changes[i].n++
+		if c := &w.inotify.changes[i]; c.dir == dir {
+			c.n++
+			if release {
+				c.rel = c.n
+			}
 			found = true
 		}
 	}
 	if !found {
-		w.inotify.changes = append(w.inotify.changes, dirChanges{dir, 1})
+		c := dirChanges{dir: dir, n: 1}
+		if release {
+			c.rel = 1
+		}
+		w.inotify.changes = append(w.inotify.changes, c)
 	}
 	if len(w.inotify.watchers) == 0 {
 		return

@@ -88,6 +88,13 @@ func (r *remote) ChangeToken(string) uint64 {
 	return r.p.w.changesOf(r.key)
 }
 
+// Released implements lease.ReleaseHint: the client's latest notice
+// announced a release, and came after token.
+func (r *remote) Released(token uint64) bool {
+	r.p.w.porCall()
+	return r.p.w.releasedSince(r.key, token)
+}
+
 // WaitChangeContext implements lease.StoreNotifier: a wait for a notice
 // after token, until the process's clock reads until, and no longer than
 // its watch interval (the poll that bounds what a lost notice costs).
@@ -117,14 +124,14 @@ func (w *World) noticeFate(sub *remote) (string, time.Duration) {
 
 // early delivers, as a write request is sent, the notices that a Notice
 // fault makes come before the change they announce.
-func (r *remote) early() {
+func (r *remote) early(release bool) {
 	w := r.p.w
 	w.touch(objKey{kind: objServer, s: r.s.key}, false) // (its subscribers)
 	for _, sub := range r.s.subs {
 		if fate, _ := w.noticeFate(sub); fate == "early" && !sub.p.dead {
 			w.record(trace.Fault(int16(sub.p.idx), trace.Notice, 0, 0, false,
 				w.tr.Str(fmt.Sprintf("notice to pid %d early: before the %s request of pid %d takes effect", sub.p.pid, r.name, r.p.pid))))
-			w.notifyDir(sub.key)
+			w.notifyKey(sub.key, release)
 		}
 	}
 }
@@ -148,14 +155,15 @@ func (r *remote) announce(version int64) {
 			}
 			w.record(trace.Fault(int16(sub.p.idx), trace.Notice, 0, 0, false, w.tr.Str(what)))
 		}
+		release := version == 0
 		switch fate {
 		case "":
-			w.notifyDir(sub.key)
+			w.notifyKey(sub.key, release)
 		case "delayed":
-			w.faults = insertFault(w.faults, Fault{At: time.Duration(w.now) + delay, deliver: sub})
+			w.faults = insertFault(w.faults, Fault{At: time.Duration(w.now) + delay, deliver: sub, release: release})
 		case "duplicated":
-			w.notifyDir(sub.key)
-			w.faults = insertFault(w.faults, Fault{At: time.Duration(w.now) + delay, deliver: sub})
+			w.notifyKey(sub.key, release)
+			w.faults = insertFault(w.faults, Fault{At: time.Duration(w.now) + delay, deliver: sub, release: release})
 		}
 	}
 }
@@ -167,7 +175,7 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 	p := r.p
 	write := op != "read"
 	if write && len(p.w.notices) > 0 {
-		r.early()
+		r.early(op == "release")
 	}
 	a, inj := p.enter(trace.OpRPC, 0)
 	p.w.touch(objKey{kind: objServer, s: r.s.key}, true)

@@ -385,7 +385,7 @@ func (w *World) finish(a *activity) {
 // fire applies a fault now. at is the activity that triggered it, if any.
 func (w *World) fire(f Fault, by *proc) {
 	if f.deliver != nil {
-		w.notifyDir(f.deliver.key) // a delayed notice, not a fault of its own
+		w.notifyKey(f.deliver.key, f.release) // a delayed notice, not a fault of its own
 		return
 	}
 	w.observe() // the world reached the fault's instant: who leads, as its code sees it

@@ -129,7 +129,15 @@ func (s *Store) Close() error {
 	return s.c.Close()
 }
 
-var _ lease.ChangeFeed = (*Store)(nil)
+var (
+	_ lease.ChangeFeed  = (*Store)(nil)
+	_ lease.ReleaseHint = (*Store)(nil)
+)
+
+// Released implements lease.ReleaseHint: the latest notice is the key's
+// DELETE event (a release, or the expiry of the record's etcd lease), and
+// came after token.
+func (s *Store) Released(token uint64) bool { return s.notices.Released(token) }
 
 // Changes implements lease.ChangeFeed. The first call starts a watch on
 // the key from the revision after the one a read returns then, so that no
@@ -207,7 +215,11 @@ func (s *Store) follow(ctx context.Context, next int64) {
 			}
 			for _, ev := range wr.Events {
 				next = ev.Kv.ModRevision + 1
-				s.notices.Notify()
+				if ev.Type == clientv3.EventTypeDelete {
+					s.notices.NotifyRelease() // a release, or the lease's expiry: no record
+				} else {
+					s.notices.Notify()
+				}
 			}
 		}
 		select {

@@ -160,7 +160,14 @@ func (s *Store) Close() error {
 	return s.c.Close()
 }
 
-var _ lease.ChangeFeed = (*Store)(nil)
+var (
+	_ lease.ChangeFeed  = (*Store)(nil)
+	_ lease.ReleaseHint = (*Store)(nil)
+)
+
+// Released implements lease.ReleaseHint: the latest notice is the
+// message a release publishes, and came after token.
+func (s *Store) Released(token uint64) bool { return s.notices.Released(token) }
 
 // Changes implements lease.ChangeFeed. The first call subscribes to the
 // channel every writer publishes its change on, inside the script that
@@ -223,8 +230,14 @@ func (s *Store) trySubscribe() error {
 	s.mu.Unlock()
 	ch := ps.ChannelWithSubscriptions()
 	go func() {
-		for range ch {
-			s.notices.Notify()
+		for msg := range ch {
+			// The release script publishes "0": nobody holds the lease
+			// (lease.ReleaseHint); every other message is a version.
+			if m, ok := msg.(*redis.Message); ok && m.Payload == "0" {
+				s.notices.NotifyRelease()
+			} else {
+				s.notices.Notify()
+			}
 		}
 	}()
 	return nil

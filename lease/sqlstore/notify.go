@@ -24,7 +24,19 @@ type feed struct {
 	closed  bool
 }
 
-var _ lease.ChangeFeed = (*Store)(nil)
+var (
+	_ lease.ChangeFeed  = (*Store)(nil)
+	_ lease.ReleaseHint = (*Store)(nil)
+)
+
+// releasePayload is the payload of the notice a release sends on
+// PostgreSQL; every other write's is empty.
+const releasePayload = "release"
+
+// Released implements lease.ReleaseHint: on PostgreSQL, the latest notice
+// is one a release sent, and came after token. SQLite's notices (writes to
+// the database's files) do not say what changed: never.
+func (s *Store) Released(token uint64) bool { return s.feed.notices.Released(token) }
 
 // Changes implements lease.ChangeFeed. On PostgreSQL the first call
 // LISTENs, on a connection of its own, to the channel every write of the
@@ -224,11 +236,16 @@ func (s *Store) listenOnce(ctx context.Context, started func(error)) error {
 			return driver.ErrBadConn
 		}
 		for {
-			if _, err := pc.WaitForNotification(ctx); err != nil {
+			n, err := pc.WaitForNotification(ctx)
+			if err != nil {
 				out = err
 				return driver.ErrBadConn
 			}
-			s.feed.notices.Notify()
+			if n.Payload == releasePayload {
+				s.feed.notices.NotifyRelease()
+			} else {
+				s.feed.notices.Notify()
+			}
 		}
 	})
 	if !called {

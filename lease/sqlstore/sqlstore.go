@@ -388,13 +388,14 @@ RETURNING epoch, version`
 		// the notice is sent when, and only if, the write commits (once
 		// per row the write returns: none for a conflict). The notice's
 		// column is scanned into a dummy (scanDest).
-		notify := func(q, cols string) string {
-			return `WITH w AS (` + q + `) SELECT ` + cols + `, pg_notify('` + s.channel() + `', '') FROM w`
+		// A release's says so (releasePayload: lease.ReleaseHint).
+		notify := func(q, cols, payload string) string {
+			return `WITH w AS (` + q + `) SELECT ` + cols + `, pg_notify('` + s.channel() + `', '` + payload + `') FROM w`
 		}
-		s.qCreate = notify(s.qCreate, "epoch, version")
-		s.qRenew = notify(s.qRenew, "epoch, version")
-		s.qTakeover = notify(s.qTakeover, "epoch, version")
-		s.qRelease = notify(s.qRelease+` RETURNING 1`, "1")
+		s.qCreate = notify(s.qCreate, "epoch, version", "")
+		s.qRenew = notify(s.qRenew, "epoch, version", "")
+		s.qTakeover = notify(s.qTakeover, "epoch, version", "")
+		s.qRelease = notify(s.qRelease+` RETURNING 1`, "1", releasePayload)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestContractSQLite(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Open {
 		name := leaseName(t)
 		return func(int64) lease.Store { return open(t, SQLite, dsn, name, storetest.ContractTimeout, nil) }
-	}, storetest.Options{Expiry: time.Second, ExpirySlack: 500 * time.Millisecond})
+	}, storetest.Options{Expiry: time.Second, ExpirySlack: 500 * time.Millisecond, NoReleaseHint: true})
 }
 
 // The contract suite on a real PostgreSQL server.

@@ -32,7 +32,9 @@ func WaitNotice(t testing.TB, feed lease.ChangeFeed, what string, n uint64, time
 // testNotices checks a store that is a lease.ChangeFeed: a client that
 // has asked for its changes is told of every change another client makes
 // (create, renew, takeover, release), and of none while nothing changes.
-func testNotices(t *testing.T, open Open, _ Options) {
+// A feed that is a lease.ReleaseHint says the release's notice is one,
+// and no other's (unless Options.NoReleaseHint: then none).
+func testNotices(t *testing.T, open Open, o Options) {
 	watcher := open(2)
 	feed, ok := watcher.(lease.ChangeFeed)
 	if !ok {
@@ -40,6 +42,20 @@ func testNotices(t *testing.T, open Open, _ Options) {
 	}
 	writer := open(1)
 	n0, _ := feed.Changes() // subscribes
+	hint, _ := watcher.(lease.ReleaseHint)
+	// hinted checks what the feed's hint says of the notices after n.
+	hinted := func(step string, n uint64, want bool) {
+		t.Helper()
+		if hint == nil {
+			return
+		}
+		if o.NoReleaseHint {
+			want = false
+		}
+		if got := hint.Released(n); got != want {
+			t.Errorf("%s: Released says %v, want %v", step, got, want)
+		}
+	}
 	// wait returns once a notice after n has come, and the time it took.
 	wait := func(step string, n uint64, since time.Time) uint64 {
 		t.Helper()
@@ -63,21 +79,37 @@ func testNotices(t *testing.T, open Open, _ Options) {
 		t.Fatal(err)
 	}
 	n := wait("create", n0, start)
+	hinted("create", n0, false)
 	start = time.Now()
 	if rec, err = writer.Renew(rec, 9*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	n = wait("renew", n, start)
+	m := wait("renew", n, start)
+	hinted("renew", n, false)
+	n = m
 	start = time.Now()
 	if rec, err = writer.Takeover(rec, 1, 9*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	n = wait("takeover", n, start)
+	m = wait("takeover", n, start)
+	hinted("takeover", n, false)
+	n = m
 	start = time.Now()
 	if err := writer.Release(rec); err != nil {
 		t.Fatal(err)
 	}
-	wait("release", n, start)
+	m = wait("release", n, start)
+	hinted("release", n, true)
+	hinted("release, before the token", m, false)
+	if rec, err = writer.Create(1, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	wait("create after the release", m, time.Now())
+	hinted("create after the release", n, false)
+	if err := writer.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	wait("second release", m, time.Now())
 	// Reads change nothing: no notice. (A store may notify again shortly
 	// after a write, as SQLite's does: that settles first.)
 	time.Sleep(100 * time.Millisecond)

@@ -49,6 +49,10 @@ type Options struct {
 	// configuration). StatesLease then checks that its writes return TTL 0
 	// too.
 	NoLease bool
+	// NoReleaseHint is set for a store that is a lease.ReleaseHint whose
+	// notices do not say which announce a release (SQLite's, writes to
+	// the database's files): its Released must never be true.
+	NoReleaseHint bool
 	// Skip names subtests to skip, with the reason.
 	Skip map[string]string
 }
