@@ -25,7 +25,10 @@
 // reference's: link(2) compare-and-set on versions), [EpochFile] (the
 // flock election's epoch record, a register only under the lock) and
 // [FlockRegister] (every operation under flock(2)). Stores on servers are
-// in lease/redisstore, lease/etcdstore and lease/sqlstore.
+// in lease/redisstore, lease/etcdstore and lease/sqlstore; a store may be
+// a [ChangeFeed] (it pushes its changes to the watchers, counted by
+// [Notices]) and a [ReleaseHint] (its notices say which announce a
+// release, on which a watcher creates at once instead of reading first).
 //
 // # The algorithms
 //
