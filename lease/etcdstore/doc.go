@@ -39,7 +39,15 @@
 // seconds, and a server never grants less than 1.5 election timeouts:
 // with the default 1 s election timeout, 2 s), puts the key with it, and
 // revokes the lease of the value it replaced. A lease whose write failed
-// is revoked, or expires on its own. That expiry is a safety net for
+// is revoked, or expires on its own. Create is the exception: it puts
+// the key with a spare lease when it has one, granted in the background
+// after a read that found the key held (a watcher's), for twice the TTL,
+// and used only while at least the TTL is left of it, counted from before
+// its grant was sent, so that the key lives on the server at least its
+// TTL, as with a lease granted at the create, and at most twice that
+// (until the first renewal replaces it). A hand-over's create is then one
+// Raft proposal, not two; a create that finds the key held keeps its
+// spare for the next, and Close revokes it. That expiry is a safety net for
 // abandoned leases, not what elects: lease.Reference takes over only after
 // the record has not changed for a lease on the observer's own clock, and
 // its leader stops at a local deadline shorter than the lease. etcd times

@@ -65,6 +65,30 @@ type Store struct {
 	stop    context.CancelFunc // ends the watch (nil: none started)
 	mu      sync.Mutex
 	closed  bool
+
+	spareMu  sync.Mutex
+	spare    spareLease // a lease granted ahead for the next Create (id 0: none)
+	granting bool       // a grant of a spare is under way
+	lastTTL  int64      // the etcd lease TTL, in seconds, of the latest write asked for
+}
+
+// spareLease is an etcd lease granted ahead of a Create, so that a create
+// is one Raft proposal (its transaction) and not two (a grant, then the
+// transaction): on a hand-over, the successor's create is the critical
+// path. It is granted for twice the TTL a record needs and used only while
+// what is left of it is at least that TTL, measured from before the grant
+// was sent, so that a record created with it lives on the server at least
+// as long as one created with a lease granted then.
+type spareLease struct {
+	id   clientv3.LeaseID
+	ttl  int64     // seconds, as granted
+	sent time.Time // before the grant was sent (its monotonic reading counts)
+}
+
+// usable reports whether a record that needs need seconds may be put
+// with l now.
+func (l spareLease) usable(need int64, now time.Time) bool {
+	return l.id != clientv3.NoLease && now.Sub(l.sent) <= time.Duration(l.ttl-need)*time.Second
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -125,6 +149,15 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
+	}
+	s.spareMu.Lock()
+	l := s.spare
+	s.spare = spareLease{}
+	s.spareMu.Unlock()
+	if l.id != clientv3.NoLease {
+		ctx, cancel := s.ctx()
+		s.revoke(ctx, l.id) // (else it expires on its own)
+		cancel()
 	}
 	return s.c.Close()
 }
@@ -332,7 +365,65 @@ func (s *Store) Read() (lease.Record, error) {
 	if err != nil {
 		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record: %w", kv.Value, err))
 	}
+	s.prepareSpare(rec)
 	return rec, nil
+}
+
+// prepareSpare grants a spare lease in the background when a read found
+// the key held and the spare this client has (if any) is past the first
+// half of its use: this client watches, and may create next. The TTL it
+// plans for is that of its own latest write, else the lease the record
+// states.
+func (s *Store) prepareSpare(rec lease.Record) {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	need := s.lastTTL
+	if need == 0 {
+		need = s.ttlSeconds(rec.TTL)
+	}
+	now := time.Now()
+	if s.granting || s.spare.id != clientv3.NoLease && s.spare.ttl >= 2*need &&
+		now.Sub(s.spare.sent) <= time.Duration(s.spare.ttl-need)*time.Second/2 {
+		return
+	}
+	s.granting = true
+	go func() {
+		ctx, cancel := s.ctx()
+		defer cancel()
+		sent := time.Now()
+		l, err := s.c.Grant(ctx, 2*need)
+		s.spareMu.Lock()
+		defer s.spareMu.Unlock()
+		s.granting = false
+		if err != nil {
+			return // the next create grants its own
+		}
+		s.spare = spareLease{id: l.ID, ttl: 2 * need, sent: sent}
+	}()
+}
+
+// takeSpare returns the spare lease if a record that needs need seconds
+// may be put with it now, and clears it.
+func (s *Store) takeSpare(need int64) (spareLease, bool) {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	s.lastTTL = need
+	l := s.spare
+	if !l.usable(need, time.Now()) {
+		return spareLease{}, false
+	}
+	s.spare = spareLease{}
+	return l, true
+}
+
+// keepSpare gives back a spare lease a create did not attach, unless
+// another has been granted meanwhile.
+func (s *Store) keepSpare(l spareLease) {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spare.id == clientv3.NoLease {
+		s.spare = l
+	}
 }
 
 // Create puts a record for holder if the key does not exist; its epoch
@@ -341,19 +432,30 @@ func (s *Store) Read() (lease.Record, error) {
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	l, err := s.c.Grant(ctx, s.ttlSeconds(ttl))
-	if err != nil {
-		return lease.Record{}, s.fail("create", err)
+	need := s.ttlSeconds(ttl)
+	l, spare := s.takeSpare(need)
+	if !spare {
+		g, err := s.c.Grant(ctx, need)
+		if err != nil {
+			return lease.Record{}, s.fail("create", err)
+		}
+		l.id = g.ID
 	}
 	resp, err := s.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
-		Then(clientv3.OpPut(s.key, format(holder, 0, ttl), clientv3.WithLease(l.ID))).
+		Then(clientv3.OpPut(s.key, format(holder, 0, ttl), clientv3.WithLease(l.id))).
 		Commit()
 	switch {
 	case err != nil:
+		// Whether the put took effect is unknown: the lease is not
+		// reused (it may be the record's).
 		return lease.Record{}, s.fail("create", err)
 	case !resp.Succeeded:
-		s.revoke(ctx, l.ID)
+		if spare {
+			s.keepSpare(l)
+		} else {
+			s.revoke(ctx, l.id)
+		}
 		return lease.Record{}, fmt.Errorf("etcdstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	rev := resp.Header.Revision
@@ -366,7 +468,11 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	l, err := s.c.Grant(ctx, s.ttlSeconds(ttl))
+	need := s.ttlSeconds(ttl)
+	s.spareMu.Lock()
+	s.lastTTL = need
+	s.spareMu.Unlock()
+	l, err := s.c.Grant(ctx, need)
 	if err != nil {
 		return lease.Record{}, s.fail(op, err)
 	}

@@ -2,6 +2,8 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
@@ -379,4 +381,92 @@ func TestLateFeed(t *testing.T) {
 		Up:     func() { srv.MustRestart(t) },
 		Errors: log.Errors,
 	}.Run(t)
+}
+
+// A watcher's read grants a spare etcd lease in the background, and its
+// next create puts the record with it (one proposal, not a grant and a
+// transaction) while what is left of it covers the record's TTL; a create
+// that finds the key held keeps it; a spare too old for the TTL is not
+// used (the create grants its own), so that a record never lives on the
+// server for less than its TTL.
+func TestSpareLease(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	w := open(t, srv, "spare", time.Second, nil)
+	s := open(t, srv, "spare", time.Second, nil)
+	ctx := context.Background()
+	const ttl = 2500 * time.Millisecond // 3 s on the server
+	keyLease := func() (clientv3.LeaseID, int64, int64) {
+		t.Helper()
+		resp, err := s.c.Get(ctx, "leaselab/spare")
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("Get: %v, %v", resp, err)
+		}
+		id := clientv3.LeaseID(resp.Kvs[0].Lease)
+		l, err := s.c.TimeToLive(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, l.TTL, l.GrantedTTL
+	}
+	spare := func() spareLease {
+		s.spareMu.Lock()
+		defer s.spareMu.Unlock()
+		return s.spare
+	}
+	rec, err := w.Create(1, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for spare().id == clientv3.NoLease {
+		if time.Now().After(deadline) {
+			t.Fatal("no spare lease granted within 5 s of a read")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	sp := spare()
+	if sp.ttl != 6 {
+		t.Errorf("spare TTL %d s, want 6 (twice the record's 3)", sp.ttl)
+	}
+	if _, err := s.Create(2, ttl); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("Create over a held key: %v, want ErrExist", err)
+	}
+	if got := spare(); got.id != sp.id {
+		t.Errorf("after a create that found the key held the spare is %v, want %v kept", got.id, sp.id)
+	}
+	if err := w.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec, err = s.Create(2, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, left, _ := keyLease()
+	if id != sp.id || left < 3 {
+		t.Errorf("created with lease %v (%d s left), want the spare %v with at least 3 s left", id, left, sp.id)
+	}
+	if got := spare(); got.id != clientv3.NoLease {
+		t.Errorf("the spare %v is still kept after the create used it", got.id)
+	}
+	if err := s.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	// A spare granted 4 s ago for 6 s has 2 s left: too little for 3.
+	old, err := s.c.Grant(ctx, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.spareMu.Lock()
+	s.spare = spareLease{id: old.ID, ttl: 6, sent: time.Now().Add(-4 * time.Second)}
+	s.spareMu.Unlock()
+	if _, err := s.Create(3, ttl); err != nil {
+		t.Fatal(err)
+	}
+	if id, left, granted := keyLease(); id == old.ID || granted != 3 || left < 2 {
+		t.Errorf("created with lease %v (granted %d s, %d s left), want a fresh one of 3 s, not the stale spare %v", id, granted, left, old.ID)
+	}
 }
