@@ -105,6 +105,7 @@ type Fault struct {
 	ends    trace.FaultKind // End: the kind of stretch that ends
 	deliver *remote         // a notice delayed by a Notice fault, delivered to this client at At
 	release bool            // that notice announces a release (lease.ReleaseHint)
+	expire  *server         // etcd's expiry of this server's record at At, if it is still the one that ends then
 	idx     int             // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
 }
 

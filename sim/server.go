@@ -136,11 +136,11 @@ func (r *remote) early(release bool) {
 	}
 }
 
-// announce sends every subscribed client the notice of the change that
-// version (0: a release) made, each meeting its fate.
-func (r *remote) announce(version int64) {
-	w := r.p.w
-	for _, sub := range r.s.subs {
+// announce sends every client subscribed to s the notice of the change
+// that version (0: a release, or etcd's expiry) made, each meeting its
+// fate.
+func (w *World) announce(s *server, version int64) {
+	for _, sub := range s.subs {
 		if sub.p.dead {
 			continue
 		}
@@ -189,7 +189,13 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 		}
 		rec, err = apply(p.w.now)
 		if write && err == nil && len(r.s.subs) > 0 {
-			r.announce(rec.Version)
+			p.w.announce(r.s, rec.Version)
+		}
+		if write && err == nil && r.s.kind == "etcd" && r.s.present {
+			// etcd's watch has a DELETE event when the record's etcd
+			// lease expires: the server drops it at that instant, not at
+			// the next request, and tells its watchers.
+			p.w.faults = insertFault(p.w.faults, Fault{At: time.Duration(r.s.expires), expire: r.s})
 		}
 	}
 	if inj != 0 {
@@ -208,6 +214,19 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 
 // expire drops a record whose TTL ran out by now, and reports whether it
 // did.
+// expireNow is etcd's expiry of the record whose TTL ends at at, if it is
+// still the server's: the record goes, and the watchers are told (a
+// DELETE event, which lease.ReleaseHint counts as a release).
+func (w *World) expireNow(s *server, at int64) {
+	if !s.present || s.expires != at {
+		return // renewed, released or replaced since
+	}
+	s.present = false
+	w.touch(objKey{kind: objServer, s: s.key}, true)
+	w.record(trace.Expiry(-1, -1, s.rec, s.expires))
+	w.announce(s, 0)
+}
+
 func (s *server) expire(now int64) bool {
 	if s.present && now >= s.expires {
 		s.present = false

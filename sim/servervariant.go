@@ -17,7 +17,7 @@ import (
 func init() {
 	for _, v := range []struct{ kind, summary string }{
 		{"redis", "the reference over Redis (the simulator's model: SET NX PX, compare-and-set scripts, a counter for epochs, exact TTL)"},
-		{"etcd", "the reference over etcd (the simulator's model: transactions on the key's revision, a lease TTL in whole seconds)"},
+		{"etcd", "the reference over etcd (the simulator's model: transactions on the key's revision, a lease TTL in whole seconds, a DELETE notice when it expires)"},
 		{"sql", "the reference over a SQL row (the simulator's model: insert-if-absent, UPDATE/DELETE on a version column, an expiry column)"},
 	} {
 		if err := lease.Register(serverVariant(v.kind, v.summary)); err != nil {

@@ -384,6 +384,10 @@ func (w *World) finish(a *activity) {
 
 // fire applies a fault now. at is the activity that triggered it, if any.
 func (w *World) fire(f Fault, by *proc) {
+	if f.expire != nil {
+		w.expireNow(f.expire, int64(f.At))
+		return
+	}
 	if f.deliver != nil {
 		w.notifyKey(f.deliver.key, f.release) // a delayed notice, not a fault of its own
 		return

@@ -131,6 +131,50 @@ func TestReleaseNoticeCreatesAtOnce(t *testing.T) {
 	t.Logf("early notices: %d of 20 seeds' hinted creates found the lease still held", wrong)
 }
 
+// etcd tells its watchers when a record's etcd lease expires (a DELETE
+// event), at that instant: after a SIGKILL the successor creates at the
+// server's expiry, on the notice, without reading first. Redis publishes
+// nothing at an expiry, and SQL has no expiry to publish: there the
+// server drops the record only when a request finds it expired.
+func TestEtcdExpiryNotice(t *testing.T) {
+	for _, v := range sim.ServerKinds {
+		tr, _ := handover(t, v, trace.Kill)
+		var expiry *trace.Event
+		for i := range tr.Events {
+			if e := &tr.Events[i]; e.Kind == trace.EvStore && e.Store == trace.StoreExpire && e.Proc == -1 {
+				expiry = e
+				break
+			}
+		}
+		if v != "etcd" {
+			if expiry != nil {
+				t.Errorf("%s: the server expired a record on its own at %v", v, time.Duration(expiry.T))
+			}
+			continue
+		}
+		if expiry == nil {
+			t.Fatalf("%s: no expiry of the server's own after the leader's SIGKILL", v)
+		}
+		from := int64(-1)
+		for _, iv := range tr.Leadership() {
+			if iv.Proc == 1 {
+				from = iv.From
+				break
+			}
+		}
+		var ops []trace.StoreOp
+		for _, e := range tr.Events {
+			if e.Kind == trace.EvStoreCall && e.Proc == 1 && e.T >= expiry.T && e.T <= from {
+				ops = append(ops, e.Store)
+			}
+		}
+		if !slices.Equal(ops, []trace.StoreOp{trace.StoreCreate}) || from != expiry.T {
+			t.Errorf("%s: expiry at %v, then the successor called %v and led at %v; want [create] and leadership at the expiry",
+				v, time.Duration(expiry.T), ops, time.Duration(from))
+		}
+	}
+}
+
 // Each fate a Notice fault gives the watcher's notices shows in the
 // hand-over of a released lease, and no fate costs more than the watch
 // interval the watcher still polls at. The run is then held to the
