@@ -69,6 +69,7 @@ type Store struct {
 	spareMu  sync.Mutex
 	spare    spareLease // a lease granted ahead for the next Create (id 0: none)
 	granting bool       // a grant of a spare is under way
+	noSpare  bool       // the store is closed: no more spares
 	lastTTL  int64      // the etcd lease TTL, in seconds, of the latest write asked for
 }
 
@@ -152,7 +153,7 @@ func (s *Store) Close() error {
 	}
 	s.spareMu.Lock()
 	l := s.spare
-	s.spare = spareLease{}
+	s.spare, s.noSpare = spareLease{}, true
 	s.spareMu.Unlock()
 	if l.id != clientv3.NoLease {
 		ctx, cancel := s.ctx()
@@ -382,7 +383,7 @@ func (s *Store) prepareSpare(rec lease.Record) {
 		need = s.ttlSeconds(rec.TTL)
 	}
 	now := time.Now()
-	if s.granting || s.spare.id != clientv3.NoLease && s.spare.ttl >= 2*need &&
+	if s.granting || s.noSpare || s.spare.id != clientv3.NoLease && s.spare.ttl >= 2*need &&
 		now.Sub(s.spare.sent) <= time.Duration(s.spare.ttl-need)*time.Second/2 {
 		return
 	}
@@ -395,8 +396,8 @@ func (s *Store) prepareSpare(rec lease.Record) {
 		s.spareMu.Lock()
 		defer s.spareMu.Unlock()
 		s.granting = false
-		if err != nil {
-			return // the next create grants its own
+		if err != nil || s.noSpare {
+			return // the next create grants its own (a lease granted as the store closed expires on its own)
 		}
 		s.spare = spareLease{id: l.ID, ttl: 2 * need, sent: sent}
 	}()
