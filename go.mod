@@ -31,7 +31,6 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -58,7 +57,8 @@ require golang.org/x/sys v0.50.0
 //   - github.com/redis/go-redis/v9: lease/redisstore's client (server-side
 //     Lua scripts for compare-and-set, SET NX PX for create).
 //   - go.etcd.io/etcd/client/v3: lease/etcdstore's client (leases for the
-//     TTL, transactions comparing a key's revision).
+//     TTL, transactions comparing a key's revision), and its api/v3 for
+//     the client's error values (rpctypes: a spare lease gone).
 //   - go.uber.org/zap: the etcd client's logger type; etcdstore gives it a
 //     no-op logger (errors are returned, not logged).
 //   - modernc.org/sqlite: lease/sqlstore's embedded default, SQLite in pure
@@ -68,6 +68,7 @@ require golang.org/x/sys v0.50.0
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
+	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1
 	modernc.org/sqlite v1.62.0

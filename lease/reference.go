@@ -245,7 +245,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// is no live record, so a wrong hint costs this one call and the
 		// read below, as a lost race does).
 		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken)
-		prevToken, haveToken = token, r.note != nil
+		prevToken, haveToken = token, r.note != nil && r.mistake&mTokenAfterRead == 0
 		if hinted && r.p.Mono() >= retryAt && ctx.Err() == nil {
 			start := r.p.Mono()
 			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)

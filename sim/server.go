@@ -138,13 +138,17 @@ func (r *remote) early(release bool) {
 
 // announce sends every client subscribed to s the notice of the change
 // that version (0: a release, or etcd's expiry) made, each meeting its
-// fate.
-func (w *World) announce(s *server, version int64) {
+// fate. An expiry is no request, so it has no early notice: for it, the
+// fate "early" is on time.
+func (w *World) announce(s *server, version int64, expiry bool) {
 	for _, sub := range s.subs {
 		if sub.p.dead {
 			continue
 		}
 		fate, delay := w.noticeFate(sub)
+		if expiry && fate == "early" {
+			fate = ""
+		}
 		if fate != "" && fate != "early" {
 			what := fmt.Sprintf("notice of version %d to pid %d %s", version, sub.p.pid, fate)
 			if version == 0 {
@@ -189,7 +193,7 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 		}
 		rec, err = apply(p.w.now)
 		if write && err == nil && len(r.s.subs) > 0 {
-			p.w.announce(r.s, rec.Version)
+			p.w.announce(r.s, rec.Version, false)
 		}
 		if write && err == nil && r.s.kind == "etcd" && r.s.present {
 			// etcd's watch has a DELETE event when the record's etcd
@@ -212,11 +216,13 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 	return rec, err
 }
 
-// expire drops a record whose TTL ran out by now, and reports whether it
-// did.
 // expireNow is etcd's expiry of the record whose TTL ends at at, if it is
 // still the server's: the record goes, and the watchers are told (a
-// DELETE event, which lease.ReleaseHint counts as a release).
+// DELETE event, which lease.ReleaseHint counts as a release). The model
+// expires at the TTL's very end; a real etcd's lessor checks about every
+// 500 ms and revokes through a Raft proposal, so a real expiry comes up to
+// that much later: the model's is the earliest, the side where exclusive
+// leadership could fail, and the side where a crash's failover is fastest.
 func (w *World) expireNow(s *server, at int64) {
 	if !s.present || s.expires != at {
 		return // renewed, released or replaced since
@@ -224,9 +230,11 @@ func (w *World) expireNow(s *server, at int64) {
 	s.present = false
 	w.touch(objKey{kind: objServer, s: s.key}, true)
 	w.record(trace.Expiry(-1, -1, s.rec, s.expires))
-	w.announce(s, 0)
+	w.announce(s, 0, true)
 }
 
+// expire drops a record whose TTL ran out by now, and reports whether it
+// did.
 func (s *server) expire(now int64) bool {
 	if s.present && now >= s.expires {
 		s.present = false

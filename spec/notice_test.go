@@ -137,8 +137,15 @@ func TestReleaseNoticeCreatesAtOnce(t *testing.T) {
 // nothing at an expiry, and SQL has no expiry to publish: there the
 // server drops the record only when a request finds it expired.
 func TestEtcdExpiryNotice(t *testing.T) {
-	for _, v := range sim.ServerKinds {
-		tr, _ := handover(t, v, trace.Kill)
+	// An expiry is no request: a Notice fault that makes notices come
+	// early leaves its notice on time.
+	early := sim.Fault{Kind: trace.Notice, Proc: 1, At: time.Second, Dur: 30 * time.Second, Call: "early"}
+	for _, v := range append(sim.ServerKinds, "etcd with early notices") {
+		var faults []sim.Fault
+		if v == "etcd with early notices" {
+			v, faults = "etcd", []sim.Fault{early}
+		}
+		tr, _ := handover(t, v, trace.Kill, faults...)
 		var expiry *trace.Event
 		for i := range tr.Events {
 			if e := &tr.Events[i]; e.Kind == trace.EvStore && e.Store == trace.StoreExpire && e.Proc == -1 {

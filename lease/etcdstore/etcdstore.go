@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -87,9 +88,12 @@ type spareLease struct {
 }
 
 // usable reports whether a record that needs need seconds may be put
-// with l now.
+// with l now: at least need seconds are left of it, and at most twice
+// need were granted (a spare readied for a longer lease is not used for a
+// shorter one: the record would outlive its TTL by more than the doc
+// says).
 func (l spareLease) usable(need int64, now time.Time) bool {
-	return l.id != clientv3.NoLease && now.Sub(l.sent) <= time.Duration(l.ttl-need)*time.Second
+	return l.id != clientv3.NoLease && l.ttl <= 2*need && now.Sub(l.sent) <= time.Duration(l.ttl-need)*time.Second
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -370,11 +374,12 @@ func (s *Store) Read() (lease.Record, error) {
 	return rec, nil
 }
 
-// prepareSpare grants a spare lease in the background when a read found
-// the key held and the spare this client has (if any) is past the first
-// half of its use: this client watches, and may create next. The TTL it
-// plans for is that of its own latest write, else the lease the record
-// states.
+// prepareSpare readies a spare lease in the background when a read found
+// the key held (a watcher's read, mostly: this client may create next)
+// and the spare this client has, if any, is past the first half of its
+// use: a keepalive renews it (no Raft proposal), or, if there is none or
+// it is gone, a grant makes one. The TTL it plans for is that of this
+// client's own latest write, else the lease the record states.
 func (s *Store) prepareSpare(rec lease.Record) {
 	s.spareMu.Lock()
 	defer s.spareMu.Unlock()
@@ -382,25 +387,49 @@ func (s *Store) prepareSpare(rec lease.Record) {
 	if need == 0 {
 		need = s.ttlSeconds(rec.TTL)
 	}
-	now := time.Now()
-	if s.granting || s.noSpare || s.spare.id != clientv3.NoLease && s.spare.ttl >= 2*need &&
-		now.Sub(s.spare.sent) <= time.Duration(s.spare.ttl-need)*time.Second/2 {
+	sp := s.spare
+	if s.granting || s.noSpare || sp.id != clientv3.NoLease && sp.ttl == 2*need &&
+		time.Since(sp.sent) <= time.Duration(sp.ttl-need)*time.Second/2 {
 		return
 	}
 	s.granting = true
-	go func() {
-		ctx, cancel := s.ctx()
-		defer cancel()
-		sent := time.Now()
-		l, err := s.c.Grant(ctx, 2*need)
-		s.spareMu.Lock()
-		defer s.spareMu.Unlock()
-		s.granting = false
-		if err != nil || s.noSpare {
-			return // the next create grants its own (a lease granted as the store closed expires on its own)
+	go s.refreshSpare(sp, need)
+}
+
+// refreshSpare renews old, if it is a spare of 2*need seconds, else grants
+// a new one, and keeps the result as the spare unless a create took old
+// meanwhile (it may be the record's now). A spare it replaces is revoked.
+func (s *Store) refreshSpare(old spareLease, need int64) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	l := spareLease{ttl: 2 * need, sent: time.Now()}
+	if old.id != clientv3.NoLease && old.ttl == l.ttl {
+		if r, err := s.c.KeepAliveOnce(ctx, old.id); err == nil && r.TTL >= l.ttl {
+			l.id = old.id
 		}
-		s.spare = spareLease{id: l.ID, ttl: 2 * need, sent: sent}
-	}()
+	}
+	if l.id == clientv3.NoLease {
+		if g, err := s.c.Grant(ctx, l.ttl); err == nil {
+			l.id = g.ID
+		}
+	}
+	s.spareMu.Lock()
+	s.granting = false
+	drop := clientv3.NoLease // a lease no one may use, to revoke
+	switch {
+	case l.id == clientv3.NoLease: // the next create grants its own
+	case s.noSpare || s.spare.id != old.id:
+		if l.id != old.id {
+			drop = l.id // closed, or a create took old: l is nobody's
+		}
+	default:
+		if s.spare.id != l.id {
+			drop = s.spare.id // replaced, and nobody's
+		}
+		s.spare = l
+	}
+	s.spareMu.Unlock()
+	s.revoke(ctx, drop)
 }
 
 // takeSpare returns the spare lease if a record that needs need seconds
@@ -417,13 +446,17 @@ func (s *Store) takeSpare(need int64) (spareLease, bool) {
 	return l, true
 }
 
-// keepSpare gives back a spare lease a create did not attach, unless
-// another has been granted meanwhile.
-func (s *Store) keepSpare(l spareLease) {
+// keepSpare gives back a spare lease a create did not attach; if another
+// has been readied meanwhile, or the store is closed, it revokes it.
+func (s *Store) keepSpare(ctx context.Context, l spareLease) {
 	s.spareMu.Lock()
-	defer s.spareMu.Unlock()
-	if s.spare.id == clientv3.NoLease {
+	keep := s.spare.id == clientv3.NoLease && !s.noSpare
+	if keep {
 		s.spare = l
+	}
+	s.spareMu.Unlock()
+	if !keep {
+		s.revoke(ctx, l.id)
 	}
 }
 
@@ -442,10 +475,24 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		}
 		l.id = g.ID
 	}
-	resp, err := s.c.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
-		Then(clientv3.OpPut(s.key, format(holder, 0, ttl), clientv3.WithLease(l.id))).
-		Commit()
+	put := func() (*clientv3.TxnResponse, error) {
+		return s.c.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
+			Then(clientv3.OpPut(s.key, format(holder, 0, ttl), clientv3.WithLease(l.id))).
+			Commit()
+	}
+	resp, err := put()
+	if spare && errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		// The spare is gone (revoked by an operator, a restored
+		// cluster): the transaction failed whole. Grant, and try again.
+		spare = false
+		g, gerr := s.c.Grant(ctx, need)
+		if gerr != nil {
+			return lease.Record{}, s.fail("create", gerr)
+		}
+		l.id = g.ID
+		resp, err = put()
+	}
 	switch {
 	case err != nil:
 		// Whether the put took effect is unknown: the lease is not
@@ -453,7 +500,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return lease.Record{}, s.fail("create", err)
 	case !resp.Succeeded:
 		if spare {
-			s.keepSpare(l)
+			s.keepSpare(ctx, l)
 		} else {
 			s.revoke(ctx, l.id)
 		}

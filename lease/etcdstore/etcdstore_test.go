@@ -469,4 +469,60 @@ func TestSpareLease(t *testing.T) {
 	if id, left, granted := keyLease(); id == old.ID || granted != 3 || left < 2 {
 		t.Errorf("created with lease %v (granted %d s, %d s left), want a fresh one of 3 s, not the stale spare %v", id, granted, left, old.ID)
 	}
+	rec, err = s.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	// A spare past the first half of its use is renewed by a keepalive,
+	// not replaced: the same lease, counted again from the keepalive.
+	s.spareMu.Lock()
+	s.spare = spareLease{id: old.ID, ttl: 6, sent: time.Now().Add(-2 * time.Second)}
+	s.spareMu.Unlock()
+	if rec, err = w.Create(1, ttl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Since(spare().sent) > time.Second; {
+		if time.Now().After(deadline) {
+			t.Fatal("the spare was not renewed within 5 s of a read")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := spare(); got.id != old.ID {
+		t.Errorf("the spare is %v after its renewal, want %v renewed", got.id, old.ID)
+	}
+	// A spare gone from the server (revoked by someone else): the create
+	// grants a lease and tries again, and succeeds.
+	if _, err := s.c.Revoke(ctx, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(4, ttl); err != nil {
+		t.Fatalf("Create with a spare revoked behind its back: %v, want a fresh lease and success", err)
+	}
+	if id, _, granted := keyLease(); id == old.ID || granted != 3 {
+		t.Errorf("created with lease %v of %d s, want a fresh one of 3 s", id, granted)
+	}
+	// Close revokes the spare it holds.
+	if _, err := s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); spare().id == clientv3.NoLease; {
+		if time.Now().After(deadline) {
+			t.Fatal("no spare lease granted within 5 s of a read")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	last := spare().id
+	s.Close()
+	if l, err := w.c.TimeToLive(ctx, last); err != nil || l.TTL != -1 {
+		t.Errorf("the spare after Close: %+v, %v; want revoked (TTL -1)", l, err)
+	}
 }

@@ -100,16 +100,17 @@ func testNotices(t *testing.T, open Open, o Options) {
 	}
 	m = wait("release", n, start)
 	hinted("release", n, true)
-	hinted("release, before the token", m, false)
+	hinted("release, asked with a token taken after it", m, false)
 	if rec, err = writer.Create(1, 9*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	wait("create after the release", m, time.Now())
+	c := wait("create after the release", m, time.Now())
 	hinted("create after the release", n, false)
 	if err := writer.Release(rec); err != nil {
 		t.Fatal(err)
 	}
-	wait("second release", m, time.Now())
+	wait("second release", c, time.Now())
+	hinted("second release", c, true)
 	// Reads change nothing: no notice. (A store may notify again shortly
 	// after a write, as SQLite's does: that settles first.)
 	time.Sleep(100 * time.Millisecond)
