@@ -247,17 +247,14 @@ func (r *Reference) elect(ctx context.Context) {
 		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken)
 		prevToken, haveToken = token, r.note != nil && r.mistake&mTokenAfterRead == 0
 		if hinted && r.p.Mono() >= retryAt && ctx.Err() == nil {
-			start := r.p.Mono()
-			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
-			if err == nil {
-				if r.leadFrom(ctx, nrec, start, MsgRefAcquired) {
-					return
-				}
-				backoff = 0
+			led, done, b := r.create(ctx, backoff)
+			if done {
+				return
+			}
+			if backoff = b; led {
 				continue
 			}
-			r.report("create", err)
-			if backoff = r.failed(err, backoff); backoff > 0 {
+			if backoff > 0 {
 				retryAt = r.p.Mono() + backoff
 				continue
 			}
@@ -290,18 +287,13 @@ func (r *Reference) elect(ctx context.Context) {
 			if ctx.Err() != nil {
 				continue // write nothing more
 			}
-			start := r.p.Mono()
-			nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
-			if err == nil {
-				if r.leadFrom(ctx, nrec, start, MsgRefAcquired) {
-					return
-				}
-				backoff = 0
-				continue
+			led, done, b := r.create(ctx, backoff)
+			if done {
+				return
 			}
-			r.report("create", err)
-			backoff = r.failed(err, backoff)
-			retryAt = r.p.Mono() + backoff
+			if backoff = b; !led {
+				retryAt = r.p.Mono() + backoff
+			}
 			continue
 		case err != nil:
 			// An I/O error says nothing about the lease: try again soon,
@@ -393,6 +385,21 @@ func (r *Reference) failed(err error, backoff time.Duration) time.Duration {
 	backoff = min(max(2*backoff, renewBackoff), r.cfg.WatchInterval)
 	r.p.Log(MsgRefWriteFailed, int64(backoff/time.Millisecond), 0)
 	return backoff
+}
+
+// create publishes a lease for this process where there is none and, if
+// that worked (led), leads from it until it loses it, or until ctx ends
+// (done: the elector returns); the back-off is then 0. A create that
+// failed is reported, and its back-off is failed's, from backoff (0 for a
+// live record: a lost race).
+func (r *Reference) create(ctx context.Context, backoff time.Duration) (led, done bool, next time.Duration) {
+	start := r.p.Mono()
+	nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
+	if err != nil {
+		r.report("create", err)
+		return false, false, r.failed(err, backoff)
+	}
+	return true, r.leadFrom(ctx, nrec, start, MsgRefAcquired), 0
 }
 
 // leaseOf is how long a watcher waits for rec to change before it takes

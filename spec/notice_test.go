@@ -23,13 +23,21 @@ func handover(t *testing.T, variant string, kind trace.FaultKind, faults ...sim.
 	if err != nil {
 		t.Fatal(err)
 	}
+	from := firstLed(tr, 1)
+	if from < 0 {
+		t.Fatalf("%s: process 200 never led", variant)
+	}
+	return tr, time.Duration(from) - 10*time.Second
+}
+
+// firstLed returns the instant process proc first led in tr (-1: never).
+func firstLed(tr *trace.Trace, proc int) int64 {
 	for _, iv := range tr.Leadership() {
-		if iv.Proc == 1 {
-			return tr, time.Duration(iv.From) - 10*time.Second
+		if iv.Proc == proc {
+			return iv.From
 		}
 	}
-	t.Fatalf("%s: process 200 never led", variant)
-	return nil, 0
+	return -1
 }
 
 // A server's notices hand a released lease over at once and a crashed
@@ -64,13 +72,7 @@ func successorCalls(tr *trace.Trace) []trace.StoreOp {
 			rel = e.T
 		}
 	}
-	var from int64 = -1
-	for _, iv := range tr.Leadership() {
-		if iv.Proc == 1 {
-			from = iv.From
-			break
-		}
-	}
+	from := firstLed(tr, 1)
 	var ops []trace.StoreOp
 	for _, e := range tr.Events {
 		if e.Kind == trace.EvStoreCall && e.Proc == 1 && rel >= 0 && e.T >= rel && e.T <= from {
@@ -108,13 +110,7 @@ func TestReleaseNoticeCreatesAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		from := int64(-1)
-		for _, iv := range tr.Leadership() {
-			if iv.Proc == 1 {
-				from = iv.From
-				break
-			}
-		}
+		from := firstLed(tr, 1)
 		if from < 0 || time.Duration(from) > 10*time.Second+lc.WatchInterval+5*time.Millisecond {
 			t.Errorf("seed %d: early notices: process 200 led from %v, want within a watch interval of the SIGTERM at 10s", seed, time.Duration(from))
 		}
@@ -162,13 +158,7 @@ func TestEtcdExpiryNotice(t *testing.T) {
 		if expiry == nil {
 			t.Fatalf("%s: no expiry of the server's own after the leader's SIGKILL", v)
 		}
-		from := int64(-1)
-		for _, iv := range tr.Leadership() {
-			if iv.Proc == 1 {
-				from = iv.From
-				break
-			}
-		}
+		from := firstLed(tr, 1)
 		var ops []trace.StoreOp
 		for _, e := range tr.Events {
 			if e.Kind == trace.EvStoreCall && e.Proc == 1 && e.T >= expiry.T && e.T <= from {
