@@ -293,3 +293,58 @@ func TestRunUnreachableRedisSaidOnce(t *testing.T) {
 		t.Errorf("stderr %q: want one line, leaselab's, saying the connection was refused", errb.String())
 	}
 }
+
+// feedStore is a store whose only ability the test uses is its notices.
+type feedStore struct {
+	lease.Store
+	*lease.Notices
+}
+
+// A leader that released over a server waits for its successor's notice:
+// not for its own release's, and no longer than its bound.
+func TestAwaitSuccessor(t *testing.T) {
+	const long = 5 * time.Second
+	wait := func(s lease.Store, d time.Duration, notices func()) time.Duration {
+		start := time.Now()
+		w := successorWaiter(s) // takes the count of notices
+		go notices()
+		w(d)
+		return time.Since(start)
+	}
+	t.Run("the successor's create ends the wait", func(t *testing.T) {
+		n := &lease.Notices{}
+		n.Notify() // a renewal of its own, before the call: not waited for
+		got := wait(histStore{inner: feedStore{Notices: n}}, long, func() {
+			n.NotifyRelease()
+			time.Sleep(50 * time.Millisecond)
+			n.Notify()
+		})
+		if got < 50*time.Millisecond || got > long/2 {
+			t.Errorf("returned after %v: want at the create, 50 ms", got)
+		}
+	})
+	t.Run("a release notice does not", func(t *testing.T) {
+		n := &lease.Notices{}
+		got := wait(feedStore{Notices: n}, 200*time.Millisecond, func() { n.NotifyRelease(); n.NotifyRelease() })
+		if got < 200*time.Millisecond || got > long/2 {
+			t.Errorf("returned after %v: want the bound, 200 ms", got)
+		}
+	})
+	t.Run("a feed with no hints: its first notice", func(t *testing.T) {
+		n := &lease.Notices{}
+		got := wait(struct {
+			lease.Store
+			lease.ChangeFeed
+		}{nil, n}, long, n.NotifyRelease)
+		if got > long/2 {
+			t.Errorf("returned after %v: want at the first notice", got)
+		}
+	})
+	t.Run("no feed: at once", func(t *testing.T) {
+		start := time.Now()
+		awaitSuccessor(struct{ lease.Store }{}, long)
+		if got := time.Since(start); got > long/2 {
+			t.Errorf("returned after %v: want at once", got)
+		}
+	})
+}
