@@ -190,21 +190,18 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 	}
 	ctx, stop := signal.NotifyContext(ctx, sigs...)
 	defer stop()
-	// A leader whose term the end of run ended has released the lease
-	// when Run returns (unless the release failed): over a server, it
-	// waits a moment for its successor (awaitSuccessor).
-	steppedDown := false
-	if stopped := cfg.Callbacks.OnStoppedLeading; o.Dir == "" {
-		cfg.Callbacks.OnStoppedLeading = func() {
-			stopped()
-			steppedDown = ctx.Err() != nil
-		}
+	// Over a server, a leader that released waits a moment for its
+	// successor before it exits (departing).
+	var dep *departing
+	if o.Dir == "" {
+		dep = newDeparting(s)
+		s = dep
 	}
 	if err := lease.Run(ctx, s, cfg, o); err != nil {
 		return err
 	}
-	if steppedDown {
-		awaitSuccessor(s, successorWait)
+	if dep != nil {
+		dep.awaitSuccessor(successorWait)
 	}
 	code := r.exiting(0)
 	if h != nil {
@@ -220,24 +217,26 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 // server keeps its connections open, waiting for its successor.
 const successorWait = 100 * time.Millisecond
 
-// awaitSuccessor returns once s's change feed (if s has one) has a notice
-// that is not a release, counted after the call (its successor's create:
-// the release is committed before Run returns, so nothing newer can come
-// before it), or after d. Closing a connection costs the server work on
-// its own CPUs, which a successor's create would wait for: PostgreSQL
-// runs a backend process per connection, whose exit takes it about 10 ms
-// of CPU (README, "Where PostgreSQL's and etcd's tails come from").
-// A feed with no release hints (SQLite's) ends the wait at its first
-// notice, which may be the release's own.
-func awaitSuccessor(s lease.Store, d time.Duration) { successorWaiter(s)(d) }
+// departing is a server store as elect gives it to lease.Run: it counts
+// the store's notices just before each release, and notes whether the
+// release was made, so that once Run has returned the process can wait
+// for its successor's create (awaitSuccessor) before it exits.
+type departing struct {
+	lease.Store
+	feed     lease.ChangeFeed  // the store's notices (nil: none)
+	hint     lease.ReleaseHint // which of them are releases (nil: no wait)
+	token    uint64            // notices counted before the last release
+	released bool              // the last release was made
+}
 
-// successorWaiter takes s's feed's count of notices now and returns
-// awaitSuccessor's wait from it.
-func successorWaiter(s lease.Store) func(d time.Duration) {
-	var feed lease.ChangeFeed
-	for s != nil && feed == nil {
+// newDeparting wraps s, whose feed (if any) it finds as lease.Run does,
+// through Unwrap.
+func newDeparting(s lease.Store) *departing {
+	d := &departing{Store: s}
+	for s != nil {
 		if f, ok := s.(lease.ChangeFeed); ok {
-			feed = f
+			d.feed = f
+			d.hint, _ = f.(lease.ReleaseHint)
 			break
 		}
 		u, ok := s.(interface{ Unwrap() lease.Store })
@@ -246,25 +245,46 @@ func successorWaiter(s lease.Store) func(d time.Duration) {
 		}
 		s = u.Unwrap()
 	}
-	if feed == nil {
-		return func(time.Duration) {}
+	return d
+}
+
+// Unwrap returns the store d wraps: lease.Run finds its notices through it.
+func (d *departing) Unwrap() lease.Store { return d.Store }
+
+// Release releases cur, having counted the notices so far.
+func (d *departing) Release(cur lease.Record) error {
+	if d.feed != nil {
+		d.token, _ = d.feed.Changes()
 	}
-	hint, _ := feed.(lease.ReleaseHint)
-	_, next := feed.Changes()
-	return func(d time.Duration) {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-next:
-			case <-t.C:
-				return
-			}
-			var n uint64
-			n, next = feed.Changes()
-			if hint == nil || !hint.Released(n-1) {
-				return
-			}
+	err := d.Store.Release(cur)
+	d.released = err == nil
+	return err
+}
+
+// awaitSuccessor returns once the store's feed has a notice, counted
+// after the last release began, that is not a release (its successor's
+// create: nothing else can follow the release), or after at most d; at
+// once if no release was made, or the store's notices do not say which
+// are releases. Closing a connection costs the server work on its own
+// CPUs, which a successor's create would wait for: PostgreSQL runs a
+// backend process per connection, whose exit takes about 10 ms of CPU
+// (README, "Where PostgreSQL's and etcd's tails come from"). SQLite's
+// notices carry no release hint (and it has no server to spare): no wait.
+func (d *departing) awaitSuccessor(wait time.Duration) {
+	if !d.released || d.feed == nil || d.hint == nil {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		n, next := d.feed.Changes()
+		if n > d.token && !d.hint.Released(n-1) {
+			return
+		}
+		select {
+		case <-next:
+		case <-t.C:
+			return
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,56 +295,100 @@ func TestRunUnreachableRedisSaidOnce(t *testing.T) {
 	}
 }
 
-// feedStore is a store whose only ability the test uses is its notices.
+// feedStore is a server store as the departing leader's wait sees it:
+// notices, and a release that does what the test says.
 type feedStore struct {
-	lease.Store
+	lease.Store // nil: only Release is called
 	*lease.Notices
+	release func() error
 }
 
+func (s feedStore) Release(lease.Record) error { return s.release() }
+
+// hintless is a store whose notices say nothing of releases (SQLite's).
+type hintless struct {
+	lease.Store
+	feed *lease.Notices
+}
+
+func (s hintless) Changes() (uint64, <-chan struct{}) { return s.feed.Changes() }
+func (s hintless) Release(lease.Record) error         { return nil }
+
 // A leader that released over a server waits for its successor's notice:
-// not for its own release's, and no longer than its bound.
+// not for its own release's, no longer than its bound, and not at all if
+// it made no release or its store's notices cannot tell a release.
 func TestAwaitSuccessor(t *testing.T) {
 	const long = 5 * time.Second
-	wait := func(s lease.Store, d time.Duration, notices func()) time.Duration {
+	// depart releases through d (unless release is false), then waits
+	// with bound; after runs beside the wait.
+	depart := func(s lease.Store, release bool, bound time.Duration, after func()) time.Duration {
+		d := newDeparting(s)
 		start := time.Now()
-		w := successorWaiter(s) // takes the count of notices
-		go notices()
-		w(d)
+		if release {
+			d.Release(lease.Record{})
+		}
+		go after()
+		d.awaitSuccessor(bound)
 		return time.Since(start)
 	}
-	t.Run("the successor's create ends the wait", func(t *testing.T) {
-		n := &lease.Notices{}
-		n.Notify() // a renewal of its own, before the call: not waited for
-		got := wait(histStore{inner: feedStore{Notices: n}}, long, func() {
-			n.NotifyRelease()
-			time.Sleep(50 * time.Millisecond)
-			n.Notify()
+	nothing := func() {}
+	for _, c := range []struct {
+		name          string
+		release       func(n *lease.Notices) error
+		after         func(n *lease.Notices)
+		bound         time.Duration
+		atLeast, most time.Duration
+	}{
+		{"the successor's create ends the wait",
+			func(n *lease.Notices) error { n.NotifyRelease(); return nil },
+			func(n *lease.Notices) { time.Sleep(50 * time.Millisecond); n.Notify() },
+			long, 50 * time.Millisecond, long / 2},
+		{"so does a create after a late release notice",
+			func(n *lease.Notices) error { return nil },
+			func(n *lease.Notices) {
+				time.Sleep(20 * time.Millisecond)
+				n.NotifyRelease()
+				time.Sleep(30 * time.Millisecond)
+				n.Notify()
+			},
+			long, 50 * time.Millisecond, long / 2},
+		{"its own release notices do not",
+			func(n *lease.Notices) error { n.NotifyRelease(); return nil },
+			func(n *lease.Notices) { n.NotifyRelease(); n.NotifyRelease() },
+			200 * time.Millisecond, 200 * time.Millisecond, long / 2},
+		{"a create counted before Run returned ends it at once",
+			func(n *lease.Notices) error { n.NotifyRelease(); n.Notify(); return nil },
+			func(*lease.Notices) {},
+			long, 0, long / 2},
+		{"a failed release: no wait",
+			func(n *lease.Notices) error { return lease.ErrConflict },
+			func(*lease.Notices) {},
+			long, 0, long / 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := &lease.Notices{}
+			n.Notify() // a renewal of its own, before the release: not waited for
+			s := feedStore{Notices: n, release: func() error { return c.release(n) }}
+			got := depart(histStore{inner: s, h: &history{w: io.Discard}}, true, c.bound, func() { c.after(n) })
+			if got < c.atLeast || got > c.most {
+				t.Errorf("returned after %v: want %v to %v", got, c.atLeast, c.most)
+			}
 		})
-		if got < 50*time.Millisecond || got > long/2 {
-			t.Errorf("returned after %v: want at the create, 50 ms", got)
-		}
-	})
-	t.Run("a release notice does not", func(t *testing.T) {
+	}
+	t.Run("no release: no wait", func(t *testing.T) {
 		n := &lease.Notices{}
-		got := wait(feedStore{Notices: n}, 200*time.Millisecond, func() { n.NotifyRelease(); n.NotifyRelease() })
-		if got < 200*time.Millisecond || got > long/2 {
-			t.Errorf("returned after %v: want the bound, 200 ms", got)
+		if got := depart(feedStore{Notices: n}, false, long, nothing); got > long/2 {
+			t.Errorf("returned after %v: want at once", got)
 		}
 	})
-	t.Run("a feed with no hints: its first notice", func(t *testing.T) {
+	t.Run("notices with no release hint: no wait", func(t *testing.T) {
 		n := &lease.Notices{}
-		got := wait(struct {
-			lease.Store
-			lease.ChangeFeed
-		}{nil, n}, long, n.NotifyRelease)
-		if got > long/2 {
-			t.Errorf("returned after %v: want at the first notice", got)
+		if got := depart(hintless{feed: n}, true, long, nothing); got > long/2 {
+			t.Errorf("returned after %v: want at once", got)
 		}
 	})
-	t.Run("no feed: at once", func(t *testing.T) {
-		start := time.Now()
-		awaitSuccessor(struct{ lease.Store }{}, long)
-		if got := time.Since(start); got > long/2 {
+	t.Run("no notices: no wait", func(t *testing.T) {
+		if got := depart(hintless{}, false, long, nothing); got > long/2 {
 			t.Errorf("returned after %v: want at once", got)
 		}
 	})
