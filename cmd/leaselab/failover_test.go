@@ -100,6 +100,9 @@ func BenchmarkFailover(b *testing.B) {
 			}
 			for _, r := range rows {
 				s := r.signal.String()
+				// Every gap, for what p99 of 30 (their maximum) cannot
+				// say: one slow hand-over, or a slower whole.
+				b.Logf("%s %s gaps (sorted): %v", sub.label, s, r.gaps)
 				b.ReportMetric(ms(r.quantile(0.5)), s+"-median-ms")
 				b.ReportMetric(ms(r.quantile(0.99)), s+"-p99-ms")
 				b.ReportMetric(ms(r.quantile(1)), s+"-max-ms")
