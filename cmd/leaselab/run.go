@@ -263,7 +263,7 @@ func (d *departing) Release(cur lease.Record) error {
 
 // awaitSuccessor returns once the store's feed has a notice, counted
 // after the last release began, that is not a release (its successor's
-// create: nothing else can follow the release), or after at most d; at
+// create: nothing else can follow the release), or after at most wait; at
 // once if no release was made, or the store's notices do not say which
 // are releases. Closing a connection costs the server work on its own
 // CPUs, which a successor's create would wait for: PostgreSQL runs a
