@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/servertest"
 	"github.com/leaselab/leaselab/spec/storetest"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // leaselab run as real processes: the first leads and runs its command, a
@@ -397,4 +399,72 @@ func TestAwaitSuccessor(t *testing.T) {
 			t.Errorf("returned after %v: want at once", got)
 		}
 	})
+}
+
+// A leader SIGTERMed over a server exits after its successor's create, or
+// after waiting its bound for it (elect's departing wait), never at once
+// after its release: in the histories' common clock, its exit line comes
+// after the create that made the other process leader, or at least
+// successorWait after its own release. (Lower bounds only: a loaded
+// machine can only make the exit later.)
+func TestDepartingLeaderWaitsForSuccessor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes and a real Redis for about 3 s")
+	}
+	srv := servertest.Redis(t, "")
+	v, _ := lease.LookupVariant(serverStores["redis"])
+	c := newCluster(leaselabBinary(t), "", v.Name, scaled, t.TempDir())
+	c.extra = []string{"-store", "redis", "-dsn", srv.Addr, "-name", "departing-" + strconv.Itoa(os.Getpid())}
+	defer c.shutdown()
+	for range 2 {
+		if _, err := c.spawn(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var l *child
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if l = c.leader(); l != nil && len(c.alive()) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no leader among 2 processes in 10 s")
+		}
+	}
+	time.Sleep(scaled.RenewInterval) // the watcher has read the lease
+	if _, ok := c.signal(l, trace.Term, 0); !ok {
+		t.Fatal("SIGTERM not sent")
+	}
+	<-l.done
+	c.shutdown() // the successor's history is read to its end
+	var released, exited, created int64 = -1, -1, -1
+	for _, e := range l.hist.events {
+		switch {
+		case e.Kind == trace.EvStore && e.Store == trace.StoreRelease && e.Res == trace.ResOK:
+			released = e.T
+		case e.Kind == trace.EvExit:
+			exited = e.T
+		}
+	}
+	for _, k := range c.kids {
+		if k == l {
+			continue
+		}
+		for _, e := range k.hist.events {
+			if e.Kind == trace.EvStore && e.Store == trace.StoreCreate && e.Res == trace.ResOK && released >= 0 && e.T > released && created < 0 {
+				created = e.T
+			}
+		}
+	}
+	if released < 0 || exited < 0 {
+		t.Fatalf("the leader's history has no release (%d) or no exit (%d)", released, exited)
+	}
+	switch {
+	case created >= 0 && exited >= created:
+		t.Logf("released at %v, successor created at %v, exited at %v", time.Duration(released), time.Duration(created), time.Duration(exited))
+	case exited-released >= int64(successorWait):
+		t.Logf("released at %v, exited %v later (no successor's create by then: %v)", time.Duration(released), time.Duration(exited-released), time.Duration(created))
+	default:
+		t.Errorf("released at %v, exited at %v, %v later, before its successor's create (%v) and before its wait's bound (%v)",
+			time.Duration(released), time.Duration(exited), time.Duration(exited-released), time.Duration(created), successorWait)
+	}
 }
