@@ -261,25 +261,38 @@ func (d *departing) Release(cur lease.Record) error {
 	return err
 }
 
-// awaitSuccessor returns once the store's feed has a notice, counted
-// after the last release began, that is not a release (its successor's
-// create: nothing else can follow the release), or after at most wait; at
-// once if no release was made, or the store's notices do not say which
-// are releases. Closing a connection costs the server work on its own
-// CPUs, which a successor's create would wait for: PostgreSQL runs a
-// backend process per connection, whose exit takes about 10 ms of CPU
-// (README, "Where PostgreSQL's and etcd's tails come from"). SQLite's
-// notices carry no release hint (and it has no server to spare): no wait.
+// awaitSuccessor returns once the store's feed, counted from just before
+// the last release, has had the release's own notice and then one that
+// is not a release (its successor's create: after the release nothing
+// else can come), or after at most wait; at once if no release was made,
+// or the store's notices do not say which are releases. A store's
+// notices come in the order of its writes (an etcd watch's revisions,
+// PostgreSQL's commits, one Redis subscription), so a notice of the
+// leader's own last renewal that comes late comes before its release's
+// and ends nothing; the release's own notice may be missed by this loop
+// when the create's comes at once after it, so two notices or more, the
+// latest not a release, end the wait too (a late renewal's and the
+// release's are one non-release and one release). Closing a connection
+// costs the server work on its own CPUs, which a successor's create
+// would wait for: PostgreSQL runs a backend process per connection, whose
+// exit takes about 10 ms of CPU (README, "Where PostgreSQL's and etcd's
+// tails come from"). SQLite's notices carry no release hint (and it has
+// no server to spare): no wait.
 func (d *departing) awaitSuccessor(wait time.Duration) {
 	if !d.released || d.feed == nil || d.hint == nil {
 		return
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	sawRelease := false
 	for {
 		n, next := d.feed.Changes()
-		if n > d.token && !d.hint.Released(n-1) {
-			return
+		if n > d.token {
+			if d.hint.Released(n - 1) {
+				sawRelease = true // the latest: a release (its own)
+			} else if sawRelease || n-d.token >= 2 {
+				return
+			}
 		}
 		select {
 		case <-next:
