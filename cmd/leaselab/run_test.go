@@ -339,6 +339,14 @@ func TestAwaitSuccessor(t *testing.T) {
 		return time.Since(start)
 	}
 	nothing := func() {}
+	// releaseThenCreate: the release's notice comes 20 ms late, the
+	// successor's create's 30 ms after it.
+	releaseThenCreate := func(n *lease.Notices) {
+		time.Sleep(20 * time.Millisecond)
+		n.NotifyRelease()
+		time.Sleep(30 * time.Millisecond)
+		n.Notify()
+	}
 	for _, c := range []struct {
 		name          string
 		release       func(n *lease.Notices) error
@@ -352,21 +360,11 @@ func TestAwaitSuccessor(t *testing.T) {
 			long, 50 * time.Millisecond, long / 2},
 		{"so does a create after a late release notice",
 			func(n *lease.Notices) error { return nil },
-			func(n *lease.Notices) {
-				time.Sleep(20 * time.Millisecond)
-				n.NotifyRelease()
-				time.Sleep(30 * time.Millisecond)
-				n.Notify()
-			},
+			releaseThenCreate,
 			long, 50 * time.Millisecond, long / 2},
 		{"nor does a late notice of its own last renewal",
 			func(n *lease.Notices) error { n.Notify(); return nil },
-			func(n *lease.Notices) {
-				time.Sleep(20 * time.Millisecond)
-				n.NotifyRelease()
-				time.Sleep(30 * time.Millisecond)
-				n.Notify()
-			},
+			releaseThenCreate,
 			long, 50 * time.Millisecond, long / 2},
 		{"its own release notices do not",
 			func(n *lease.Notices) error { n.NotifyRelease(); return nil },
