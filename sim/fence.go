@@ -16,6 +16,7 @@ const workloadEvery = 500 * time.Millisecond
 // user's code sees it.
 type leaderCtx struct {
 	ctx       context.Context
+	nth       int   // which of the process's contexts (trace.Event.Context)
 	lastLive  int64 // the last instant it was seen live
 	liveSteps int   // how many events the trace held then (trace.Event.LiveSteps)
 }
@@ -38,14 +39,16 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 		if hasTerm {
 			epoch = term.Epoch()
 		}
-		p.w.record(trace.Started(int16(p.idx), int16(a.id), epoch))
+		p.contexts++
+		nth := p.contexts
+		p.w.record(trace.Started(int16(p.idx), int16(a.id), epoch).OfContext(nth))
 		if p.live(ctx) {
-			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, lastLive: p.w.now, liveSteps: len(p.w.tr.Events)})
+			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, nth: nth, lastLive: p.w.now, liveSteps: len(p.w.tr.Events)})
 			p.w.leading++
 		} else {
 			// Done before the user could act on it (a term whose deadline
 			// passed while the process was paused): no leadership at all.
-			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false))
+			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false).OfContext(nth))
 		}
 		if workload && hasTerm {
 			p.Go("work", func() {
@@ -163,7 +166,7 @@ func (p *proc) look(extend bool) {
 			// the instant, whichever it is: the instant's, not the step's.
 			por.timed = p.lapsed(l.ctx)
 		}
-		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, l.liveSteps, false))
+		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, l.liveSteps, false).OfContext(l.nth))
 		if por := p.w.por; por != nil {
 			por.timed = false
 		}
@@ -177,7 +180,7 @@ func (p *proc) look(extend bool) {
 // instant its context was seen live (a paused process saw nothing).
 func (p *proc) diedLeading() {
 	for _, l := range p.leaders {
-		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, l.liveSteps, true))
+		p.w.record(trace.Stopped(int16(p.idx), l.lastLive, l.liveSteps, true).OfContext(l.nth))
 		p.w.leading--
 	}
 	clear(p.leaders)

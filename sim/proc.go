@@ -156,8 +156,9 @@ type proc struct {
 	// leaders are the contexts the user's OnStartedLeading was given and
 	// has not yet seen done; silent makes clock reads leave no trace
 	// while the world looks at them.
-	leaders []leaderCtx
-	silent  bool
+	leaders  []leaderCtx
+	contexts int // OnStartedLeading calls so far
+	silent   bool
 	// timers are its armed MonoTimers (timer.go).
 	timers []*monoTimer
 }

@@ -50,3 +50,55 @@ func TestCheckerObservesTheUsersContext(t *testing.T) {
 	}
 	t.Logf("%d runs: %v", rep.Runs, rep.Counts)
 }
+
+// registerTwoContexts registers, once, a reference that hands its user a
+// second context at each term, one never cancelled, beside the term's own:
+// a checker that follows only a process's first open context (it once did)
+// sees every term end on time and passes it.
+var registerTwoContexts = sync.OnceFunc(func() {
+	v, err := lease.LookupVariant("reference")
+	if err != nil {
+		panic(err)
+	}
+	run := v.Run
+	v.Name = "mutant-second-context"
+	v.Summary = "the reference, handing its user the term's context and then one that is never cancelled"
+	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+		started := cfg.Callbacks.OnStartedLeading
+		cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+			if started != nil {
+				started(ctx)
+				started(context.WithoutCancel(ctx))
+			}
+		}
+		return run(p, s, path, cfg)
+	}
+	if err := lease.Register(v); err != nil {
+		panic(err)
+	}
+})
+
+// Each leader context is judged on its own: a process's second live
+// context is leadership too, however its first one ended.
+func TestCheckerObservesEveryContext(t *testing.T) {
+	registerTwoContexts()
+	rep, err := Search{Setup: sim.SetupOptions{Variant: "mutant-second-context", Faults: []trace.FaultKind{trace.Kill, trace.Stop}},
+		Runs: 300, Seed: 1, KeepGoing: true}.Run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[ExclusiveLeadership] == 0 || rep.Counts[HonestRole] == 0 {
+		t.Errorf("a leader with a second context that outlives its term: counts %v in %d runs, want exclusive-leadership and honest-role broken", rep.Counts, rep.Runs)
+	}
+	t.Logf("%d runs: %v", rep.Runs, rep.Counts)
+	// One process holding two contexts at once is one leader.
+	cfg := sim.RandomSetup(sim.SetupOptions{Variant: "mutant-second-context"}, 1)
+	cfg.Faults = nil
+	tr, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tr.MaxConcurrentLeaders(); n != 1 {
+		t.Errorf("no faults: %d leaders at once, want 1 (a process's two contexts are one leader)", n)
+	}
+}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -65,33 +66,37 @@ func (tr *Trace) Leadership() []Interval {
 		return tr.ReportedLeadership()
 	}
 	var out []Interval
-	open := make([]int, len(tr.Procs))
-	for i := range open {
-		open[i] = -1
-	}
+	// A process may hold several leader contexts at once (a callback that
+	// hands its user a second one): each EvStopped ends its own context's
+	// interval (Event.Context), or, if it does not say, the process's
+	// first one still open.
+	type openCtx struct{ nth, k int }
+	open := make([][]openCtx, len(tr.Procs))
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		switch e.Kind {
 		case EvStarted:
-			if open[e.Proc] < 0 {
-				open[e.Proc] = len(out)
-				out = append(out, Interval{Proc: int(e.Proc), From: e.T, Start: i})
-			}
+			open[e.Proc] = append(open[e.Proc], openCtx{e.Context(), len(out)})
+			out = append(out, Interval{Proc: int(e.Proc), From: e.T, Start: i})
 		case EvStopped:
-			if k := open[e.Proc]; k >= 0 {
-				out[k].Seen, out[k].To, out[k].EndedByDie = e.LastLive(), e.LastLive(), e.DiedLeading()
-				out[k].LiveSteps = e.LiveSteps()
-				if e.DiedLeading() {
-					out[k].To = e.T
-				}
-				open[e.Proc] = -1
+			opens := open[e.Proc]
+			j := slices.IndexFunc(opens, func(o openCtx) bool { return e.Context() == 0 || o.nth == e.Context() })
+			if j < 0 {
+				continue
 			}
+			k := opens[j].k
+			out[k].Seen, out[k].To, out[k].EndedByDie = e.LastLive(), e.LastLive(), e.DiedLeading()
+			out[k].LiveSteps = e.LiveSteps()
+			if e.DiedLeading() {
+				out[k].To = e.T
+			}
+			open[e.Proc] = slices.Delete(opens, j, j+1)
 		}
 	}
-	for _, k := range open {
-		if k >= 0 {
-			out[k].Seen, out[k].To, out[k].Open = int64(tr.End), int64(tr.End), true
-			out[k].LiveSteps = len(tr.Events)
+	for _, opens := range open {
+		for _, o := range opens {
+			out[o.k].Seen, out[o.k].To, out[o.k].Open = int64(tr.End), int64(tr.End), true
+			out[o.k].LiveSteps = len(tr.Events)
 		}
 	}
 	// A context never seen live (done before the user's code could act
@@ -194,21 +199,26 @@ func (tr *Trace) ReportedLeadership() []Interval {
 // believed they led at one instant.
 func (tr *Trace) MaxConcurrentLeaders() int {
 	type edge struct {
-		t int64
-		d int
+		t    int64
+		d    int
+		proc int
 	}
 	var edges []edge
 	for _, iv := range tr.Leadership() {
-		edges = append(edges, edge{iv.From, +1}, edge{iv.To, -1})
+		edges = append(edges, edge{iv.From, +1, iv.Proc}, edge{iv.To, -1, iv.Proc})
 	}
 	// At equal times an end comes before a start: a hand-over at one
 	// instant is not an overlap.
 	sort.Slice(edges, func(i, j int) bool {
 		return edges[i].t < edges[j].t || edges[i].t == edges[j].t && edges[i].d < edges[j].d
 	})
+	// A process holding two contexts at once is one leader.
+	held := make([]int, len(tr.Procs))
 	n, best := 0, 0
 	for _, e := range edges {
-		n += e.d
+		if held[e.proc] += e.d; e.d > 0 && held[e.proc] == 1 || e.d < 0 && held[e.proc] == 0 {
+			n += e.d
+		}
 		best = max(best, n)
 	}
 	return best

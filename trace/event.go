@@ -182,6 +182,19 @@ func (e *Event) LiveSteps() int { return int(e.C) }
 // leader context live.
 func (e *Event) DiedLeading() bool { return e.B == 1 }
 
+// OfContext returns e, an EvStarted or EvStopped, marked as being about
+// its process's nth leader context (1 for the context of its first
+// OnStartedLeading): a process can hold more than one at once, and an
+// EvStopped ends the EvStarted of its own context, not the first open one.
+func (e Event) OfContext(nth int) Event {
+	e.D = int64(nth)
+	return e
+}
+
+// Context is which of its process's leader contexts an EvStarted or
+// EvStopped is about (OfContext), 0 if the event does not say.
+func (e *Event) Context() int { return int(e.D) }
+
 // Epoch is the fencing epoch of an EvLead, EvFence or EvStarted event.
 func (e *Event) Epoch() int64 { return e.N }
 
