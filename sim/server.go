@@ -212,7 +212,11 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 	case op != "release":
 		res = fmt.Sprintf("{%d epoch %d version %d}", rec.Holder, rec.Epoch, rec.Version)
 	}
-	p.done(a, trace.Event{Op: trace.OpRPC, Path: p.w.tr.Str(r.name + " " + op), Data: p.w.tr.Str(res), Errno: errno(err)})
+	var flag int32
+	if write {
+		flag = trace.RPCWrite
+	}
+	p.done(a, trace.Event{Op: trace.OpRPC, Flag: flag, Path: p.w.tr.Str(r.name + " " + op), Data: p.w.tr.Str(res), Errno: errno(err)})
 	return rec, err
 }
 

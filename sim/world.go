@@ -251,6 +251,7 @@ func (w *World) Run() {
 	}
 	if w.limit > 0 && w.syscalls >= w.limit {
 		w.setup.stopped(w.now, w.syscalls) // the run ends here, not at its horizon
+		w.tr.Run.Capped = w.cfg.MaxSyscalls == 0
 	} else {
 		w.now = max(w.now, w.end)
 	}
@@ -429,6 +430,9 @@ func (w *World) fire(f Fault, by *proc) {
 	ev := trace.Fault(-1, f.Kind, f.Dur, f.Delta, false, w.tr.Str(text))
 	if p != nil {
 		ev.Proc = int16(p.idx)
+	}
+	if f.Kind == trace.Drift {
+		ev.C = f.PPM
 	}
 	w.record(ev)
 	switch f.Kind {

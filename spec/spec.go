@@ -25,7 +25,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -201,6 +201,7 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
 		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},
+		{Property: NoOwnExit, Applicable: !tr.Recorded, Violation: CheckNoOwnExit(tr)},
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
@@ -215,6 +216,7 @@ func Check(tr *trace.Trace) []Verdict {
 		vs[5].Reason = "a recorded trace: its roles are all it says"
 		vs[6].Reason = "a recorded trace: the real machine's stalls are not in it"
 		vs[7].Reason = "a recorded trace: no system calls in it"
+		vs[9].Reason = "a recorded trace: its signals are the harness's"
 	}
 	switch {
 	case !tr.LockDir.Watched:

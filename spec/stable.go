@@ -105,8 +105,13 @@ func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el []
 }
 
 // settledQuiet returns the spans of settled quiet: from settle after each
-// disturbance to the next one, up to the first clock fault or the end of
-// the run. A stretch (a full or failing disk, a stalled machine) and a
+// disturbance to the next one, up to the first drift beyond the drift
+// bound the algorithm is configured for, or the end of the run. A skew,
+// a wall-clock jump and a drift within the bound disturb as any fault
+// does: a design that keeps its leases on the monotonic clock, within its
+// drift bound, owes stable leadership after them (until 2026-12-05 every
+// clock fault ended the quiet, so a leader that stepped down every few
+// renewals after a 1 µs skew went unseen). A stretch (a full or failing disk, a stalled machine) and a
 // paused process disturb from their start to their end (an EMFile
 // stretch a watch interval longer: see emfileLag): a paused lock holder
 // that blocks everyone (flock) is no-wedge's to judge, not this
@@ -129,8 +134,8 @@ func settledQuiet(tr *trace.Trace, settle time.Duration) []span {
 		case e.Kind == trace.EvFault && !e.Missed():
 			to := e.T
 			switch k := e.FaultKind(); {
-			case k == trace.Skew || k == trace.Drift || k == trace.Jump:
-				end = min(end, e.T)
+			case k == trace.Drift && abs(e.DriftPPM()) > driftBound(tr, e.Proc):
+				end = min(end, e.T) // beyond what the algorithm is configured for: it stays off
 			case k.IsStretch():
 				to += int64(e.PauseFor())
 				if k == trace.EMFile && e.Proc >= 0 {
@@ -190,4 +195,20 @@ func stoppedEvent(tr *trace.Trace, p int, t int64) int {
 		}
 	}
 	return -1
+}
+
+// driftBound is the drift bound process p's algorithm is configured for,
+// in parts per million (the run's, or p's own in a rolling change).
+func driftBound(tr *trace.Trace, p int16) int64 {
+	if p >= 0 && int(p) < len(tr.Procs) && tr.Procs[p].Lease.LeaseDuration != 0 {
+		return tr.Procs[p].Lease.DriftBound()
+	}
+	return tr.Run.Lease.DriftBound()
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

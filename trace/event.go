@@ -53,7 +53,7 @@ const (
 	OpClockWall // EvClock: a wall-clock read
 	OpClockMono // EvClock: a monotonic read
 	OpFlock     // flock(2): FD, Flag is the operation
-	OpRPC       // a request to a lease server (Path: server, lease and operation; Data: the reply)
+	OpRPC       // a request to a lease server (Path: server, lease and operation; Data: the reply; Flag: RPCWrite unless a read)
 	OpReadDir   // getdents(2) of a whole directory (Path: the directory; Data: the names, space-separated)
 )
 
@@ -95,6 +95,10 @@ type Event struct {
 	Res   StoreRes // EvStore
 }
 
+// RPCWrite is an OpRPC event's Flag when its request may change the
+// server's record (any request but a read).
+const RPCWrite = 1
+
 // Errno is a system call's error number as a trace keeps it: in two
 // bytes, which hold every Linux errno (they are below 4096), so that an
 // event stays small.
@@ -131,6 +135,11 @@ func (e *Event) PauseFor() time.Duration { return time.Duration(max(e.A, 0)) }
 
 // StepBy is a Skew or Jump fault's step.
 func (e *Event) StepBy() time.Duration { return time.Duration(e.B) }
+
+// DriftPPM is a Drift fault's new rate error of its process's clock, in
+// parts per million (a split's leader's: every other process gets its
+// negation).
+func (e *Event) DriftPPM() int64 { return e.C }
 
 // Fault returns an EvFault event of kind k by process proc (-1: the
 // world), described by text. pause and step are a Stop's pause and a

@@ -49,6 +49,13 @@ type Run struct {
 	// is a few dozen calls), so that a run whose every call is slow is not
 	// judged as a fast one. Zero for a recorded trace.
 	CallMax time.Duration
+	// Capped reports that the simulator stopped the run before its
+	// horizon at its default cap on system calls (sim.Config.MaxSyscalls),
+	// which no process that waits between attempts comes near: its
+	// processes spun, even where each one's spinning kept resetting the
+	// others' quiet (two that write in a tight loop). No-busy-loop judges
+	// it.
+	Capped bool
 	// Setup describes the configuration that produced the run, in the
 	// simulator's flag syntax, with what became of each configured fault.
 	// Nil for a recorded trace, whose faults are its events.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leaselab/leaselab/spec"
 )
 
 // The seed's double leaders under a pause: a replay line check printed.
@@ -36,7 +39,7 @@ func TestVizTimeline(t *testing.T) {
 	dir := t.TempDir()
 	page := viz(t, filepath.Join(dir, "bad.html"), vizSeedArgs...)
 	for _, want := range []string{`class="proc"`, `class="violation"`, `<b>exclusive-leadership</b>`, `class="fault stop"`,
-		`class="leader"`, `class="paused"`, `<g class="store">`, `1 of 9 properties violated`} {
+		`class="leader"`, `class="paused"`, `<g class="store">`, fmt.Sprintf("1 of %d properties violated", len(spec.Properties))} {
 		if !strings.Contains(page, want) {
 			t.Errorf("timeline lacks %s", want)
 		}
