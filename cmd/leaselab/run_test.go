@@ -461,6 +461,17 @@ func departs(t *testing.T, sub failoverSubject) {
 		t.Fatal("SIGTERM not sent")
 	}
 	<-l.done
+	// The successor's create may not have returned yet when the leader
+	// exits (the leader can see its notice first): it is killed only once
+	// it leads, so that its history holds the create's return.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if k := c.leader(); k != nil && k != l {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no successor led within 10 s of the leader's exit")
+		}
+	}
 	c.shutdown() // the successor's history is read to its end
 	// The release's call and return, the exit; the call of the create
 	// that made the other process leader (the departing process may see
