@@ -57,7 +57,7 @@ type Report struct {
 	// Counts is how many runs violated each property.
 	Counts map[string]int
 	// NotApplicable says, for each property that did not apply to some
-	// run (fencing without epochs, a store across a power loss), why.
+	// run (fencing without epochs, a store without a history), why.
 	NotApplicable map[string]string
 	Elapsed       time.Duration
 }

@@ -187,16 +187,15 @@ func Check(tr *trace.Trace) []Verdict {
 	}
 	b := runBounds(v, tr)
 	iv := tr.Leadership()
-	el := eligible(tr)                  // when each process could lead: three properties ask
-	lin := durable(tr) || tr.Run.Server // a server keeps its state when the clients' machine loses power
+	el := eligible(tr) // when each process could lead: three properties ask
 	history := !tr.Recorded || hasStoreHistory(tr)
-	lin = lin && history
+	lin := history
 	vs := []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
 		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, tr, iv)},
 		{Property: NoWedge, Applicable: true, Violation: checkNoWedge(tr, iv, b, el)},
 		{Property: FailoverBound, Applicable: true, Violation: checkFailover(tr, iv, b, el)},
-		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, tr)},
+		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, untilPowerLoss(tr))},
 		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckHonestRole(tr, iv) })},
 		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
@@ -206,11 +205,8 @@ func Check(tr *trace.Trace) []Verdict {
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
 	}
-	switch {
-	case !history:
+	if !history {
 		vs[4].Reason = "no store history: the processes reported no store operation (a program run by -exec reports only its log lines)"
-	case !lin:
-		vs[4].Reason = "across a power loss"
 	}
 	if tr.Recorded {
 		vs[5].Reason = "a recorded trace: its roles are all it says"
@@ -237,18 +233,38 @@ func hasStoreHistory(tr *trace.Trace) bool {
 	return false
 }
 
-// durable reports whether the run's store never lost power. A store on a
-// file system is a linearizable register only while the machine runs: a
-// power loss takes back whatever was not yet durable (by design, for
-// renewals and releases), so across one the register property does not
-// apply, and what must survive, the epochs, is fencing's to check.
+// durable reports whether the run's store never lost power.
 func durable(tr *trace.Trace) bool {
-	for _, e := range tr.Events {
-		if e.Kind == trace.EvFault && e.FaultKind() == trace.Power {
-			return false
+	return powerLoss(tr) < 0
+}
+
+// powerLoss is the index of the run's first power loss, or -1.
+func powerLoss(tr *trace.Trace) int {
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == trace.EvFault && e.FaultKind() == trace.Power {
+			return i
 		}
 	}
-	return true
+	return -1
+}
+
+// untilPowerLoss is the part of the run linearizable-store judges. A store
+// on a file system is a linearizable register only while the machine
+// runs: a power loss takes back whatever was not yet durable (by design,
+// for renewals and releases), so the register is judged up to the run's
+// first power loss, which ends every operation in flight as a SIGKILL
+// would (it may or may not have taken effect), and what must survive it,
+// the epochs, is fencing's to check. A server keeps its state when the
+// clients' machine loses power: its whole run is judged.
+func untilPowerLoss(tr *trace.Trace) *trace.Trace {
+	i := powerLoss(tr)
+	if i < 0 || tr.Run.Server {
+		return tr
+	}
+	cut := *tr
+	cut.Events = tr.Events[:i]
+	cut.End = time.Duration(tr.Events[i].T)
+	return &cut
 }
 
 // ifSimulated runs check on a simulated trace; a recorded one has not what
