@@ -101,7 +101,8 @@ type Config struct {
 }
 
 // DefaultMaxSyscallsPerProc is the system calls a run allows per process
-// unless Config.MaxSyscalls says otherwise: over four times the most that
+// unless Config.MaxSyscalls says otherwise (or its intervals are short:
+// CallsPerTick): over four times the most that
 // any process which waits between attempts made in runs RandomSetup drew
 // (4,406: the flock variant, intervals of 300 ms, every fault kind and
 // stretch, runs of up to three minutes); a process that spins reaches it
@@ -117,16 +118,40 @@ const DefaultMaxSyscallsPerProc = 20_000
 // of two hours gets twelve.
 const SyscallSpan = 10 * time.Minute
 
-// syscallLimit is the run's limit on system calls (0: none).
+// CallsPerTick is what the cap allows a process for each tick of its
+// renewal timer and of its watch timer in a SyscallSpan, when that comes
+// to more than DefaultMaxSyscallsPerProc (intervals shorter than about a
+// second): a renewal is a dozen calls, a watcher's look a few, a takeover
+// under twenty (the reference leading alone at 150 ms intervals made 8 a
+// renewal tick). A process that spins makes thousands between ticks.
+const CallsPerTick = 32
+
+// syscallLimit is the run's limit on system calls (0: none): for each
+// process, DefaultMaxSyscallsPerProc or CallsPerTick a tick of its timers,
+// whichever is more, for each SyscallSpan, begun, of the run.
 func (c Config) syscallLimit() int {
 	switch {
 	case c.MaxSyscalls > 0:
 		return c.MaxSyscalls
 	case c.MaxSyscalls == 0:
 		spans := max(1, int((c.Horizon+c.Calm+SyscallSpan-1)/SyscallSpan))
-		return DefaultMaxSyscallsPerProc * len(c.Procs) * spans
+		perSpan := 0
+		for i := range c.Procs {
+			l := c.ProcLease(i)
+			ticks := ticksIn(SyscallSpan, l.RenewInterval) + ticksIn(SyscallSpan, l.WatchInterval)
+			perSpan += max(DefaultMaxSyscallsPerProc, CallsPerTick*ticks)
+		}
+		return perSpan * spans
 	}
 	return 0
+}
+
+// ticksIn is how many ticks of a timer of period d a span holds.
+func ticksIn(span, d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(span / d)
 }
 
 // Defaults used by Normalize.

@@ -323,3 +323,26 @@ func TestNoBusyLoopTogether(t *testing.T) {
 		}
 	}
 }
+
+// The cap that ends a spinning run allows a correct process its timers'
+// ticks, however short its intervals: at 150 ms the reference leading
+// alone makes 53 calls a second, and a cap of 20,000 a process for ten
+// minutes stopped it at 361 s, which no-busy-loop took for spinning
+// (found by review of the cap's judgement).
+func TestCapAllowsShortIntervals(t *testing.T) {
+	for _, variant := range []string{"reference", "flock", "redis"} {
+		cfg := sim.Config{Variant: variant, Horizon: 10*time.Minute - 2*time.Second,
+			Lease: lease.Config{LeaseDuration: 450 * time.Millisecond, RenewInterval: 150 * time.Millisecond, WatchInterval: 150 * time.Millisecond},
+			Procs: []sim.ProcSpec{{PID: 100}, {PID: 200, Start: time.Second}}}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Run.Capped || tr.End < cfg.Horizon {
+			t.Errorf("%s at 150 ms intervals: stopped at %v of %v (capped %v)", variant, tr.End, cfg.Horizon, tr.Run.Capped)
+		}
+		if v := CheckNoBusyLoop(tr); v != nil {
+			t.Errorf("%s at 150 ms intervals: %v", variant, v)
+		}
+	}
+}

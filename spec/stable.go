@@ -22,9 +22,11 @@ const StableLeadership = "stable-leadership"
 // Quiet is the time between disturbances: a fault that fired (a signal,
 // an I/O error, a power loss), a process's start or exit; a paused process
 // and a stretch (a full or failing disk, a stalled machine) disturb from
-// their start to their end. A clock fault (skew, drift, jump) ends the
-// quiet for the rest of the run: a clock that is off stays off, and a
-// variant need not tolerate it. The design allows a run to settle after a
+// their start to their end; a skew, a wall-clock jump and a drift within
+// the configured drift bound disturb as any fault does, and a drift beyond
+// that bound ends the quiet for the rest of the run: a clock that is off
+// by more than the design allows stays off, and a variant need not
+// tolerate it (settledQuiet). The design allows a run to settle after a
 // disturbance: a lease to be waited out, a watcher to poll, a drift margin
 // to pass; b.Wedge, the same bound no-wedge holds it to. Settled quiet is
 // quiet from b.Wedge after its disturbance to the next.
