@@ -18,8 +18,9 @@ type osProc struct {
 	OSFS
 	start      time.Time
 	pid        int
-	mu         sync.Mutex // serialises log lines
+	mu         sync.Mutex // guards shutdownCh
 	out, errw  io.Writer
+	log        lineWriter // writes Log's lines to out and errw
 	exit       func(int)
 	shutdownCh chan os.Signal
 	// done, when set, makes Exit end only this Proc's goroutines (for
@@ -34,7 +35,8 @@ type osProc struct {
 
 // NewOSProc returns the real runtime for this process. Log lines go to out
 // (and the startup line to errw) in the post's format, prefixed with the
-// seconds elapsed since NewOSProc.
+// seconds elapsed since NewOSProc, written in order by a goroutine of
+// their own, so that a writer that blocks stalls nothing (LogFlusher).
 func NewOSProc(out, errw io.Writer) Proc {
 	return NewOSProcOptions(OSProcOptions{Out: out, Err: errw})
 }
@@ -65,11 +67,14 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	if id == 0 {
 		id = os.Getpid()
 	}
-	exit := os.Exit
-	if o.BeforeExit != nil {
-		exit = func(code int) { o.BeforeExit(); os.Exit(code) }
+	p := &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, onLead: o.OnLead}
+	p.exit = func(code int) {
+		if o.BeforeExit != nil {
+			o.BeforeExit()
+		}
+		p.log.flush(logFlushWait)
+		os.Exit(code)
 	}
-	p := &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, exit: exit, onLead: o.OnLead}
 	if kind, n, err := ParseCrashPoint(o.CrashAfter); o.CrashAfter != "" && err == nil {
 		p.crash = &crashPoint{kind: kind, nth: n}
 	}
@@ -140,6 +145,7 @@ func (p *osProc) Exit(code int) {
 	if p.done == nil {
 		p.exit(code)
 	}
+	p.log.flush(logFlushWait)
 	p.doneOnce.Do(func() { close(p.done) })
 	runtime.Goexit()
 }
@@ -173,9 +179,103 @@ func (p *osProc) Log(m Msg, a, b int64) {
 	if m.Stderr() {
 		w = p.errw
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	io.WriteString(w, line)
+	p.log.write(w, line)
+}
+
+// logFlushWait is how long an exiting process waits for its log's reader
+// to take the lines still queued.
+const logFlushWait = time.Second
+
+// LogFlusher is a Proc whose log lines are written after Log returns (the
+// real runtime's, NewOSProc: a log reader that stops reading must stall
+// nothing). A program that ends other than through Proc.Exit, which
+// flushes, calls FlushLog first.
+type LogFlusher interface {
+	// FlushLog waits until every line logged so far is written, at most d.
+	FlushLog(d time.Duration)
+}
+
+// FlushLog implements LogFlusher.
+func (p *osProc) FlushLog(d time.Duration) { p.log.flush(d) }
+
+// maxLogQueue is how many lines a log whose reader has stopped reading
+// holds before it drops lines.
+const maxLogQueue = 4096
+
+// lineWriter writes log lines from a goroutine of its own, in order, so
+// that a reader that stops reading (a full pipe: a stalled log shipper, a
+// terminal's scroll lock) stalls neither the renewals nor the shutdown of
+// the process writing them: a line never waits for its write. Lines past
+// maxLogQueue are dropped, and counted in a line of their own once the
+// reader takes lines again. A write that fails (a closed pipe) loses its
+// line.
+type lineWriter struct {
+	mu      sync.Mutex
+	queue   []logLine
+	dropped int
+	running bool          // the goroutine is writing
+	idle    chan struct{} // closed when the queue empties (nil: it is empty)
+}
+
+type logLine struct {
+	w    io.Writer
+	line string
+}
+
+func (l *lineWriter) write(w io.Writer, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queue) >= maxLogQueue {
+		l.dropped++
+		return
+	}
+	if l.dropped > 0 {
+		l.queue = append(l.queue, logLine{w, fmt.Sprintf("[%d log lines dropped: the log's reader fell behind]\n", l.dropped)})
+		l.dropped = 0
+	}
+	l.queue = append(l.queue, logLine{w, line})
+	if l.idle == nil {
+		l.idle = make(chan struct{})
+	}
+	if !l.running {
+		l.running = true
+		go l.run()
+	}
+}
+
+// run writes the queue's lines until it is empty, then ends.
+func (l *lineWriter) run() {
+	for {
+		l.mu.Lock()
+		if len(l.queue) == 0 {
+			l.running = false
+			close(l.idle)
+			l.idle = nil
+			l.mu.Unlock()
+			return
+		}
+		next := l.queue[0]
+		l.queue[0] = logLine{}
+		l.queue = l.queue[1:]
+		l.mu.Unlock()
+		io.WriteString(next.w, next.line)
+	}
+}
+
+// flush waits until every queued line is written, at most d.
+func (l *lineWriter) flush(d time.Duration) {
+	l.mu.Lock()
+	idle := l.idle
+	l.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 }
 
 type handoff struct{ ch, done chan struct{} }

@@ -113,6 +113,7 @@ func TestOSProcLogFormat(t *testing.T) {
 	var out syncBuffer
 	p := testProc(60217, &out)
 	p.Log(MsgHeld, 60217, time.Date(2025, 1, 1, 21, 14, 56, 0, time.Local).Unix())
+	p.FlushLog(10 * time.Second)
 	got := out.String()
 	if !strings.HasPrefix(got, "0.00s [Process: 60217] [WATCHER] Lease held by 60217, valid until 21:14:56\n") {
 		t.Errorf("got %q", got)

@@ -128,6 +128,14 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	// A leader whose lock the kernel releases at its death sheds its
 	// image's pages, so that it dies, and hands over, sooner.
 	r := newRunner(command, stderr, shed && v.Claims.Handover == lease.KernelLock)
+	// A closed log pipe (a reader gone: | head, a log shipper restarting)
+	// must not kill a leader with SIGPIPE's default action, which leaves its
+	// lease to expire and its command to the supervisor's SIGKILL: caught,
+	// a write to it fails (EPIPE) and loses its line. Caught, not ignored:
+	// an ignored signal stays ignored across exec, in the command. (A log
+	// reader that stops reading stalls nothing either: lease's log writes
+	// from a goroutine of its own.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
 		OnError: func(op string, err error) { fmt.Fprintf(stderr, "leaselab run: %s: %v\n", op, err) }}
 	if startAt != 0 {
@@ -146,6 +154,9 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 		}
 	}
 	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.beforeExit, OnLead: r.lead, CrashAfter: crash})
+	if f, ok := p.(lease.LogFlusher); ok {
+		defer f.FlushLog(time.Second) // the release's line, before run exits
+	}
 	r.mono = p.Mono
 	if events == "" {
 		return elect(v, p, mk(p), path, cfg, r, nil)

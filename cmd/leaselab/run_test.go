@@ -518,3 +518,95 @@ func departs(t *testing.T, sub failoverSubject) {
 			time.Duration(released), time.Duration(exited), time.Duration(exited-released), time.Duration(created), successorWait)
 	}
 }
+
+// A leader whose log's reader is gone (a closed pipe: | head) or has
+// stopped reading (a full pipe: a stalled log shipper) leads on: it keeps
+// renewing, and SIGTERM ends it in order, status 0 (found by a probe: the
+// closed pipe killed it with SIGPIPE, status 141, its lease left to expire;
+// the full pipe stopped its renewals and its SIGTERM handling).
+func TestRunSurvivesItsLogReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 4 s")
+	}
+	bin := leaselabBinary(t)
+	for _, c := range []struct {
+		name string
+		pipe func(t *testing.T) (w *os.File, keep *os.File)
+	}{
+		{"closed pipe", func(t *testing.T) (*os.File, *os.File) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			return w, nil
+		}},
+		{"full pipe", func(t *testing.T) (*os.File, *os.File) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fd := int(w.Fd()) // (once: Fd makes the file blocking)
+			if err := syscall.SetNonblock(fd, true); err != nil {
+				t.Fatal(err)
+			}
+			for buf := make([]byte, 4096); ; {
+				if _, err := syscall.Write(fd, buf); err != nil {
+					break // EAGAIN: full
+				}
+			}
+			if err := syscall.SetNonblock(fd, false); err != nil {
+				t.Fatal(err)
+			}
+			return w, r
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, keep := c.pipe(t)
+			if keep != nil {
+				defer keep.Close()
+			}
+			cmd := exec.Command(bin, "run", "-path", filepath.Join(dir, "lock"), "-lease", "2s", "-renew", "200ms", "-watch", "200ms")
+			cmd.Stdout, cmd.Stderr = w, w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer cmd.Process.Kill()
+			newest := func() int {
+				n := 0
+				names, _ := os.ReadDir(dir)
+				for _, e := range names {
+					if v, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "lock.")); err == nil {
+						n = max(n, v)
+					}
+				}
+				return n
+			}
+			time.Sleep(time.Second)
+			v1 := newest()
+			select {
+			case err := <-exited:
+				t.Fatalf("run ended after 1 s with its log's reader gone: %v", err)
+			case <-time.After(time.Second):
+			}
+			if v2 := newest(); v1 < 1 || v2 <= v1 {
+				t.Errorf("the lease's newest version was %d after 1 s and %d a second later: no renewals", v1, v2)
+			}
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("after SIGTERM: %v, want status 0", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("run did not end within 10 s of SIGTERM")
+			}
+		})
+	}
+}
