@@ -273,19 +273,13 @@ var registerSpinners = sync.OnceFunc(func() {
 			}
 		}},
 	} {
-		v, err := lease.LookupVariant(m.base)
-		if err != nil {
-			panic(err)
-		}
-		run, spin := v.Run, m.spin
-		v.Name, v.Summary = m.name, "a test's spinning mutant of "+m.base
-		v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-			p.Go("spin", func() { spin(p, s, path) })
-			return run(p, s, path, cfg)
-		}
-		if err := lease.Register(v); err != nil {
-			panic(err)
-		}
+		spin := m.spin
+		registerWrapped(m.base, m.name, "a test's spinning mutant of "+m.base, func(run runFunc) runFunc {
+			return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+				p.Go("spin", func() { spin(p, s, path) })
+				return run(p, s, path, cfg)
+			}
+		})
 	}
 })
 

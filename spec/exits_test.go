@@ -60,18 +60,11 @@ func (s exitOnError) Release(cur lease.Record) error {
 }
 
 var registerExitOnError = sync.OnceFunc(func() {
-	v, err := lease.LookupVariant("reference")
-	if err != nil {
-		panic(err)
-	}
-	run := v.Run
-	v.Name, v.Summary = "spec-test-exit-on-error", "the reference, exiting on any I/O error of its store"
-	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-		return run(p, exitOnError{s, p}, path, cfg)
-	}
-	if err := lease.Register(v); err != nil {
-		panic(err)
-	}
+	registerWrapped("reference", "spec-test-exit-on-error", "the reference, exiting on any I/O error of its store", func(run runFunc) runFunc {
+		return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			return run(p, exitOnError{s, p}, path, cfg)
+		}
+	})
 })
 
 // A process that exits of its own accord breaks no-own-exit, and the

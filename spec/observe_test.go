@@ -17,26 +17,22 @@ import (
 // is registered by the test that needs it, so that tests iterating over
 // every variant do not meet it.
 var registerImmortal = sync.OnceFunc(func() {
-	v, err := lease.LookupVariant("reference")
-	if err != nil {
-		panic(err)
-	}
-	run := v.Run
-	v.Name = "mutant-immortal-context"
-	v.Summary = "the reference, handing its user a context that is never cancelled"
-	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-		started := cfg.Callbacks.OnStartedLeading
-		cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
-			if started != nil {
-				started(context.WithoutCancel(ctx))
-			}
-		}
-		return run(p, s, path, cfg)
-	}
-	if err := lease.Register(v); err != nil {
-		panic(err)
-	}
+	registerWrapped("reference", "mutant-immortal-context", "the reference, handing its user a context that is never cancelled",
+		withStarted(func(started func(context.Context), ctx context.Context) { started(context.WithoutCancel(ctx)) }))
 })
+
+// withStarted wraps a variant's Run so that each OnStartedLeading calls
+// call with the user's callback and the term's context.
+func withStarted(call func(started func(context.Context), ctx context.Context)) func(runFunc) runFunc {
+	return func(run runFunc) runFunc {
+		return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			if started := cfg.Callbacks.OnStartedLeading; started != nil {
+				cfg.Callbacks.OnStartedLeading = func(ctx context.Context) { call(started, ctx) }
+			}
+			return run(p, s, path, cfg)
+		}
+	}
+}
 
 func TestCheckerObservesTheUsersContext(t *testing.T) {
 	registerImmortal()
@@ -56,26 +52,11 @@ func TestCheckerObservesTheUsersContext(t *testing.T) {
 // a checker that follows only a process's first open context (it once did)
 // sees every term end on time and passes it.
 var registerTwoContexts = sync.OnceFunc(func() {
-	v, err := lease.LookupVariant("reference")
-	if err != nil {
-		panic(err)
-	}
-	run := v.Run
-	v.Name = "mutant-second-context"
-	v.Summary = "the reference, handing its user the term's context and then one that is never cancelled"
-	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-		started := cfg.Callbacks.OnStartedLeading
-		cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
-			if started != nil {
-				started(ctx)
-				started(context.WithoutCancel(ctx))
-			}
-		}
-		return run(p, s, path, cfg)
-	}
-	if err := lease.Register(v); err != nil {
-		panic(err)
-	}
+	registerWrapped("reference", "mutant-second-context", "the reference, handing its user the term's context and then one that is never cancelled",
+		withStarted(func(started func(context.Context), ctx context.Context) {
+			started(ctx)
+			started(context.WithoutCancel(ctx))
+		}))
 })
 
 // Each leader context is judged on its own: a process's second live

@@ -28,18 +28,11 @@ func (s *failEveryFourth) Renew(cur lease.Record, ttl time.Duration) (lease.Reco
 }
 
 var registerFlapping = sync.OnceFunc(func() {
-	v, err := lease.LookupVariant("reference")
-	if err != nil {
-		panic(err)
-	}
-	run := v.Run
-	v.Name, v.Summary = "spec-test-flapping", "the reference, whose every fourth renewal fails with a conflict"
-	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-		return run(p, &failEveryFourth{Store: s}, path, cfg)
-	}
-	if err := lease.Register(v); err != nil {
-		panic(err)
-	}
+	registerWrapped("reference", "spec-test-flapping", "the reference, whose every fourth renewal fails with a conflict", func(run runFunc) runFunc {
+		return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			return run(p, &failEveryFourth{Store: s}, path, cfg)
+		}
+	})
 })
 
 // A clock fault the algorithm is configured to tolerate disturbs, as any
