@@ -233,11 +233,6 @@ func hasStoreHistory(tr *trace.Trace) bool {
 	return false
 }
 
-// durable reports whether the run's store never lost power.
-func durable(tr *trace.Trace) bool {
-	return powerLoss(tr) < 0
-}
-
 // powerLoss is the index of the run's first power loss, or -1.
 func powerLoss(tr *trace.Trace) int {
 	for i := range tr.Events {
