@@ -126,6 +126,7 @@ type runner struct {
 	shed    bool                 // shedImage on leading
 	reap    bool                 // run is a child subreaper: a dead supervisor's orphans come to it (sweepStrays)
 	mono    func() time.Duration // the Proc's clock, for Lead's deadlines
+	flush   func(time.Duration)  // the Proc's log (lease.LogFlusher), if it queues lines
 
 	mu       sync.Mutex
 	cur      *supervised
@@ -310,6 +311,9 @@ func (r *runner) exiting(code int) int {
 // command's status if the command's end is why it ends.
 func (r *runner) beforeExit() {
 	if code := r.exiting(-1); code >= 0 {
+		if r.flush != nil {
+			r.flush(time.Second) // the algorithm's last lines (its release's)
+		}
 		os.Exit(code)
 	}
 }
