@@ -46,9 +46,10 @@ type OSProcOptions struct {
 	Out, Err io.Writer
 	// ID is the holder id written in the lease (0: the process id).
 	ID int
-	// BeforeExit runs when the algorithm exits the process (to stop a
-	// command it runs, say).
-	BeforeExit func()
+	// BeforeExit runs when the algorithm exits the process with code (to
+	// stop a command it runs, say), and returns the status to exit with;
+	// the log's queued lines are written after it, before the exit.
+	BeforeExit func(code int) int
 	// OnLead, when set, is told of every leadership term and renewal the
 	// algorithm reports (Proc.Lead): the epoch and the local deadline, on
 	// this Proc's Mono clock (a flock leader's never passes). leaselab run
@@ -70,7 +71,7 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	p := &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, onLead: o.OnLead}
 	p.exit = func(code int) {
 		if o.BeforeExit != nil {
-			o.BeforeExit()
+			code = o.BeforeExit(code)
 		}
 		p.log.flush(logFlushWait)
 		os.Exit(code)

@@ -153,10 +153,9 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 			return usagef("LEASELAB_CRASH_AFTER: %v", err)
 		}
 	}
-	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.beforeExit, OnLead: r.lead, CrashAfter: crash})
+	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.exiting, OnLead: r.lead, CrashAfter: crash})
 	if f, ok := p.(lease.LogFlusher); ok {
 		defer f.FlushLog(time.Second) // the release's line, before run exits
-		r.flush = f.FlushLog
 	}
 	r.mono = p.Mono
 	if events == "" {

@@ -126,7 +126,6 @@ type runner struct {
 	shed    bool                 // shedImage on leading
 	reap    bool                 // run is a child subreaper: a dead supervisor's orphans come to it (sweepStrays)
 	mono    func() time.Duration // the Proc's clock, for Lead's deadlines
-	flush   func(time.Duration)  // the Proc's log (lease.LogFlusher), if it queues lines
 
 	mu       sync.Mutex
 	cur      *supervised
@@ -292,7 +291,8 @@ func (r *runner) finish(code int) {
 // or a variant exits the process with code): it stops the command if it
 // still runs, and returns the status run exits with: the command's own
 // (or 127, or 1) when the command's end ended run (finish), else code.
-// From then on the status is final and no command starts.
+// From then on the status is final and no command starts. It is
+// OSProcOptions.BeforeExit too, for a variant that exits the process.
 func (r *runner) exiting(code int) int {
 	r.mu.Lock()
 	r.ending = true
@@ -304,18 +304,6 @@ func (r *runner) exiting(code int) int {
 		return r.code
 	}
 	return code
-}
-
-// beforeExit is OSProcOptions.BeforeExit, for a variant that exits the
-// process itself: the command is stopped first, and run exits with the
-// command's status if the command's end is why it ends.
-func (r *runner) beforeExit() {
-	if code := r.exiting(-1); code >= 0 {
-		if r.flush != nil {
-			r.flush(time.Second) // the algorithm's last lines (its release's)
-		}
-		os.Exit(code)
-	}
 }
 
 // stop is OnStoppedLeading: it stops the command and returns once the
