@@ -16,13 +16,16 @@ import (
 // file system.
 type osProc struct {
 	OSFS
-	start      time.Time
-	pid        int
-	mu         sync.Mutex // guards shutdownCh
-	out, errw  io.Writer
-	log        lineWriter // writes Log's lines to out and errw
-	exit       func(int)
-	shutdownCh chan os.Signal
+	start time.Time
+	pid   int
+	mu    sync.Mutex // guards shutdownCh
+	// logOut and logErr write Log's lines to out and errw: one queue
+	// each, so that a stderr whose reader stopped reading holds up no
+	// stdout line; one queue for both when they are one file or writer
+	// (sameWriter), so that their lines stay in order.
+	logOut, logErr *lineWriter
+	exit           func(int)
+	shutdownCh     chan os.Signal
 	// done, when set, makes Exit end only this Proc's goroutines (for
 	// tests, where several Procs share one OS process): every blocking
 	// call returns through runtime.Goexit once it is closed.
@@ -68,12 +71,17 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	if id == 0 {
 		id = os.Getpid()
 	}
-	p := &osProc{start: time.Now(), pid: id, out: o.Out, errw: o.Err, onLead: o.OnLead}
+	p := &osProc{start: time.Now(), pid: id, onLead: o.OnLead}
+	p.logOut = &lineWriter{w: o.Out}
+	p.logErr = p.logOut
+	if !sameWriter(o.Out, o.Err) {
+		p.logErr = &lineWriter{w: o.Err}
+	}
 	p.exit = func(code int) {
 		if o.BeforeExit != nil {
 			code = o.BeforeExit(code)
 		}
-		p.log.flush(logFlushWait)
+		p.flushLog(logFlushWait)
 		os.Exit(code)
 	}
 	if kind, n, err := ParseCrashPoint(o.CrashAfter); o.CrashAfter != "" && err == nil {
@@ -146,7 +154,7 @@ func (p *osProc) Exit(code int) {
 	if p.done == nil {
 		p.exit(code)
 	}
-	p.log.flush(logFlushWait)
+	p.flushLog(logFlushWait)
 	p.doneOnce.Do(func() { close(p.done) })
 	runtime.Goexit()
 }
@@ -176,11 +184,11 @@ func (p *osProc) AwaitShutdown() {
 func (p *osProc) Log(m Msg, a, b int64) {
 	el := time.Since(p.start)
 	line := fmt.Sprintf("%d.%02ds [Process: %d] %s\n", el/time.Second, el%time.Second/(10*time.Millisecond), p.pid, m.Format(a, b, time.Local))
-	w := p.out
 	if m.Stderr() {
-		w = p.errw
+		p.logErr.write(line)
+	} else {
+		p.logOut.write(line)
 	}
-	p.log.write(w, line)
 }
 
 // logFlushWait is how long an exiting process waits for its log's reader
@@ -197,7 +205,56 @@ type LogFlusher interface {
 }
 
 // FlushLog implements LogFlusher.
-func (p *osProc) FlushLog(d time.Duration) { p.log.flush(d) }
+func (p *osProc) FlushLog(d time.Duration) { p.flushLog(d) }
+
+// flushLog waits until every line logged so far is written, at most d in
+// all.
+func (p *osProc) flushLog(d time.Duration) {
+	end := time.Now().Add(d)
+	p.logOut.flush(d)
+	if p.logErr != p.logOut {
+		p.logErr.flush(time.Until(end))
+	}
+}
+
+// sameWriter reports whether a and b are one writer, or two files open on
+// one file (stdout and stderr dup'ed to one pipe: 2>&1), whose lines one
+// queue keeps in order. Writers it cannot compare count as one.
+func sameWriter(a, b io.Writer) (same bool) {
+	fa, okA := a.(*os.File)
+	fb, okB := b.(*os.File)
+	if okA && okB && fa != nil && fb != nil {
+		sa, errA := fa.Stat()
+		sb, errB := fb.Stat()
+		if errA == nil && errB == nil {
+			return os.SameFile(sa, sb)
+		}
+	}
+	defer func() {
+		if recover() != nil { // a == b of one uncomparable type
+			same = true
+		}
+	}()
+	return a == b
+}
+
+// TextLogger is a Proc that writes a program's own lines (a diagnostic of
+// leaselab run's, say) in order with its log lines and, like them,
+// without waiting for the log's reader (the real runtime's: LogFlusher).
+type TextLogger interface {
+	// LogText queues line, which ends in a newline, for standard error
+	// (stderr) or standard output, as it is.
+	LogText(stderr bool, line string)
+}
+
+// LogText implements TextLogger.
+func (p *osProc) LogText(stderr bool, line string) {
+	if stderr {
+		p.logErr.write(line)
+	} else {
+		p.logOut.write(line)
+	}
+}
 
 // maxLogQueue is how many lines a log whose reader has stopped reading
 // holds before it drops lines.
@@ -211,19 +268,15 @@ const maxLogQueue = 4096
 // reader takes lines again. A write that fails (a closed pipe) loses its
 // line.
 type lineWriter struct {
+	w       io.Writer
 	mu      sync.Mutex
-	queue   []logLine
+	queue   []string
 	dropped int
 	running bool          // the goroutine is writing
 	idle    chan struct{} // closed when the queue empties (nil: it is empty)
 }
 
-type logLine struct {
-	w    io.Writer
-	line string
-}
-
-func (l *lineWriter) write(w io.Writer, line string) {
+func (l *lineWriter) write(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.queue) >= maxLogQueue {
@@ -231,10 +284,10 @@ func (l *lineWriter) write(w io.Writer, line string) {
 		return
 	}
 	if l.dropped > 0 {
-		l.queue = append(l.queue, logLine{w, fmt.Sprintf("[%d log lines dropped: the log's reader fell behind]\n", l.dropped)})
+		l.queue = append(l.queue, fmt.Sprintf("[%d log lines dropped: the log's reader fell behind]\n", l.dropped))
 		l.dropped = 0
 	}
-	l.queue = append(l.queue, logLine{w, line})
+	l.queue = append(l.queue, line)
 	if l.idle == nil {
 		l.idle = make(chan struct{})
 	}
@@ -256,10 +309,10 @@ func (l *lineWriter) run() {
 			return
 		}
 		next := l.queue[0]
-		l.queue[0] = logLine{}
+		l.queue[0] = ""
 		l.queue = l.queue[1:]
 		l.mu.Unlock()
-		io.WriteString(next.w, next.line)
+		io.WriteString(l.w, next)
 	}
 }
 

@@ -1,6 +1,9 @@
 package lease
 
 import (
+	"io"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,9 +35,9 @@ func TestLogNeverBlocks(t *testing.T) {
 	p := NewOSProcOptions(OSProcOptions{Out: g, Err: g, ID: 7}).(*osProc)
 	p.Log(MsgRenewed, 0, 0)
 	for queued := 1; queued > 0; time.Sleep(time.Millisecond) { // the writer has taken line 0, and blocks on it
-		p.log.mu.Lock()
-		queued = len(p.log.queue)
-		p.log.mu.Unlock()
+		p.logOut.mu.Lock()
+		queued = len(p.logOut.queue)
+		p.logOut.mu.Unlock()
 	}
 	start := time.Now()
 	for i := 1; i <= maxLogQueue+10; i++ {
@@ -44,14 +47,14 @@ func TestLogNeverBlocks(t *testing.T) {
 		t.Fatalf("%d lines to a blocked writer took %v", maxLogQueue+10, d)
 	}
 	start = time.Now()
-	p.log.flush(50 * time.Millisecond)
+	p.flushLog(50 * time.Millisecond)
 	if d := time.Since(start); d < 50*time.Millisecond || d > 5*time.Second {
 		t.Errorf("flush of a blocked log returned after %v, want its 50 ms", d)
 	}
 	close(g.open) // the reader reads again
-	p.log.flush(10 * time.Second)
+	p.flushLog(10 * time.Second)
 	p.Log(MsgReleased, 0, 0) // the first line after the drops: their count comes first
-	p.log.flush(10 * time.Second)
+	p.flushLog(10 * time.Second)
 	g.mu.Lock()
 	lines := strings.Split(strings.TrimSuffix(g.b.String(), "\n"), "\n")
 	g.mu.Unlock()
@@ -68,5 +71,49 @@ func TestLogNeverBlocks(t *testing.T) {
 	}
 	if want := MsgReleased.Format(0, 0, time.Local); !strings.HasSuffix(lines[maxLogQueue+2], want) {
 		t.Errorf("last line %q, want it to end %q", lines[maxLogQueue+2], want)
+	}
+}
+
+// A standard error whose reader stopped reading holds up no standard
+// output line (found by review: with one queue for both, a full stderr
+// pipe left leaselab run's "Lease released" unwritten); one writer, or
+// two files open on one pipe, keep one queue, and their lines' order.
+func TestLogStreamsApart(t *testing.T) {
+	g := &gate{open: make(chan struct{})}
+	out := &syncBuffer{}
+	p := NewOSProcOptions(OSProcOptions{Out: out, Err: g, ID: 7}).(*osProc)
+	p.Log(MsgStarted, 7, 0) // standard error: blocked
+	p.Log(MsgReleased, 0, 0)
+	p.flushLog(100 * time.Millisecond)
+	if got, want := out.String(), MsgReleased.Format(0, 0, time.Local); !strings.Contains(got, want) {
+		t.Errorf("stdout %q with stderr blocked, want %q", got, want)
+	}
+	close(g.open)
+	p.flushLog(10 * time.Second)
+	g.mu.Lock()
+	errText := g.b.String()
+	g.mu.Unlock()
+	if !strings.Contains(errText, MsgStarted.Format(7, 0, time.Local)) {
+		t.Errorf("stderr %q once read, want the start line", errText)
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	w2, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(int(w.Fd())), os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer w2.Close()
+	for _, c := range []struct {
+		out, err io.Writer
+		same     bool
+	}{{g, g, true}, {w, w2, true}, {w, os.Stderr, false}, {g, out, false}} {
+		if got := sameWriter(c.out, c.err); got != c.same {
+			t.Errorf("sameWriter(%T, %T) = %v, want %v", c.out, c.err, got, c.same)
+		}
 	}
 }

@@ -32,7 +32,8 @@ func (s *syncBuffer) String() string {
 // testProc is the real runtime with a made-up pid whose Exit ends only its
 // own goroutines, so that two "processes" can contend in one test binary.
 func testProc(pid int, out *syncBuffer) *osProc {
-	return &osProc{start: time.Now(), pid: pid, out: out, errw: out, done: make(chan struct{})}
+	l := &lineWriter{w: out}
+	return &osProc{start: time.Now(), pid: pid, logOut: l, logErr: l, done: make(chan struct{})}
 }
 
 // waitLog waits up to within for cond, and fails, saying what it waited

@@ -97,8 +97,8 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 			log = io.Discard
 		}
 		op := NewOSProcOptions(OSProcOptions{Out: log, Err: log, ID: o.ID}).(*osProc)
-		defer op.note.close()            // the inotify descriptors and readers of this election
-		defer op.log.flush(logFlushWait) // the election's last lines
+		defer op.note.close()           // the inotify descriptors and readers of this election
+		defer op.flushLog(logFlushWait) // the election's last lines
 		p = op
 	}
 	dir := o.Dir

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -137,7 +136,7 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	// from a goroutine of its own.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
-		OnError: func(op string, err error) { fmt.Fprintf(stderr, "leaselab run: %s: %v\n", op, err) }}
+		OnError: func(op string, err error) { r.logf("%s: %v", op, err) }}
 	if startAt != 0 {
 		time.Sleep(time.Duration(startAt - monoNow()))
 	}
@@ -158,6 +157,9 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 		defer f.FlushLog(time.Second) // the release's line, before run exits
 	}
 	r.mono = p.Mono
+	if t, ok := p.(lease.TextLogger); ok {
+		r.text = t
+	}
 	if events == "" {
 		return elect(v, p, mk(p), path, cfg, r, nil)
 	}

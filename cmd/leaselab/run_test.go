@@ -533,33 +533,8 @@ func TestRunSurvivesItsLogReader(t *testing.T) {
 		name string
 		pipe func(t *testing.T) (w *os.File, keep *os.File)
 	}{
-		{"closed pipe", func(t *testing.T) (*os.File, *os.File) {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Close()
-			return w, nil
-		}},
-		{"full pipe", func(t *testing.T) (*os.File, *os.File) {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fd := int(w.Fd()) // (once: Fd makes the file blocking)
-			if err := syscall.SetNonblock(fd, true); err != nil {
-				t.Fatal(err)
-			}
-			for buf := make([]byte, 4096); ; {
-				if _, err := syscall.Write(fd, buf); err != nil {
-					break // EAGAIN: full
-				}
-			}
-			if err := syscall.SetNonblock(fd, false); err != nil {
-				t.Fatal(err)
-			}
-			return w, r
-		}},
+		{"closed pipe", closedPipe},
+		{"full pipe", fullPipe},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -606,6 +581,83 @@ func TestRunSurvivesItsLogReader(t *testing.T) {
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("run did not end within 10 s of SIGTERM")
+			}
+		})
+	}
+}
+
+// closedPipe is a pipe whose reader is gone.
+func closedPipe(t *testing.T) (*os.File, *os.File) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	return w, nil
+}
+
+// fullPipe is a pipe filled to capacity, whose reader (keep) never reads.
+func fullPipe(t *testing.T) (*os.File, *os.File) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := int(w.Fd()) // (once: Fd makes the file blocking)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	for buf := make([]byte, 4096); ; {
+		if _, err := syscall.Write(fd, buf); err != nil {
+			break // EAGAIN: full
+		}
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		t.Fatal(err)
+	}
+	return w, r
+}
+
+// run's own diagnostics (the runner's "the command exited ...", OnError's
+// "leaselab run: op: err") stall nothing either when its standard error
+// is a full pipe: a command that exits ends run with its status, the lease
+// released (found by review: the runner's line about the command's exit
+// blocked, and run kept leading, commandless, until SIGTERM, which it
+// could not handle either).
+func TestRunDiagnosticsNeverBlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	bin := leaselabBinary(t)
+	for _, store := range []string{"file", "flock"} {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			w, keep := fullPipe(t)
+			defer keep.Close()
+			out, err := os.Create(filepath.Join(dir, "stdout"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			cmd := exec.Command(bin, "run", "-store", store, "-path", filepath.Join(dir, "lock"), "--", "sh", "-c", "exit 3")
+			cmd.Stdout, cmd.Stderr = out, w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer cmd.Process.Kill()
+			select {
+			case err := <-exited:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+					t.Errorf("run: %v, want status 3 (the command's)", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("run did not end within 10 s of its command's exit, its standard error a full pipe")
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "stdout")); !strings.Contains(string(b), "released") {
+				t.Errorf("no release line on standard output:\n%s", b)
 			}
 		})
 	}

@@ -123,6 +123,7 @@ type runner struct {
 	path    string   // command[0] resolved
 	restart bool
 	stderr  io.Writer
+	text    lease.TextLogger     // queues logf's lines (nil: written to stderr); set before anything runs
 	shed    bool                 // shedImage on leading
 	reap    bool                 // run is a child subreaper: a dead supervisor's orphans come to it (sweepStrays)
 	mono    func() time.Duration // the Proc's clock, for Lead's deadlines
@@ -148,8 +149,16 @@ func newRunner(c singletonCommand, stderr io.Writer, shed bool) *runner {
 	return r
 }
 
+// logf writes one of run's diagnostics to standard error: through the
+// Proc's log queue once there is one (setLog), so that a full stderr pipe
+// stalls neither the command's supervision nor the algorithm (OnError).
 func (r *runner) logf(format string, a ...any) {
-	fmt.Fprintf(r.stderr, "leaselab run: "+format+"\n", a...)
+	line := fmt.Sprintf("leaselab run: "+format+"\n", a...)
+	if r.text != nil {
+		r.text.LogText(true, line)
+		return
+	}
+	io.WriteString(r.stderr, line)
 }
 
 // setCancel gives the runner the cancel of lease.Run's context: how the
