@@ -19,7 +19,7 @@ type osProc struct {
 	start time.Time
 	pid   int
 	mu    sync.Mutex // guards shutdownCh
-	// logOut and logErr write Log's lines to out and errw: one queue
+	// logOut and logErr write Log's lines to Out and Err: one queue
 	// each, so that a stderr whose reader stopped reading holds up no
 	// stdout line; one queue for both when they are one file or writer
 	// (sameWriter), so that their lines stay in order.
@@ -184,11 +184,7 @@ func (p *osProc) AwaitShutdown() {
 func (p *osProc) Log(m Msg, a, b int64) {
 	el := time.Since(p.start)
 	line := fmt.Sprintf("%d.%02ds [Process: %d] %s\n", el/time.Second, el%time.Second/(10*time.Millisecond), p.pid, m.Format(a, b, time.Local))
-	if m.Stderr() {
-		p.logErr.write(line)
-	} else {
-		p.logOut.write(line)
-	}
+	p.LogText(m.Stderr(), line)
 }
 
 // logFlushWait is how long an exiting process waits for its log's reader
