@@ -265,7 +265,10 @@ func (r *Reference) elect(ctx context.Context) {
 		if r.note != nil && r.mistake&mTokenAfterRead != 0 { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
 		}
-		if err == nil && rec.Version != lastVersion || errors.Is(err, fs.ErrNotExist) && lastVersion != 0 {
+		// A version whose name is there but whose content could not be read
+		// this time (EIO): seen, but not known.
+		unread := err != nil && rec.Holder == Unknown && rec.Version != 0
+		if (err == nil || unread) && rec.Version != lastVersion || errors.Is(err, fs.ErrNotExist) && lastVersion != 0 {
 			// A version nobody had seen, or a lease seen held that now
 			// reads as none (a release: the file store reports it so,
 			// without its version): someone's write succeeded since ours
@@ -296,6 +299,18 @@ func (r *Reference) elect(ctx context.Context) {
 			}
 			continue
 		case err != nil:
+			if unread && (!haveSeen || rec.Version != seen.Version) {
+				// Its clock starts now, as any version's; but how long a
+				// lease it holds only its content says, and it is taken
+				// over only once read (the branch below keeps this
+				// instant). Waiting this process's own lease, or the
+				// longest it had read, took over a longer lease of a
+				// holder it had never read (a probe: a fresh 9 s watcher
+				// whose reads of a 27 s holder's version failed led beside
+				// it at 9.5 s).
+				seen, seenAt, haveSeen = rec, now, true
+				r.p.Log(MsgRefUnreadable, rec.Version, 0)
+			}
 			// An I/O error says nothing about the lease: try again soon,
 			// from renewBackoff doubling up to a watch interval. Not a
 			// whole watch interval at once: a watcher whose first read

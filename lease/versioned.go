@@ -291,9 +291,11 @@ func (s *VersionedFile) probeFromOne() (int64, error) {
 
 // Read returns the highest version's record; a released lease (or none)
 // is an error for which errors.Is(err, fs.ErrNotExist). A version whose
-// content cannot be parsed (a foreign or damaged file), or cannot be read
-// this time (EIO), is a record held by Unknown with its Version and no
-// error: it expires on the observer's clock like any other.
+// content cannot be parsed (a foreign or damaged file) is a record held by
+// Unknown with its Version and no error: it expires on the observer's
+// clock like any other. One whose content cannot be read this time (EIO)
+// is a record held by Unknown with its Version and that error: the
+// version exists, but what it holds, and for how long, is not known.
 //
 // Such a record is named by its version alone: it may be a lease or (when
 // the content could not be read) a release. Renew, Takeover and Release
@@ -310,11 +312,23 @@ func (s *VersionedFile) Read() (Record, error) {
 	var ue *unreadError
 	switch {
 	case errors.As(err, &ue):
-		return rec, nil
+		return rec, ue.err
 	case err == nil && rec.Holder == 0:
 		return Record{}, &fs.PathError{Op: "read", Path: s.name(rec.Version), Err: syscall.ENOENT}
 	}
 	return rec, err
+}
+
+// transientRead reports whether a read's error may pass, so that the
+// version's content may yet be read: an I/O error, a shortage of
+// descriptors or memory, an interruption.
+func transientRead(err error) bool {
+	for _, e := range [...]syscall.Errno{syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.EINTR, syscall.EAGAIN, syscall.EBUSY, syscall.ETIMEDOUT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // unreadError is readLatest's error for a version whose name exists but
@@ -351,13 +365,19 @@ func (s *VersionedFile) readLatest() (Record, error) {
 			// changes that fast is not the protocol's alone.)
 			continue
 		}
-		if err != nil && !errors.Is(err, syscall.EISDIR) {
+		if err != nil && transientRead(err) {
 			// The version exists (its name is there) but its content could
 			// not be read this time: Read reports the version, held by
-			// Unknown, so that the observer's clock for it starts now; the
-			// content is read again next time.
+			// Unknown, with the error, so that the observer's clock for it
+			// starts now; the content is read again next time, and only
+			// what it says (how long a lease) lets the version be taken
+			// over.
 			return Record{Holder: Unknown, Version: v}, &unreadError{err}
 		}
+		// Anything else at a version's name (a directory, a FIFO, a
+		// symlink to nowhere, a file larger than any record, a name that
+		// vanished three times) holds no record of this protocol: it
+		// reads as garbage does, held by Unknown with no error.
 		rec, perr := parseVersioned(b)
 		if err != nil || perr != nil {
 			rec = Record{Holder: Unknown}

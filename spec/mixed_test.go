@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,5 +52,49 @@ func TestReferenceMixedLeases(t *testing.T) {
 	v, _ := lease.LookupVariant("reference")
 	if CheckFailover(tr, tr.Leadership(), BoundsFor(v, tr.Run.Lease)) == nil {
 		t.Errorf("the run's own 9 s bound passes a failover that waited out a 27 s lease: the test shows nothing")
+	}
+}
+
+// A watcher that has never read a record of the longer lease does not
+// take over a version it cannot read on its own lease's clock (found by a
+// probe, 2026-12-05: a fresh 9 s watcher whose reads of a 27 s holder's
+// version failed with EIO waited its own 9 s, or the longest it had read:
+// none, and led beside the holder at 9.5 s, read#1). It waits until the
+// version is read, and the holder's 27 s lease is waited out from when the
+// version was first seen.
+func TestReferenceMixedLeasesUnreadVersion(t *testing.T) {
+	long := lease.Config{LeaseDuration: 27 * time.Second, RenewInterval: 9 * time.Second, WatchInterval: 9 * time.Second}
+	for n := 1; n <= 3; n++ {
+		cfg := sim.Config{Variant: "reference", Lease: lease.DefaultConfig(), Horizon: 60 * time.Second,
+			Procs: []sim.ProcSpec{{PID: 100, Lease: long}, {PID: 200, Start: 500 * time.Millisecond}},
+			Faults: []sim.Fault{
+				// The watcher's first read of the holder's version, and its
+				// re-read n reads later, fail; the holder pauses past the
+				// watcher's lease.
+				{Kind: trace.FSError, Proc: 1, Call: "read", Nth: 2, Errno: syscall.EIO},
+				{Kind: trace.FSError, Proc: 1, Call: "read", Nth: 2 + n, Errno: syscall.EIO},
+				{Kind: trace.Stop, Proc: 0, At: 8900 * time.Millisecond, Dur: 3 * time.Second},
+			}}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fired := 0
+		for _, e := range tr.Events {
+			if e.Kind == trace.EvFault && e.FaultKind() == trace.FSError && !e.Missed() {
+				fired++
+			}
+		}
+		if fired < 2 {
+			t.Fatalf("read#%d: %d injected errors fired, want both: the scenario no longer reaches the unread version", n, fired)
+		}
+		for _, v := range Check(tr) {
+			if v.Violation != nil {
+				t.Errorf("read#%d: %v", n, v.Violation)
+			}
+		}
+		if iv := tr.Leadership(); len(iv) != 1 || iv[0].Proc != 0 {
+			t.Errorf("read#%d: leadership %+v: want process 100's alone", n, iv)
+		}
 	}
 }
