@@ -153,12 +153,17 @@ func (p *proc) look(extend bool) {
 		return
 	}
 	kept := p.leaders[:0]
-	for _, l := range p.leaders {
+	for i := range p.leaders {
+		l := &p.leaders[i]
 		if p.live(l.ctx) {
 			if extend {
 				l.lastLive, l.liveSteps = p.w.now, len(p.w.tr.Events)
 			}
-			kept = append(kept, l)
+			if len(kept) < i {
+				kept = append(kept, *l)
+			} else {
+				kept = kept[:i+1] // in place: nothing copied while every context is live
+			}
 			continue
 		}
 		if por := p.w.por; por != nil {
