@@ -23,6 +23,7 @@ const (
 	MsgRefNotLeading                          // Not leading, nothing to release
 	MsgRefWriteFailed                         // [WATCHER] Could not write the lease, trying again in a ms
 	MsgRefOwn                                 // [WATCHER] Lease version a is still our own last write, taking it back
+	MsgRefVanished                            // [WATCHER] The store lost the lease held by a, version b: waiting it out
 	refEnd
 )
 
@@ -39,6 +40,7 @@ var refMsgs = [...]msgText{
 	MsgRefNotLeading - refBase:     {text: "Not leading, nothing to release"},
 	MsgRefWriteFailed - refBase:    {text: "[WATCHER] Could not write the lease, trying again in % ms", a: argNum},
 	MsgRefOwn - refBase:            {text: "[WATCHER] Lease version % is still our own last write, taking it back", a: argNum},
+	MsgRefVanished - refBase:       {text: "[WATCHER] The store lost the lease held by %, version %: waiting it out", a: argPID, b: argNum},
 }
 
 // Reference is the corrected algorithm, the one to copy. Over a Store
@@ -230,6 +232,30 @@ func (r *Reference) elect(ctx context.Context) {
 	var prevToken uint64
 	haveToken := false
 	var readBackoff time.Duration // the wait after the last of a run of failed reads
+	// lost reports whether a record this process just created shows that
+	// the store lost a lease this process saw, which may still be held:
+	// versions come from a counter that never goes back, a release's
+	// included, so a new record's version at or below one seen says the
+	// store forgot them (a lease server restarted without its data:
+	// Redis without persistence; an etcd whose data directory was wiped;
+	// a database restored from a backup). The lease seen is then waited
+	// out, from when it was seen, as if it were there: its holder leads
+	// on until its renewal fails (a probe: two commands ran at once, with
+	// one epoch, for up to a renew interval, 2.8 s at the default
+	// intervals). A release or a server's expiry of the key loses no
+	// version, and costs nothing.
+	var waitLost time.Duration // until when a lost lease is waited out (0: none)
+	lost := func(nrec Record) bool {
+		if !haveSeen || seen.Holder <= 0 || nrec.Version > seen.Version {
+			return false
+		}
+		if expiry := seenAt + r.leaseOf(seen); r.p.Mono() < expiry {
+			r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
+			waitLost = expiry
+			return true
+		}
+		return false
+	}
 	for {
 		if ctx.Err() != nil {
 			r.p.Log(MsgShutdown, 0, 0)
@@ -247,11 +273,15 @@ func (r *Reference) elect(ctx context.Context) {
 		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken)
 		prevToken, haveToken = token, r.note != nil && r.mistake&mTokenAfterRead == 0
 		if hinted && r.p.Mono() >= retryAt && ctx.Err() == nil {
-			led, done, b := r.create(ctx, backoff)
+			led, done, b := r.create(ctx, backoff, lost)
 			if done {
 				return
 			}
 			if backoff = b; led {
+				continue
+			}
+			if waitLost > 0 {
+				retryAt, waitLost, lastVersion = waitLost, 0, 0
 				continue
 			}
 			if backoff > 0 {
@@ -290,12 +320,17 @@ func (r *Reference) elect(ctx context.Context) {
 			if ctx.Err() != nil {
 				continue // write nothing more
 			}
-			led, done, b := r.create(ctx, backoff)
+			led, done, b := r.create(ctx, backoff, lost)
 			if done {
 				return
 			}
 			if backoff = b; !led {
 				retryAt = r.p.Mono() + backoff
+			}
+			if waitLost > 0 {
+				// (lastVersion forgotten: the lost lease reading as none
+				// is no release, which would end the wait.)
+				retryAt, waitLost, lastVersion = waitLost, 0, 0
 			}
 			continue
 		case err != nil:
@@ -407,12 +442,21 @@ func (r *Reference) failed(err error, backoff time.Duration) time.Duration {
 // (done: the elector returns); the back-off is then 0. A create that
 // failed is reported, and its back-off is failed's, from backoff (0 for a
 // live record: a lost race).
-func (r *Reference) create(ctx context.Context, backoff time.Duration) (led, done bool, next time.Duration) {
+func (r *Reference) create(ctx context.Context, backoff time.Duration, lost func(Record) bool) (led, done bool, next time.Duration) {
 	start := r.p.Mono()
 	nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
 	if err != nil {
 		r.report("create", err)
 		return false, false, r.failed(err, backoff)
+	}
+	if lost(nrec) {
+		// The store lost a lease that may still be held: give the new
+		// record back (compare-and-delete; if that fails, it expires),
+		// and lead on none.
+		if err := r.s.Release(nrec); err != nil {
+			r.report("release", err)
+		}
+		return false, false, 0
 	}
 	return true, r.leadFrom(ctx, nrec, start, MsgRefAcquired), 0
 }

@@ -106,7 +106,12 @@ type Fault struct {
 	deliver *remote         // a notice delayed by a Notice fault, delivered to this client at At
 	release bool            // that notice announces a release (lease.ReleaseHint)
 	expire  *server         // etcd's expiry of this server's record at At, if it is still the one that ends then
-	idx     int             // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
+	// lose, for a test, is a kind of server that restarts at At without
+	// its data (Redis without persistence): the record and the counter
+	// are gone, and each subscriber's feed reconnects (a change notice,
+	// not a release).
+	lose string
+	idx  int // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
 }
 
 // Fates of a configured fault, as Trace.Setup reports them.

@@ -237,6 +237,21 @@ func (w *World) expireNow(s *server, at int64) {
 	w.announce(s, 0, true)
 }
 
+// loseServerData restarts every server of kind without its data (Fault.lose).
+func (w *World) loseServerData(kind string) {
+	for _, ns := range w.servers {
+		if s := ns.server; s.kind == kind {
+			s.present, s.counter = false, 0
+			w.touch(objKey{kind: objServer, s: s.key}, true)
+			for _, sub := range s.subs {
+				if !sub.p.dead {
+					w.notifyKey(sub.key, false)
+				}
+			}
+		}
+	}
+}
+
 // expire drops a record whose TTL ran out by now, and reports whether it
 // did.
 func (s *server) expire(now int64) bool {

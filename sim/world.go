@@ -393,6 +393,10 @@ func (w *World) fire(f Fault, by *proc) {
 		w.notifyKey(f.deliver.key, f.release) // a delayed notice, not a fault of its own
 		return
 	}
+	if f.lose != "" {
+		w.loseServerData(f.lose)
+		return
+	}
 	w.observe() // the world reached the fault's instant: who leads, as its code sees it
 	if f.Kind.IsStretch() && machineWide(f.Kind) || f.Kind == trace.End {
 		w.fireStretch(f)
