@@ -108,7 +108,9 @@ type Callbacks struct {
 	// OnStoppedLeading is called when this process stops leading.
 	OnStoppedLeading func()
 	// OnNewLeader is called when the observed holder changes, this process
-	// included.
+	// included: the reference calls it when it leads and when it reads a
+	// record of a holder other than the one it last named; flock, whose
+	// watchers wait in the kernel and read no record, only when it leads.
 	OnNewLeader func(holder int64)
 	// OnError is called (by the reference algorithm) with every store error
 	// that is none of the contract's outcomes (no record, a record exists,

@@ -28,6 +28,8 @@ const (
 	MistakeOwnLease              = mOwnLease
 	MistakeNoDeadlineTimer       = mNoDeadlineTimer
 	MistakeTimerNotMoved         = mTimerNotMoved
+	MistakeNoStoppedOnDeadline   = mNoStoppedOnDeadline
+	MistakeStoppedAfterRelease   = mStoppedAfterRelease
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

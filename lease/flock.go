@@ -252,6 +252,7 @@ type FlockElection struct {
 	leading  bool
 	cancel   context.CancelFunc
 	stopping bool // SIGTERM: lead no more
+	started  bool // OnStartedLeading has returned for the term
 
 	mistake mistake // planted by the mutation tests only (mistake.go)
 }
@@ -399,6 +400,9 @@ func (f *FlockElection) lead(rec Record) {
 	if cb := f.cfg.Callbacks.OnStartedLeading; cb != nil {
 		cb(ctx)
 	}
+	f.mu.Lock()
+	f.started = !f.stopping
+	f.mu.Unlock()
 	for {
 		f.p.Sleep(time.Hour) // nothing to renew: the kernel holds the lock
 	}
@@ -411,7 +415,7 @@ func (f *FlockElection) handleShutdown() {
 	f.p.Log(MsgShutdown, 0, 0)
 	f.mu.Lock()
 	f.stopping = true
-	lead, cancel, fd := f.leading, f.cancel, f.fd
+	lead, cancel, fd, started := f.leading, f.cancel, f.fd, f.started
 	f.leading, f.cancel = false, nil
 	f.mu.Unlock()
 	if lead && f.mistake&mUnlockBeforeCancel != 0 && f.fl.Flock(fd, LOCK_UN) == nil { // mutant: unlocks first
@@ -420,7 +424,11 @@ func (f *FlockElection) handleShutdown() {
 	if lead {
 		f.p.Role(RoleWatcher)
 		cancel()
-		if cb := f.cfg.Callbacks.OnStoppedLeading; cb != nil {
+		// Only after OnStartedLeading: a SIGTERM between the lock and
+		// that call stopped a term the user had not been told of, and the
+		// user was told of it after, with a context already done
+		// (spec's stopped-callback).
+		if cb := f.cfg.Callbacks.OnStoppedLeading; cb != nil && started {
 			cb()
 		}
 		// The leader's main activity only sleeps: no record write is in

@@ -84,4 +84,10 @@ const (
 	// Reference: the deadline timer is set for the term's first deadline
 	// and not moved when a renewal extends it.
 	mTimerNotMoved
+	// Reference: a leader that steps down at its local deadline does not
+	// call OnStoppedLeading.
+	mNoStoppedOnDeadline
+	// Reference: on shutdown the leader cancels its context, releases the
+	// lease, and only then calls OnStoppedLeading.
+	mStoppedAfterRelease
 )

@@ -171,6 +171,22 @@ var mutants = []mutant{
 		explore:  "procs 2, pauses 1",
 	},
 	{
+		// Found by a probe (2026-12-05) when nothing judged the user's
+		// OnStoppedLeading: the checker's new property stopped-callback.
+		name: "reference~no-stopped-on-deadline", base: "reference",
+		mistake:  "a leader that steps down at its local deadline never calls OnStoppedLeading: a user who stops its work there never does",
+		property: spec.StoppedCallback,
+		run:      referenceRun(lease.MistakeNoStoppedOnDeadline),
+		explore:  "procs 2, pauses 1",
+	},
+	{
+		name: "reference~stopped-after-release", base: "reference",
+		mistake:  "on SIGTERM the leader cancels its context and releases the lease before calling OnStoppedLeading: the work it stops overlaps the next leader",
+		property: spec.StoppedCallback,
+		run:      referenceRun(lease.MistakeStoppedAfterRelease),
+		explore:  "procs 2, terms 1, preemptions 1",
+	},
+	{
 		name: "reference~renew-error-ignored", base: "reference",
 		mistake:    "a renewal that fails with an I/O error extends the local deadline as if it had succeeded",
 		property:   spec.ExclusiveLeadership,
@@ -179,8 +195,11 @@ var mutants = []mutant{
 	},
 	{
 		name: "reference~release-before-stepdown", base: "reference",
-		mistake:  "the SIGTERM handler releases the lease, then cancels the leader's context",
-		property: spec.ExclusiveLeadership,
+		mistake: "the SIGTERM handler releases the lease, then cancels the leader's context",
+		// It breaks exclusive-leadership when a watcher takes over before
+		// the cancel; OnStoppedLeading after the release (stopped-callback)
+		// shows in every run where the leader is sent SIGTERM.
+		property: spec.StoppedCallback,
 		run:      referenceRun(lease.MistakeReleaseBeforeStepDown),
 		explore:  "procs 2, terms 1, preemptions 1",
 	},

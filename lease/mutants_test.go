@@ -199,14 +199,15 @@ func (s rereadTakeover) Takeover(stale lease.Record, h int64, ttl time.Duration)
 // and cancels that context once the write has returned (after a success
 // the algorithm hands over a context of its own, as it always does).
 func earlyStart(p lease.Proc, s lease.Store, cfg lease.Config) lease.Store {
-	return &early{Store: s, p: p, started: cfg.Callbacks.OnStartedLeading}
+	return &early{Store: s, p: p, started: cfg.Callbacks.OnStartedLeading, stopped: cfg.Callbacks.OnStoppedLeading}
 }
 
 type early struct {
 	lease.Store
 	p       lease.Proc
 	started func(context.Context)
-	highest int64 // the highest epoch read
+	stopped func() // told when the early term is cancelled, as a leader's end
+	highest int64  // the highest epoch read
 }
 
 func (s *early) Read() (lease.Record, error) {
@@ -227,6 +228,9 @@ func (s *early) start(epoch int64) context.CancelFunc {
 	return func() {
 		cancel()
 		s.p.Role(lease.RoleWatcher) // the algorithm reports leading again if the write succeeded
+		if s.stopped != nil {
+			s.stopped()
+		}
 	}
 }
 

@@ -80,6 +80,8 @@ type Reference struct {
 	// wrote is the version of this process's last successful write (0:
 	// none yet).
 	wrote int64
+	// told is the holder OnNewLeader was last called with (0: none).
+	told int64
 	// longest is the longest lease any record this process read stated:
 	// what it waits out a record whose content it cannot read.
 	longest time.Duration
@@ -362,6 +364,9 @@ func (r *Reference) elect(ctx context.Context) {
 			r.wait(ctx, token, now+readBackoff)
 			continue
 		}
+		if rec.Holder > 0 {
+			r.newLeader(rec.Holder)
+		}
 		changed := rec.Version != seen.Version
 		if r.mistake&mHolderNotVersion != 0 { // mutant: renewals do not count
 			changed = rec.Holder != seen.Holder
@@ -418,6 +423,16 @@ func (r *Reference) elect(ctx context.Context) {
 			return
 		}
 		backoff = 0
+	}
+}
+
+// newLeader calls OnNewLeader with holder, when it is not the holder it
+// was last called with: a watcher that reads a record of another holder,
+// or this process leading.
+func (r *Reference) newLeader(holder int64) {
+	if f := r.cfg.Callbacks.OnNewLeader; f != nil && holder != r.told {
+		r.told = holder
+		f(holder)
 	}
 }
 
@@ -586,9 +601,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	r.p.Role(RoleLeader)
 	r.p.Lead(rec.Epoch, deadline)
 	r.p.Log(m, rec.Epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
-	if f := r.cfg.Callbacks.OnNewLeader; f != nil {
-		f(r.pid)
-	}
+	r.newLeader(r.pid)
 	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
 		f(uctx)
 	}
@@ -617,7 +630,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		if r.p.Mono() >= deadline {
 			r.resign(cancel)
 			r.p.Log(MsgRefDeadline, 0, 0)
-			r.stoppedLeading()
+			if r.mistake&mNoStoppedOnDeadline == 0 {
+				r.stoppedLeading()
+			}
 			return false
 		}
 		start := r.p.Mono()
@@ -633,7 +648,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// ours, expires as any other and a watcher takes over.
 			r.resign(cancel)
 			r.p.Log(MsgRefDeadline, 0, 0)
-			r.stoppedLeading()
+			if r.mistake&mNoStoppedOnDeadline == 0 {
+				r.stoppedLeading()
+			}
 			return false
 		case err == nil:
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()

@@ -33,9 +33,14 @@ func (r *Reference) shutdown(rec Record, term *Term, cancel context.CancelFunc) 
 	// release below can hand over at once.
 	if r.mistake&mReleaseBeforeStepDown == 0 {
 		r.resign(cancel)
-		r.stoppedLeading()
+		if r.mistake&mStoppedAfterRelease == 0 {
+			r.stoppedLeading()
+		}
 	}
 	r.release(rec, term)
+	if r.mistake&mStoppedAfterRelease != 0 { // mutant: the user told after the release
+		r.stoppedLeading()
+	}
 	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: released first, stepped down after
 		r.resign(cancel)
 		r.stoppedLeading()

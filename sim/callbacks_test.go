@@ -55,3 +55,32 @@ func TestCallbacks(t *testing.T) {
 		t.Errorf("nobody observed 200 as leader: %v", leaders)
 	}
 }
+
+// The reference names each holder it observes to OnNewLeader once, as it
+// leads and as a watcher reads another holder's record (the callback's
+// word, "called when the observed holder changes, this process included";
+// it used to name only its own acquisitions): with 100 leading, paused,
+// and 200 taking over, each process names 100, then 200, once each.
+func TestReferenceOnNewLeader(t *testing.T) {
+	named := map[int64]int{}
+	cfg := Config{
+		Variant: "reference",
+		Seed:    3,
+		Horizon: 40 * time.Second,
+		Procs:   []ProcSpec{{PID: 100}, {PID: 200, Start: 500 * time.Millisecond}},
+		Faults:  []Fault{{Kind: trace.Stop, Proc: 0, At: 4 * time.Second, Dur: 12 * time.Second}},
+		Lease: lease.Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second,
+			Callbacks: lease.Callbacks{OnNewLeader: func(h int64) { named[h]++ }}},
+		SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+	}
+	tr, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iv := tr.Leadership(); len(iv) != 2 || iv[0].Proc != 0 || iv[1].Proc != 1 {
+		t.Fatalf("leadership %+v: want 100's, then 200's", iv)
+	}
+	if named[100] != 2 || named[200] != 2 || len(named) != 2 {
+		t.Errorf("OnNewLeader named %v, want 100 and 200 twice each (once by each process)", named)
+	}
+}

@@ -63,6 +63,22 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			started(ctx)
 		}
 	}
+	// OnStoppedLeading is recorded (EvStoppedCallback), with whether a
+	// leader context the user was given is still live as it is called: the
+	// user stops its work there, and spec's stopped-callback holds the
+	// algorithm to calling it once a term, after the term's context is
+	// done and before the lease is released.
+	stopped := cb.OnStoppedLeading
+	cb.OnStoppedLeading = func() {
+		live := false
+		for _, l := range p.leaders {
+			live = live || p.live(l.ctx)
+		}
+		p.w.record(trace.StoppedCallback(int16(p.idx), int16(p.w.cur.id), live))
+		if stopped != nil {
+			stopped()
+		}
+	}
 	return cb
 }
 

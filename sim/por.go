@@ -379,7 +379,7 @@ func (w *World) porEvent(e *trace.Event) {
 		return
 	}
 	switch e.Kind {
-	case trace.EvStarted, trace.EvStopped, trace.EvFence:
+	case trace.EvStarted, trace.EvStopped, trace.EvStoppedCallback, trace.EvFence:
 		w.touch(objKey{kind: objLead}, true)
 	case trace.EvFault:
 		switch e.FaultKind() {

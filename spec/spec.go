@@ -25,7 +25,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit, StoppedCallback}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -201,6 +201,7 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
 		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},
 		{Property: NoOwnExit, Applicable: !tr.Recorded, Violation: CheckNoOwnExit(tr)},
+		{Property: StoppedCallback, Applicable: !tr.Recorded, Violation: CheckStoppedCallback(tr)},
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"
@@ -213,6 +214,7 @@ func Check(tr *trace.Trace) []Verdict {
 		vs[6].Reason = "a recorded trace: the real machine's stalls are not in it"
 		vs[7].Reason = "a recorded trace: no system calls in it"
 		vs[9].Reason = "a recorded trace: its signals are the harness's"
+		vs[10].Reason = "a recorded trace: the real processes do not report their callbacks"
 	}
 	switch {
 	case !tr.LockDir.Watched:

@@ -215,10 +215,14 @@ func TestFailoverCounts(t *testing.T) {
 	}
 }
 
+// The post's SIGTERM hand-over breaks nothing but stopped-callback: its
+// handler releases the lease and exits, so the work it runs goes on past
+// the release until the exit, and no OnStoppedLeading comes first (the
+// torture table's "releases, then exits" episode on the real kernel).
 func TestTermLeaderHasNoViolation(t *testing.T) {
 	tr := scenarioTrace(t, "term-leader")
-	if got := violated(verdicts(t, tr)); len(got) != 0 {
-		t.Errorf("term-leader violates %v", got)
+	if got := violated(verdicts(t, tr)); len(got) != 1 || got[0] != StoppedCallback {
+		t.Errorf("term-leader violates %v, want %s alone", got, StoppedCallback)
 	}
 }
 

@@ -13,23 +13,24 @@ type Kind uint8
 
 // The event kinds.
 const (
-	EvSyscall   Kind = iota + 1 // a system call (Op says which); log lines are EvLog
-	EvLog                       // a write of a log line to stdout or stderr
-	EvClock                     // a clock read: N is the reading in ns (wall: Unix ns)
-	EvRole                      // the process now believes it is Role
-	EvSpawn                     // an activity started (Text is its name)
-	EvSend                      // a hand-off between activities
-	EvRecv                      // the other side of a hand-off
-	EvSignal                    // a signal handler was installed (Op OpSigaction) or ran
-	EvFault                     // a fault fired (see Event.FaultKind, Event.Missed; Text describes it)
-	EvExit                      // the process ended (see Event.ExitCode)
-	EvStore                     // a Store operation returned (Store, Res, Event.Record)
-	EvStoreCall                 // a Store operation was called (Store, Event.Record, Event.Writer)
-	EvLead                      // the process leads (see Event.Epoch, Event.Deadline)
-	EvFence                     // the process acted on the fenced resource (Event.Epoch, Event.Accepted)
-	EvBlock                     // a system call (Op, FD, Flag) must wait: a blocking flock on a lock held elsewhere
-	EvStarted                   // the user's OnStartedLeading was called (Event.Epoch: its term's, 0 without one)
-	EvStopped                   // the user's leader context was seen done, or its process died (Event.LastLive, Event.DiedLeading)
+	EvSyscall         Kind = iota + 1 // a system call (Op says which); log lines are EvLog
+	EvLog                             // a write of a log line to stdout or stderr
+	EvClock                           // a clock read: N is the reading in ns (wall: Unix ns)
+	EvRole                            // the process now believes it is Role
+	EvSpawn                           // an activity started (Text is its name)
+	EvSend                            // a hand-off between activities
+	EvRecv                            // the other side of a hand-off
+	EvSignal                          // a signal handler was installed (Op OpSigaction) or ran
+	EvFault                           // a fault fired (see Event.FaultKind, Event.Missed; Text describes it)
+	EvExit                            // the process ended (see Event.ExitCode)
+	EvStore                           // a Store operation returned (Store, Res, Event.Record)
+	EvStoreCall                       // a Store operation was called (Store, Event.Record, Event.Writer)
+	EvLead                            // the process leads (see Event.Epoch, Event.Deadline)
+	EvFence                           // the process acted on the fenced resource (Event.Epoch, Event.Accepted)
+	EvBlock                           // a system call (Op, FD, Flag) must wait: a blocking flock on a lock held elsewhere
+	EvStarted                         // the user's OnStartedLeading was called (Event.Epoch: its term's, 0 without one)
+	EvStopped                         // the user's leader context was seen done, or its process died (Event.LastLive, Event.DiedLeading)
+	EvStoppedCallback                 // the user's OnStoppedLeading was called (Event.StillLive)
 )
 
 // Op is a system call.
@@ -175,6 +176,21 @@ func Stopped(proc int16, lastLive int64, liveSteps int, died bool) Event {
 	}
 	return e
 }
+
+// StoppedCallback returns an EvStoppedCallback event: process proc's
+// (activity act's) OnStoppedLeading was called; live says a leader
+// context it had been given was still live then.
+func StoppedCallback(proc, act int16, live bool) Event {
+	e := Event{Proc: proc, Act: act, Kind: EvStoppedCallback}
+	if live {
+		e.A = 1
+	}
+	return e
+}
+
+// StillLive reports whether, when an EvStoppedCallback's OnStoppedLeading
+// was called, a leader context its process had been given was still live.
+func (e *Event) StillLive() bool { return e.A == 1 }
 
 // LastLive is the last instant, in true time ns, at which an EvStopped's
 // context was seen live: where the user's leadership ends (-1: it was

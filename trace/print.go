@@ -129,6 +129,11 @@ func (tr *Trace) describe(e *Event) string {
 		return fmt.Sprintf("lead epoch %d until %s", e.Epoch(), Secs(e.Deadline()))
 	case EvStarted:
 		return fmt.Sprintf("started leading (user's callback), epoch %d", e.Epoch())
+	case EvStoppedCallback:
+		if e.StillLive() {
+			return "stopped leading (user's callback), a leader context still live"
+		}
+		return "stopped leading (user's callback)"
 	case EvStopped:
 		if e.DiedLeading() {
 			return fmt.Sprintf("died leading, context last seen live at %s", Secs(e.LastLive()))

@@ -1,0 +1,102 @@
+package spec
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// flock's SIGTERM handler, run between the lock and OnStartedLeading,
+// called OnStoppedLeading for a term the user had not been told of; the
+// user was told of it after, with a context already done (found by
+// stopped-callback in its first search: `leaselab check -variant flock
+// -faults all -seed 5`, run 5,476). A SIGTERM right after the record's
+// write, with the handler scheduled first: OnStoppedLeading only after
+// OnStartedLeading, or not at all.
+func TestFlockStoppedCallbackOrder(t *testing.T) {
+	hit := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		for nth := 1; nth <= 10; nth++ {
+			tr, err := sim.Run(sim.Config{Variant: "flock", Seed: seed, Horizon: 5 * time.Second,
+				Procs:      []sim.ProcSpec{{PID: 100}},
+				SyscallMin: 5 * time.Microsecond, SyscallMax: 500 * time.Microsecond,
+				Faults: []sim.Fault{{Kind: trace.Term, Proc: 0, After: "close", Nth: nth}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			started, done := false, false
+			for i := range tr.Events {
+				switch e := &tr.Events[i]; e.Kind {
+				case trace.EvStarted:
+					started = true
+				case trace.EvStopped:
+					done = done || started && e.LastLive() < 0
+				}
+			}
+			if done {
+				hit++ // the SIGTERM landed in the window: the user's context was done before it could act
+			}
+			if v := CheckStoppedCallback(tr); v != nil {
+				t.Errorf("seed %d, SIGTERM after close #%d: %v", seed, nth, v)
+			}
+			tr.Release()
+		}
+	}
+	if hit == 0 {
+		t.Fatal("no SIGTERM landed between the lock and OnStartedLeading: the test shows nothing")
+	}
+	t.Logf("%d of 400 runs hit the window", hit)
+}
+
+// registerCallbackMutants registers, once, references that call their
+// user's callbacks out of order: OnStoppedLeading while the term's context
+// is live (right after OnStartedLeading), and OnStartedLeading twice for
+// one term.
+var registerCallbackMutants = sync.OnceFunc(func() {
+	registerWrapped("reference", "mutant-stopped-while-live", "the reference, telling its user to stop while its context is live",
+		func(run runFunc) runFunc {
+			return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+				cb := cfg.Callbacks
+				cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+					cb.OnStartedLeading(ctx)
+					cb.OnStoppedLeading()
+				}
+				return run(p, s, path, cfg)
+			}
+		})
+	registerWrapped("reference", "mutant-started-twice", "the reference, telling its user twice that it leads",
+		withStarted(func(started func(context.Context), ctx context.Context) {
+			started(ctx)
+			started(ctx)
+		}))
+})
+
+// stopped-callback can fail on each of its rules the mutants of the
+// catalogue (lease: reference~no-stopped-on-deadline,
+// reference~stopped-after-release) and flock's old order do not reach.
+func TestStoppedCallbackRules(t *testing.T) {
+	registerCallbackMutants()
+	for _, c := range []struct{ variant, detail string }{
+		{"mutant-stopped-while-live", "still live"},
+		{"mutant-started-twice", "OnStartedLeading called again"},
+	} {
+		rep, err := Search{Setup: sim.SetupOptions{Variant: c.variant, Faults: []trace.FaultKind{trace.Kill, trace.Term}},
+			Runs: 200, Seed: 1, Properties: []string{StoppedCallback}, Keep: 1}.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Found) == 0 || !strings.Contains(rep.Found[0].Violation.Detail, c.detail) {
+			t.Errorf("%s: %d runs, found %v; want a %s violation saying %q", c.variant, rep.Runs, rep.Counts, StoppedCallback, c.detail)
+		}
+		for _, f := range rep.Found {
+			f.Trace.Release()
+		}
+	}
+}
