@@ -30,6 +30,7 @@ const (
 	MistakeTimerNotMoved         = mTimerNotMoved
 	MistakeNoStoppedOnDeadline   = mNoStoppedOnDeadline
 	MistakeStoppedAfterRelease   = mStoppedAfterRelease
+	MistakeStaleBackoff          = mStaleBackoff
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

@@ -90,4 +90,7 @@ const (
 	// Reference: on shutdown the leader cancels its context, releases the
 	// lease, and only then calls OnStoppedLeading.
 	mStoppedAfterRelease
+	// Reference: a write's back-off is kept when a new version shows that
+	// the disk takes writes again.
+	mStaleBackoff
 )

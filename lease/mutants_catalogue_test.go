@@ -187,6 +187,17 @@ var mutants = []mutant{
 		explore:  "procs 2, terms 1, preemptions 1",
 	},
 	{
+		// Found by a probe (2026-12-05): failover-bound excused every
+		// hand-over within a watch interval of a failing disk's end.
+		name: "reference~stale-backoff", base: "reference",
+		mistake:    "a watcher's back-off from a failed write is kept when a new version shows the disk takes writes again: a SIGTERMed leader's hand-over waits it out",
+		property:   spec.FailoverBound,
+		run:        referenceRun(lease.MistakeStaleBackoff),
+		exploreWhy: "needs a failing disk for every write of a stretch, which explore does not inject (one ENOSPC)",
+		confirm:    &confirmation{faults: "diskfull,term"},
+		missed:     "it needs a full disk that outlasts a watcher's first failed writes, a write that succeeds after it, and a SIGTERM of that leader within the stale back-off: the default command's swarms seldom draw diskfull with term that close together (diskfull,term finds it at run 548)",
+	},
+	{
 		name: "reference~renew-error-ignored", base: "reference",
 		mistake:    "a renewal that fails with an I/O error extends the local deadline as if it had succeeded",
 		property:   spec.ExclusiveLeadership,

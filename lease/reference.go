@@ -24,6 +24,7 @@ const (
 	MsgRefWriteFailed                         // [WATCHER] Could not write the lease, trying again in a ms
 	MsgRefOwn                                 // [WATCHER] Lease version a is still our own last write, taking it back
 	MsgRefVanished                            // [WATCHER] The store lost the lease held by a, version b: waiting it out
+	MsgRefReleaseFailed                       // Could not release the lease: it expires at its lease's end
 	refEnd
 )
 
@@ -41,6 +42,7 @@ var refMsgs = [...]msgText{
 	MsgRefWriteFailed - refBase:    {text: "[WATCHER] Could not write the lease, trying again in % ms", a: argNum},
 	MsgRefOwn - refBase:            {text: "[WATCHER] Lease version % is still our own last write, taking it back", a: argNum},
 	MsgRefVanished - refBase:       {text: "[WATCHER] The store lost the lease held by %, version %: waiting it out", a: argPID, b: argNum},
+	MsgRefReleaseFailed - refBase:  {text: "Could not release the lease: it expires at its lease's end"},
 }
 
 // Reference is the corrected algorithm, the one to copy. Over a Store
@@ -307,7 +309,10 @@ func (r *Reference) elect(ctx context.Context) {
 			// failed, so the disk takes writes again. A back-off left
 			// from then would delay the next acquisition (after a
 			// release, by up to a watch interval) for nothing.
-			lastVersion, backoff, retryAt = rec.Version, 0, 0
+			lastVersion = rec.Version
+			if r.mistake&mStaleBackoff == 0 { // mutant: the back-off outlives its cause
+				backoff, retryAt = 0, 0
+			}
 		}
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			readBackoff = 0 // the read worked: the next failure starts short again

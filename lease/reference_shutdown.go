@@ -73,7 +73,15 @@ func (r *Reference) release(cur Record, term *Term) {
 		// outcome we could not know (then release that), or a takeover
 		// (then there is nothing of ours).
 		rec, err := r.s.Read()
-		if err != nil || rec.Holder != r.pid || rec.Epoch != term.Epoch() {
+		if err != nil {
+			// Neither the release nor a read worked (a server down or
+			// hung): whether the lease is still ours is not known, and it
+			// is left to expire (a probe saw this said as "no longer ours").
+			r.report("read", err)
+			r.p.Log(MsgRefReleaseFailed, 0, 0)
+			return
+		}
+		if rec.Holder != r.pid || rec.Epoch != term.Epoch() {
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
 			return
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -698,4 +699,53 @@ func TestRunReportsMissingDirectory(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	<-runAsync(ctx, lease.NewFileStore(filepath.Join(t.TempDir(), "job.lease")), cfg, lease.RunOptions{})
+}
+
+// downStore fails every Release and Read with a timeout once down is set:
+// a server gone while its leader shuts down.
+type downStore struct {
+	lease.Store
+	down atomic.Bool
+}
+
+func (s *downStore) Read() (lease.Record, error) {
+	if s.down.Load() {
+		return lease.Record{}, &os.PathError{Op: "read", Path: "down", Err: os.ErrDeadlineExceeded}
+	}
+	return s.Store.Read()
+}
+
+func (s *downStore) Release(cur lease.Record) error {
+	if s.down.Load() {
+		return &os.PathError{Op: "release", Path: "down", Err: os.ErrDeadlineExceeded}
+	}
+	return s.Store.Release(cur)
+}
+
+// A leader that can neither release nor read at shutdown says that it
+// could not release, and that the lease will expire, not that the lease
+// is no longer its own (a probe of leaselab run with its server stopped).
+func TestRunReleaseFailsSaysSo(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 10 * time.Second, WatchInterval: 10 * time.Second}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	s := &downStore{Store: lease.NewFileStore(filepath.Join(t.TempDir(), "job.lease"))}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log})
+	waitCtx(t, leading, "a lone process")
+	s.down.Store(true)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
+	}
+	if got := log.String(); !strings.Contains(got, "Could not release the lease: it expires at its lease's end") || strings.Contains(got, "no longer ours") {
+		t.Errorf("log:\n%s\nwant the failed release said, and not \"no longer ours\"", got)
+	}
 }

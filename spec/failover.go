@@ -32,9 +32,26 @@ func FailoverCounts(tr *trace.Trace) (judged, signals int) {
 // is broken there; it stops when each returns false.
 func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span, each func(judged bool, v *Violation) bool) {
 	st := tr.Stretches()
+	notified := false
+	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil {
+		notified = v.Claims.Handover == lease.Notified
+	}
 	for i := range st {
 		if st[i].Kind == trace.DiskFull || st[i].Kind == trace.DiskEIO {
-			st[i].To += int64(longestWatch(tr))
+			end := st[i].To + int64(longestWatch(tr))
+			if notified {
+				// Watchers woken by every change learn that the disk works
+				// again from the first write that succeeds after it (a
+				// version nobody had seen: their back-off has no cause
+				// left), within a hand-over's bound; only until then is a
+				// waiter still asleep in its back-off excused. (A review
+				// found a reference whose back-off outlived the new
+				// version passed: the whole watch interval was excused.)
+				if w, ok := firstWriteAfter(tr, st[i].To); ok {
+					end = min(end, w+int64(b.Term))
+				}
+			}
+			st[i].To = end
 		}
 	}
 	// A window that meets an outage of the store's member is not judged
@@ -171,4 +188,16 @@ func newLeaderIn(iv []trace.Interval, victim int, from, to int64) bool {
 		}
 	}
 	return false
+}
+
+// firstWriteAfter is the instant of the first store write (a create,
+// renewal, takeover or release) that succeeded at or after t.
+func firstWriteAfter(tr *trace.Trace, t int64) (int64, bool) {
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.T >= t && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store != trace.StoreRead && e.Store != trace.StoreExpire {
+			return e.T, true
+		}
+	}
+	return 0, false
 }

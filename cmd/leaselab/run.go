@@ -108,8 +108,16 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if err := v.CheckConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
-	if timeout == 0 {
+	switch {
+	case timeout == 0:
 		timeout = min(cfg.RenewInterval/3, time.Second)
+	case timeout < 0 || timeout >= cfg.RenewInterval:
+		// A request may take the whole timeout, and a leader's shutdown
+		// makes up to three (a release, a read, a release): past the renew
+		// interval, a renewal outlasts its own interval and a SIGTERM waits
+		// out timeouts (a probe: -timeout 10s -renew 1s took 20 s to exit
+		// with the server stopped).
+		return usagef("-timeout %v: want more than 0 and less than -renew (%v); 0 picks a third of -renew, at most 1s", timeout, cfg.RenewInterval)
 	}
 	s, err := openServerStore(store, dsn, name, timeout, stderr)
 	if err != nil {

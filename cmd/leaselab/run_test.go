@@ -263,12 +263,14 @@ func TestRunFlockFailover(t *testing.T) {
 func TestRunStoreFlag(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "leader.lock")
 	for args, want := range map[string]string{
-		"-store flock -variant reference":  "-store flock runs the flock variant, not -variant reference",
-		"-store flock -variant seed":       "not -variant seed",
-		"-store redis":                     "-store redis needs -dsn",
-		"-store nosuch":                    `-store "nosuch": valid: file, flock, redis, etcd, sqlite, postgres`,
-		"-store redis -dsn 127.0.0.1:1":    "connection refused",
-		"-store etcd -variant seed -dsn x": "-store etcd runs the reference over etcd, not -variant seed",
+		"-store flock -variant reference":                      "-store flock runs the flock variant, not -variant reference",
+		"-store flock -variant seed":                           "not -variant seed",
+		"-store redis":                                         "-store redis needs -dsn",
+		"-store nosuch":                                        `-store "nosuch": valid: file, flock, redis, etcd, sqlite, postgres`,
+		"-store redis -dsn 127.0.0.1:1":                        "connection refused",
+		"-store etcd -variant seed -dsn x":                     "-store etcd runs the reference over etcd, not -variant seed",
+		"-store redis -dsn 127.0.0.1:1 -renew 1s -timeout 10s": "-timeout 10s: want more than 0 and less than -renew (1s)",
+		"-store redis -dsn 127.0.0.1:1 -timeout -1s":           "-timeout -1s: want more than 0",
 	} {
 		code, _, errOut := runCLI(append([]string{"run", "-path", lock}, strings.Fields(args)...)...)
 		if code != 2 || !strings.Contains(errOut, want) {
