@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -138,7 +139,7 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 
 // probeServer connects to the server store at dsn and disconnects.
 func probeServer(store, dsn string) error {
-	s, err := openServerStore(store, dsn, "leaselab-failover-probe", time.Second, nil)
+	s, err := openServerStore(context.Background(), store, dsn, "leaselab-failover-probe", time.Second, nil)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -119,7 +120,20 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		// with the server stopped).
 		return usagef("-timeout %v: want more than 0 and less than -renew (%v); 0 picks a third of -renew, at most 1s", timeout, cfg.RenewInterval)
 	}
-	s, err := openServerStore(store, dsn, name, timeout, stderr)
+	// A SIGTERM or SIGINT while connecting (up to 5 s) ends run with
+	// status 0, as at any other time: nothing is held yet (its default
+	// action, status 143, is what a probe saw).
+	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	s, err := openServerStore(sig, store, dsn, name, timeout, stderr)
+	signalled := sig.Err() != nil
+	stop()
+	if signalled {
+		if c, ok := s.(io.Closer); ok && err == nil {
+			c.Close()
+		}
+		fmt.Fprintf(stderr, "leaselab run: signalled while connecting to the %s server: nothing held, exiting\n", store)
+		return nil
+	}
 	if err != nil {
 		// An unreachable server, refused credentials, a bad address:
 		// nothing was written anywhere.

@@ -686,3 +686,37 @@ func TestRunCommandExitKeepsLastLines(t *testing.T) {
 		}
 	}
 }
+
+// A SIGTERM while run connects to its server (an etcd that does not
+// answer: up to 5 s) ends it with status 0, as at any other time, saying
+// so; its default action, status 143 and nothing said, is what a probe
+// saw.
+func TestRunSignalWhileConnecting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real process")
+	}
+	cmd := exec.Command(leaselabBinary(t), "run", "-store", "etcd", "-dsn", "127.0.0.1:1", "--", "true")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("run SIGTERMed while connecting: %v, want status 0; stderr %q", err, errb.String())
+		}
+		if !strings.Contains(errb.String(), "signalled while connecting") {
+			t.Errorf("stderr %q: want it to say it was signalled while connecting", errb.String())
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("run did not end within 3 s of SIGTERM while connecting")
+	}
+}

@@ -25,7 +25,7 @@ var serverStores = map[string]string{"redis": "redis", "etcd": "etcd", "sqlite":
 // openServerStore connects to the server store kind at dsn for the lease
 // called name. Each call is bounded by timeout. (Errors that are none of
 // the contract's outcomes reach the algorithm's Callbacks.OnError.)
-func openServerStore(kind, dsn, name string, timeout time.Duration, warn io.Writer) (lease.Store, error) {
+func openServerStore(parent context.Context, kind, dsn, name string, timeout time.Duration, warn io.Writer) (lease.Store, error) {
 	// The store's own OnError says what only the store knows: its change
 	// notices failed (a subscription, watch or LISTEN the server refused)
 	// and its watchers poll. Every other error reaches the algorithm,
@@ -37,7 +37,7 @@ func openServerStore(kind, dsn, name string, timeout time.Duration, warn io.Writ
 	}
 	// Connecting (a TLS or SCRAM handshake, creating the table) gets more
 	// than one call's timeout.
-	ctx, cancel := context.WithTimeout(context.Background(), max(5*time.Second, timeout))
+	ctx, cancel := context.WithTimeout(parent, max(5*time.Second, timeout))
 	defer cancel()
 	switch kind {
 	case "redis":
