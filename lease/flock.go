@@ -397,12 +397,20 @@ func (f *FlockElection) lead(rec Record) {
 	if cb := f.cfg.Callbacks.OnNewLeader; cb != nil {
 		cb(f.pid)
 	}
+	// One decision, under the lock the SIGTERM handler takes: either the
+	// term is started here (and the handler, whenever it runs, tells the
+	// user it ended, after OnStartedLeading was called), or the handler
+	// came first and the user is told nothing of it.
+	f.mu.Lock()
+	if f.stopping {
+		f.mu.Unlock()
+		return
+	}
+	f.started = true
+	f.mu.Unlock()
 	if cb := f.cfg.Callbacks.OnStartedLeading; cb != nil {
 		cb(ctx)
 	}
-	f.mu.Lock()
-	f.started = !f.stopping
-	f.mu.Unlock()
 	for {
 		f.p.Sleep(time.Hour) // nothing to renew: the kernel holds the lock
 	}

@@ -16,7 +16,8 @@ import (
 // once). A term whose context ended while its process lives on is told
 // before the process has begun three store calls since (it finishes what
 // was in flight, and may read once to learn why it lost; then it watches,
-// or tries to lead, and must have called it). A process that
+// or tries to lead, and must have called it), and before the process
+// exits of its own code (a SIGTERM's graceful exit). A process that
 // dies leading is owed nothing. Not judged on recorded traces: the real
 // processes do not report their callbacks.
 const StoppedCallback = "stopped-callback"
@@ -65,6 +66,8 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 				return fail(i, e, "OnStoppedLeading called while a leader context it had been given was still live: the user stops its work while its context says it leads")
 			}
 			*t = term{doneAt: -1}
+		case e.Kind == trace.EvExit && e.ExitCode() >= 0 && t.open:
+			return fail(i, e, "exited (status %d) with its term open: OnStoppedLeading was never called", e.ExitCode())
 		case e.Kind == trace.EvStoreCall && e.Store == trace.StoreRelease && t.open:
 			return fail(i, e, "released the lease before OnStoppedLeading (the work it stops may still act while another process takes over)")
 		case e.Kind == trace.EvStoreCall && t.open && t.doneAt >= 0:
