@@ -42,35 +42,45 @@ func TestServerDataLossMakesNoSecondLeader(t *testing.T) {
 	}
 }
 
-// What the loss's detection does not cover (found by review, 2026-12-05):
-// with three processes or more, the watchers that detect the loss each
-// create and give back a record, which moves the server's fresh counter
-// past the lost version, and a later create above it is trusted; a
-// detector's short-lived record also resets another's wait. Two leaders
-// remain possible until the lost lease ends. This test holds the README
-// to saying so: the day no run here has two leaders, it fails, and the
-// README's "A server that loses its data" must change.
-func TestServerDataLossThreeProcessesGap(t *testing.T) {
+// With more processes, every watcher that saw the lost lease may detect
+// the loss: the first to create holds its record, renewing it without
+// leading, until the lost lease has ended, and the others find a live
+// record and wait. (Found by review, 2026-12-05: when a detector gave its
+// record back at once, the next one's create, and the release, moved the
+// server's fresh counter past the lost version, and a later create above
+// it was trusted: two leaders in 51 of 60 runs of three processes.) 2, 3
+// and 5 processes, data lost at three instants of the renew cycle, 15
+// seeds, each server kind.
+func TestServerDataLossManyProcesses(t *testing.T) {
 	double, runs := 0, 0
 	for _, kind := range ServerKinds {
-		for seed := uint64(1); seed <= 20; seed++ {
-			w, err := New(Config{Variant: kind, Seed: seed, Horizon: 30 * time.Second,
-				Procs:      []ProcSpec{{PID: 100}, {PID: 200, Start: 100 * time.Millisecond}, {PID: 300, Start: 200 * time.Millisecond}},
-				SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.faults = insertFault(w.faults, Fault{At: 7500 * time.Millisecond, lose: kind})
-			w.Run()
-			runs++
-			if w.Trace().MaxConcurrentLeaders() > 1 {
-				double++
+		for _, n := range []int{2, 3, 5} {
+			for _, at := range []time.Duration{6*time.Second + 20*time.Millisecond, 7500 * time.Millisecond, 8900 * time.Millisecond} {
+				for seed := uint64(1); seed <= 15; seed++ {
+					cfg := Config{Variant: kind, Seed: seed, Horizon: 40 * time.Second,
+						SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond}
+					for i := range n {
+						cfg.Procs = append(cfg.Procs, ProcSpec{PID: 100 * (i + 1), Start: time.Duration(i) * 100 * time.Millisecond})
+					}
+					w, err := New(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					w.faults = insertFault(w.faults, Fault{At: at, lose: kind})
+					w.Run()
+					runs++
+					tr := w.Trace()
+					if tr.MaxConcurrentLeaders() > 1 {
+						if double++; double <= 3 {
+							t.Errorf("%s, %d processes, seed %d, data lost at %v: two leaders: %+v", kind, n, seed, at, tr.Leadership())
+						}
+					}
+					if iv := tr.Leadership(); len(iv) < 2 {
+						t.Errorf("%s, %d processes, seed %d, data lost at %v: leadership %+v, want a term after the loss", kind, n, seed, at, iv)
+					}
+				}
 			}
 		}
 	}
-	if double == 0 {
-		t.Fatalf("no run of %d has two leaders after the loss: the gap is closed; update the README", runs)
-	}
-	t.Logf("%d of %d runs with three processes have two leaders after the server's data loss", double, runs)
+	t.Logf("%d of %d runs with two leaders", double, runs)
 }
