@@ -87,6 +87,7 @@ type Reference struct {
 	// waitLost is until when a lease the store lost may still be held
 	// (0: none known): a record created meanwhile is held, not led from.
 	waitLost time.Duration
+	lostTTL  time.Duration // the lost lease's length
 	// longest is the longest lease any record this process read stated:
 	// what it waits out a record whose content it cannot read.
 	longest time.Duration
@@ -257,7 +258,8 @@ func (r *Reference) elect(ctx context.Context) {
 		}
 		if expiry := seenAt + r.leaseOf(seen); r.p.Mono() < expiry {
 			r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
-			r.waitLost = expiry
+			r.waitLost, r.lostTTL = expiry, r.leaseOf(seen)
+			r.wrote = 0 // versions repeat now: a version this process wrote before is not its own
 			return true
 		}
 		return false
@@ -284,6 +286,7 @@ func (r *Reference) elect(ctx context.Context) {
 				return
 			}
 			if backoff = b; led {
+				haveSeen = false // what it saw before its term is stale
 				continue
 			}
 			if r.waitLost > 0 {
@@ -319,6 +322,18 @@ func (r *Reference) elect(ctx context.Context) {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			readBackoff = 0 // the read worked: the next failure starts short again
 		}
+		if err == nil && rec.Holder != Unknown && haveSeen && seen.Holder > 0 && rec.Version < seen.Version {
+			// A version below one seen: the store lost that lease (see
+			// lost), which may still be held. Nothing is written before
+			// it has ended, and a version this process wrote before is
+			// not its own any more (a review: a create whose error hid its
+			// effect made version 1, which this process had written in an
+			// earlier term, and it "took it back" while the other led).
+			if expiry := seenAt + r.leaseOf(seen); now < expiry {
+				r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
+				retryAt, r.wrote = max(retryAt, expiry), 0
+			}
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
 			// No lease, or a released one: acquire at once.
@@ -335,6 +350,8 @@ func (r *Reference) elect(ctx context.Context) {
 			}
 			if backoff = b; !led {
 				retryAt = r.p.Mono() + backoff
+			} else {
+				haveSeen = false // what it saw before its term is stale
 			}
 			if r.waitLost > 0 {
 				// (lastVersion forgotten: the lost lease reading as none
@@ -374,7 +391,14 @@ func (r *Reference) elect(ctx context.Context) {
 		if rec.Holder > 0 {
 			r.newLeader(rec.Holder)
 		}
-		changed := rec.Version != seen.Version
+		// A version alone names a record while the store keeps its data;
+		// after a loss versions repeat, so a readable record of another
+		// holder or epoch under a version seen is another record (a
+		// review: a leader back from a pause took a re-created lease whose
+		// version had climbed back to one it saw before its term, as
+		// unchanged since then).
+		changed := rec.Version != seen.Version ||
+			seen.Holder != Unknown && rec.Holder != Unknown && (rec.Holder != seen.Holder || rec.Epoch != seen.Epoch)
 		if r.mistake&mHolderNotVersion != 0 { // mutant: renewals do not count
 			changed = rec.Holder != seen.Holder
 		}
@@ -429,7 +453,7 @@ func (r *Reference) elect(ctx context.Context) {
 		if r.leadFrom(ctx, nrec, start, MsgRefTakeover) {
 			return
 		}
-		backoff = 0
+		backoff, haveSeen = 0, false // what it saw before its term is stale
 	}
 }
 
@@ -491,29 +515,41 @@ func (r *Reference) create(ctx context.Context, backoff time.Duration, lost func
 // is still there, expires); the caller waits until waitLost before it
 // writes again.
 func (r *Reference) holdLost(ctx context.Context, rec Record, last time.Duration) (led, done bool, next time.Duration) {
+	// Held for at least the lost lease's length: the other watchers wait
+	// out the lease the held record states, and a holder killed now must
+	// not let them take over before the lost lease's holder has stopped
+	// (a review: the lost lease 27 s, the holder's own 9 s).
+	ttl := max(r.cfg.LeaseDuration, r.lostTTL)
+	renewAt := last + r.cfg.RenewInterval
+	if ttl > r.cfg.LeaseDuration {
+		renewAt = last // at once: the created record states the shorter
+	}
 	for {
 		until := r.waitLost
 		if now := r.p.Mono(); now >= until {
 			break
 		}
-		r.sleep(ctx, min(last+r.cfg.RenewInterval, until)-r.p.Mono())
+		r.sleep(ctx, min(renewAt, until)-r.p.Mono())
 		if ctx.Err() != nil {
-			if err := r.s.Release(rec); err != nil {
-				r.report("release", err)
-			}
+			// Not given back: a watcher that read the held record would
+			// take its release for the end of the only lease it knows and
+			// lead while the lost lease's holder still may (a review:
+			// two leaders in 30 of 30 runs). It expires.
+			r.p.Log(MsgShutdown, 0, 0)
+			r.p.Log(MsgRefNotLeading, 0, 0)
 			r.waitLost = 0
 			return false, true, 0
 		}
-		if r.p.Mono() < last+r.cfg.RenewInterval {
+		if r.p.Mono() < renewAt {
 			continue // the lost lease ended first
 		}
 		start := r.p.Mono()
-		nrec, err := r.s.Renew(rec, r.cfg.LeaseDuration)
+		nrec, err := r.s.Renew(rec, ttl)
 		if err != nil {
 			r.report("renew", err)
 			return false, false, 0
 		}
-		rec, last = nrec, start
+		rec, last, renewAt = nrec, start, start+r.cfg.RenewInterval
 	}
 	r.waitLost = 0
 	return true, r.leadFrom(ctx, rec, last, MsgRefAcquired), 0

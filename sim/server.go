@@ -271,6 +271,15 @@ func (s *server) write(rec lease.Record, now int64, ttl time.Duration) lease.Rec
 	return rec
 }
 
+// sameRecord is the servers' compare: the whole value (holder, epoch,
+// version), as the real stores' scripts and transactions compare it. A
+// version alone is unique while the server keeps its data; after it loses
+// it, versions repeat (a review: the old leader's renewal by version alone
+// succeeded over another process's record).
+func sameRecord(cur, want lease.Record) bool {
+	return cur.Version == want.Version && cur.Holder == want.Holder && cur.Epoch == want.Epoch
+}
+
 func (r *remote) notFound() error {
 	return &fs.PathError{Op: "read", Path: r.name, Err: syscall.ENOENT}
 }
@@ -303,7 +312,7 @@ func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 // Renew implements lease.Store: compare-and-set on the version.
 func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
 	return r.call("renew", func(now int64) (lease.Record, error) {
-		if !r.s.present || r.s.rec.Version != cur.Version {
+		if !r.s.present || !sameRecord(r.s.rec, cur) {
 			return lease.Record{}, lease.ErrConflict
 		}
 		return r.s.write(lease.Record{Holder: r.s.rec.Holder, Epoch: r.s.rec.Epoch}, now, ttl), nil
@@ -315,7 +324,7 @@ func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error
 // after which the caller reads nothing and creates.
 func (r *remote) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
 	return r.call("takeover", func(now int64) (lease.Record, error) {
-		if !r.s.present || r.s.rec.Version != stale.Version {
+		if !r.s.present || !sameRecord(r.s.rec, stale) {
 			return lease.Record{}, lease.ErrConflict
 		}
 		rec := r.s.write(lease.Record{Holder: holder}, now, ttl)
@@ -330,7 +339,7 @@ func (r *remote) Takeover(stale lease.Record, holder int64, ttl time.Duration) (
 // record; the SQL row keeps its version), so no epoch is ever reused.
 func (r *remote) Release(cur lease.Record) error {
 	_, err := r.call("release", func(int64) (lease.Record, error) {
-		if !r.s.present || r.s.rec.Version != cur.Version {
+		if !r.s.present || !sameRecord(r.s.rec, cur) {
 			return lease.Record{}, lease.ErrConflict
 		}
 		r.s.counter++
