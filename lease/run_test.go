@@ -481,14 +481,7 @@ func TestRunReleaseOvertaken(t *testing.T) {
 	done := runAsync(ctx, s, cfg, lease.RunOptions{Proc: nil, Log: &log, ID: 100})
 	waitCtx(t, leading, "a lone process")
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run returned %v, want nil", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
-	}
+	waitReturn(t, done, &log)
 	if rec, err := lease.NewFileStore(path).Read(); err != nil || rec.Holder != 200 || rec.Version != 3 {
 		t.Fatalf("after Run: %+v, %v; want the watcher's version 3", rec, err)
 	}
@@ -737,6 +730,16 @@ func TestRunReleaseFailsSaysSo(t *testing.T) {
 	waitCtx(t, leading, "a lone process")
 	s.down.Store(true)
 	cancel()
+	waitReturn(t, done, &log)
+	if got := log.String(); !strings.Contains(got, "Could not release the lease: it expires at its lease's end") || strings.Contains(got, "no longer ours") {
+		t.Errorf("log:\n%s\nwant the failed release said, and not \"no longer ours\"", got)
+	}
+}
+
+// waitReturn waits up to 5 s for Run, whose context was cancelled, to
+// return, and fails t unless it returned nil.
+func waitReturn(t *testing.T, done <-chan error, log *lockedBuffer) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -744,8 +747,5 @@ func TestRunReleaseFailsSaysSo(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
-	}
-	if got := log.String(); !strings.Contains(got, "Could not release the lease: it expires at its lease's end") || strings.Contains(got, "no longer ours") {
-		t.Errorf("log:\n%s\nwant the failed release said, and not \"no longer ours\"", got)
 	}
 }

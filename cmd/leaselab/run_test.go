@@ -546,13 +546,7 @@ func TestRunSurvivesItsLogReader(t *testing.T) {
 			}
 			cmd := exec.Command(bin, "run", "-path", filepath.Join(dir, "lock"), "-lease", "2s", "-renew", "200ms", "-watch", "200ms")
 			cmd.Stdout, cmd.Stderr = w, w
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			defer cmd.Process.Kill()
+			exited := startPiped(t, cmd, w)
 			newest := func() int {
 				n := 0
 				names, _ := os.ReadDir(dir)
@@ -642,13 +636,7 @@ func TestRunDiagnosticsNeverBlock(t *testing.T) {
 			defer out.Close()
 			cmd := exec.Command(bin, "run", "-store", store, "-path", filepath.Join(dir, "lock"), "--", "sh", "-c", "exit 3")
 			cmd.Stdout, cmd.Stderr = out, w
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			defer cmd.Process.Kill()
+			exited := startPiped(t, cmd, w)
 			select {
 			case err := <-exited:
 				var ee *exec.ExitError
@@ -719,4 +707,19 @@ func TestRunSignalWhileConnecting(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("run did not end within 3 s of SIGTERM while connecting")
 	}
+}
+
+// startPiped starts cmd, closes this process's end w of the pipe its
+// output goes to, and returns the channel its exit comes on; the test's
+// end kills it.
+func startPiped(t *testing.T, cmd *exec.Cmd, w *os.File) <-chan error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return exited
 }
