@@ -252,7 +252,7 @@ type FlockElection struct {
 	leading  bool
 	cancel   context.CancelFunc
 	stopping bool // SIGTERM: lead no more
-	started  bool // OnStartedLeading has returned for the term
+	started  bool // the term was started: OnStartedLeading is called, or being called
 
 	mistake mistake // planted by the mutation tests only (mistake.go)
 }
@@ -432,10 +432,10 @@ func (f *FlockElection) handleShutdown() {
 	if lead {
 		f.p.Role(RoleWatcher)
 		cancel()
-		// Only after OnStartedLeading: a SIGTERM between the lock and
-		// that call stopped a term the user had not been told of, and the
-		// user was told of it after, with a context already done
-		// (spec's stopped-callback).
+		// Only for a term started (lead): a SIGTERM between the lock and
+		// OnStartedLeading used to stop a term the user had not been told
+		// of, and the user was told of it after, with a context already
+		// done (spec's stopped-callback).
 		if cb := f.cfg.Callbacks.OnStoppedLeading; cb != nil && started {
 			cb()
 		}

@@ -240,8 +240,10 @@ func (r *Reference) elect(ctx context.Context) {
 	var prevToken uint64
 	haveToken := false
 	var readBackoff time.Duration // the wait after the last of a run of failed reads
-	// lost reports whether a record this process just created shows that
-	// the store lost a lease this process saw, which may still be held:
+	// lostUntil reports whether version v, of a record this process just
+	// created (at or below one seen) or read (below one seen), shows that
+	// the store lost a lease this process saw, which may still be held,
+	// and until when; lost, for a created record, holds it till then:
 	// versions come from a counter that never goes back, a release's
 	// included, so a new record's version at or below one seen says the
 	// store forgot them (a lease server restarted without its data:
@@ -252,17 +254,24 @@ func (r *Reference) elect(ctx context.Context) {
 	// fails (a probe: two commands ran at once, with one epoch, for up to
 	// a renew interval, 2.8 s at the default intervals). A release or a
 	// server's expiry of the key loses no version, and costs nothing.
+	lostUntil := func(v int64, created bool) (time.Duration, bool) {
+		if !haveSeen || seen.Holder <= 0 || v > seen.Version || v == seen.Version && !created {
+			return 0, false
+		}
+		expiry := seenAt + r.leaseOf(seen)
+		if r.p.Mono() >= expiry {
+			return 0, false
+		}
+		r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
+		r.wrote = 0 // versions repeat now: a version this process wrote before is not its own
+		return expiry, true
+	}
 	lost := func(nrec Record) bool {
-		if !haveSeen || seen.Holder <= 0 || nrec.Version > seen.Version {
-			return false
-		}
-		if expiry := seenAt + r.leaseOf(seen); r.p.Mono() < expiry {
-			r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
+		expiry, ok := lostUntil(nrec.Version, true)
+		if ok {
 			r.waitLost, r.lostTTL = expiry, r.leaseOf(seen)
-			r.wrote = 0 // versions repeat now: a version this process wrote before is not its own
-			return true
 		}
-		return false
+		return ok
 	}
 	for {
 		if ctx.Err() != nil {
@@ -322,16 +331,15 @@ func (r *Reference) elect(ctx context.Context) {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			readBackoff = 0 // the read worked: the next failure starts short again
 		}
-		if err == nil && rec.Holder != Unknown && haveSeen && seen.Holder > 0 && rec.Version < seen.Version {
-			// A version below one seen: the store lost that lease (see
-			// lost), which may still be held. Nothing is written before
-			// it has ended, and a version this process wrote before is
-			// not its own any more (a review: a create whose error hid its
-			// effect made version 1, which this process had written in an
-			// earlier term, and it "took it back" while the other led).
-			if expiry := seenAt + r.leaseOf(seen); now < expiry {
-				r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
-				retryAt, r.wrote = max(retryAt, expiry), 0
+		if err == nil && rec.Holder != Unknown {
+			// A version read below one seen: nothing is written before the
+			// lost lease has ended, and a version this process wrote
+			// before is not its own any more (a review: a create whose
+			// error hid its effect made version 1, which this process had
+			// written in an earlier term, and it "took it back" while the
+			// other led).
+			if expiry, ok := lostUntil(rec.Version, false); ok {
+				retryAt = max(retryAt, expiry)
 			}
 		}
 		switch {

@@ -309,7 +309,7 @@ func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	})
 }
 
-// Renew implements lease.Store: compare-and-set on the version.
+// Renew implements lease.Store: compare-and-set on the record (sameRecord).
 func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
 	return r.call("renew", func(now int64) (lease.Record, error) {
 		if !r.s.present || !sameRecord(r.s.rec, cur) {
@@ -319,7 +319,7 @@ func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error
 	})
 }
 
-// Takeover implements lease.Store: compare-and-set on the version, with a
+// Takeover implements lease.Store: compare-and-set on the record, with a
 // new epoch. A record the server has already expired is gone: a conflict,
 // after which the caller reads nothing and creates.
 func (r *remote) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
@@ -334,7 +334,7 @@ func (r *remote) Takeover(stale lease.Record, holder int64, ttl time.Duration) (
 	})
 }
 
-// Release implements lease.Store: compare-and-delete on the version. The
+// Release implements lease.Store: compare-and-delete on the record. The
 // counter goes on (Redis's counter key and etcd's revision outlive the
 // record; the SQL row keeps its version), so no epoch is ever reused.
 func (r *remote) Release(cur lease.Record) error {
