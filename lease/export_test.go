@@ -31,6 +31,8 @@ const (
 	MistakeNoStoppedOnDeadline   = mNoStoppedOnDeadline
 	MistakeStoppedAfterRelease   = mStoppedAfterRelease
 	MistakeStaleBackoff          = mStaleBackoff
+	MistakeLeakTempOnWriteError  = mLeakTempOnWriteError
+	MistakeReadRetriesBoot       = mReadRetriesBoot
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

@@ -93,4 +93,10 @@ const (
 	// Reference: a write's back-off is kept when a new version shows that
 	// the disk takes writes again.
 	mStaleBackoff
+	// VersionedFile: a temporary file whose write failed is left behind
+	// (only a write that got as far as the link removes it).
+	mLeakTempOnWriteError
+	// VersionedFile: every Read tries again to make the boot record, after
+	// it failed (the behaviour before the fix of 2026-12-05).
+	mReadRetriesBoot
 )

@@ -85,6 +85,29 @@ var mutants = []mutant{
 		exploreWhy: "the bound for two processes is 15 names, more than the nine renewals of an exploration's 27 s horizon leave",
 	},
 	{
+		// Found invisible by a probe (2026-12-05) until the simulated disk
+		// could run out of blocks alone (sim.DiskNoBlocks).
+		name: "reference~leak-temp-on-write-error", base: "reference",
+		mistake:  "a temporary file whose write failed is left behind: a file a renewal while the disk has inodes but no blocks",
+		property: spec.BoundedFiles,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeLeakTempOnWriteError)
+		},
+		exploreWhy: "needs a disk whose writes fail while its creates succeed for many renewals; explore injects one ENOSPC",
+		confirm:    &confirmation{faults: "diskfull"},
+	},
+	{
+		// The bug the same disk found in the reference itself (2026-12-05).
+		name: "reference~read-retries-boot", base: "reference",
+		mistake:  "every read tries again to make the boot record after it failed: on a disk with inodes but no blocks the watcher's own temporary file wakes its wait for a change, a busy loop",
+		property: spec.NoBusyLoop,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeReadRetriesBoot)
+		},
+		exploreWhy: "needs a disk whose writes fail while its creates succeed; explore injects one ENOSPC",
+		confirm:    &confirmation{faults: "diskfull"},
+	},
+	{
 		name: "reference~keep-one", base: "reference",
 		mistake:  "the sweep keeps only the newest version, not the newest two",
 		property: spec.LinearizableStore,

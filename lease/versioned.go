@@ -128,10 +128,13 @@ type VersionedFile struct {
 	mu      sync.Mutex
 	base    int64 // this boot's epoch base, once known (hasBase)
 	hasBase bool
-	known   int64  // the highest version the last listing showed
-	cached  Record // the record of version known, once read
-	hasRec  bool
-	tempSeq int64
+	// readBootFailed: a Read's attempt to learn or make the boot record
+	// failed, and Reads no longer try (Create and Takeover still do).
+	readBootFailed bool
+	known          int64  // the highest version the last listing showed
+	cached         Record // the record of version known, once read
+	hasRec         bool
+	tempSeq        int64
 	// own are the versions this process linked last (0: none), which it
 	// may remove without reading them; temps are this process's temporary
 	// files under way, and seenTemps the others' its last sweep saw.
@@ -305,8 +308,22 @@ func (s *VersionedFile) probeFromOne() (int64, error) {
 func (s *VersionedFile) Read() (Record, error) {
 	if s.Boot != nil {
 		// Learn (or make) this boot's record now, while watching, so that
-		// no acquisition waits for it; an error is met again when needed.
-		s.epochBase()
+		// no acquisition waits for it; an error is met again when needed,
+		// by a Create or Takeover, after its back-off. Once only: a Read
+		// that writes, on a disk that takes a new file but not its data,
+		// changed the directory at every try, and a watcher waiting for a
+		// change was woken by its own (a new disk fault, a full disk with
+		// inodes to spare: 20,000 system calls in a second).
+		s.mu.Lock()
+		try := !s.readBootFailed || s.mistake&mReadRetriesBoot != 0 // mutant: every Read
+		s.mu.Unlock()
+		if try {
+			if _, err := s.epochBase(); err != nil {
+				s.mu.Lock()
+				s.readBootFailed = true
+				s.mu.Unlock()
+			}
+		}
 	}
 	rec, err := s.readLatest()
 	var ue *unreadError
@@ -547,7 +564,9 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 		err = err1
 	}
 	if err != nil {
-		s.FS.Remove(tmp)
+		if s.mistake&mLeakTempOnWriteError == 0 {
+			s.FS.Remove(tmp)
+		}
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
 	err = s.FS.Link(tmp, s.name(rec.Version))

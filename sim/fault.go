@@ -36,8 +36,11 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 //   - DiskFull is a stretch of Dur during which the machine's disk is
 //     full: every write, every open that creates a file and every link,
 //     of every process, fails with ENOSPC without effect (truncation,
-//     reads, renames and removals still work). DiskEIO is the same
-//     stretch with EIO.
+//     reads, renames and removals still work). With Call DiskNoBlocks
+//     only its blocks are gone: writes fail, while creates (an empty file
+//     needs only an inode) and links succeed; with DiskNoInodes only its
+//     inodes are: creates fail, while writes and links succeed. DiskEIO
+//     is the first stretch with EIO.
 //   - Stall is a stretch of Dur during which no process of the machine
 //     takes a step, with no signal sent (a loaded VM whose virtual CPUs do
 //     not run): timers keep running and fire late, as under SIGSTOP, and a
@@ -73,6 +76,15 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 // process while it waits (a SIGKILL then releases whatever it holds, and
 // it never gets the lock it waited for).
 
+// The spaces a DiskFull stretch may lack alone (Fault.Call); "" is both.
+const (
+	DiskNoBlocks = "blocks" // writes fail; creates and links succeed
+	DiskNoInodes = "inodes" // creates fail; writes and links succeed
+)
+
+// DiskSpaces are the values of a DiskFull fault's Call.
+var DiskSpaces = []string{"", DiskNoBlocks, DiskNoInodes}
+
 // Leader as a Fault's Proc means whichever process leads when the fault
 // fires (if none does, the fault does nothing).
 const Leader = -1
@@ -87,7 +99,7 @@ type Fault struct {
 	Dur   time.Duration // Stop: how long the process is paused
 	Delta time.Duration // Skew, Jump: the step
 	PPM   int64         // Drift: the new rate error
-	Call  string        // FSError: the kind of call that fails
+	Call  string        // FSError: the kind of call that fails; DiskFull: the space it lacks alone (DiskSpaces)
 	Errno syscall.Errno // FSError: the error it fails with
 	// Follows, if set, chains the fault to another: the 1-based index in
 	// Config.Faults of the fault it follows. With Proc zero it follows a
@@ -181,7 +193,7 @@ func (f Fault) String() string {
 	case trace.Power:
 		return fmt.Sprintf("power loss %s", when)
 	case trace.DiskFull, trace.DiskEIO, trace.Stall:
-		return fmt.Sprintf("%s %s for %v", f.Kind, when, f.Dur)
+		return fmt.Sprintf("%s %s for %v", diskName(f.Kind, f.Call), when, f.Dur)
 	case trace.EMFile:
 		return fmt.Sprintf("emfile %s %s for %v", who, when, f.Dur)
 	case trace.FSError:
@@ -249,6 +261,9 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 		if (f.Call == "delayed" || f.Call == "duplicated") && f.Delta <= 0 {
 			return fmt.Errorf("fault %v: a %s notice needs a positive delay (Delta)", f.Kind, f.Call)
 		}
+	}
+	if f.Kind == trace.DiskFull && !slices.Contains(DiskSpaces, f.Call) {
+		return fmt.Errorf("fault %v: space %q (valid: %q)", f.Kind, f.Call, DiskSpaces)
 	}
 	if f.Kind == trace.Drift && f.PPM <= -1e6 {
 		return fmt.Errorf("fault %v: drift %d ppm would stop the clock", f.Kind, f.PPM)

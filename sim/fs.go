@@ -92,17 +92,25 @@ type FileSystem struct {
 	// its process), so that the world can wake the processes waiting for
 	// it.
 	unlocked func(*inode)
-	// full, when set, is the error that a full disk (ENOSPC) or a failing
-	// one (EIO) gives every call that needs a new block, inode or name: a
-	// write of at least one byte, an open that creates a file, a link.
-	// Each fails without effect, after the checks that come first on
-	// Linux (EBADF, EEXIST, ENOENT). The world sets it for the length of
-	// a DiskFull or DiskEIO stretch.
-	full syscall.Errno
+	// full holds the errors that a full disk (ENOSPC) or a failing one
+	// (EIO) gives the calls that need a new block, inode or name: a write
+	// of at least one byte, an open that creates a file, a link. Each
+	// fails without effect, after the checks that come first on Linux
+	// (EBADF, EEXIST, ENOENT). The world sets them for the length of a
+	// DiskFull or DiskEIO stretch (setDisk).
+	full diskErrs
 	// watch, when set (WatchDir), is a directory whose names are counted
 	// as they come and go: watchN of them now.
 	watch  string
 	watchN int
+}
+
+// diskErrs are the errors of a full or failing disk (FileSystem.full), by
+// the kind of call; zero: the call succeeds.
+type diskErrs struct {
+	create syscall.Errno // an open that creates a file: a new inode
+	write  syscall.Errno // a write of at least one byte: new blocks
+	link   syscall.Errno // a new name for a file that has one
 }
 
 // NewFileSystem returns a file system holding only the directory "/".
@@ -299,8 +307,8 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 		if flag&lease.O_CREATE == 0 {
 			return -1, pathErr("open", name, syscall.ENOENT)
 		}
-		if f.full != 0 {
-			return -1, pathErr("open", name, f.full)
+		if f.full.create != 0 {
+			return -1, pathErr("open", name, f.full.create)
 		}
 		ino = f.newInode(perm.Perm())
 		f.names[p] = ino
@@ -335,8 +343,8 @@ func (f *FileSystem) Write(t *FDTable, fd lease.FD, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	if f.full != 0 {
-		return 0, fdErr("write", fd, f.full)
+	if f.full.write != 0 {
+		return 0, fdErr("write", fd, f.full.write)
 	}
 	ino := d.ino
 	f.dirty(ino)
@@ -575,7 +583,7 @@ func (f *FileSystem) Link(oldname, newname string) error {
 			errno = syscall.EPERM
 		}
 		if errno == 0 {
-			errno = f.full
+			errno = f.full.link
 		}
 	}
 	if errno != 0 {

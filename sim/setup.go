@@ -444,6 +444,11 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 				base := time.Second << rng.IntN(7)
 				f.Dur = base + time.Duration(rng.Int64N(int64(base)))
 			}
+			if f.Kind == trace.DiskFull {
+				// Out of blocks and inodes, of blocks alone (a file can
+				// be created, not written), or of inodes alone.
+				f.Call = DiskSpaces[rng.IntN(len(DiskSpaces))]
+			}
 			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
 		case trace.Notice:
 			// One process's notices, for lease/8 to 8 leases (each

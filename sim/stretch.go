@@ -12,7 +12,7 @@ import (
 // stretchState counts the stretch faults under way (see Fault): a stretch
 // of a kind lasts until the last one of that kind ends.
 type stretchState struct {
-	full, eio, stall int
+	full, blocks, inodes, eio, stall int
 }
 
 // stalled reports whether the machine is stalled: no process takes a step.
@@ -32,13 +32,13 @@ func (w *World) fireStretch(f Fault) {
 	if f.Kind == trace.End {
 		switch f.ends {
 		case trace.DiskFull:
-			s.full--
+			*s.fullOf(f.Call)--
 		case trace.DiskEIO:
 			s.eio--
 		case trace.Stall:
 			s.stall--
 		}
-		w.record(trace.FaultEnd(-1, f.ends, w.tr.Str(f.ends.String()+" ends")))
+		w.record(trace.FaultEnd(-1, f.ends, w.tr.Str(diskName(f.ends, f.Call)+" ends")))
 		w.setDisk()
 		if f.ends == trace.Stall && !w.stalled() {
 			for _, p := range w.procs {
@@ -53,28 +53,58 @@ func (w *World) fireStretch(f Fault) {
 	w.record(trace.Fault(-1, f.Kind, f.Dur, 0, false, w.tr.Str(f.String())))
 	switch f.Kind {
 	case trace.DiskFull:
-		s.full++
+		*s.fullOf(f.Call)++
 	case trace.DiskEIO:
 		s.eio++
 	case trace.Stall:
 		s.stall++
 	}
 	w.setDisk()
-	w.faults = insertFault(w.faults, Fault{Kind: trace.End, At: time.Duration(w.now) + f.Dur, ends: f.Kind})
+	w.faults = insertFault(w.faults, Fault{Kind: trace.End, At: time.Duration(w.now) + f.Dur, ends: f.Kind, Call: f.Call})
 }
 
-// setDisk gives the file system the error of the disk stretches under way:
-// EIO while the disk fails (it fails whether or not it is also full),
-// ENOSPC while it is full, none otherwise.
-func (w *World) setDisk() {
-	switch {
-	case w.stretches.eio > 0:
-		w.fs.full = syscall.EIO
-	case w.stretches.full > 0:
-		w.fs.full = syscall.ENOSPC
-	default:
-		w.fs.full = 0
+// fullOf is the count of DiskFull stretches of the given space (Fault.Call).
+func (s *stretchState) fullOf(space string) *int {
+	switch space {
+	case DiskNoBlocks:
+		return &s.blocks
+	case DiskNoInodes:
+		return &s.inodes
 	}
+	return &s.full
+}
+
+// diskName names a stretch kind, with the space a full disk lacks.
+func diskName(k trace.FaultKind, space string) string {
+	if k == trace.DiskFull && space != "" {
+		return k.String() + " (no free " + space + ")"
+	}
+	return k.String()
+}
+
+// setDisk gives the file system the errors of the disk stretches under
+// way: EIO to every create, write and link while the disk fails (it fails
+// whether or not it is also full); while it is full, ENOSPC to the calls
+// that need what it lacks: blocks (writes), inodes (creates), or both
+// (creates, writes, and links, whose directory needs a block); none
+// otherwise.
+func (w *World) setDisk() {
+	s := &w.stretches
+	var e diskErrs
+	if s.eio > 0 {
+		e = diskErrs{syscall.EIO, syscall.EIO, syscall.EIO}
+	} else {
+		if s.full > 0 || s.inodes > 0 {
+			e.create = syscall.ENOSPC
+		}
+		if s.full > 0 || s.blocks > 0 {
+			e.write = syscall.ENOSPC
+		}
+		if s.full > 0 {
+			e.link = syscall.ENOSPC
+		}
+	}
+	w.fs.full = e
 }
 
 // unpark puts the activities that p could not run while it was stopped or

@@ -27,7 +27,7 @@ func TestFullDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.full = errno
+		f.full = diskErrs{errno, errno, errno}
 		is := func(what string, err, want error) {
 			t.Helper()
 			if !errors.Is(err, want) {
@@ -59,7 +59,7 @@ func TestFullDisk(t *testing.T) {
 		}
 		is("rename", f.Rename("/d/old", "/d/renamed"), nil)
 		is("remove", f.Remove("/d/renamed"), nil)
-		f.full = 0
+		f.full = diskErrs{}
 		if _, err := f.Write(fds, tfd, []byte("y")); err != nil {
 			t.Errorf("%v: write after the disk recovered: %v", errno, err)
 		}
@@ -588,6 +588,63 @@ func TestSyscallLimitScalesWithHorizon(t *testing.T) {
 		o.Horizon = bad
 		if err := o.Normalize(); err == nil || !strings.Contains(err.Error(), "-horizon") {
 			t.Errorf("horizon %v: %v, want an error naming -horizon", bad, err)
+		}
+	}
+}
+
+// A full disk may lack blocks alone (a file can be created, not written),
+// inodes alone (written, not created), or both; a failing disk fails all
+// three kinds of call, full or not; the errors last until the last
+// stretch of their kind ends.
+func TestDiskSpaces(t *testing.T) {
+	type outcome struct{ create, write, link syscall.Errno }
+	const enospc, eio = syscall.ENOSPC, syscall.EIO
+	for _, c := range []struct {
+		name                 string
+		full, blocks, inodes int
+		eio                  int
+		want                 outcome
+	}{
+		{"none", 0, 0, 0, 0, outcome{}},
+		{"both", 1, 0, 0, 0, outcome{enospc, enospc, enospc}},
+		{"blocks", 0, 1, 0, 0, outcome{0, enospc, 0}},
+		{"inodes", 0, 0, 1, 0, outcome{enospc, 0, 0}},
+		{"blocks and inodes", 0, 2, 1, 0, outcome{enospc, enospc, 0}},
+		{"eio over blocks", 0, 1, 0, 1, outcome{eio, eio, eio}},
+	} {
+		w := &World{fs: NewFileSystem()}
+		w.stretches = stretchState{full: c.full, blocks: c.blocks, inodes: c.inodes, eio: c.eio}
+		w.setDisk()
+		f := w.fs
+		p := f.NewFDTable()
+		// A file that exists before the stretch, to write and link.
+		f.full = diskErrs{}
+		old, err := f.Open(p, "/old", lease.O_WRONLY|lease.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.setDisk()
+		var got outcome
+		errnoOf := func(err error) syscall.Errno {
+			var e syscall.Errno
+			if err != nil && !errors.As(err, &e) {
+				t.Fatalf("%s: %v is no errno", c.name, err)
+			}
+			return e
+		}
+		_, err = f.Open(p, "/new", lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o644)
+		got.create = errnoOf(err)
+		_, err = f.Write(p, old, []byte("x"))
+		got.write = errnoOf(err)
+		got.link = errnoOf(f.Link("/old", "/old.1"))
+		if got != c.want {
+			t.Errorf("%s: create, write, link fail with %v, want %v", c.name, got, c.want)
+		}
+		// A failed call has no effect.
+		_, errNew := f.Stat("/new")
+		_, errLink := f.Stat("/old.1")
+		if got.create != 0 && errNew == nil || got.link != 0 && errLink == nil {
+			t.Errorf("%s: a failed call left a name", c.name)
 		}
 	}
 }

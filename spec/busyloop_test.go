@@ -195,60 +195,6 @@ func TestNoBusyLoopRuns(t *testing.T) {
 	}
 }
 
-// blocksFullFS is a disk full of data blocks with inodes to spare, as ext4
-// usually is: after 10 s every write fails with ENOSPC, while creating a
-// file, linking and removing one still succeed. A failed write of the
-// reference then changes the lock directory itself (its temporary file is
-// created and removed), which must not wake it from its own back-off.
-type blocksFullFS struct{ lease.Proc }
-
-func (f blocksFullFS) Write(fd lease.FD, b []byte) (int, error) {
-	if f.Proc.Mono() > 10*time.Second {
-		return 0, syscall.ENOSPC
-	}
-	return f.Proc.Write(fd, b)
-}
-
-var registerBlocksFull = sync.OnceFunc(func() {
-	v, err := lease.LookupVariant("reference")
-	if err != nil {
-		panic(err)
-	}
-	v.Name, v.Summary = "spec-test-blocks-full", "the reference on a disk whose blocks fill up at 10 s"
-	v.NewStore = func(p lease.Proc, path string) lease.Store {
-		return &lease.VersionedFile{FS: blocksFullFS{p}, Path: path, PID: int64(p.PID())}
-	}
-	if err := lease.Register(v); err != nil {
-		panic(err)
-	}
-})
-
-// The reference waits between failed writes even when its own failed
-// write is what changed the directory (found by review: it woke at once
-// from the back-off on its own temporary file, 7,500 to 23,000 calls a
-// second).
-func TestReferenceWaitsOnBlocksFull(t *testing.T) {
-	registerBlocksFull()
-	o := sim.SetupOptions{Variant: "spec-test-blocks-full", Procs: 2}
-	if err := o.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		seed := RunSeed(1, i)
-		tr, err := sim.Run(sim.RandomSetup(o, seed))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v := CheckNoBusyLoop(tr); v != nil {
-			t.Errorf("seed %d: %v", seed, v)
-		}
-		if strings.Contains(tr.Setup(), "stopped=") {
-			t.Errorf("seed %d: stopped at the system-call cap: %s", seed, tr.Setup())
-		}
-		tr.Release()
-	}
-}
-
 // registerSpinners registers, once, two mutants that spin beside a
 // correct election: every process of spec-test-poll-server also reads the
 // Redis record in a loop with no wait; every process of

@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,6 +267,67 @@ func TestStableLeadershipEMFileLag(t *testing.T) {
 		}
 		if v := CheckStableLeadership(tr, iv, b); v == nil && c.want != 0 || v != nil && v.At != c.want {
 			t.Errorf("process 0 leading %.1f s after its stretch: %v, want a violation at %v (0: none)", c.leads-60, v, c.want)
+		}
+	}
+}
+
+// On a disk out of blocks alone, the reference's writers create their
+// temporary files, the writes fail, and the files go: the directory stays
+// within its bound, no process spins, and the leader killed during the
+// stretch is followed once it ends. Out of inodes alone, nothing is
+// created. Every property holds. The disk fills before the processes
+// start (no boot record yet: a watcher's read that tried again to make it
+// at every wake changed the directory and woke itself, 20,000 calls in a
+// second) or while they run (a failed write's own temporary file must not
+// wake its writer from its back-off: found by a review, 7,500 to 23,000
+// calls a second, when this was a test's wrapper of the store).
+func TestDiskSpacesReference(t *testing.T) {
+	const dur = 40 * time.Second
+	for _, from := range []time.Duration{500 * time.Millisecond, 10 * time.Second} {
+		for _, space := range []string{sim.DiskNoBlocks, sim.DiskNoInodes} {
+			for seed := uint64(1); seed <= 5; seed++ {
+				cfg := sim.Config{Variant: "reference", Seed: seed, Horizon: 90 * time.Second,
+					Procs:      []sim.ProcSpec{{PID: 100, Start: time.Second}, {PID: 200, Start: time.Second}, {PID: 300, Start: 2 * time.Second}},
+					SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond, TimerLateMax: 100 * time.Microsecond,
+					Faults: []sim.Fault{{Kind: trace.DiskFull, Call: space, At: from, Dur: dur}, {Kind: trace.Kill, Proc: sim.Leader, At: from + 10*time.Second}}}
+				tr, err := sim.Run(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("%s from %v, seed %d", space, from, seed)
+				if s := tr.Setup(); !strings.Contains(s, fmt.Sprintf("diskfull (no free %s) at %.6fs for 40s", space, from.Seconds())) {
+					t.Errorf("%s: the setup line does not name the stretch's space: %s", name, s)
+				}
+				created, refused, calls := 0, 0, 0
+				for _, e := range tr.Events {
+					if e.Kind != trace.EvSyscall || e.T < int64(from) || e.T >= int64(from+dur) {
+						continue
+					}
+					calls++
+					if e.Op == trace.OpOpen && int(e.Flag)&lease.O_CREATE != 0 && e.Errno == 0 {
+						created++
+					}
+					if e.Errno.Sys() == syscall.ENOSPC {
+						refused++
+					}
+				}
+				if space == sim.DiskNoBlocks && created == 0 || space == sim.DiskNoInodes && created != 0 || refused == 0 {
+					t.Errorf("%s: %d files created, %d calls refused during the stretch", name, created, refused)
+				}
+				// Three watchers backing off up to a watch interval for 40 s:
+				// a few hundred calls, not the simulator's cap.
+				if calls > 5000 {
+					t.Errorf("%s: %d system calls during the stretch", name, calls)
+				}
+				for _, v := range Check(tr) {
+					if v.Violation != nil {
+						t.Errorf("%s: %s", name, v.Violation)
+					}
+				}
+				if next, ok := tr.FirstLeaderAfter(int64(from + dur)); !ok || next > int64(from+dur+12*time.Second) {
+					t.Errorf("%s: no leader within 12 s of the stretch's end (first at %v, %v)", name, time.Duration(next), ok)
+				}
+			}
 		}
 	}
 }
