@@ -67,3 +67,24 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// A watcher whose clock runs slow by the drift bound waits a lease of
+// its clock: lease/(1-ρ) of true time, ρ/(1-ρ) of a lease more.
+func TestDriftLag(t *testing.T) {
+	for _, c := range []struct {
+		lease time.Duration
+		ppm   int64
+		want  time.Duration
+	}{
+		{9 * time.Second, 0, 90909 * time.Microsecond},           // the default 1%
+		{60 * time.Second, 0, 606060 * time.Microsecond},         // a probe's 60.57 s wait is inside it
+		{9 * time.Second, 100_000, 1 * time.Second},              // 10%
+		{9 * time.Second, 1_000_000, 9 * time.Second},            // a clock that may stop
+		{24 * time.Hour, 10_000, 872727272727 * time.Nanosecond}, // no overflow
+	} {
+		got := lease.Config{LeaseDuration: c.lease, DriftBoundPPM: c.ppm}.DriftLag()
+		if d := got - c.want; d < -time.Microsecond || d > time.Microsecond {
+			t.Errorf("lease %v at %d ppm: DriftLag %v, want %v", c.lease, c.ppm, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,9 @@ type spyStore struct {
 	onRelease  func()
 	failRenew  bool
 	renewDelay time.Duration // each Renew takes this long first
+	hangFrom   int           // if set, only the Renews from this one (1-based) are delayed
 	creates    []time.Time   // when each Create was called
+	renews     []time.Time   // when each Renew was called
 }
 
 func (s *spyStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
@@ -59,6 +62,10 @@ func (s *spyStore) Create(holder int64, ttl time.Duration) (lease.Record, error)
 func (s *spyStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
 	s.mu.Lock()
 	fail, delay := s.failRenew, s.renewDelay
+	s.renews = append(s.renews, time.Now())
+	if len(s.renews) < s.hangFrom {
+		delay = 0
+	}
 	s.mu.Unlock()
 	time.Sleep(delay)
 	if fail {
@@ -304,6 +311,46 @@ func TestRunContextEndsAtDeadlineDuringHungRenewal(t *testing.T) {
 	}
 	if term, _ := lease.TermOf(lctx); term.Valid() {
 		t.Error("the term is still valid after its context ended")
+	}
+}
+
+// The real runtime moves the deadline's timer when a renewal extends the
+// deadline: after three renewals, the fourth hangs, and a context derived
+// from the leader's ends at the deadline of the third, not the first (a
+// probe's mutant of osProc.AfterMono whose move did nothing passed every
+// test: the one above hangs the first renewal, so nothing is moved).
+func TestRunContextEndsAtMovedDeadline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	const deadline = 600 * time.Millisecond
+	cfg := lease.Config{LeaseDuration: 3 * time.Second, RenewInterval: 200 * time.Millisecond, WatchInterval: time.Second, RenewDeadline: deadline}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	s := &spyStore{Store: lease.NewFileStore(path), renewDelay: 3 * time.Second, hangFrom: 4}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(ctx, s, cfg, lease.RunOptions{})
+	defer func() {
+		cancel()
+		<-done
+	}()
+	derived, stop := context.WithCancel(waitCtx(t, leading, "a lone process"))
+	defer stop()
+	select {
+	case <-derived.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a context derived from the leader's was still live 10 s after it led")
+	}
+	ended := time.Now()
+	s.mu.Lock()
+	renews := slices.Clone(s.renews)
+	s.mu.Unlock()
+	if len(renews) < 4 {
+		t.Fatalf("the context ended after %d renewals, want it live through 3 (deadline %v, renewals every %v)", len(renews), deadline, cfg.RenewInterval)
+	}
+	// The third renewal (the last that returned) began at renews[2]: its
+	// deadline is 600 ms later; the hung fourth returns 3 s after it began.
+	want := renews[2].Add(deadline)
+	if d := ended.Sub(want); d < -10*time.Millisecond || d > 400*time.Millisecond {
+		t.Errorf("the derived context ended %v after the third renewal's deadline (want at it; the hung renewal returns %v after it)", d, renews[3].Add(s.renewDelay).Sub(want))
 	}
 }
 

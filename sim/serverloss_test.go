@@ -164,3 +164,33 @@ func TestServerDataLossHoldUnderFaults(t *testing.T) {
 		}
 	}
 }
+
+// A watcher paused across the loss, for 4 s to 40 s, wakes when the
+// server's counter may have climbed back to the version it saw, now on
+// another holder's record: it must see another record, not the one it saw,
+// unchanged and expired (found by a probe, 2026-12-05: with records
+// compared by version alone, the check ac16900 added, two leaders in 66 of
+// 870 runs; this sweep is half of that one).
+func TestServerDataLossPausedWatcher(t *testing.T) {
+	ms := time.Millisecond
+	double, runs := 0, 0
+	for _, kind := range ServerKinds {
+		for d := 4000; d <= 40000; d += 500 {
+			for _, lose := range []time.Duration{13000 * ms, 14500 * ms} {
+				runs++
+				tr := lossRun(t, Config{Variant: kind, Seed: 1, Horizon: 90 * time.Second, Procs: lossProcs(3),
+					SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+					Faults: []Fault{{Kind: trace.Stop, At: 12500 * ms, Proc: 2, Dur: time.Duration(d) * ms}}}, kind, lose)
+				if tr.MaxConcurrentLeaders() > 1 {
+					double++
+					if double <= 2 {
+						t.Errorf("%s, pause %d ms, data lost at %v: two leaders: %+v", kind, d, lose, tr.Leadership())
+					}
+				}
+			}
+		}
+	}
+	if double > 0 {
+		t.Errorf("two leaders in %d of %d runs", double, runs)
+	}
+}

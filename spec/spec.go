@@ -76,6 +76,9 @@ type Bounds struct {
 // while a process backs off after an I/O error, at most WatchInterval.
 func BoundsFor(v lease.Variant, c lease.Config) Bounds {
 	lag := v.Claims.ExpiryLag
+	if v.Claims.OwnClock {
+		lag += c.DriftLag()
+	}
 	if v.Claims.Handover == lease.KernelLock {
 		return Bounds{Wedge: c.WatchInterval + lag + Slack, Kill: Slack, Term: Slack}
 	}

@@ -331,3 +331,34 @@ func TestDiskSpacesReference(t *testing.T) {
 		}
 	}
 }
+
+// The liveness bounds grow with the lease: a watcher whose clock runs slow
+// by the drift bound waits ρ/(1-ρ) of a lease more (Config.DriftLag),
+// 606 ms of a 60 s lease, which a fixed 200 ms did not allow (a probe,
+// 2026-12-05: no-wedge in 3 of 3,000 correct runs of the reference at
+// 60 s, one of redis, one over by 2.8 ms at 30 s: watchers restarted
+// after a power loss, waiting out a rolled-back version on slow clocks).
+func TestLongLeaseBounds(t *testing.T) {
+	runs := 3000
+	if testing.Short() {
+		runs = 500
+	}
+	for _, l := range []time.Duration{30 * time.Second, 60 * time.Second} {
+		c := lease.Config{LeaseDuration: l, RenewInterval: l / 3, WatchInterval: l / 3}
+		for _, name := range []string{"reference", "redis"} {
+			v := mustVariant(t, name)
+			b := BoundsFor(v, c)
+			if slowest := time.Duration(float64(l) / 0.99); b.Wedge < slowest+Slack {
+				t.Errorf("%s, lease %v: no-wedge bound %v, below a 1%% slow watcher's wait %v", name, l, b.Wedge, slowest)
+			}
+			rep, err := Search{Setup: sim.SetupOptions{Variant: name, Faults: sim.AllFaults, Lease: c}, Runs: runs, Seed: 7, KeepGoing: true}.Run(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range rep.Found {
+				t.Errorf("%s, lease %v: %v", name, l, f.Violation)
+				f.Trace.Release()
+			}
+		}
+	}
+}
