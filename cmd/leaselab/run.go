@@ -82,6 +82,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := checkLockPath(*path); err != nil {
 		return err
 	}
+	if abs, err := filepath.Abs(*path); err == nil {
+		sc.singleton = singletonID("file", filepath.Clean(abs)) // the file and flock stores alike: one lock file, one command
+	}
 	v, err := lease.LookupVariant(*variant)
 	if err != nil {
 		return err
@@ -139,6 +142,7 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		// nothing was written anywhere.
 		return usagef("-store %s: %v", store, err)
 	}
+	command.singleton = singletonID(store, dsn, name)
 	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, cfg, command, stdout, stderr)
 }
 

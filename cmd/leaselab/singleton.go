@@ -57,6 +57,12 @@ package main
 //     no child left: then nothing the command started is alive. A cgroup
 //     would say the same with less code, but needs privileges (a writable
 //     cgroup v2 hierarchy) that a cron job's user seldom has.
+//   - run and its supervisor SIGKILLed at once: the command dies of its
+//     parent-death signal, and what it started is inherited by init, with
+//     no one left to kill it. Every process of the command carries the
+//     lease's mark in its environment (singletonEnv), and the next
+//     leader SIGKILLs whatever carries it before it starts its own
+//     command (killStale).
 //
 // When the command exits on its own, run ends lease.Run's context (so it
 // steps down and releases) and exits with the command's status (128+N for
@@ -66,6 +72,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -110,23 +118,39 @@ func resolveCommand(command []string) (string, error) {
 }
 
 // singletonCommand is run's command: its argv, its executable resolved,
-// and -restart.
+// -restart, and the lease it runs under (singletonID).
 type singletonCommand struct {
-	argv    []string
-	path    string
-	restart bool
+	argv      []string
+	path      string
+	restart   bool
+	singleton string
+}
+
+// singletonEnv names the variable that marks every process of a command
+// run under a lease, with the lease's singletonID: what a new leader kills
+// before it starts its own command (killStale).
+const singletonEnv = "LEASELAB_SINGLETON"
+
+// singletonID names a lease, the same for every runner of it on this
+// machine, in a form that shows nothing of it (a server's DSN may hold a
+// password): a hash of the store's kind and the lease's place (the lock
+// file's absolute path; a server's address and the lease's name).
+func singletonID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:8])
 }
 
 // runner runs the command, through a supervisor, while this process leads.
 type runner struct {
-	command []string // argv; command[0] as given
-	path    string   // command[0] resolved
-	restart bool
-	stderr  io.Writer
-	text    lease.TextLogger     // queues logf's lines (nil: written to stderr); set before anything runs
-	shed    bool                 // shedImage on leading
-	reap    bool                 // run is a child subreaper: a dead supervisor's orphans come to it (sweepStrays)
-	mono    func() time.Duration // the Proc's clock, for Lead's deadlines
+	command   []string // argv; command[0] as given
+	path      string   // command[0] resolved
+	restart   bool
+	singleton string // the lease's singletonID ("": no command)
+	stderr    io.Writer
+	text      lease.TextLogger     // queues logf's lines (nil: written to stderr); set before anything runs
+	shed      bool                 // shedImage on leading
+	reap      bool                 // run is a child subreaper: a dead supervisor's orphans come to it (sweepStrays)
+	mono      func() time.Duration // the Proc's clock, for Lead's deadlines
 
 	mu       sync.Mutex
 	cur      *supervised
@@ -138,7 +162,7 @@ type runner struct {
 }
 
 func newRunner(c singletonCommand, stderr io.Writer, shed bool) *runner {
-	r := &runner{command: c.argv, path: c.path, restart: c.restart, stderr: stderr, shed: shed, code: -1}
+	r := &runner{command: c.argv, path: c.path, restart: c.restart, singleton: c.singleton, stderr: stderr, shed: shed, code: -1}
 	if len(c.argv) > 0 && wholeProcess {
 		// What a supervisor killed with SIGKILL leaves (its command, the
 		// command's descendants) is reparented to run, not to init, and
@@ -200,6 +224,14 @@ func (r *runner) start(ctx context.Context) {
 	if t, ok := lease.TermOf(ctx); ok {
 		epoch = t.Epoch()
 	}
+	// What an earlier leader's command left running dies first: when run
+	// and its supervisor were killed at once (kill -9 $(pidof leaselab)),
+	// nobody killed the command's descendants, and the next leader's
+	// command ran beside them for good (a probe: 11 of 11 tries). This
+	// term holds the lease, so whatever carries its mark is stale.
+	if n := killStale(r.singleton); n > 0 {
+		r.logf("killed %d process(es) left running by an earlier leader's command", n)
+	}
 	r.launch(ctx, epoch)
 	go func() {
 		<-ctx.Done() // leadership ended (OnStoppedLeading stops it too)
@@ -219,7 +251,7 @@ func (r *runner) launch(ctx context.Context, epoch int64) {
 	if epoch == 0 {
 		epoch = r.epoch
 	}
-	s, err := startSupervisor(r.path, r.command, epoch, r.deadline, r.reap)
+	s, err := startSupervisor(r.path, r.command, r.singleton, epoch, r.deadline, r.reap)
 	if err == nil {
 		s.term = ctx
 		r.cur = s
@@ -374,7 +406,7 @@ type supervised struct {
 //
 // The supervisor runs in a process group of its own, so that a signal to
 // run's group reaches run alone (see "process groups" above).
-func startSupervisor(path string, argv []string, epoch, deadline int64, reap bool) (*supervised, error) {
+func startSupervisor(path string, argv []string, singleton string, epoch, deadline int64, reap bool) (*supervised, error) {
 	self, err := selfExe()
 	if err != nil {
 		return nil, err
@@ -392,6 +424,9 @@ func startSupervisor(path string, argv []string, epoch, deadline int64, reap boo
 	cmd := exec.Command(self)
 	cmd.Args = append([]string{"leaselab", superviseArg, strconv.FormatInt(deadline, 10), path}, argv...)
 	cmd.Env = os.Environ()
+	if singleton != "" {
+		cmd.Env = append(cmd.Env, singletonEnv+"="+singleton)
+	}
 	if epoch > 0 {
 		cmd.Env = append(cmd.Env, "LEASELAB_EPOCH="+strconv.FormatInt(epoch, 10))
 	}

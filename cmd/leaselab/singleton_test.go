@@ -498,3 +498,58 @@ func TestRunHistoryRecordsExitStatus(t *testing.T) {
 		})
 	}
 }
+
+// SIGKILL of run and its supervisor at once (kill -9 $(pidof leaselab)):
+// the command dies of its parent-death signal, but nobody is left to kill
+// its child and its setsid grandchild, which init inherits. The next
+// leader kills them before it starts its own command: when its command
+// runs, nothing of the old one does. (A probe, 2026-12-05: before, the
+// old command's descendants ran beside the new command for good, 11 of
+// 11 tries.)
+func TestRunBothKilledNextLeaderKillsStale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "leader.lock")
+	flags := []string{"-lease", "2s", "-renew", "500ms", "-watch", "500ms"}
+	tok := commandToken(t)
+	t.Cleanup(func() { killProcsWith(tok) })
+	markerA := filepath.Join(dir, "a-running")
+	a, outA := startRun(t, lock, flags, treeCommand(tok, markerA)...)
+	poll(t, "the first leader's command and its sleeps to run", func() bool {
+		_, err := os.Stat(markerA)
+		return err == nil && len(procsWith(tok)) == 4
+	})
+	tokB := commandToken(t) + "1"
+	t.Cleanup(func() { killProcsWith(tokB) })
+	markerB := filepath.Join(dir, "b-running")
+	// The second leader's command says what of the first's runs when it
+	// starts (the test's own look may come later).
+	b, outB := startRun(t, lock, flags, "sh", "-c", `ps -eo args > "$2"; sleep "$1"`, "sh", tokB, markerB)
+	sup := supervisorOf(a.Process.Pid)
+	if sup == 0 {
+		t.Fatal("no supervisor among run's children")
+	}
+	syscall.Kill(a.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(sup, syscall.SIGKILL)
+	waitExit(t, a, "run after SIGKILL")
+	var seen []byte
+	poll(t, "the second runner's command to start", func() bool {
+		var err error
+		seen, err = os.ReadFile(markerB)
+		return err == nil && len(seen) > 0 && bytes.Contains(seen, []byte(tokB))
+	})
+	if bytes.Contains(seen, []byte("sleep "+tok)) {
+		t.Errorf("the second leader's command started while the first's ran:\n%s\nfirst run:\n%s\nsecond run:\n%s", seen, outA, outB)
+	}
+	if left := procsWith(tok); len(left) != 0 {
+		t.Errorf("the first leader's processes %v still run", left)
+	}
+	// The command's three sleeps (sh died with its supervisor).
+	if !strings.Contains(outB.String(), "killed 3 process(es) left running by an earlier leader's command") {
+		t.Errorf("the second runner did not say what it killed:\n%s", outB)
+	}
+	b.Process.Signal(syscall.SIGTERM)
+	waitExit(t, b, "the second run after SIGTERM")
+}

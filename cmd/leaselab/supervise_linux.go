@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,4 +76,76 @@ func closeOnExecFrom(fd int) {
 			syscall.CloseOnExec(n)
 		}
 	}
+}
+
+// killStale SIGKILLs every process on the machine whose environment marks
+// it as part of a command run under the lease singleton (singletonEnv),
+// this process and its ancestors spared, round after round until none is
+// left (a killed process's children may have been forking), for at most
+// 2 s; it returns how many it killed. Only a leader calls it: any other
+// process with the mark was started under an earlier term, and outlived
+// it. A process that cleared its environment, or runs as another user,
+// is not seen. A killed process is a zombie until its parent reaps it:
+// its environment reads empty, so it is not counted again.
+func killStale(singleton string) int {
+	if singleton == "" {
+		return 0
+	}
+	mark := []byte(singletonEnv + "=" + singleton)
+	spare := map[int]bool{}
+	for pid := os.Getpid(); pid > 1 && !spare[pid]; pid = parentOf(pid) {
+		spare[pid] = true
+	}
+	killed := 0
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+		var found []int
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return killed
+		}
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || spare[pid] {
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if err != nil {
+				continue // gone, or not ours to read
+			}
+			for v := range bytes.SplitSeq(b, []byte{0}) {
+				if bytes.Equal(v, mark) {
+					found = append(found, pid)
+					break
+				}
+			}
+		}
+		if len(found) == 0 {
+			return killed
+		}
+		for _, pid := range found {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return killed
+}
+
+// parentOf is pid's parent, from /proc/PID/stat (0 if unknown).
+func parentOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(string(f[1]))
+	return ppid
 }

@@ -19,6 +19,10 @@ func commandAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: t
 
 func childPIDs() []int { return nil }
 
+// killStale finds nothing outside Linux: there is no /proc to read other
+// processes' environments from.
+func killStale(string) int { return 0 }
+
 func closeOnExecFrom(fd int) {
 	for n := fd; n < 256; n++ {
 		syscall.CloseOnExec(n)
