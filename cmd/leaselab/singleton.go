@@ -279,13 +279,7 @@ func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started 
 	case "exited":
 		if r.restart && ctx.Err() == nil {
 			r.logf("the command exited with status %d; starting it again (-restart)", s.code)
-			t := time.NewTimer(time.Until(started.Add(restartEvery)))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
-			t.Stop()
-			r.launch(ctx, epoch) // only if the term still holds
+			r.relaunch(ctx, epoch, started)
 			return
 		}
 		r.logf("the command exited with status %d: releasing the lease", s.code)
@@ -295,16 +289,32 @@ func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started 
 		r.finish(execFailed)
 	case "deadline":
 		// run was stopped or slow past its own deadline: the term is over
-		// (the algorithm steps down when it gets to it), or, if a renewal
-		// raced the supervisor's timer, the command is gone all the same.
+		// (the algorithm steps down when it gets to it), or a renewal
+		// raced the supervisor's timer and the term still holds: the
+		// command is started again under it, as -restart would. (It made
+		// run release and exit 1: a probe saw two of three runners under
+		// load leave for good, each race one runner less.)
 		r.logf("the local deadline passed: the supervisor killed the command (%s)", s.detail)
 		if ctx.Err() == nil {
-			r.finish(1)
+			r.logf("the term still holds (a renewal raced the supervisor's timer): starting the command again")
+			r.relaunch(ctx, epoch, started)
 		}
 	default:
 		r.logf("the command's supervisor ended unexpectedly (%v); run killed what was left of the command: releasing the lease", s.err)
 		r.finish(1)
 	}
+}
+
+// relaunch starts the command again under ctx's term, no sooner than
+// restartEvery after it last started, and only if the term still holds.
+func (r *runner) relaunch(ctx context.Context, epoch int64, started time.Time) {
+	t := time.NewTimer(time.Until(started.Add(restartEvery)))
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	t.Stop()
+	r.launch(ctx, epoch) // only if the term still holds
 }
 
 // finish makes run release the lease and exit with code, once: it ends

@@ -553,3 +553,42 @@ func TestRunBothKilledNextLeaderKillsStale(t *testing.T) {
 	b.Process.Signal(syscall.SIGTERM)
 	waitExit(t, b, "the second run after SIGTERM")
 }
+
+// A renewal that races the supervisor's timer: the supervisor kills the
+// command at a deadline the renewal has already moved (planted here: it
+// never hears of a move, "nomove"), while run still holds the term. run
+// starts the command again under that term, and goes on leading; it does
+// not release and leave (a probe, 2026-12-05: under load two of three
+// runners exited 1 this way, each race one runner less).
+func TestRunDeadlineRaceStartsCommandAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	t.Setenv("LEASELAB_TEST_SUPERVISOR", "nomove")
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	tok := commandToken(t)
+	t.Cleanup(func() { killProcsWith(tok) })
+	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "1500ms", "-renew", "300ms", "-watch", "300ms"},
+		"sh", "-c", `echo "$LEASELAB_EPOCH" >> "$1"; exec sleep "$2"`, "sh", count, tok)
+	poll(t, "the command to be started three times", func() bool {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "\n") >= 3
+	})
+	if err := a.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("run left after the supervisor's deadline kill:\n%s", out)
+	}
+	a.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, a, "run after SIGTERM"); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0:\n%s", code, out.String())
+	}
+	b, _ := os.ReadFile(count)
+	for _, l := range strings.Fields(string(b)) {
+		if l != "1" {
+			t.Errorf("LEASELAB_EPOCH %q in a start again, want 1, the term's epoch (all: %q)", l, b)
+		}
+	}
+	if s := out.String(); !strings.Contains(s, "the term still holds (a renewal raced the supervisor's timer): starting the command again") {
+		t.Errorf("run did not say why it started the command again:\n%s", s)
+	}
+}

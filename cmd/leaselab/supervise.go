@@ -30,7 +30,10 @@ import (
 // command is orphaned, as leaselab run's own child was before the
 // supervisor), "nodeadline" (the deadline is ignored: a stopped run's
 // command runs on), "nosweep" (only the process group is killed: a
-// descendant that left it survives).
+// descendant that left it survives), "nomove" (the deadline is never
+// moved by a renewal: the supervisor kills the command at the term's first
+// deadline while run still holds the term, as when a renewal races the
+// supervisor's timer).
 func superviseMain(args []string) int {
 	// The command's parent-death signal is bound to the thread that forks
 	// it: this goroutine keeps its thread for the process's life.
@@ -189,7 +192,7 @@ func superviseMain(args []string) int {
 		case c := <-ctlCh:
 			switch c.kind {
 			case "deadline":
-				if mistake != "nodeadline" {
+				if mistake != "nodeadline" && mistake != "nomove" {
 					deadline = c.n
 					if deadline == 0 {
 						deadline = never
