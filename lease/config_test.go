@@ -27,7 +27,11 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{9 * s, 3 * s, 3 * s, nil},
 		{2 * s, 1 * s, 10 * s, nil},
-		{3*s + 1, 3 * s, 1, nil},
+		{3*s + 1, 3 * s, time.Millisecond, nil},
+		// A renewal or a read every microsecond spins (a probe: 6,000 log
+		// lines a second at -renew 1us -watch 1us).
+		{time.Hour, time.Microsecond, time.Microsecond, []string{"renew 1µs", "watch 1µs", "at least 1ms"}},
+		{9 * s, 3 * s, time.Millisecond - 1, []string{"watch 999.999µs", "at least 1ms"}},
 		{3 * s, 3 * s, 3 * s, []string{"lease 3s", "renew interval 3s"}},
 		{2 * s, 3 * s, 3 * s, []string{"lease 2s", "renew interval 3s"}},
 		{0, 3 * s, 3 * s, []string{"positive", "lease 0s", "renew 3s", "watch 3s"}},
