@@ -406,4 +406,14 @@ var mutants = []mutant{
 		run:      serverRun(lease.MistakeDeadlineAfterWrite, nil),
 		harmless: "not in the simulator's model: a request returns at the instant it takes effect (its latency comes before), and no pause can land between the two, so the deadline moves by at most one request's latency (110 us) against a 50 ms slack; on a real network a response delayed past the slack makes it a bug (the reference's link is followed by an unlink, where a pause does land: reference~deadline-after-write)",
 	},
+	{
+		// Found by a probe (2026-12-05): 3,000 runs passed it on every
+		// server variant while their only I/O fault was one failed
+		// request; an eio stretch (the server unreachable) now finds it.
+		name: "redis~renew-error-ignored", base: "redis",
+		mistake:    "a renewal that fails (the server unreachable) extends the local deadline as if it had succeeded: the leader outlives its lease, which the server expires",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(lease.MistakeRenewErrorIgnored, nil),
+		exploreWhy: "needs renewals failing for a lease; explore injects one failed request",
+	},
 }

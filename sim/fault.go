@@ -40,7 +40,13 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 //     only its blocks are gone: writes fail, while creates (an empty file
 //     needs only an inode) and links succeed; with DiskNoInodes only its
 //     inodes are: creates fail, while writes and links succeed. DiskEIO
-//     is the first stretch with EIO.
+//     is the first stretch with EIO. A server variant's store is no file:
+//     for it a DiskFull stretch is a full server (Redis at maxmemory,
+//     etcd's space alarm, a database's full disk), refusing every write
+//     request with ENOSPC before it takes effect while reads succeed, and
+//     a DiskEIO stretch is the server unreachable: every request fails
+//     with EIO, before or after it took effect (the run chooses), as a
+//     connection dropped mid-request.
 //   - Stall is a stretch of Dur during which no process of the machine
 //     takes a step, with no signal sent (a loaded VM whose virtual CPUs do
 //     not run): timers keep running and fire late, as under SIGSTOP, and a

@@ -183,9 +183,17 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 	}
 	a, inj := p.enter(trace.OpRPC, 0)
 	p.w.touch(objKey{kind: objServer, s: r.s.key}, true)
+	refused := false // a full server: the write fails before it takes effect
+	switch st := &p.w.stretches; {
+	case inj != 0:
+	case st.eio > 0:
+		inj = syscall.EIO // the server unreachable: see Fault
+	case write && st.full+st.blocks+st.inodes > 0:
+		inj, refused = syscall.ENOSPC, true
+	}
 	var rec lease.Record
 	var err error
-	if inj == 0 || p.w.choose.Choose(2) == 0 {
+	if inj == 0 || !refused && p.w.choose.Choose(2) == 0 {
 		if r.s.expire(p.w.now) {
 			// The register changed at the expiry instant, before this
 			// request: the trace says so, for the linearizability check.

@@ -648,3 +648,47 @@ func TestDiskSpaces(t *testing.T) {
 		}
 	}
 }
+
+// For a server variant a full disk is a full server: every write request
+// fails with ENOSPC and takes no effect, while reads succeed; a failing
+// disk is the server unreachable: every request fails with EIO.
+func TestServerStretches(t *testing.T) {
+	from, dur := 5*time.Second, 12*time.Second
+	for _, kind := range ServerKinds {
+		for _, c := range []struct {
+			stretch       trace.FaultKind
+			reads, writes syscall.Errno
+		}{{trace.DiskFull, 0, syscall.ENOSPC}, {trace.DiskEIO, syscall.EIO, syscall.EIO}} {
+			tr := stretchRun(t, kind, Fault{Kind: c.stretch, At: from, Dur: dur})
+			reads, writes, after := 0, 0, 0
+			for i, e := range tr.Events {
+				if e.Kind != trace.EvSyscall || e.Op != trace.OpRPC {
+					continue
+				}
+				write := e.Flag&trace.RPCWrite != 0
+				if e.T < int64(from) || e.T >= int64(from+dur) {
+					if e.T >= int64(from+dur) && write && e.Errno == 0 {
+						after++
+					}
+					continue
+				}
+				want := c.reads
+				if write {
+					want, writes = c.writes, writes+1
+				} else {
+					reads++
+				}
+				got := e.Errno.Sys()
+				if !write && want == 0 && got == syscall.ENOENT {
+					got = 0 // a read that found no lease (it expired meanwhile) worked
+				}
+				if got != want {
+					t.Errorf("%s %v: %s, want %v", kind, c.stretch, tr.Format(i), want)
+				}
+			}
+			if reads == 0 || writes == 0 || after == 0 {
+				t.Errorf("%s %v: %d reads and %d writes during the stretch, %d writes that worked after it: want some of each", kind, c.stretch, reads, writes, after)
+			}
+		}
+	}
+}

@@ -126,11 +126,14 @@ func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 		return RecordedBounds(v, slow)
 	}
 	b := BoundsFor(v, slow)
-	if v.Claims.Pushed && !misledByNotices(tr) && v.Claims.Handover != lease.Notified && v.Claims.Handover != lease.KernelLock {
+	if v.Claims.Pushed && !misledByNotices(tr) && !serverUnreachable(tr, v) && v.Claims.Handover != lease.Notified && v.Claims.Handover != lease.KernelLock {
 		// Every notice came as sent: a release is taken over at once, a
 		// crash in a lease, with no watch interval. A run in which a
 		// notice was lost, late, doubled or early is held to the
-		// watch interval its watchers still poll at.
+		// watch interval its watchers still poll at; so is one in which
+		// the server was unreachable for a while (a watcher whose reads
+		// failed reads again after a back-off of up to a watch interval,
+		// and only then starts its clock for a version written meanwhile).
 		b.Wedge, b.Kill, b.Term = b.Wedge-slow.WatchInterval, b.Kill-slow.WatchInterval, b.Term-slow.WatchInterval
 	}
 	// Slack covers a hand-over's calls at ordinary latencies; a run that
@@ -149,6 +152,20 @@ func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 // watch interval. Cutting at each touched notice left that claim unjudged.
 func cuts(e *trace.Event) bool {
 	return e.Kind == trace.EvFault && !e.Missed() && e.FaultKind() != trace.Notice
+}
+
+// serverUnreachable reports whether the run of v, a server variant, had
+// its server unreachable for a while (a DiskEIO stretch: see sim.Fault).
+func serverUnreachable(tr *trace.Trace, v lease.Variant) bool {
+	if v.Claims.Handover != lease.ServerExpiry {
+		return false
+	}
+	for _, st := range tr.Stretches() {
+		if st.Kind == trace.DiskEIO {
+			return true
+		}
+	}
+	return false
 }
 
 // misledByNotices reports whether a Notice fault touched the run: a
