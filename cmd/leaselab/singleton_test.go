@@ -416,8 +416,8 @@ func TestRunRestart(t *testing.T) {
 // processes. The supervisor holds singleton; each mistake planted in it
 // (LEASELAB_TEST_SUPERVISOR) breaks it under the fault that needs it:
 // "orphan" (the old leaselab run: its command outlived a SIGKILL) under
-// kill, "nodeadline" (the old leaselab run's command ran on while run was
-// stopped) under stop, "nosweep" (a grandchild that left the process
+// kill, "nodeadline-nokill" (the old leaselab run's command ran on while
+// run was stopped, and the next leader did not kill it) under stop, "nosweep" (a grandchild that left the process
 // group survives) under term.
 func TestTortureSingleton(t *testing.T) {
 	if testing.Short() {
@@ -446,7 +446,10 @@ func TestTortureSingleton(t *testing.T) {
 		t.Errorf("properties %v lack singleton", j["properties"])
 	}
 	t.Logf("signals %v, %v commands, %d failovers", sig, j["commands"], len(j["failovers"].([]any)))
-	for _, m := range []struct{ mistake, faults string }{{"orphan", "kill"}, {"nodeadline", "stop"}, {"nosweep", "term"}} {
+	// ("nodeadline" alone no longer breaks it: the next leader kills the
+	// stopped run's command before it starts its own, killStale; planted
+	// with run's killStale off, it does.)
+	for _, m := range []struct{ mistake, faults string }{{"orphan", "kill"}, {"nodeadline-nokill", "stop"}, {"nosweep", "term"}} {
 		found := false
 		for _, seed := range []string{"1", "2", "3"} {
 			t.Setenv("LEASELAB_TEST_SUPERVISOR", m.mistake)

@@ -29,7 +29,8 @@ import (
 // torture -singleton catches it: "orphan" (run's death is ignored: the
 // command is orphaned, as leaselab run's own child was before the
 // supervisor), "nodeadline" (the deadline is ignored: a stopped run's
-// command runs on), "nosweep" (only the process group is killed: a
+// command runs on, until the next leader kills it: killStale),
+// "nodeadline-nokill" (the same, and run's killStale kills nothing), "nosweep" (only the process group is killed: a
 // descendant that left it survives), "nomove" (the deadline is never
 // moved by a renewal: the supervisor kills the command at the term's first
 // deadline while run still holds the term, as when a renewal races the
@@ -124,7 +125,8 @@ func superviseMain(args []string) int {
 	}()
 
 	const never = int64(1) << 62
-	if deadline == 0 || mistake == "nodeadline" {
+	nodeadline := mistake == "nodeadline" || mistake == "nodeadline-nokill"
+	if deadline == 0 || nodeadline {
 		deadline = never
 	}
 	var (
@@ -192,7 +194,7 @@ func superviseMain(args []string) int {
 		case c := <-ctlCh:
 			switch c.kind {
 			case "deadline":
-				if mistake != "nodeadline" && mistake != "nomove" {
+				if !nodeadline && mistake != "nomove" {
 					deadline = c.n
 					if deadline == 0 {
 						deadline = never
