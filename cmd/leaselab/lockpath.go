@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,6 +47,45 @@ func checkLockPath(path string) error {
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 		return usagef("-path %s is owned by uid %d, not by this user (uid %d): another user controls that lease", path, st.Uid, os.Geteuid())
+	}
+	return nil
+}
+
+// checkOneStore refuses to start variant v (with lease d) on a lock path
+// that a live process of the other file store uses: the reference's
+// versions (PATH.N) and flock's lock on PATH itself do not exclude each
+// other, so the two would lead at once (a probe, 2026-12-05: a -store
+// file runner, a -store flock runner and a seed on one path, three
+// commands at once). It sees a flock leader (its lock on PATH held) and a
+// reference writing versions (one made within two leases); what it cannot
+// see, both started at once or a flock lease nobody holds, it leaves.
+func checkOneStore(v string, path string, d time.Duration) error {
+	switch v {
+	case "reference":
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return nil // no lock file: no flock store here
+		}
+		defer unix.Close(fd)
+		if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
+			return usagef("-path %s: a flock leader holds this lock file (-store flock): its lock and the reference's versions (-store file) do not exclude each other; run every process of one lease with one store", path)
+		}
+		unix.Flock(fd, unix.LOCK_UN)
+	case "flock":
+		ents, err := os.ReadDir(filepath.Dir(path))
+		if err != nil {
+			return nil
+		}
+		base := filepath.Base(path) + "."
+		for _, e := range ents {
+			n, ok := strings.CutPrefix(e.Name(), base)
+			if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+				continue
+			}
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < 2*d {
+				return usagef("-path %s: the reference (-store file) wrote version %s %v ago: its versions and flock's lock (-store flock) do not exclude each other; run every process of one lease with one store (or wait until those processes are gone)", path, e.Name(), time.Since(fi.ModTime()).Round(time.Millisecond))
+			}
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // leaselab run refuses, at start and with exit status 2, every lock path
@@ -63,4 +64,51 @@ func listDir(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// A lock path that a live process of the other file store uses is refused
+// at start: the reference's versions and flock's lock do not exclude each
+// other (a probe ran both, and a seed, on one path: three commands at
+// once). A flock leader is seen by its lock, a reference by a version it
+// wrote within two leases; a lock nobody holds and old versions are not
+// refused.
+func TestRunRefusesMixedStores(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "job.lock")
+	if err := checkOneStore("reference", path, 9*time.Second); err != nil {
+		t.Errorf("no lock file: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := checkOneStore("reference", path, 9*time.Second); err != nil {
+		t.Errorf("a lock file nobody holds: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("run", "-path", path, "-lease", "1s", "-renew", "300ms", "-watch", "300ms")
+	if code != 2 || !strings.Contains(stderr, "a flock leader holds this lock file") {
+		t.Errorf("the reference over a held flock lock: exit %d, stderr %q; want 2 and the flock leader named", code, stderr)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+
+	version := path + ".12"
+	if err := os.WriteFile(version, []byte("1 1 12 9000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("run", "-store", "flock", "-path", path, "-lease", "1s", "-renew", "300ms", "-watch", "300ms")
+	if code != 2 || !strings.Contains(stderr, "the reference (-store file) wrote version job.lock.12") {
+		t.Errorf("flock beside a fresh reference version: exit %d, stderr %q; want 2 and the version named", code, stderr)
+	}
+	for _, name := range []string{path + ".boot.1", path + ".tmp.5.1"} {
+		os.WriteFile(name, nil, 0o644)
+	}
+	old := time.Now().Add(-3 * time.Second)
+	os.Chtimes(version, old, old)
+	if err := checkOneStore("flock", path, time.Second); err != nil {
+		t.Errorf("versions older than two leases (and boot records, temporary files): %v", err)
+	}
 }

@@ -92,6 +92,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := v.CheckConfig(cfg); err != nil {
 		return usagef("%v", err)
 	}
+	if err := checkOneStore(v.Name, *path, cfg.LeaseDuration); err != nil {
+		return err
+	}
 	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, *shed, cfg, sc, stdout, stderr)
 }
 
