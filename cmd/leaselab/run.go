@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/signal"
@@ -144,6 +146,17 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		// An unreachable server, refused credentials, a bad address:
 		// nothing was written anywhere.
 		return usagef("-store %s: %v", store, err)
+	}
+	// A user the server lets read but not write (a Redis ACL without
+	// EVALSHA, a PostgreSQL role with SELECT alone) watched for ever and
+	// failed at each write, retrying (a probe): a release of a record no
+	// process writes (holder -1) changes nothing and is refused the same
+	// way, before anything is contended.
+	if err := s.Release(lease.Record{Holder: -1, Epoch: -1, Version: -1}); errors.Is(err, fs.ErrPermission) {
+		if c, ok := s.(io.Closer); ok {
+			c.Close()
+		}
+		return usagef("-store %s: this user may not write the lease: %v", store, err)
 	}
 	command.singleton = singletonID(store, dsn, name)
 	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, cfg, command, stdout, stderr)

@@ -338,6 +338,11 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 
 // fail reports and wraps an error that is none of the contract's outcomes.
 func (s *Store) fail(op string, err error) error {
+	if errors.Is(err, rpctypes.ErrPermissionDenied) { // (the client turns the gRPC status into it)
+		// A role that may not write (or read) the key: for which
+		// errors.Is(err, fs.ErrPermission), as a file's EACCES.
+		err = fmt.Errorf("%w (%w)", err, fs.ErrPermission)
+	}
 	err = fmt.Errorf("etcdstore: %s %s: %w", op, s.key, err)
 	if s.onError != nil {
 		s.onError(op, err)

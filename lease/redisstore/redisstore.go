@@ -348,6 +348,11 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 
 // fail reports and wraps an error that is none of the contract's outcomes.
 func (s *Store) fail(op string, err error) error {
+	if strings.HasPrefix(err.Error(), "NOPERM") {
+		// An ACL that refuses this user a command or a key: for which
+		// errors.Is(err, fs.ErrPermission), as a file's EACCES.
+		err = fmt.Errorf("%w (%w)", err, fs.ErrPermission)
+	}
 	err = fmt.Errorf("redisstore: %s %s: %w", op, s.key, err)
 	if s.onError != nil {
 		s.onError(op, err)

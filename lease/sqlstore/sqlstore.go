@@ -15,10 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leaselab/leaselab/lease"
+	"modernc.org/sqlite" // database/sql driver "sqlite", and its errors
+	sqlite3 "modernc.org/sqlite/lib"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 )
 
 // Dialect is a SQL database the store speaks to.
@@ -424,11 +426,34 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 
 // fail reports and wraps an error that is none of the contract's outcomes.
 func (s *Store) fail(op string, err error) error {
+	if denied(err) {
+		err = fmt.Errorf("%w (%w)", err, fs.ErrPermission)
+	}
 	err = fmt.Errorf("sqlstore: %s %q: %w", op, s.name, err)
 	if s.onError != nil {
 		s.onError(op, err)
 	}
 	return err
+}
+
+// denied reports whether err is the database refusing this user: for
+// which the store's errors say errors.Is(err, fs.ErrPermission), as a
+// file's EACCES. PostgreSQL's insufficient_privilege (SQLSTATE 42501);
+// SQLite's read-only database, access permission denied or authorization
+// denied (result codes 8, 3 and 23, and their extended codes).
+func denied(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "42501"
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		switch lite.Code() & 0xff {
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) outcome(op string, err error) error {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease/servertest"
+	"github.com/leaselab/leaselab/lease/sqlstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// A user the server lets read the lease but not write it is refused at
+// start, exit status 2, saying so (a probe, 2026-12-05: a Redis ACL user
+// with read rights alone, and a PostgreSQL role with SELECT alone, watched
+// for ever, failing and retrying at every write).
+func TestRunRefusesReadOnlyUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real servers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	t.Run("redis", func(t *testing.T) {
+		srv := servertest.Redis(t, "")
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		defer c.Close()
+		if err := c.Do(ctx, "ACL", "SETUSER", "reader", "on", ">pw", "~*", "&*", "+@read", "+@connection", "+@pubsub").Err(); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, "redis", "redis://reader:pw@"+srv.Addr+"/0", "NOPERM")
+		// The same server, a user who may write: it starts (and is told to
+		// stop at once).
+		if err := c.Do(ctx, "ACL", "SETUSER", "writer", "on", ">pw", "~*", "&*", "+@all").Err(); err != nil {
+			t.Fatal(err)
+		}
+		starts(t, "redis", "redis://writer:pw@"+srv.Addr+"/0")
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "leases.db")
+		s, err := sqlstore.Open(ctx, sqlstore.SQLite, file, sqlstore.Options{Name: "leader"}) // makes the table
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		refused(t, "sqlite", "file:"+file+"?mode=ro", "readonly")
+		starts(t, "sqlite", file)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		srv := servertest.Postgres(t)
+		s, err := sqlstore.Open(ctx, sqlstore.Postgres, srv.DSN(), sqlstore.Options{Name: "leader"}) // makes the table
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		db, err := sql.Open("pgx", srv.DSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, q := range []string{"CREATE ROLE reader LOGIN PASSWORD 'pw'", "GRANT SELECT ON leaselab_leases TO reader"} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatal(q, err)
+			}
+		}
+		refused(t, "postgres", strings.Replace(srv.DSN(), servertest.PostgresUser+":"+srv.Password+"@", "reader:pw@", 1), "permission denied")
+		starts(t, "postgres", srv.DSN())
+	})
+}
+
+// refused runs leaselab run over dsn (for at most 10 s: it used to watch
+// for ever) and wants exit 2 with the refusal.
+func refused(t *testing.T, store, dsn, why string) {
+	t.Helper()
+	a, out := startRun(t, filepath.Join(t.TempDir(), "unused.lock"), []string{"-store", store, "-dsn", dsn, "-lease", "1s", "-renew", "300ms", "-watch", "300ms"})
+	code := waitExit(t, a, store+" run as a user who may only read")
+	if s := out.String(); code != 2 || !strings.Contains(s, "this user may not write the lease") || !strings.Contains(s, why) {
+		t.Errorf("%s as a user who may only read: exit %d, output %q; want 2, the refusal and %q", store, code, s, why)
+	}
+}
+
+// starts runs leaselab run over dsn as a real process until it leads.
+func starts(t *testing.T, store, dsn string) {
+	t.Helper()
+	a, out := startRun(t, filepath.Join(t.TempDir(), "unused.lock"), []string{"-store", store, "-dsn", dsn, "-name", "perm-test", "-lease", "1s", "-renew", "300ms", "-watch", "300ms"})
+	poll(t, "a writer to lead", func() bool { return strings.Contains(out.String(), "Acquired lease") })
+	a.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, a, "run after SIGTERM"); code != 0 {
+		t.Errorf("%s writer: exit %d:\n%s", store, code, out)
+	}
+}
