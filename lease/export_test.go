@@ -33,6 +33,7 @@ const (
 	MistakeStaleBackoff          = mStaleBackoff
 	MistakeLeakTempOnWriteError  = mLeakTempOnWriteError
 	MistakeReadRetriesBoot       = mReadRetriesBoot
+	MistakeLossSeenOnly          = mLossSeenOnly
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

@@ -99,4 +99,9 @@ const (
 	// VersionedFile: every Read tries again to make the boot record, after
 	// it failed (the behaviour before the fix of 2026-12-05).
 	mReadRetriesBoot
+	// Reference: a loss of the store's data is judged by the record seen
+	// alone, as before 2026-12-05: that record is kept after the loss is
+	// detected, only its lease is waited out, and a term's own last
+	// record is not watched after the term.
+	mLossSeenOnly
 )

@@ -416,4 +416,15 @@ var mutants = []mutant{
 		run:        serverRun(lease.MistakeRenewErrorIgnored, nil),
 		exploreWhy: "needs renewals failing for a lease; explore injects one failed request",
 	},
+	{
+		// The rules a check with the loss as a fault (-faults lose) found
+		// wanting (2026-12-05).
+		name: "redis~loss-seen-only", base: "redis",
+		mistake:    "a loss of the server's data is judged by the record seen alone: that record is kept after the loss (a later one identical to it is taken for it), only its lease is waited out (not one made and lost unseen), and a term's own record is not watched after the term",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(lease.MistakeLossSeenOnly, nil),
+		exploreWhy: "no exploration draws a loss of the server's data",
+		confirm:    &confirmation{faults: "lose", runs: 20000},
+		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose): a deployment with persistence never has it",
+	},
 }

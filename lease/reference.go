@@ -82,6 +82,12 @@ type Reference struct {
 	// wrote is the version of this process's last successful write (0:
 	// none yet).
 	wrote int64
+	// last is the record of this process's last successful write as a
+	// leader or a holder (Version 0: none since a loss was detected), and
+	// lastAt when that write was sent: what a term's end leaves it to
+	// watch, so that a version below it later shows a loss.
+	last   Record
+	lastAt time.Duration
 	// told is the holder OnNewLeader was last called with (0: none).
 	told int64
 	// waitLost is until when a lease the store lost may still be held
@@ -226,6 +232,12 @@ func (r *Reference) elect(ctx context.Context) {
 	var seen Record
 	var seenAt time.Duration
 	haveSeen := false // (a monotonic clock may read 0)
+	// seenGone: a read since seen found no record, or a release: seen is
+	// gone, and a record read later is another, however like it (a check
+	// with the loss as a fault: a watcher paused across a loss took a
+	// record made after it, identical in holder, epoch and version, for
+	// the one it saw before, and took it over while another led).
+	seenGone := false
 	// After a write that failed with an error, no write is tried again
 	// before retryAt (backoff later), whatever wakes the loop meanwhile: a
 	// failed write changes the lock directory itself (a temporary file
@@ -255,21 +267,45 @@ func (r *Reference) elect(ctx context.Context) {
 	// a renew interval, 2.8 s at the default intervals). A release or a
 	// server's expiry of the key loses no version, and costs nothing.
 	lostUntil := func(v int64, created bool) (time.Duration, bool) {
-		if !haveSeen || seen.Holder <= 0 || v > seen.Version || v == seen.Version && !created {
+		if !haveSeen || v > seen.Version || v == seen.Version && !created {
 			return 0, false
 		}
 		expiry := seenAt + r.leaseOf(seen)
-		if r.p.Mono() >= expiry {
-			return 0, false
+		now := r.p.Mono()
+		if r.mistake&mLossSeenOnly != 0 && (seen.Holder <= 0 || now >= expiry) {
+			return 0, false // mutant: the loss of a lease no longer held, or of none, costs nothing
 		}
-		r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
-		r.wrote = 0 // versions repeat now: a version this process wrote before is not its own
+		// The lease seen may be over, or a release: the loss is one all
+		// the same, and leases this process never saw may be lost with it
+		// (a check with the loss as a fault: a leader paused across a
+		// loss, its deadline passed, made a record at once and led beside
+		// the holder of a lease made while it was paused).
+		r.p.Log(MsgRefVanished, max(seen.Holder, 0), seen.Version)
+		r.wrote, r.last = 0, Record{} // versions repeat now: a version this process wrote before is not its own
+		if r.mistake&mLossSeenOnly == 0 {
+			// A lease it never saw may have been made and lost too (two
+			// losses), and be held for up to a lease from when it was
+			// made, before now: waited out as well. (A check with the
+			// loss as a fault: a leader whose record a loss took found
+			// none, made one and led, beside a process whose lease, made
+			// after that loss, a second one had taken.)
+			expiry = max(expiry, now+max(r.cfg.LeaseDuration, r.longest))
+			// And records repeat: the one seen is forgotten (its lease is
+			// waited out through expiry), so that the next record read,
+			// however like it, starts a clock of its own. (The same
+			// check: a detector whose hold a second loss ended took the
+			// lost holder's new record, identical in holder, epoch and
+			// version, for the one it saw before the loss, and took it
+			// over 3 s into its holder's term.)
+			haveSeen = false
+		}
 		return expiry, true
 	}
 	lost := func(nrec Record) bool {
+		ttl := r.leaseOf(seen)
 		expiry, ok := lostUntil(nrec.Version, true)
 		if ok {
-			r.waitLost, r.lostTTL = expiry, r.leaseOf(seen)
+			r.waitLost, r.lostTTL = expiry, ttl
 		}
 		return ok
 	}
@@ -295,10 +331,11 @@ func (r *Reference) elect(ctx context.Context) {
 				return
 			}
 			if backoff = b; led {
-				haveSeen = false // what it saw before its term is stale
+				seen, seenAt, haveSeen = r.afterTerm() // what it saw before its term is stale
 				continue
 			}
 			if r.waitLost > 0 {
+				seen, seenAt, haveSeen = r.afterTerm() // the record it held
 				retryAt, r.waitLost, lastVersion = r.waitLost, 0, 0
 				continue
 			}
@@ -345,6 +382,7 @@ func (r *Reference) elect(ctx context.Context) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
 			// No lease, or a released one: acquire at once.
+			seenGone = haveSeen && r.mistake&mLossSeenOnly == 0
 			if now < retryAt {
 				r.wait(ctx, token, retryAt)
 				continue
@@ -359,16 +397,17 @@ func (r *Reference) elect(ctx context.Context) {
 			if backoff = b; !led {
 				retryAt = r.p.Mono() + backoff
 			} else {
-				haveSeen = false // what it saw before its term is stale
+				seen, seenAt, haveSeen = r.afterTerm() // what it saw before its term is stale
 			}
 			if r.waitLost > 0 {
+				seen, seenAt, haveSeen = r.afterTerm() // the record it held
 				// (lastVersion forgotten: the lost lease reading as none
 				// is no release, which would end the wait.)
 				retryAt, r.waitLost, lastVersion = r.waitLost, 0, 0
 			}
 			continue
 		case err != nil:
-			if unread && (!haveSeen || rec.Version != seen.Version) {
+			if unread && (!haveSeen || rec.Version != seen.Version || seenGone) {
 				// Its clock starts now, as any version's; but how long a
 				// lease it holds only its content says, and it is taken
 				// over only once read (the branch below keeps this
@@ -377,7 +416,7 @@ func (r *Reference) elect(ctx context.Context) {
 				// holder it had never read (a probe: a fresh 9 s watcher
 				// whose reads of a 27 s holder's version failed led beside
 				// it at 9.5 s).
-				seen, seenAt, haveSeen = rec, now, true
+				seen, seenAt, haveSeen, seenGone = rec, now, true, false
 				r.p.Log(MsgRefUnreadable, rec.Version, 0)
 			}
 			// An I/O error says nothing about the lease: try again soon,
@@ -405,13 +444,13 @@ func (r *Reference) elect(ctx context.Context) {
 		// review: a leader back from a pause took a re-created lease whose
 		// version had climbed back to one it saw before its term, as
 		// unchanged since then).
-		changed := rec.Version != seen.Version ||
+		changed := rec.Version != seen.Version || seenGone ||
 			seen.Holder != Unknown && rec.Holder != Unknown && (rec.Holder != seen.Holder || rec.Epoch != seen.Epoch)
 		if r.mistake&mHolderNotVersion != 0 { // mutant: renewals do not count
 			changed = rec.Holder != seen.Holder
 		}
 		if changed || !haveSeen {
-			seen, seenAt, haveSeen = rec, now, true
+			seen, seenAt, haveSeen, seenGone = rec, now, true, false
 			if rec.Holder == Unknown {
 				r.p.Log(MsgRefUnreadable, rec.Version, 0)
 			} else {
@@ -461,8 +500,23 @@ func (r *Reference) elect(ctx context.Context) {
 		if r.leadFrom(ctx, nrec, start, MsgRefTakeover) {
 			return
 		}
-		backoff, haveSeen = 0, false // what it saw before its term is stale
+		backoff = 0
+		seen, seenAt, haveSeen = r.afterTerm() // what it saw before its term is stale
 	}
+}
+
+// afterTerm is what a process watches from when its term, or its hold of
+// a record over a lost lease, has ended: its own last write, sent at
+// lastAt (none after a loss). What it saw before the term is stale; its
+// own record is not: a version below it, read or made next, shows that
+// the store lost data (a check with the loss as a fault: a leader whose
+// renewal found its record gone made a new one at once and led beside a
+// process whose lease a second loss had taken).
+func (r *Reference) afterTerm() (Record, time.Duration, bool) {
+	if r.mistake&mLossSeenOnly != 0 || r.last.Version == 0 {
+		return Record{}, 0, false
+	}
+	return r.last, r.lastAt, true
 }
 
 // newLeader calls OnNewLeader with holder, when it is not the holder it
@@ -528,6 +582,7 @@ func (r *Reference) holdLost(ctx context.Context, rec Record, last time.Duration
 	// not let them take over before the lost lease's holder has stopped
 	// (a review: the lost lease 27 s, the holder's own 9 s).
 	ttl := max(r.cfg.LeaseDuration, r.lostTTL)
+	r.last, r.lastAt = rec, last
 	renewAt := last + r.cfg.RenewInterval
 	if ttl > r.cfg.LeaseDuration {
 		renewAt = last // at once: the created record states the shorter
@@ -558,6 +613,7 @@ func (r *Reference) holdLost(ctx context.Context, rec Record, last time.Duration
 			return false, false, 0
 		}
 		rec, last, renewAt = nrec, start, start+r.cfg.RenewInterval
+		r.last, r.lastAt = rec, last
 	}
 	r.waitLost = 0
 	return true, r.leadFrom(ctx, rec, last, MsgRefAcquired), 0
@@ -647,7 +703,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		r.p.Log(MsgRefDeadline, 0, 0)
 		return false
 	}
-	r.wrote = rec.Version
+	r.wrote, r.last, r.lastAt = rec.Version, rec, start
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
 	// The user's context is ctx's child: it ends the instant ctx does,
 	// whatever the elector is doing then (a store call may hang), so
@@ -741,7 +797,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			return false
 		case err == nil:
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
-			backoff, r.wrote = 0, nrec.Version
+			backoff, r.wrote, r.last, r.lastAt = 0, nrec.Version, nrec, start
 			if r.mistake&mStaleLead == 0 { // mutant: the new deadline unreported
 				r.p.Lead(rec.Epoch, deadline)
 			}
@@ -754,7 +810,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// other term has) is that renewal: renew from it, soon; the
 			// deadline stands, as that renewal's start is not known.
 			if cur, rerr := r.s.Read(); rerr == nil && cur.Version > rec.Version && cur.Holder == r.pid && cur.Epoch == term.Epoch() {
-				rec, r.wrote = cur, cur.Version
+				rec, r.wrote, r.last, r.lastAt = cur, cur.Version, cur, start
 				last, backoff = start, renewBackoff
 				continue
 			}

@@ -47,6 +47,10 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 //     a DiskEIO stretch is the server unreachable: every request fails
 //     with EIO, before or after it took effect (the run chooses), as a
 //     connection dropped mid-request.
+//   - Lose is the lease server restarted without its data (Redis without
+//     persistence): its record and its version counter are gone, and
+//     every subscriber's feed reconnects (a change notice, no release).
+//     Only the server variants draw it, when it is named (OptInFaults).
 //   - Stall is a stretch of Dur during which no process of the machine
 //     takes a step, with no signal sent (a loaded VM whose virtual CPUs do
 //     not run): timers keep running and fire late, as under SIGSTOP, and a
@@ -198,6 +202,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
 	case trace.Power:
 		return fmt.Sprintf("power loss %s", when)
+	case trace.Lose:
+		return fmt.Sprintf("the lease server loses its data %s", when)
 	case trace.DiskFull, trace.DiskEIO, trace.Stall:
 		return fmt.Sprintf("%s %s for %v", diskName(f.Kind, f.Call), when, f.Dur)
 	case trace.EMFile:
@@ -215,7 +221,7 @@ func (f Fault) String() string {
 }
 
 func (f Fault) validate(nprocs int, faults []Fault) error {
-	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile && f.Kind != trace.Notice {
+	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile && f.Kind != trace.Notice && f.Kind != trace.Lose {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
 	if f.Follows != 0 {
@@ -283,7 +289,7 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 // machineWide reports whether faults of kind k hit the whole machine, not
 // one process: their Proc is ignored.
 func machineWide(k trace.FaultKind) bool {
-	return k == trace.Jump || k == trace.Power || k.IsStretch() && k != trace.EMFile
+	return k == trace.Jump || k == trace.Power || k == trace.Lose || k.IsStretch() && k != trace.EMFile
 }
 
 // CallKind names a call of op with flag as a fault's After and Call do:

@@ -245,10 +245,14 @@ func (w *World) expireNow(s *server, at int64) {
 	w.announce(s, 0, true)
 }
 
-// loseServerData restarts every server of kind without its data (Fault.lose).
-func (w *World) loseServerData(kind string) {
+// loseServerData restarts every server of kind ("": of every kind)
+// without its data (a Lose fault; Fault.lose in a test), and reports
+// whether there was one.
+func (w *World) loseServerData(kind string) bool {
+	any := false
 	for _, ns := range w.servers {
-		if s := ns.server; s.kind == kind {
+		if s := ns.server; s.kind == kind || kind == "" {
+			any = true
 			s.present, s.counter = false, 0
 			w.touch(objKey{kind: objServer, s: s.key}, true)
 			for _, sub := range s.subs {
@@ -258,6 +262,7 @@ func (w *World) loseServerData(kind string) {
 			}
 		}
 	}
+	return any
 }
 
 // expire drops a record whose TTL ran out by now, and reports whether it

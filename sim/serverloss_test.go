@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,5 +193,42 @@ func TestServerDataLossPausedWatcher(t *testing.T) {
 	}
 	if double > 0 {
 		t.Errorf("two leaders in %d of %d runs", double, runs)
+	}
+}
+
+// Lose as a fault kind: named, never in "all"; the server restarts empty
+// at its instant (the next create makes version 1 again), the trace has
+// the fault, and the setup line says so. A file variant refuses it alone.
+func TestLoseFault(t *testing.T) {
+	kinds, err := ParseFaults("kill,lose")
+	if err != nil || !slices.Equal(kinds, []trace.FaultKind{trace.Kill, trace.Lose}) {
+		t.Fatalf("ParseFaults(kill,lose) = %v, %v", kinds, err)
+	}
+	if all, _ := ParseFaults("all"); slices.Contains(all, trace.Lose) {
+		t.Errorf("all includes lose: %v", all)
+	}
+	o := SetupOptions{Variant: "reference", Faults: []trace.FaultKind{trace.Lose}}
+	if err := o.Normalize(); err == nil || !strings.Contains(err.Error(), "no lease server") {
+		t.Errorf("-faults lose on the reference over a file: %v, want a refusal", err)
+	}
+	for _, kind := range ServerKinds {
+		tr := mustRun(t, Config{Variant: kind, Seed: 1, Horizon: 30 * time.Second, Procs: lossProcs(2),
+			SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+			Faults: []Fault{{Kind: trace.Lose, At: 10 * time.Second}}})
+		if s := tr.Setup(); !strings.Contains(s, "the lease server loses its data at 10.000000s") {
+			t.Errorf("%s: setup %s", kind, s)
+		}
+		lost, again := false, false
+		for _, e := range tr.Events {
+			if e.Kind == trace.EvFault && e.FaultKind() == trace.Lose && e.T == int64(10*time.Second) {
+				lost = true
+			}
+			if lost && e.Kind == trace.EvStore && e.Res == trace.ResOK && (e.Store == trace.StoreCreate || e.Store == trace.StoreTakeover) && e.Record().Version == 1 {
+				again = true
+			}
+		}
+		if !lost || !again {
+			t.Errorf("%s: loss recorded %v, version 1 made again after it %v", kind, lost, again)
+		}
 	}
 }

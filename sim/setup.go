@@ -66,6 +66,17 @@ var AllFaults = append(append(FaultKinds[:len(FaultKinds):len(FaultKinds)], Mach
 // without them.
 var ServerFaults = []trace.FaultKind{trace.Notice}
 
+// OptInFaults are the kinds a search draws only when named ("all" leaves
+// them out): Lose, a lease server restarted without its data, which a
+// deployment with persistence (etcd, PostgreSQL, Redis with AOF) never
+// has, and under which the reference is known to break fencing (epochs
+// start again) and, for a process started after the loss, exclusive
+// leadership. Only the server variants draw it.
+var OptInFaults = []trace.FaultKind{trace.Lose}
+
+// namedFaults are the kinds ParseFaults reads by name, in their order.
+var namedFaults = append(AllFaults[:len(AllFaults):len(AllFaults)], OptInFaults...)
+
 // faultChoices names every kind ParseFaults reads, for its error: the
 // kinds that came first as they always read, then the stretches and
 // nobootid.
@@ -77,7 +88,7 @@ func faultChoices() string {
 		}
 		return out
 	}
-	return strings.Join(append(names(AllFaults), "all", "none"), ", ")
+	return strings.Join(append(names(namedFaults), "all", "none"), ", ")
 }
 
 // ParseFaults parses "kill,term", "all" (AllFaults) or "none".
@@ -107,7 +118,7 @@ func ParseFaults(s string) ([]trace.FaultKind, error) {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return slices.Index(AllFaults, out[i]) < slices.Index(AllFaults, out[j]) })
+	sort.Slice(out, func(i, j int) bool { return slices.Index(namedFaults, out[i]) < slices.Index(namedFaults, out[j]) })
 	return out, nil
 }
 
@@ -131,7 +142,7 @@ func FaultNames(kinds []trace.FaultKind) string {
 }
 
 func faultByName(name string) (trace.FaultKind, bool) {
-	for _, k := range AllFaults {
+	for _, k := range namedFaults {
 		if k.String() == name {
 			return k, true
 		}
@@ -165,6 +176,9 @@ func (o *SetupOptions) Normalize() error {
 	}
 	if len(o.Faults) == 1 && o.Faults[0] == trace.Notice && !v.Claims.Pushed {
 		return fmt.Errorf("-faults notice: variant %s's store sends no change notices (the server variants' do)", o.Variant)
+	}
+	if len(o.Faults) == 1 && o.Faults[0] == trace.Lose && v.Claims.Handover != lease.ServerExpiry {
+		return fmt.Errorf("-faults lose: variant %s's store is no lease server (the server variants' are)", o.Variant)
 	}
 	switch o.Scheduler {
 	case "":
@@ -285,6 +299,9 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	kinds := o.Faults
 	if v, err := lease.LookupVariant(o.Variant); err == nil && !v.Claims.Pushed && slices.Contains(kinds, trace.Notice) {
 		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.Notice })
+	}
+	if v, err := lease.LookupVariant(o.Variant); err == nil && v.Claims.Handover != lease.ServerExpiry && slices.Contains(kinds, trace.Lose) {
+		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.Lose })
 	}
 	noBoot := slices.Contains(kinds, trace.NoBootID)
 	if noBoot {
@@ -450,6 +467,12 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 				f.Call = DiskSpaces[rng.IntN(len(DiskSpaces))]
 			}
 			cfg.Horizon = max(cfg.Horizon, f.At+f.Dur+2*(lc.LeaseDuration+lc.WatchInterval))
+		case trace.Lose:
+			// The server restarts empty at a drawn instant; the run goes on
+			// for three leases and watches after it (a detector holds the
+			// record it made until the lost lease has ended).
+			f.Proc = 0
+			cfg.Horizon = max(cfg.Horizon, f.At+3*(lc.LeaseDuration+lc.WatchInterval))
 		case trace.Notice:
 			// One process's notices, for lease/8 to 8 leases (each
 			// doubling as likely as the next): all lost, delayed or

@@ -404,7 +404,7 @@ func (w *World) fire(f Fault, by *proc) {
 	}
 	var p *proc
 	switch {
-	case f.Kind == trace.Jump || f.Kind == trace.Power:
+	case f.Kind == trace.Jump || f.Kind == trace.Power || f.Kind == trace.Lose:
 	case f.Proc == Leader:
 		for _, q := range w.procs {
 			if !q.dead && q.role == lease.RoleLeader {
@@ -480,6 +480,8 @@ func (w *World) fire(f Fault, by *proc) {
 		w.fs.PowerLoss(w.choose.Choose)
 		w.countDir()
 		w.boots++
+	case trace.Lose:
+		w.loseServerData("")
 	}
 }
 

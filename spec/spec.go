@@ -136,6 +136,15 @@ func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 		// and only then starts its clock for a version written meanwhile).
 		b.Wedge, b.Kill, b.Term = b.Wedge-slow.WatchInterval, b.Kill-slow.WatchInterval, b.Term-slow.WatchInterval
 	}
+	if len(losses(tr)) > 0 {
+		// After a loss of the server's data a process learns of it at its
+		// next renewal or read (a renew or watch interval), and then
+		// waits out, besides the lease it saw, any lease it may not have
+		// seen, made before it learned (a lease from then): a leader is
+		// owed that much later (see lostExcused).
+		more := slow.LeaseDuration + max(slow.RenewInterval, slow.WatchInterval)
+		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
+	}
 	// Slack covers a hand-over's calls at ordinary latencies; a run that
 	// makes them slow (every call, if its choices say so) owes a leader
 	// that much later.
@@ -212,10 +221,10 @@ func Check(tr *trace.Trace) []Verdict {
 	lin := history
 	vs := []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
-		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, tr, iv)},
+		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, untilLoss(tr), iv)},
 		{Property: NoWedge, Applicable: true, Violation: checkNoWedge(tr, iv, b, el)},
 		{Property: FailoverBound, Applicable: true, Violation: checkFailover(tr, iv, b, el)},
-		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, untilPowerLoss(tr))},
+		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, untilLoss(untilPowerLoss(tr)))},
 		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckHonestRole(tr, iv) })},
 		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
@@ -322,10 +331,11 @@ func CheckExclusive(tr *trace.Trace, iv []trace.Interval) *Violation {
 // first).
 func allExclusive(tr *trace.Trace, iv []trace.Interval) []Violation {
 	var out []Violation
+	lost := losses(tr)
 	for i := range iv {
 		for j := range iv {
 			a, b := iv[i], iv[j]
-			if a.Proc >= b.Proc || !a.Overlaps(b) {
+			if a.Proc >= b.Proc || !a.Overlaps(b) || len(lost) > 0 && lostExcused(tr, lost, a, b) {
 				continue
 			}
 			at := max(a.From, b.From)

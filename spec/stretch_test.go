@@ -362,3 +362,27 @@ func TestLongLeaseBounds(t *testing.T) {
 		}
 	}
 }
+
+// A loss of the server's data as a fault of the checker's search (-faults
+// lose), with signals and pauses: every property holds over the server
+// variants, as the checker judges them under a loss (spec/lose.go). The
+// search found, and this fails on, the reference's rules before
+// 2026-12-05 (lease's redis~loss-seen-only): a detector's hold ended by a
+// second loss, a leader paused across a loss, a watcher paused across
+// one, each led beside another.
+func TestServerLossSearch(t *testing.T) {
+	runs := 10000
+	if testing.Short() {
+		runs = 1000
+	}
+	for _, name := range []string{"redis", "etcd", "sql"} {
+		rep, err := Search{Setup: sim.SetupOptions{Variant: name, Faults: []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Lose}}, Runs: runs, Seed: 11, KeepGoing: true}.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Found {
+			t.Errorf("%s: %v", name, f.Violation)
+			f.Trace.Release()
+		}
+	}
+}

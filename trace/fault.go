@@ -56,6 +56,10 @@ const (
 	// MemberStop is one member of a replicated lease server SIGSTOPped,
 	// and continued after Event.PauseFor (an End event when it is).
 	MemberStop
+	// Lose is the lease server restarted without its data (Redis without
+	// persistence): the record and the version counter are gone, and
+	// every subscriber's feed reconnects (a change notice, no release).
+	Lose
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.
 	Cont FaultKind = 100
 	// End is the end of a stretch (DiskFull, DiskEIO, Stall, EMFile): the event
@@ -66,7 +70,7 @@ const (
 
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power",
 	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile", Notice: "notice",
-	MemberKill: "member-kill", MemberStop: "member-stop"}
+	MemberKill: "member-kill", MemberStop: "member-stop", Lose: "lose"}
 
 func (k FaultKind) String() string {
 	switch k {

@@ -1,0 +1,73 @@
+package spec
+
+import (
+	"time"
+
+	"github.com/leaselab/leaselab/trace"
+)
+
+// A lease server that restarts without its data (a Lose fault: Redis
+// without persistence) takes back what the protocol's guarantees rest on:
+// the record, and the version counter from which epochs come. What the
+// reference still promises, and the checker judges, is narrower:
+//
+//   - exclusive leadership between processes that saw a record before
+//     the loss: a process that read the lease before it is a witness, and
+//     waits out the lost lease before it leads (the reference's hold).
+//     An overlap whose later term belongs to a process that had seen no
+//     record before a loss that came after the earlier term began is
+//     excused: nothing told it of a lease to wait for (lostExcused).
+//   - fencing and the store's linearizability until the first loss (the
+//     epochs start again, and no register explains a record that
+//     vanished): untilLoss.
+
+// losses returns the indexes of the run's Lose faults that fired.
+func losses(tr *trace.Trace) []int {
+	var out []int
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == trace.EvFault && e.FaultKind() == trace.Lose && !e.Missed() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// untilLoss is the run up to its first loss of the server's data, or the
+// whole run.
+func untilLoss(tr *trace.Trace) *trace.Trace {
+	l := losses(tr)
+	if len(l) == 0 {
+		return tr
+	}
+	cut := *tr
+	cut.Events = tr.Events[:l[0]]
+	cut.End = time.Duration(tr.Events[l[0]].T)
+	return &cut
+}
+
+// lostExcused reports whether an overlap of a's term and b's, b the later,
+// is one a loss of the server's data excuses: a loss after a's term began,
+// at or before b's, before which b's process had seen no record.
+func lostExcused(tr *trace.Trace, l []int, a, b trace.Interval) bool {
+	if a.From > b.From {
+		a, b = b, a
+	}
+	for _, i := range l {
+		if t := tr.Events[i].T; t > a.From && t <= b.From && !sawRecord(tr, b.Proc, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// sawRecord reports whether process p had a store operation return a
+// record before event index end.
+func sawRecord(tr *trace.Trace, p, end int) bool {
+	for i := range end {
+		e := &tr.Events[i]
+		if e.Kind == trace.EvStore && int(e.Proc) == p && e.Res == trace.ResOK && e.Store != trace.StoreRelease && e.Store != trace.StoreExpire {
+			return true
+		}
+	}
+	return false
+}
