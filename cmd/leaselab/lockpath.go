@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +59,11 @@ func checkLockPath(path string) error {
 // file runner, a -store flock runner and a seed on one path, three
 // commands at once). It sees a flock leader (its lock on PATH held) and a
 // reference writing versions (one made within two leases); what it cannot
-// see, both started at once or a flock lease nobody holds, it leaves.
+// see, both started at once or a flock lease nobody holds, it leaves. A
+// lock file counts as flock's only if it holds flock's record, and a
+// version file as the reference's only if it holds a version record (a
+// review: a flock(1) wrapper's lock on the same file, or dated files
+// beside it, were refused).
 func checkOneStore(v string, path string, d time.Duration) error {
 	switch v {
 	case "reference":
@@ -68,7 +73,11 @@ func checkOneStore(v string, path string, d time.Duration) error {
 		}
 		defer unix.Close(fd)
 		if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
-			return usagef("-path %s: a flock leader holds this lock file (-store flock): its lock and the reference's versions (-store file) do not exclude each other; run every process of one lease with one store", path)
+			if b, err := os.ReadFile(path); err == nil {
+				if _, err := lease.ParseFlockRecord(b); err == nil {
+					return usagef("-path %s: a flock leader holds this lock file (-store flock): its lock and the reference's versions (-store file) do not exclude each other; run every process of one lease with one store", path)
+				}
+			}
 		}
 		unix.Flock(fd, unix.LOCK_UN)
 	case "flock":
@@ -80,6 +89,11 @@ func checkOneStore(v string, path string, d time.Duration) error {
 		for _, e := range ents {
 			n, ok := strings.CutPrefix(e.Name(), base)
 			if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), e.Name())); err != nil {
+				continue
+			} else if _, err := lease.ParseVersioned(b); err != nil {
 				continue
 			}
 			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < 2*d {

@@ -89,14 +89,28 @@ func TestRunRefusesMixedStores(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
+	// A flock(1) wrapper's lock on the very file (empty: no flock record)
+	// is no flock store (a review found it refused).
+	if err := checkOneStore("reference", path, 9*time.Second); err != nil {
+		t.Errorf("a lock file held, empty: %v", err)
+	}
+	if _, err := f.WriteString(`{"processId":4242,"epoch":3}`); err != nil {
+		t.Fatal(err)
+	}
 	code, _, stderr := runCLI("run", "-path", path, "-lease", "1s", "-renew", "300ms", "-watch", "300ms")
 	if code != 2 || !strings.Contains(stderr, "a flock leader holds this lock file") {
 		t.Errorf("the reference over a held flock lock: exit %d, stderr %q; want 2 and the flock leader named", code, stderr)
 	}
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 
+	// Files named as versions that hold no version record (dated files
+	// beside the lock) are no reference.
+	os.WriteFile(path+".20261205", []byte("a log"), 0o644)
+	if err := checkOneStore("flock", path, 9*time.Second); err != nil {
+		t.Errorf("a dated file beside the lock: %v", err)
+	}
 	version := path + ".12"
-	if err := os.WriteFile(version, []byte("1 1 12 9000\n"), 0o644); err != nil {
+	if err := os.WriteFile(version, []byte(`{"processId":4242,"epoch":3,"leaseMs":9000}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr = runCLI("run", "-store", "flock", "-path", path, "-lease", "1s", "-renew", "300ms", "-watch", "300ms")
@@ -110,5 +124,52 @@ func TestRunRefusesMixedStores(t *testing.T) {
 	os.Chtimes(version, old, old)
 	if err := checkOneStore("flock", path, time.Second); err != nil {
 		t.Errorf("versions older than two leases (and boot records, temporary files): %v", err)
+	}
+}
+
+// A lease's mark (LEASELAB_SINGLETON, which a new leader kills by) names
+// what the lease is, not how it is spelt: one lock file however reached,
+// two files of one name in two directories two leases (a review: one
+// relative SQLite DSN in two directories, two leases, and each new leader
+// killed the other's command); no mark for a database in memory.
+func TestSingletonIdentity(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	id := fileSingleton("file", filepath.Join(a, "job.lock"))
+	if id == "" {
+		t.Fatal("no mark for a lock file")
+	}
+	if got := fileSingleton("file", filepath.Join(link, "job.lock")); got != id {
+		t.Errorf("one lock file through a symbolic link: %s, want %s", got, id)
+	}
+	if got := fileSingleton("file", filepath.Join(a, ".", "x", "..", "job.lock")); got != id {
+		t.Errorf("one lock file spelt unclean: %s, want %s", got, id)
+	}
+	if got := fileSingleton("file", filepath.Join(b, "job.lock")); got == id {
+		t.Error("two directories' job.lock share a mark")
+	}
+	if got := fileSingleton("file", filepath.Join(a, "other.lock")); got == id {
+		t.Error("two lock files of one directory share a mark")
+	}
+	sa, sb := serverSingleton("sqlite", filepath.Join(a, "leases.db"), "leader"), serverSingleton("sqlite", "file:"+filepath.Join(b, "leases.db")+"?_pragma=busy_timeout(5000)", "leader")
+	if sa == "" || sb == "" || sa == sb {
+		t.Errorf("two SQLite databases: marks %q and %q", sa, sb)
+	}
+	if got := serverSingleton("sqlite", "file:"+filepath.Join(a, "leases.db"), "leader"); got != sa {
+		t.Errorf("one SQLite database as a path and as a URI: %s, want %s", got, sa)
+	}
+	if got := serverSingleton("sqlite", filepath.Join(a, "leases.db"), "other"); got == sa {
+		t.Error("two leases of one SQLite database share a mark")
+	}
+	for _, mem := range []string{":memory:", "file::memory:?cache=shared", "file:x?mode=memory"} {
+		if got := serverSingleton("sqlite", mem, "leader"); got != "" {
+			t.Errorf("SQLite %q: mark %q, want none", mem, got)
+		}
+	}
+	if serverSingleton("redis", "127.0.0.1:6379", "leader") == serverSingleton("redis", "127.0.0.1:6380", "leader") {
+		t.Error("two Redis servers share a mark")
 	}
 }

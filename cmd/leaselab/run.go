@@ -84,9 +84,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := checkLockPath(*path); err != nil {
 		return err
 	}
-	if abs, err := filepath.Abs(*path); err == nil {
-		sc.singleton = singletonID("file", filepath.Clean(abs)) // the file and flock stores alike: one lock file, one command
-	}
+	sc.singleton = fileSingleton("file", *path) // the file and flock stores alike: one lock file, one command
 	v, err := lease.LookupVariant(*variant)
 	if err != nil {
 		return err
@@ -158,7 +156,7 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		}
 		return usagef("-store %s: this user may not write the lease: %v", store, err)
 	}
-	command.singleton = singletonID(store, dsn, name)
+	command.singleton = serverSingleton(store, dsn, name)
 	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, cfg, command, stdout, stderr)
 }
 
@@ -178,7 +176,17 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 	// from a goroutine of its own.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	cfg.Callbacks = lease.Callbacks{OnStartedLeading: r.start, OnStoppedLeading: r.stop,
-		OnError: func(op string, err error) { r.logf("%s: %v", op, err) }}
+		OnError: func(op string, err error) {
+			r.logf("%s: %v", op, err)
+			// A store that refuses this user's writes before it has ever
+			// led is misconfigured, not failing: it would refuse every
+			// try (a review: a Redis user who may read and run scripts
+			// but not write, which the start's probe cannot tell).
+			if writeOps[op] && errors.Is(err, fs.ErrPermission) && !r.hasLed() {
+				r.logf("the store refuses this user's writes: exiting; give it write permission and start it again")
+				r.finish(2)
+			}
+		}}
 	if startAt != 0 {
 		time.Sleep(time.Duration(startAt - monoNow()))
 	}
@@ -267,6 +275,10 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 	}
 	return nil
 }
+
+// writeOps are the store operations, as Callbacks.OnError names them,
+// that write the lease.
+var writeOps = map[string]bool{"create": true, "takeover": true, "renew": true, "release": true}
 
 // successorWait bounds how long a leader that released its lease on a
 // server keeps its connections open, waiting for its successor.

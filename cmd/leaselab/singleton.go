@@ -78,6 +78,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,13 +132,58 @@ type singletonCommand struct {
 // before it starts its own command (killStale).
 const singletonEnv = "LEASELAB_SINGLETON"
 
-// singletonID names a lease, the same for every runner of it on this
-// machine, in a form that shows nothing of it (a server's DSN may hold a
-// password): a hash of the store's kind and the lease's place (the lock
-// file's absolute path; a server's address and the lease's name).
+// singletonID names a lease, in a form that shows nothing of it (a
+// server's DSN may hold a password): a hash of the parts that place it.
+// Two leases must never share one (killStale would kill the other's
+// command); one lease spelt two ways may have two (its stale processes
+// then survive, as before there was a mark).
 func singletonID(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:8])
+}
+
+// fileSingleton is the singletonID of the lease kept in the file at path,
+// by what the file is, not how it is spelt: its directory's device and
+// inode, and its name (a relative path, a symbolic link, another mount
+// namespace's view of one directory: one lease; one path in two mount
+// namespaces over two directories: two). "" if the directory cannot be
+// looked at.
+func fileSingleton(kind, path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(filepath.Dir(abs))
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return singletonID(kind, fmt.Sprint(st.Dev), fmt.Sprint(st.Ino), filepath.Base(abs))
+}
+
+// serverSingleton is the singletonID of the lease name on the server
+// store's dsn: the DSN as seen from this network namespace, with the
+// environment PostgreSQL's client completes it from; an SQLite database
+// by its file (fileSingleton), and none for one in memory.
+func serverSingleton(store, dsn, name string) string {
+	if store == "sqlite" {
+		path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+		if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
+			return "" // every process its own database
+		}
+		return fileSingleton("sqlite\x00"+name, path)
+	}
+	netns, _ := os.Readlink("/proc/self/ns/net") // "" outside Linux
+	parts := []string{store, dsn, name, netns}
+	if store == "postgres" {
+		for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE", "PGSERVICEFILE"} {
+			parts = append(parts, v+"="+os.Getenv(v))
+		}
+	}
+	return singletonID(parts...)
 }
 
 // runner runs the command, through a supervisor, while this process leads.
@@ -158,6 +204,7 @@ type runner struct {
 	epoch    int64              // the term's epoch from Lead (0: none known)
 	code     int                // run's exit status once the command's end decided it (-1: not decided)
 	ending   bool               // run is ending: no command starts again, and code is final
+	led      bool               // a term has started
 	cancel   context.CancelFunc // ends lease.Run's context (nil: the variant exits the process on SIGTERM)
 }
 
@@ -183,6 +230,13 @@ func (r *runner) logf(format string, a ...any) {
 		return
 	}
 	io.WriteString(r.stderr, line)
+}
+
+// hasLed reports whether a term of this process has started.
+func (r *runner) hasLed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.led
 }
 
 // setCancel gives the runner the cancel of lease.Run's context: how the
@@ -214,6 +268,9 @@ func (r *runner) lead(epoch int64, deadline time.Duration) {
 // and stops it when the term's context ends (the local deadline, a lost
 // lease, run's own end). It does not wait for the command.
 func (r *runner) start(ctx context.Context) {
+	r.mu.Lock()
+	r.led = true
+	r.mu.Unlock()
 	if r.shed {
 		shedImage()
 	}
@@ -228,13 +285,18 @@ func (r *runner) start(ctx context.Context) {
 	// and its supervisor were killed at once (kill -9 $(pidof leaselab)),
 	// nobody killed the command's descendants, and the next leader's
 	// command ran beside them for good (a probe: 11 of 11 tries). This
-	// term holds the lease, so whatever carries its mark is stale.
-	if os.Getenv("LEASELAB_TEST_SUPERVISOR") == "nodeadline-nokill" {
-		// (A test's planted mistake: see superviseMain.)
-	} else if n := killStale(r.singleton); n > 0 {
-		r.logf("killed %d process(es) left running by an earlier leader's command", n)
-	}
-	r.launch(ctx, epoch)
+	// term holds the lease, so whatever carries its mark is stale. Off
+	// the callback, which must not block (a process in uninterruptible
+	// sleep takes a while to die); launch starts nothing once the term
+	// has ended meanwhile.
+	go func() {
+		if os.Getenv("LEASELAB_TEST_SUPERVISOR") == "nodeadline-nokill" {
+			// (A test's planted mistake: see superviseMain.)
+		} else if n := killStale(r.singleton); n > 0 {
+			r.logf("killed %d process(es) left running by an earlier leader's command", n)
+		}
+		r.launch(ctx, epoch)
+	}()
 	go func() {
 		<-ctx.Done() // leadership ended (OnStoppedLeading stops it too)
 		r.stopTerm(ctx)

@@ -96,12 +96,12 @@ func killStale(singleton string) int {
 	for pid := os.Getpid(); pid > 1 && !spare[pid]; pid = parentOf(pid) {
 		spare[pid] = true
 	}
-	killed := 0
+	killed := map[int]bool{} // (a killed process is found again until it has died)
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
 		var found []int
 		ents, err := os.ReadDir("/proc")
 		if err != nil {
-			return killed
+			return len(killed)
 		}
 		for _, e := range ents {
 			pid, err := strconv.Atoi(e.Name())
@@ -120,16 +120,16 @@ func killStale(singleton string) int {
 			}
 		}
 		if len(found) == 0 {
-			return killed
+			return len(killed)
 		}
 		for _, pid := range found {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed[pid] = true
 			}
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return killed
+	return len(killed)
 }
 
 // parentOf is pid's parent, from /proc/PID/stat (0 if unknown).

@@ -348,7 +348,7 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 
 // fail reports and wraps an error that is none of the contract's outcomes.
 func (s *Store) fail(op string, err error) error {
-	if strings.HasPrefix(err.Error(), "NOPERM") {
+	if denied(err.Error()) {
 		// An ACL that refuses this user a command or a key: for which
 		// errors.Is(err, fs.ErrPermission), as a file's EACCES.
 		err = fmt.Errorf("%w (%w)", err, fs.ErrPermission)
@@ -358,6 +358,16 @@ func (s *Store) fail(op string, err error) error {
 		s.onError(op, err)
 	}
 	return err
+}
+
+// denied reports whether a server's error message says its ACL refused
+// this user: a command or key it may not use (NOPERM), or one a script
+// ran for it ("ERR The user executing the script can't run this command
+// or subcommand", "No permissions to access a key": Redis 7.0's words for
+// a script's refused write; a review found a user who may read and run
+// scripts, but not write, retrying for ever).
+func denied(msg string) bool {
+	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "can't run this command or subcommand") || strings.Contains(msg, "No permissions to access a key")
 }
 
 // Read returns the record; none is an error for which
