@@ -364,6 +364,14 @@ func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started 
 			r.relaunch(ctx, epoch, started)
 		}
 	default:
+		if ctx.Err() != nil {
+			// The term was over already (a new leader's killStale may
+			// have killed the supervisor of a run frozen with it): run
+			// killed what was left, and watches on (a review: it exited
+			// 1 when this beat stopTerm).
+			r.logf("the command's supervisor ended unexpectedly (%v) after its term; run killed what was left of the command", s.err)
+			return
+		}
 		r.logf("the command's supervisor ended unexpectedly (%v); run killed what was left of the command: releasing the lease", s.err)
 		r.finish(1)
 	}
