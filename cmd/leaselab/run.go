@@ -131,12 +131,25 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	// action, status 143, is what a probe saw).
 	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	s, err := openServerStore(sig, store, dsn, name, timeout, stderr)
+	// A user the server lets read but not write (a Redis ACL without
+	// EVALSHA, a PostgreSQL role with SELECT alone) watched for ever and
+	// failed at each write, retrying (a probe): a release of a record no
+	// process writes (holder -1) changes nothing and is refused the same
+	// way, before anything is contended. (Under the same signal handling
+	// as the connect.)
+	var probe error
+	if err == nil && sig.Err() == nil {
+		probe = s.Release(lease.Record{Holder: -1, Epoch: -1, Version: -1})
+	}
 	signalled := sig.Err() != nil
 	stop()
-	if signalled {
+	closeStore := func() {
 		if c, ok := s.(io.Closer); ok && err == nil {
 			c.Close()
 		}
+	}
+	if signalled {
+		closeStore()
 		fmt.Fprintf(stderr, "leaselab run: signalled while connecting to the %s server: nothing held, exiting\n", store)
 		return nil
 	}
@@ -145,16 +158,9 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		// nothing was written anywhere.
 		return usagef("-store %s: %v", store, err)
 	}
-	// A user the server lets read but not write (a Redis ACL without
-	// EVALSHA, a PostgreSQL role with SELECT alone) watched for ever and
-	// failed at each write, retrying (a probe): a release of a record no
-	// process writes (holder -1) changes nothing and is refused the same
-	// way, before anything is contended.
-	if err := s.Release(lease.Record{Holder: -1, Epoch: -1, Version: -1}); errors.Is(err, fs.ErrPermission) {
-		if c, ok := s.(io.Closer); ok {
-			c.Close()
-		}
-		return usagef("-store %s: this user may not write the lease: %v", store, err)
+	if errors.Is(probe, fs.ErrPermission) {
+		closeStore()
+		return usagef("-store %s: this user may not write the lease: %v", store, probe)
 	}
 	command.singleton = serverSingleton(store, dsn, name)
 	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, cfg, command, stdout, stderr)
