@@ -281,19 +281,9 @@ func TestRunContextEndsAtLocalDeadline(t *testing.T) {
 // derived from it, which sees only Done (a probe found a derived context
 // live until the hung renewal returned, after another process led).
 func TestRunContextEndsAtDeadlineDuringHungRenewal(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "job.lease")
 	const deadline = 600 * time.Millisecond
-	cfg := lease.Config{LeaseDuration: 3 * time.Second, RenewInterval: 100 * time.Millisecond, WatchInterval: time.Second, RenewDeadline: deadline}
-	cb, leading := started()
-	cfg.Callbacks = cb
-	s := &spyStore{Store: lease.NewFileStore(path), renewDelay: 2 * time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := runAsync(ctx, s, cfg, lease.RunOptions{})
-	defer func() {
-		cancel()
-		<-done
-	}()
-	lctx := waitCtx(t, leading, "a lone process")
+	s := &spyStore{renewDelay: 2 * time.Second}
+	lctx := leadHanging(t, s, 100*time.Millisecond, deadline)
 	derived, stop := context.WithCancel(lctx)
 	defer stop()
 	s.mu.Lock()
@@ -320,19 +310,10 @@ func TestRunContextEndsAtDeadlineDuringHungRenewal(t *testing.T) {
 // probe's mutant of osProc.AfterMono whose move did nothing passed every
 // test: the one above hangs the first renewal, so nothing is moved).
 func TestRunContextEndsAtMovedDeadline(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "job.lease")
 	const deadline = 600 * time.Millisecond
-	cfg := lease.Config{LeaseDuration: 3 * time.Second, RenewInterval: 200 * time.Millisecond, WatchInterval: time.Second, RenewDeadline: deadline}
-	cb, leading := started()
-	cfg.Callbacks = cb
-	s := &spyStore{Store: lease.NewFileStore(path), renewDelay: 3 * time.Second, hangFrom: 4}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := runAsync(ctx, s, cfg, lease.RunOptions{})
-	defer func() {
-		cancel()
-		<-done
-	}()
-	derived, stop := context.WithCancel(waitCtx(t, leading, "a lone process"))
+	s := &spyStore{renewDelay: 3 * time.Second, hangFrom: 4}
+	cfg := leadHangingConfig(200*time.Millisecond, deadline)
+	derived, stop := context.WithCancel(leadHanging(t, s, cfg.RenewInterval, deadline))
 	defer stop()
 	select {
 	case <-derived.Done():
@@ -352,6 +333,30 @@ func TestRunContextEndsAtMovedDeadline(t *testing.T) {
 	if d := ended.Sub(want); d < -10*time.Millisecond || d > 400*time.Millisecond {
 		t.Errorf("the derived context ended %v after the third renewal's deadline (want at it; the hung renewal returns %v after it)", d, renews[3].Add(s.renewDelay).Sub(want))
 	}
+}
+
+// leadHangingConfig is a 3 s lease renewed every renew, with the local
+// deadline given.
+func leadHangingConfig(renew, deadline time.Duration) lease.Config {
+	return lease.Config{LeaseDuration: 3 * time.Second, RenewInterval: renew, WatchInterval: time.Second, RenewDeadline: deadline}
+}
+
+// leadHanging runs a lone lease.Run over s (a spyStore whose renewals
+// hang as it says, over a new file store) with leadHangingConfig, until
+// the test ends, and returns the leader's context once it leads.
+func leadHanging(t *testing.T, s *spyStore, renew, deadline time.Duration) context.Context {
+	t.Helper()
+	s.Store = lease.NewFileStore(filepath.Join(t.TempDir(), "job.lease"))
+	cfg := leadHangingConfig(renew, deadline)
+	cb, leading := started()
+	cfg.Callbacks = cb
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runAsync(ctx, s, cfg, lease.RunOptions{})
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return waitCtx(t, leading, "a lone process")
 }
 
 // epochStore scales a store's epochs by 1000, so that an epoch is never

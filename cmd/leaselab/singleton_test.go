@@ -395,18 +395,30 @@ func TestRunRestart(t *testing.T) {
 	count := filepath.Join(dir, "count")
 	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-restart", "-lease", "30s", "-renew", "10s", "-watch", "10s"},
 		"sh", "-c", `echo "$LEASELAB_EPOCH" >> "$1"; exit 5`, "sh", count)
-	poll(t, "the command to run three times", func() bool {
+	startsUnderOneTerm(t, a, out, count)
+}
+
+// startsUnderOneTerm waits until run a's command, which appends its
+// LEASELAB_EPOCH to count, has started three times, with run still
+// there; then SIGTERMs run, which must exit 0, and wants every start
+// under the term's epoch, 1.
+func startsUnderOneTerm(t *testing.T, a *exec.Cmd, out *runOutput, count string) {
+	t.Helper()
+	poll(t, "the command to be started three times", func() bool {
 		b, _ := os.ReadFile(count)
 		return strings.Count(string(b), "\n") >= 3
 	})
+	if err := a.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("run left before its command's third start:\n%s", out)
+	}
 	a.Process.Signal(syscall.SIGTERM)
-	if code := waitExit(t, a, "run -restart after SIGTERM"); code != 0 {
+	if code := waitExit(t, a, "run after SIGTERM"); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0:\n%s", code, out.String())
 	}
 	b, _ := os.ReadFile(count)
 	for _, l := range strings.Fields(string(b)) {
 		if l != "1" {
-			t.Errorf("LEASELAB_EPOCH %q in a restart, want 1, the term's epoch (all: %q)", l, b)
+			t.Errorf("LEASELAB_EPOCH %q in a start again, want 1, the term's epoch (all: %q)", l, b)
 		}
 	}
 }
@@ -574,23 +586,7 @@ func TestRunDeadlineRaceStartsCommandAgain(t *testing.T) {
 	t.Cleanup(func() { killProcsWith(tok) })
 	a, out := startRun(t, filepath.Join(dir, "leader.lock"), []string{"-lease", "1500ms", "-renew", "300ms", "-watch", "300ms"},
 		"sh", "-c", `echo "$LEASELAB_EPOCH" >> "$1"; exec sleep "$2"`, "sh", count, tok)
-	poll(t, "the command to be started three times", func() bool {
-		b, _ := os.ReadFile(count)
-		return strings.Count(string(b), "\n") >= 3
-	})
-	if err := a.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Fatalf("run left after the supervisor's deadline kill:\n%s", out)
-	}
-	a.Process.Signal(syscall.SIGTERM)
-	if code := waitExit(t, a, "run after SIGTERM"); code != 0 {
-		t.Errorf("exit %d after SIGTERM, want 0:\n%s", code, out.String())
-	}
-	b, _ := os.ReadFile(count)
-	for _, l := range strings.Fields(string(b)) {
-		if l != "1" {
-			t.Errorf("LEASELAB_EPOCH %q in a start again, want 1, the term's epoch (all: %q)", l, b)
-		}
-	}
+	startsUnderOneTerm(t, a, out, count)
 	if s := out.String(); !strings.Contains(s, "the term still holds (a renewal raced the supervisor's timer): starting the command again") {
 		t.Errorf("run did not say why it started the command again:\n%s", s)
 	}
