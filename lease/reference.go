@@ -301,6 +301,12 @@ func (r *Reference) elect(ctx context.Context) {
 		}
 		return expiry, true
 	}
+	// watchOwn is where a term, or a hold, leaves the watcher: its own
+	// last record seen (afterTerm).
+	watchOwn := func() {
+		seen, seenAt, haveSeen = r.afterTerm()
+		seenGone = false
+	}
 	lost := func(nrec Record) bool {
 		ttl := r.leaseOf(seen)
 		expiry, ok := lostUntil(nrec.Version, true)
@@ -331,11 +337,11 @@ func (r *Reference) elect(ctx context.Context) {
 				return
 			}
 			if backoff = b; led {
-				seen, seenAt, haveSeen = r.afterTerm() // what it saw before its term is stale
+				watchOwn() // what it saw before its term is stale
 				continue
 			}
 			if r.waitLost > 0 {
-				seen, seenAt, haveSeen = r.afterTerm() // the record it held
+				watchOwn() // the record it held
 				retryAt, r.waitLost, lastVersion = r.waitLost, 0, 0
 				continue
 			}
@@ -397,10 +403,10 @@ func (r *Reference) elect(ctx context.Context) {
 			if backoff = b; !led {
 				retryAt = r.p.Mono() + backoff
 			} else {
-				seen, seenAt, haveSeen = r.afterTerm() // what it saw before its term is stale
+				watchOwn() // what it saw before its term is stale
 			}
 			if r.waitLost > 0 {
-				seen, seenAt, haveSeen = r.afterTerm() // the record it held
+				watchOwn() // the record it held
 				// (lastVersion forgotten: the lost lease reading as none
 				// is no release, which would end the wait.)
 				retryAt, r.waitLost, lastVersion = r.waitLost, 0, 0
@@ -501,7 +507,7 @@ func (r *Reference) elect(ctx context.Context) {
 			return
 		}
 		backoff = 0
-		seen, seenAt, haveSeen = r.afterTerm() // what it saw before its term is stale
+		watchOwn() // what it saw before its term is stale
 	}
 }
 
