@@ -179,7 +179,11 @@ func serverSingleton(store, dsn, name string) string {
 	netns, _ := os.Readlink("/proc/self/ns/net") // "" outside Linux
 	parts := []string{store, dsn, name, netns}
 	if store == "postgres" {
-		for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE", "PGSERVICEFILE"} {
+		// (PGUSER, PGOPTIONS and the user id too, whose name is the
+		// default PostgreSQL user: the table is unqualified, so the
+		// user's search_path picks it: a review.)
+		parts = append(parts, "uid="+strconv.Itoa(os.Getuid()))
+		for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE", "PGSERVICEFILE", "PGUSER", "PGOPTIONS"} {
 			parts = append(parts, v+"="+os.Getenv(v))
 		}
 	}
@@ -292,7 +296,7 @@ func (r *runner) start(ctx context.Context) {
 	go func() {
 		if os.Getenv("LEASELAB_TEST_SUPERVISOR") == "nodeadline-nokill" {
 			// (A test's planted mistake: see superviseMain.)
-		} else if n := killStale(r.singleton); n > 0 {
+		} else if n := killStale(ctx, r.singleton); n > 0 {
 			r.logf("killed %d process(es) left running by an earlier leader's command", n)
 		}
 		r.launch(ctx, epoch)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strconv"
 	"syscall"
@@ -82,12 +83,13 @@ func closeOnExecFrom(fd int) {
 // it as part of a command run under the lease singleton (singletonEnv),
 // this process and its ancestors spared, round after round until none is
 // left (a killed process's children may have been forking), for at most
-// 2 s; it returns how many it killed. Only a leader calls it: any other
+// 2 s and while ctx, the term's, lasts (after it, a marked process may be
+// the next term's: a review); it returns how many it killed. Only a leader calls it: any other
 // process with the mark was started under an earlier term, and outlived
 // it. A process that cleared its environment, or runs as another user,
 // is not seen. A killed process is a zombie until its parent reaps it:
 // its environment reads empty, so it is not counted again.
-func killStale(singleton string) int {
+func killStale(ctx context.Context, singleton string) int {
 	if singleton == "" {
 		return 0
 	}
@@ -97,7 +99,7 @@ func killStale(singleton string) int {
 		spare[pid] = true
 	}
 	killed := map[int]bool{} // (a killed process is found again until it has died)
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && ctx.Err() == nil; {
 		var found []int
 		ents, err := os.ReadDir("/proc")
 		if err != nil {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"syscall"
 )
@@ -21,7 +22,7 @@ func childPIDs() []int { return nil }
 
 // killStale finds nothing outside Linux: there is no /proc to read other
 // processes' environments from.
-func killStale(string) int { return 0 }
+func killStale(context.Context, string) int { return 0 }
 
 func closeOnExecFrom(fd int) {
 	for n := fd; n < 256; n++ {
