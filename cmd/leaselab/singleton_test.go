@@ -546,6 +546,11 @@ func TestRunBothKilledNextLeaderKillsStale(t *testing.T) {
 	if sup == 0 {
 		t.Fatal("no supervisor among run's children")
 	}
+	// Both stopped first, so that neither acts on the other's death before
+	// its own (a supervisor that read run's end first killed the command's
+	// group itself: CI once saw 1 killed, not 3); then both killed.
+	syscall.Kill(a.Process.Pid, syscall.SIGSTOP)
+	syscall.Kill(sup, syscall.SIGSTOP)
 	syscall.Kill(a.Process.Pid, syscall.SIGKILL)
 	syscall.Kill(sup, syscall.SIGKILL)
 	waitExit(t, a, "run after SIGKILL")
