@@ -246,13 +246,10 @@ func (w *World) expireNow(s *server, at int64) {
 }
 
 // loseServerData restarts every server of kind ("": of every kind)
-// without its data (a Lose fault; Fault.lose in a test), and reports
-// whether there was one.
-func (w *World) loseServerData(kind string) bool {
-	any := false
+// without its data (a Lose fault; Fault.lose in a test).
+func (w *World) loseServerData(kind string) {
 	for _, ns := range w.servers {
 		if s := ns.server; s.kind == kind || kind == "" {
-			any = true
 			s.present, s.counter = false, 0
 			w.touch(objKey{kind: objServer, s: s.key}, true)
 			for _, sub := range s.subs {
@@ -262,7 +259,6 @@ func (w *World) loseServerData(kind string) bool {
 			}
 		}
 	}
-	return any
 }
 
 // expire drops a record whose TTL ran out by now, and reports whether it
