@@ -297,11 +297,12 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	// NoBootID is drawn last, from the setup's own stream, so that the
 	// faults drawn with it are those drawn without it.
 	kinds := o.Faults
-	if v, err := lease.LookupVariant(o.Variant); err == nil && !v.Claims.Pushed && slices.Contains(kinds, trace.Notice) {
-		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.Notice })
-	}
-	if v, err := lease.LookupVariant(o.Variant); err == nil && v.Claims.Handover != lease.ServerExpiry && slices.Contains(kinds, trace.Lose) {
-		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.Lose })
+	if v, err := lease.LookupVariant(o.Variant); err == nil {
+		// A store that sends no notices draws no Notice; one that is no
+		// lease server, no Lose.
+		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool {
+			return k == trace.Notice && !v.Claims.Pushed || k == trace.Lose && v.Claims.Handover != lease.ServerExpiry
+		})
 	}
 	noBoot := slices.Contains(kinds, trace.NoBootID)
 	if noBoot {

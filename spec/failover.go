@@ -62,12 +62,11 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 	// the raft leader member was stopped could not release, and its
 	// successor waited out the lease.)
 	st = append(st, tr.MemberOutages()...)
-	// Nor one that meets the aftermath of a loss of the server's data:
-	// the processes learn of it at their next renewal or read, then wait
-	// out every lease they may not have seen (runBounds).
+	// Nor one that meets the aftermath of a loss of the server's data
+	// (lossAftermath).
 	if l := losses(tr); len(l) > 0 {
 		slow, _ := envelope(tr)
-		after := int64(slow.LeaseDuration + max(slow.RenewInterval, slow.WatchInterval))
+		after := int64(lossAftermath(slow))
 		for _, i := range l {
 			t := tr.Events[i].T
 			st = append(st, trace.Stretch{Kind: trace.Lose, From: t, To: t + after, Proc: -1})

@@ -3,6 +3,8 @@ package spec
 import (
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
+
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -20,6 +22,15 @@ import (
 //   - fencing and the store's linearizability until the first loss (the
 //     epochs start again, and no register explains a record that
 //     vanished): untilLoss.
+
+// lossAftermath is how long after a loss of the server's data a leader
+// may be owed later than otherwise, with the run's slowest configuration
+// slow: a process learns of the loss at its next renewal or read (a renew
+// or watch interval), then waits out, besides the lease it saw, any lease
+// it may not have seen, made before it learned (a lease from then).
+func lossAftermath(slow lease.Config) time.Duration {
+	return slow.LeaseDuration + max(slow.RenewInterval, slow.WatchInterval)
+}
 
 // losses returns the indexes of the run's Lose faults that fired.
 func losses(tr *trace.Trace) []int {

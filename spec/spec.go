@@ -137,12 +137,7 @@ func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 		b.Wedge, b.Kill, b.Term = b.Wedge-slow.WatchInterval, b.Kill-slow.WatchInterval, b.Term-slow.WatchInterval
 	}
 	if len(losses(tr)) > 0 {
-		// After a loss of the server's data a process learns of it at its
-		// next renewal or read (a renew or watch interval), and then
-		// waits out, besides the lease it saw, any lease it may not have
-		// seen, made before it learned (a lease from then): a leader is
-		// owed that much later (see lostExcused).
-		more := slow.LeaseDuration + max(slow.RenewInterval, slow.WatchInterval)
+		more := lossAftermath(slow)
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
 	}
 	// Slack covers a hand-over's calls at ordinary latencies; a run that
@@ -221,6 +216,8 @@ func Check(tr *trace.Trace) []Verdict {
 	lin := history
 	vs := []Verdict{
 		{Property: ExclusiveLeadership, Applicable: true, Violation: CheckExclusive(tr, iv)},
+		// (Fencing over the run until its first loss: a term that starts
+		// after it has no EvStarted there, and no epoch to compare.)
 		{Property: Fencing, Applicable: v.Epochs, Violation: checkFencingIf(v.Epochs, untilLoss(tr), iv)},
 		{Property: NoWedge, Applicable: true, Violation: checkNoWedge(tr, iv, b, el)},
 		{Property: FailoverBound, Applicable: true, Violation: checkFailover(tr, iv, b, el)},

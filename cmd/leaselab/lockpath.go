@@ -78,8 +78,7 @@ func checkOneStore(v string, path string, d time.Duration) error {
 					return usagef("-path %s: a flock leader holds this lock file (-store flock): its lock and the reference's versions (-store file) do not exclude each other; run every process of one lease with one store", path)
 				}
 			}
-		}
-		unix.Flock(fd, unix.LOCK_UN)
+		} // (a shared lock taken is released by the close)
 	case "flock":
 		ents, err := os.ReadDir(filepath.Dir(path))
 		if err != nil {

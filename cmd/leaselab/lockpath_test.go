@@ -138,20 +138,20 @@ func TestSingletonIdentity(t *testing.T) {
 	if err := os.Symlink(a, link); err != nil {
 		t.Fatal(err)
 	}
-	id := fileSingleton("file", filepath.Join(a, "job.lock"))
+	id := fileSingleton(filepath.Join(a, "job.lock"), "file")
 	if id == "" {
 		t.Fatal("no mark for a lock file")
 	}
-	if got := fileSingleton("file", filepath.Join(link, "job.lock")); got != id {
+	if got := fileSingleton(filepath.Join(link, "job.lock"), "file"); got != id {
 		t.Errorf("one lock file through a symbolic link: %s, want %s", got, id)
 	}
-	if got := fileSingleton("file", filepath.Join(a, ".", "x", "..", "job.lock")); got != id {
+	if got := fileSingleton(filepath.Join(a, ".", "x", "..", "job.lock"), "file"); got != id {
 		t.Errorf("one lock file spelt unclean: %s, want %s", got, id)
 	}
-	if got := fileSingleton("file", filepath.Join(b, "job.lock")); got == id {
+	if got := fileSingleton(filepath.Join(b, "job.lock"), "file"); got == id {
 		t.Error("two directories' job.lock share a mark")
 	}
-	if got := fileSingleton("file", filepath.Join(a, "other.lock")); got == id {
+	if got := fileSingleton(filepath.Join(a, "other.lock"), "file"); got == id {
 		t.Error("two lock files of one directory share a mark")
 	}
 	sa, sb := serverSingleton("sqlite", filepath.Join(a, "leases.db"), "leader"), serverSingleton("sqlite", "file:"+filepath.Join(b, "leases.db")+"?_pragma=busy_timeout(5000)", "leader")

@@ -84,7 +84,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := checkLockPath(*path); err != nil {
 		return err
 	}
-	sc.singleton = fileSingleton("file", *path) // the file and flock stores alike: one lock file, one command
+	sc.singleton = fileSingleton(*path, "file") // the file and flock stores alike: one lock file, one command
 	v, err := lease.LookupVariant(*variant)
 	if err != nil {
 		return err

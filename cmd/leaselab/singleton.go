@@ -142,13 +142,13 @@ func singletonID(parts ...string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// fileSingleton is the singletonID of the lease kept in the file at path,
-// by what the file is, not how it is spelt: its directory's device and
+// fileSingleton is the singletonID of the lease kept in the file at path
+// (kind: what else names it, the store's kind first), by what the file is, not how it is spelt: its directory's device and
 // inode, and its name (a relative path, a symbolic link, another mount
 // namespace's view of one directory: one lease; one path in two mount
 // namespaces over two directories: two). "" if the directory cannot be
 // looked at.
-func fileSingleton(kind, path string) string {
+func fileSingleton(path string, kind ...string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return ""
@@ -161,7 +161,7 @@ func fileSingleton(kind, path string) string {
 	if !ok {
 		return ""
 	}
-	return singletonID(kind, fmt.Sprint(st.Dev), fmt.Sprint(st.Ino), filepath.Base(abs))
+	return singletonID(append(kind, fmt.Sprint(st.Dev), fmt.Sprint(st.Ino), filepath.Base(abs))...)
 }
 
 // serverSingleton is the singletonID of the lease name on the server
@@ -174,7 +174,7 @@ func serverSingleton(store, dsn, name string) string {
 		if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
 			return "" // every process its own database
 		}
-		return fileSingleton("sqlite\x00"+name, path)
+		return fileSingleton(path, "sqlite", name)
 	}
 	netns, _ := os.Readlink("/proc/self/ns/net") // "" outside Linux
 	parts := []string{store, dsn, name, netns}
@@ -294,10 +294,12 @@ func (r *runner) start(ctx context.Context) {
 	// sleep takes a while to die); launch starts nothing once the term
 	// has ended meanwhile.
 	go func() {
-		if os.Getenv("LEASELAB_TEST_SUPERVISOR") == "nodeadline-nokill" {
-			// (A test's planted mistake: see superviseMain.)
-		} else if n := killStale(ctx, r.singleton); n > 0 {
-			r.logf("killed %d process(es) left running by an earlier leader's command", n)
+		// (Not with a test's planted mistake "nodeadline-nokill": see
+		// superviseMain.)
+		if os.Getenv("LEASELAB_TEST_SUPERVISOR") != "nodeadline-nokill" {
+			if n := killStale(ctx, r.singleton); n > 0 {
+				r.logf("killed %d process(es) left running by an earlier leader's command", n)
+			}
 		}
 		r.launch(ctx, epoch)
 	}()

@@ -33,8 +33,7 @@ func commandAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// childPIDs lists this process's children, from /proc/PID/stat (the
-// parent is the fourth field, after the command name in parentheses).
+// childPIDs lists this process's children (parentOf).
 func childPIDs() []int {
 	self := os.Getpid()
 	ents, err := os.ReadDir("/proc")
@@ -47,19 +46,7 @@ func childPIDs() []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == self {
+		if parentOf(pid) == self {
 			out = append(out, pid)
 		}
 	}
@@ -84,9 +71,9 @@ func closeOnExecFrom(fd int) {
 // this process and its ancestors spared, round after round until none is
 // left (a killed process's children may have been forking), for at most
 // 2 s and while ctx, the term's, lasts (after it, a marked process may be
-// the next term's: a review); it returns how many it killed. Only a leader calls it: any other
-// process with the mark was started under an earlier term, and outlived
-// it. A process that cleared its environment, or runs as another user,
+// the next term's: a review); it returns how many it killed. Only a
+// leader calls it: any other process with the mark was started under an
+// earlier term, and outlived it. A process that cleared its environment, or runs as another user,
 // is not seen. A killed process is a zombie until its parent reaps it:
 // its environment reads empty, so it is not counted again.
 func killStale(ctx context.Context, singleton string) int {
@@ -134,7 +121,8 @@ func killStale(ctx context.Context, singleton string) int {
 	return len(killed)
 }
 
-// parentOf is pid's parent, from /proc/PID/stat (0 if unknown).
+// parentOf is pid's parent, from /proc/PID/stat: the fourth field, after
+// the command name in parentheses (0 if unknown).
 func parentOf(pid int) int {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
