@@ -34,6 +34,7 @@ const (
 	MistakeLeakTempOnWriteError  = mLeakTempOnWriteError
 	MistakeReadRetriesBoot       = mReadRetriesBoot
 	MistakeLossSeenOnly          = mLossSeenOnly
+	MistakeNoNonce               = mNoNonce
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

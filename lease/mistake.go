@@ -5,7 +5,7 @@ package lease
 // own tests can set it (export_test.go); the zero value, which every
 // exported constructor and variant uses, plants none. Each hook is one
 // guarded line at the place where the mistake would be made.
-type mistake uint32
+type mistake uint64
 
 // The mistakes with a hook in the algorithms. (Mutants that wrap a store,
 // a config or a variant's Run need none.)
@@ -104,4 +104,8 @@ const (
 	// detected, only its lease is waited out, and a term's own last
 	// record is not watched after the term.
 	mLossSeenOnly
+	// Reference: records are compared without their nonces, as before
+	// 2026-12-05: a record made anew after a loss, of the holder, epoch
+	// and version seen before it, is taken for the one seen.
+	mNoNonce
 )

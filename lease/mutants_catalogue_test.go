@@ -427,4 +427,13 @@ var mutants = []mutant{
 		confirm:    &confirmation{faults: "lose", runs: 20000},
 		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose): a deployment with persistence never has it",
 	},
+	{
+		name: "redis~loss-no-nonce", base: "redis",
+		mistake:    "records are compared without their nonces: a record made anew after a loss, of the holder, epoch and version a watcher saw before it, is taken for that one",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(lease.MistakeNoNonce, nil),
+		exploreWhy: "no exploration draws a loss of the server's data",
+		confirm:    &confirmation{faults: "lose,stop", runs: 20000},
+		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose), and this one needs a watcher paused across it",
+	},
 }

@@ -1,6 +1,8 @@
 package lease
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -28,6 +30,31 @@ type Record struct {
 	// record that does not say (one written before TTLs were recorded, a
 	// release, a store that keeps none); the watcher then waits its own.
 	TTL time.Duration `json:"-"`
+	// Nonce names the write that made the record: a number its writer
+	// drew at random (a lease server's stores; the simulator's model of
+	// them draws from its own counter), 0 for a record that has none (a
+	// file store's, or one an earlier leaselab wrote). Versions name
+	// records only while the store keeps its data: a server restarted
+	// without it counts them again from 1, and a record made then may be
+	// equal to one made before in holder, epoch and version. Its nonce is
+	// not (a check with the loss as a fault: a watcher paused across a
+	// loss took such a record for the one it had seen, and took it over
+	// while its holder led). A store compares it with the rest of the
+	// record in every compare-and-set.
+	Nonce uint64 `json:"-"`
+}
+
+// NewNonce returns a nonce for a record (Record.Nonce): random, not 0,
+// and under 2^63, so that a store may keep it in a signed 64-bit column.
+// Only the real stores call it; the simulator never does.
+func NewNonce() uint64 {
+	var b [8]byte
+	for {
+		rand.Read(b[:]) // never fails: crypto/rand crashes the program instead
+		if n := binary.LittleEndian.Uint64(b[:]) >> 1; n != 0 {
+			return n
+		}
+	}
 }
 
 // Unknown is the holder of a record whose content cannot be read.

@@ -79,9 +79,9 @@ type Reference struct {
 	note StoreNotifier // what watchers wait on (nil: they poll)
 	hint ReleaseHint   // note's word that its latest notice was a release (nil: none)
 	cw   ContextWaiter // nil: sleeps do not end with the context
-	// wrote is the version of this process's last successful write (0:
-	// none yet).
-	wrote int64
+	// wrote is the record of this process's last successful write as a
+	// leader (Version 0: none yet, or none since a loss was detected).
+	wrote Record
 	// last is the record of this process's last successful write as a
 	// leader or a holder (Version 0: none since a loss was detected), and
 	// lastAt when that write was sent: what a term's end leaves it to
@@ -266,8 +266,8 @@ func (r *Reference) elect(ctx context.Context) {
 	// fails (a probe: two commands ran at once, with one epoch, for up to
 	// a renew interval, 2.8 s at the default intervals). A release or a
 	// server's expiry of the key loses no version, and costs nothing.
-	lostUntil := func(v int64, created bool) (time.Duration, bool) {
-		if !haveSeen || v > seen.Version || v == seen.Version && !created {
+	lostUntil := func(rec Record, created bool) (time.Duration, bool) {
+		if !haveSeen || rec.Version > seen.Version || rec.Version == seen.Version && !created && !r.remade(seen, rec) {
 			return 0, false
 		}
 		expiry := seenAt + r.leaseOf(seen)
@@ -281,7 +281,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// loss, its deadline passed, made a record at once and led beside
 		// the holder of a lease made while it was paused).
 		r.p.Log(MsgRefVanished, max(seen.Holder, 0), seen.Version)
-		r.wrote, r.last = 0, Record{} // versions repeat now: a version this process wrote before is not its own
+		r.wrote, r.last = Record{}, Record{} // versions repeat now: a version this process wrote before is not its own
 		if r.mistake&mLossSeenOnly == 0 {
 			// A lease it never saw may have been made and lost too (two
 			// losses), and be held for up to a lease from when it was
@@ -309,7 +309,7 @@ func (r *Reference) elect(ctx context.Context) {
 	}
 	lost := func(nrec Record) bool {
 		ttl := r.leaseOf(seen)
-		expiry, ok := lostUntil(nrec.Version, true)
+		expiry, ok := lostUntil(nrec, true)
 		if ok {
 			r.waitLost, r.lostTTL = expiry, ttl
 		}
@@ -381,7 +381,7 @@ func (r *Reference) elect(ctx context.Context) {
 			// error hid its effect made version 1, which this process had
 			// written in an earlier term, and it "took it back" while the
 			// other led).
-			if expiry, ok := lostUntil(rec.Version, false); ok {
+			if expiry, ok := lostUntil(rec, false); ok {
 				retryAt = max(retryAt, expiry)
 			}
 		}
@@ -444,14 +444,8 @@ func (r *Reference) elect(ctx context.Context) {
 		if rec.Holder > 0 {
 			r.newLeader(rec.Holder)
 		}
-		// A version alone names a record while the store keeps its data;
-		// after a loss versions repeat, so a readable record of another
-		// holder or epoch under a version seen is another record (a
-		// review: a leader back from a pause took a re-created lease whose
-		// version had climbed back to one it saw before its term, as
-		// unchanged since then).
-		changed := rec.Version != seen.Version || seenGone ||
-			seen.Holder != Unknown && rec.Holder != Unknown && (rec.Holder != seen.Holder || rec.Epoch != seen.Epoch)
+		// (After a loss a version seen may name another record: remade.)
+		changed := rec.Version != seen.Version || seenGone || r.remade(seen, rec)
 		if r.mistake&mHolderNotVersion != 0 { // mutant: renewals do not count
 			changed = rec.Holder != seen.Holder
 		}
@@ -477,7 +471,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// takeover, instead of waiting out a lease nobody else holds. (By
 		// version, not by holder: another process may have the same PID,
 		// in another PID namespace or after a restart.)
-		own := r.wrote != 0 && rec.Version == r.wrote && rec.Holder == r.pid
+		own := r.wrote.Version != 0 && rec.Version == r.wrote.Version && rec.Holder == r.pid && rec.Nonce == r.wrote.Nonce
 		expiry := seenAt + r.leaseOf(seen)
 		if now < expiry && !own {
 			r.wait(ctx, token, expiry)
@@ -523,6 +517,23 @@ func (r *Reference) afterTerm() (Record, time.Duration, bool) {
 		return Record{}, 0, false
 	}
 	return r.last, r.lastAt, true
+}
+
+// remade reports whether rec, of the version of seen, is another record
+// all the same: both readable, and of another holder, epoch or nonce. A
+// version alone names a record while the store keeps its data; after a
+// loss versions repeat (a review: a leader back from a pause took a
+// re-created lease whose version had climbed back to one it saw before
+// its term, as unchanged since then), and so may holder and epoch, but
+// not a nonce (a check with the loss as a fault: a watcher paused across
+// a loss took a record of the holder it had seen, made anew with the
+// epoch and version it had seen, for that one, and took it over while
+// its holder led).
+func (r *Reference) remade(seen, rec Record) bool {
+	if seen.Holder == Unknown || rec.Holder == Unknown {
+		return false
+	}
+	return rec.Holder != seen.Holder || rec.Epoch != seen.Epoch || rec.Nonce != seen.Nonce && r.mistake&mNoNonce == 0
 }
 
 // newLeader calls OnNewLeader with holder, when it is not the holder it
@@ -709,7 +720,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		r.p.Log(MsgRefDeadline, 0, 0)
 		return false
 	}
-	r.wrote, r.last, r.lastAt = rec.Version, rec, start
+	r.wrote, r.last, r.lastAt = rec, rec, start
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
 	// The user's context is ctx's child: it ends the instant ctx does,
 	// whatever the elector is doing then (a store call may hang), so
@@ -803,7 +814,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			return false
 		case err == nil:
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
-			backoff, r.wrote, r.last, r.lastAt = 0, nrec.Version, nrec, start
+			backoff, r.wrote, r.last, r.lastAt = 0, nrec, nrec, start
 			if r.mistake&mStaleLead == 0 { // mutant: the new deadline unreported
 				r.p.Lead(rec.Epoch, deadline)
 			}
@@ -816,7 +827,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// other term has) is that renewal: renew from it, soon; the
 			// deadline stands, as that renewal's start is not known.
 			if cur, rerr := r.s.Read(); rerr == nil && cur.Version > rec.Version && cur.Holder == r.pid && cur.Epoch == term.Epoch() {
-				rec, r.wrote, r.last, r.lastAt = cur, cur.Version, cur, start
+				rec, r.wrote, r.last, r.lastAt = cur, cur, cur, start
 				last, backoff = start, renewBackoff
 				continue
 			}

@@ -26,6 +26,10 @@ type server struct {
 	present bool  // a live record (not released, not expired)
 	expires int64 // true time at which the server drops rec
 	counter int64
+	// writes counts the records ever written, and names each (its
+	// Nonce): a loss does not reset it, as a real client's random nonce
+	// does not repeat.
+	writes uint64
 	// subs are the clients subscribed to the record's changes (their
 	// watchers took a change token), in the order they subscribed.
 	subs []*remote
@@ -273,6 +277,8 @@ func (s *server) expire(now int64) bool {
 
 func (s *server) write(rec lease.Record, now int64, ttl time.Duration) lease.Record {
 	s.counter++
+	s.writes++
+	rec.Nonce = s.writes
 	// The record keeps the lease its writer held, in whole ms rounded up,
 	// as the real stores' values and rows do (lease.StatedTTL).
 	rec.Version, rec.TTL = s.counter, lease.StatedTTL(ttl)
@@ -281,12 +287,13 @@ func (s *server) write(rec lease.Record, now int64, ttl time.Duration) lease.Rec
 }
 
 // sameRecord is the servers' compare: the whole value (holder, epoch,
-// version), as the real stores' scripts and transactions compare it. A
-// version alone is unique while the server keeps its data; after it loses
-// it, versions repeat (a review: the old leader's renewal by version alone
-// succeeded over another process's record).
+// version, nonce), as the real stores' scripts and transactions compare
+// it. A version alone is unique while the server keeps its data; after it
+// loses it, versions repeat (a review: the old leader's renewal by version
+// alone succeeded over another process's record), and so may holder and
+// epoch; the nonce does not.
 func sameRecord(cur, want lease.Record) bool {
-	return cur.Version == want.Version && cur.Holder == want.Holder && cur.Epoch == want.Epoch
+	return cur.Version == want.Version && cur.Holder == want.Holder && cur.Epoch == want.Epoch && cur.Nonce == want.Nonce
 }
 
 func (r *remote) notFound() error {

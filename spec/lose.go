@@ -16,9 +16,10 @@ import (
 //   - exclusive leadership between processes that saw a record before
 //     the loss: a process that read the lease before it is a witness, and
 //     waits out the lost lease before it leads (the reference's hold).
-//     An overlap whose later term belongs to a process that had seen no
-//     record before a loss that came after the earlier term began is
-//     excused: nothing told it of a lease to wait for (lostExcused).
+//     An overlap of two terms is excused when one belongs to a process
+//     that had seen no record before a loss that came after the write the
+//     other term rests on: nothing told it of a lease to wait for
+//     (lostExcused).
 //   - fencing and the store's linearizability until the first loss (the
 //     epochs start again, and no register explains a record that
 //     vanished): untilLoss.
@@ -56,19 +57,44 @@ func untilLoss(tr *trace.Trace) *trace.Trace {
 	return &cut
 }
 
-// lostExcused reports whether an overlap of a's term and b's, b the later,
-// is one a loss of the server's data excuses: a loss after a's term began,
-// at or before b's, before which b's process had seen no record.
+// lostExcused reports whether an overlap of terms a and b is one a loss
+// of the server's data excuses: a loss after the write one term rests on,
+// and before the other began, whose process had seen no record before
+// the loss.
 func lostExcused(tr *trace.Trace, l []int, a, b trace.Interval) bool {
-	if a.From > b.From {
-		a, b = b, a
+	return lostBetween(tr, l, a, b) || lostBetween(tr, l, b, a)
+}
+
+// lostBetween reports whether a loss came after the write x rests on (the
+// last its process made before x began: a term may begin a lease after
+// it, when a process that held a record over a lost lease leads on it;
+// a check found one that did so beside a newcomer, a loss having taken
+// its record meanwhile) and before y began, and y's process had seen no
+// record before it.
+func lostBetween(tr *trace.Trace, l []int, x, y trace.Interval) bool {
+	w := lastWrite(tr, x.Proc, x.Start)
+	if w < 0 {
+		return false // a term that rests on no write: no loss excuses it
 	}
 	for _, i := range l {
-		if t := tr.Events[i].T; t > a.From && t <= b.From && !sawRecord(tr, b.Proc, i) {
+		if i > w && i < y.Start && !sawRecord(tr, y.Proc, i) {
 			return true
 		}
 	}
 	return false
+}
+
+// lastWrite returns the index of the last store write (create, renew,
+// takeover) of process p that succeeded before event index end, or -1.
+func lastWrite(tr *trace.Trace, p, end int) int {
+	for i := end - 1; i >= 0; i-- {
+		e := &tr.Events[i]
+		if e.Kind == trace.EvStore && int(e.Proc) == p && e.Res == trace.ResOK &&
+			(e.Store == trace.StoreCreate || e.Store == trace.StoreRenew || e.Store == trace.StoreTakeover) {
+			return i
+		}
+	}
+	return -1
 }
 
 // sawRecord reports whether process p had a store operation return a

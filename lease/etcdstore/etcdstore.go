@@ -270,37 +270,51 @@ func (s *Store) follow(ctx context.Context, next int64) {
 // Key returns the record's key.
 func (s *Store) Key() string { return s.key }
 
-// value is the key's value for r: "HOLDER 0 LEASE_MS" for the write that
-// acquired (its epoch is its revision), "HOLDER EPOCH LEASE_MS" for a
-// renewal; without " LEASE_MS" for a record that states no lease (one an
-// earlier leaselab wrote).
+// value is the key's value for r: "HOLDER 0 LEASE_MS NONCE" for the
+// write that acquired (its epoch is its revision), "HOLDER EPOCH LEASE_MS
+// NONCE" for a renewal; without " NONCE" for a record with no nonce, and
+// without " LEASE_MS NONCE" for one that states no lease (records earlier
+// leaselabs wrote).
 func value(r lease.Record) string {
 	e := r.Epoch
 	if e == r.Version {
 		e = 0
 	}
-	return format(r.Holder, e, r.TTL)
+	return format(r.Holder, e, r.TTL, r.Nonce)
 }
 
-// format is the value for holder, epoch (0: this write's revision) and a
-// writer's lease of ttl (in whole ms, rounded up; none when ttl <= 0).
-func format(holder, epoch int64, ttl time.Duration) string {
+// format is the value for holder, epoch (0: this write's revision), a
+// writer's lease of ttl (in whole ms, rounded up; none when ttl <= 0) and
+// the write's nonce (none when 0, or when it states no lease).
+func format(holder, epoch int64, ttl time.Duration, nonce uint64) string {
 	v := strconv.FormatInt(holder, 10) + " " + strconv.FormatInt(epoch, 10)
 	if ms := lease.TTLMillis(ttl); ms > 0 {
 		v += " " + strconv.FormatInt(ms, 10)
+		if nonce != 0 {
+			v += " " + strconv.FormatUint(nonce, 10)
+		}
 	}
 	return v
 }
 
+// newNonce is the nonce of a write with a lease of ttl: none when it
+// states no lease (its value has no room for one).
+func newNonce(ttl time.Duration) uint64 {
+	if lease.TTLMillis(ttl) <= 0 {
+		return 0
+	}
+	return lease.NewNonce()
+}
+
 // decode parses a value with the key's ModRevision, and accepts nothing
 // but what value writes: two fields (a record from a leaselab that kept no
-// lease: TTL 0) or three.
+// lease: TTL 0), three (one that kept no nonce) or four.
 func decode(v []byte, modRev int64) (lease.Record, error) {
 	f := strings.Split(string(v), " ")
-	if len(f) != 2 && len(f) != 3 {
-		return lease.Record{}, fmt.Errorf("%d fields, not HOLDER EPOCH [LEASE_MS]", len(f))
+	if len(f) < 2 || len(f) > 4 {
+		return lease.Record{}, fmt.Errorf("%d fields, not HOLDER EPOCH [LEASE_MS [NONCE]]", len(f))
 	}
-	var n [3]int64
+	var n [4]int64
 	for i, s := range f {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || x < 0 || strconv.FormatInt(x, 10) != s {
@@ -316,12 +330,18 @@ func decode(v []byte, modRev int64) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("epoch %d of revision %d", e, modRev)
 	}
 	rec := lease.Record{Holder: n[0], Epoch: e, Version: modRev}
-	if len(f) == 3 {
+	if len(f) >= 3 {
 		ttl, err := lease.TTLFromMillis(n[2])
 		if err != nil {
 			return lease.Record{}, err
 		}
 		rec.TTL = ttl
+	}
+	if len(f) == 4 {
+		if n[3] == 0 {
+			return lease.Record{}, errors.New("nonce 0")
+		}
+		rec.Nonce = uint64(n[3])
 	}
 	return rec, nil
 }
@@ -480,10 +500,11 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		}
 		l.id = g.ID
 	}
+	nonce := newNonce(ttl)
 	put := func() (*clientv3.TxnResponse, error) {
 		return s.c.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
-			Then(clientv3.OpPut(s.key, format(holder, 0, ttl), clientv3.WithLease(l.id))).
+			Then(clientv3.OpPut(s.key, format(holder, 0, ttl, nonce), clientv3.WithLease(l.id))).
 			Commit()
 	}
 	resp, err := put()
@@ -512,7 +533,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("etcdstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	rev := resp.Header.Revision
-	return lease.Record{Holder: holder, Epoch: rev, Version: rev, TTL: lease.StatedTTL(ttl)}, nil
+	return lease.Record{Holder: holder, Epoch: rev, Version: rev, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
 }
 
 // replace is Renew's and Takeover's transaction: if the key still holds
@@ -529,7 +550,8 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	if err != nil {
 		return lease.Record{}, s.fail(op, err)
 	}
-	val := format(holder, epoch, ttl)
+	nonce := newNonce(ttl)
+	val := format(holder, epoch, ttl, nonce)
 	resp, err := s.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", expected.Version),
 			clientv3.Compare(clientv3.Value(s.key), "=", value(expected))).
@@ -549,7 +571,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	if epoch == 0 {
 		epoch = rev
 	}
-	return lease.Record{Holder: holder, Epoch: epoch, Version: rev, TTL: lease.StatedTTL(ttl)}, nil
+	return lease.Record{Holder: holder, Epoch: epoch, Version: rev, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
 }
 
 // Renew puts the next version of cur if cur is still the record, else

@@ -69,8 +69,8 @@ func TestKeyValueAndLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, rev, ttl := get()
-	if v != "7 0 2500" || rev != rec.Version || rec.Epoch != rec.Version || ttl != 3 {
-		t.Errorf("after Create %+v: value %q, revision %d, TTL %d s; want \"7 0 2500\", the record's version, 3 s (rounded up)", rec, v, rev, ttl)
+	if v != "7 0 2500 "+strconv.FormatUint(rec.Nonce, 10) || rec.Nonce == 0 || rev != rec.Version || rec.Epoch != rec.Version || ttl != 3 {
+		t.Errorf("after Create %+v: value %q, revision %d, TTL %d s; want \"7 0 2500 NONCE\", the record's version, 3 s (rounded up)", rec, v, rev, ttl)
 	}
 	old := rec
 	oldLease, _ := s.c.Get(ctx, "leaselab/jobs")
@@ -78,7 +78,7 @@ func TestKeyValueAndLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, rev, _ = get()
-	if v != "7 "+strconv.FormatInt(old.Epoch, 10)+" 2500" || rev != rec.Version || rec.Epoch != old.Epoch {
+	if v != "7 "+strconv.FormatInt(old.Epoch, 10)+" 2500 "+strconv.FormatUint(rec.Nonce, 10) || rev != rec.Version || rec.Epoch != old.Epoch {
 		t.Errorf("after Renew %+v: value %q, revision %d", rec, v, rev)
 	}
 	// The replaced value's etcd lease is revoked.
@@ -119,7 +119,14 @@ func TestDecode(t *testing.T) {
 		{"7 0 -9000", 5, lease.Record{}, false},
 		{"7 0 86400001", 5, lease.Record{}, false},
 		{"7 0 09000", 5, lease.Record{}, false},
-		{"7 0 9000 1", 5, lease.Record{}, false},
+		{"7 0 9000 1", 5, lease.Record{Holder: 7, Epoch: 5, Version: 5, TTL: 9 * time.Second, Nonce: 1}, true},
+		{"7 3 9000 9223372036854775807", 5, lease.Record{Holder: 7, Epoch: 3, Version: 5, TTL: 9 * time.Second, Nonce: 1<<63 - 1}, true},
+		{"7 0 9000 0", 5, lease.Record{}, false},
+		{"7 0 9000 01", 5, lease.Record{}, false},
+		{"7 0 9000 -1", 5, lease.Record{}, false},
+		{"7 0 9000 9223372036854775808", 5, lease.Record{}, false},
+		{"7 0 9000 1 1", 5, lease.Record{}, false},
+		{"7 0 9000 ", 5, lease.Record{}, false},
 		{"7 0 ", 5, lease.Record{}, false},
 		{"7 0 9e3", 5, lease.Record{}, false},
 	} {
@@ -131,6 +138,7 @@ func TestDecode(t *testing.T) {
 	for _, r := range []lease.Record{
 		{Holder: 7, Epoch: 5, Version: 5}, {Holder: 7, Epoch: 3, Version: 9},
 		{Holder: 7, Epoch: 5, Version: 5, TTL: 27 * time.Second}, {Holder: 7, Epoch: 3, Version: 9, TTL: 9 * time.Second},
+		{Holder: 7, Epoch: 3, Version: 9, TTL: 9 * time.Second, Nonce: lease.NewNonce()},
 	} {
 		if got, err := decode([]byte(value(r)), r.Version); err != nil || got != r {
 			t.Errorf("decode(value(%+v)) = %+v, %v", r, got, err)
@@ -155,31 +163,37 @@ func TestValueStatesLease(t *testing.T) {
 		return string(resp.Kvs[0].Value)
 	}
 	r1, err := a.Create(7, 27*time.Second)
-	if err != nil || r1.TTL != 27*time.Second {
+	if err != nil || r1.TTL != 27*time.Second || r1.Nonce == 0 {
 		t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
 	}
-	if v := value(); v != "7 0 27000" {
-		t.Errorf("value %q, want \"7 0 27000\"", v)
+	if v, want := value(), "7 0 27000 "+strconv.FormatUint(r1.Nonce, 10); v != want {
+		t.Errorf("value %q, want %q", v, want)
 	}
 	if got, err := b.Read(); err != nil || got != r1 {
 		t.Errorf("another client reads %+v, %v; want %+v", got, err, r1)
 	}
 	r2, err := a.Renew(r1, 9*time.Second)
-	if err != nil || r2.TTL != 9*time.Second {
-		t.Fatalf("Renew with a 9 s lease = %+v, %v", r2, err)
+	if err != nil || r2.TTL != 9*time.Second || r2.Nonce == 0 || r2.Nonce == r1.Nonce {
+		t.Fatalf("Renew with a 9 s lease = %+v, %v (after %+v: every write has a nonce of its own)", r2, err, r1)
 	}
-	if v, want := value(), "7 "+strconv.FormatInt(r1.Epoch, 10)+" 9000"; v != want {
+	if v, want := value(), "7 "+strconv.FormatInt(r1.Epoch, 10)+" 9000 "+strconv.FormatUint(r2.Nonce, 10); v != want {
 		t.Errorf("value %q, want %q", v, want)
 	}
 	if got, err := b.Read(); err != nil || got != r2 {
 		t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
 	}
 	r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
-	if err != nil || r3.TTL != 2701*time.Millisecond {
-		t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s", r3, err)
+	if err != nil || r3.TTL != 2701*time.Millisecond || r3.Nonce == 0 || r3.Nonce == r2.Nonce {
+		t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s, with a nonce of its own", r3, err)
 	}
-	if v := value(); v != "8 0 2701" {
-		t.Errorf("value %q, want \"8 0 2701\"", v)
+	if v, want := value(), "8 0 2701 "+strconv.FormatUint(r3.Nonce, 10); v != want {
+		t.Errorf("value %q, want %q", v, want)
+	}
+	// The nonce is compared: the record with another nonce is another.
+	other := r3
+	other.Nonce++
+	if _, err := a.Renew(other, time.Second); !errors.Is(err, lease.ErrConflict) {
+		t.Errorf("Renew of the record with another nonce: %v, want a conflict", err)
 	}
 	if got, err := a.Read(); err != nil || got != r3 {
 		t.Errorf("after the takeover another client reads %+v, %v; want %+v", got, err, r3)
@@ -235,8 +249,8 @@ func TestOldValue(t *testing.T) {
 }
 
 // A value that is not one a writer wrote is an error that says so, and
-// why: among them a lease of 0 ms, a negative one, one over a day, and a
-// fourth field.
+// why: among them a lease of 0 ms, a negative one, one over a day, a
+// nonce of 0, and a fifth field.
 func TestMalformedValue(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Etcd(t)
@@ -246,7 +260,8 @@ func TestMalformedValue(t *testing.T) {
 		"7 0 0":        "a lease of 0 ms",
 		"7 0 -9000":    "field 3",
 		"7 0 86400001": "a lease of 86400001 ms",
-		"7 0 9000 1":   "4 fields",
+		"7 0 9000 0":   "nonce 0",
+		"7 0 9000 1 1": "5 fields",
 		"7 0 9000.5":   "field 3",
 		"7":            "1 fields",
 		"garbage":      "1 fields",
@@ -359,7 +374,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		got := value(rec)
-		if got != v && format(rec.Holder, rec.Epoch, rec.TTL) != v {
+		if got != v && format(rec.Holder, rec.Epoch, rec.TTL, rec.Nonce) != v {
 			t.Fatalf("decode(%q, %d) = %+v, whose value is %q", v, rev, rec, got)
 		}
 		if rec.TTL < 0 || rec.TTL > lease.MaxTTLMillis*time.Millisecond || rec.TTL%time.Millisecond != 0 {

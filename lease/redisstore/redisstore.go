@@ -249,11 +249,12 @@ func (s *Store) Key() string { return s.key }
 // The scripts. KEYS[1] is the record, KEYS[2] the version counter.
 // Versions are formatted with %d: Lua's own number formatting turns large
 // integers into exponents. The writer's lease (its LeaseDuration in whole
-// ms, as lease.TTLMillis states it) comes as a decimal string, "" for none,
-// and ends the value: "HOLDER EPOCH VERSION LEASE_MS".
+// ms, as lease.TTLMillis states it) and the write's nonce (lease.NewNonce)
+// come as one string, "" for none, and end the value: "HOLDER EPOCH
+// VERSION LEASE_MS NONCE".
 var (
 	// ARGV[1] holder, ARGV[2] TTL in ms, ARGV[3] the writer's lease in ms
-	// (or ""), ARGV[4] the channel to publish the change on. Returns the
+	// and the nonce (or ""), ARGV[4] the channel to publish the change on. Returns the
 	// new version, or 0 if a record exists.
 	createScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -265,7 +266,8 @@ redis.pcall('PUBLISH', ARGV[4], string.format('%d', v))
 return v`)
 	// ARGV[1] the expected value, ARGV[2] the holder to write, ARGV[3] its
 	// epoch ("" for an acquisition: the new version), ARGV[4] TTL in ms,
-	// ARGV[5] the writer's lease in ms (or ""), ARGV[6] the channel.
+	// ARGV[5] the writer's lease in ms and the nonce (or ""), ARGV[6] the
+	// channel.
 	// Returns the new version, or 0 if the value is not the expected one
 	// (or there is none).
 	writeScript = redis.NewScript(`
@@ -287,34 +289,50 @@ redis.pcall('PUBLISH', ARGV[2], '0')
 return 1`)
 )
 
-// encode is the record's value: "HOLDER EPOCH VERSION LEASE_MS", or
-// "HOLDER EPOCH VERSION" for a record that states no lease (one an
-// earlier leaselab wrote).
+// encode is the record's value: "HOLDER EPOCH VERSION LEASE_MS NONCE";
+// "HOLDER EPOCH VERSION LEASE_MS" for a record with no nonce, and "HOLDER
+// EPOCH VERSION" for one that states no lease (records earlier leaselabs
+// wrote).
 func encode(r lease.Record) string {
 	v := strconv.FormatInt(r.Holder, 10) + " " + strconv.FormatInt(r.Epoch, 10) + " " + strconv.FormatInt(r.Version, 10)
-	if ms := lease.TTLMillis(r.TTL); ms > 0 {
-		v += " " + strconv.FormatInt(ms, 10)
+	if t := tail(r.TTL, r.Nonce); t != "" {
+		v += " " + t
 	}
 	return v
 }
 
-// leaseArg is the writer's lease as the scripts take it: whole ms, "" for
-// none.
-func leaseArg(ttl time.Duration) string {
-	if ms := lease.TTLMillis(ttl); ms > 0 {
+// tail is the end of a value, after its version: the writer's lease in
+// whole ms, then the nonce when there is one; "" for a record that
+// states no lease.
+func tail(ttl time.Duration, nonce uint64) string {
+	ms := lease.TTLMillis(ttl)
+	switch {
+	case ms <= 0:
+		return ""
+	case nonce == 0:
 		return strconv.FormatInt(ms, 10)
 	}
-	return ""
+	return strconv.FormatInt(ms, 10) + " " + strconv.FormatUint(nonce, 10)
+}
+
+// newNonce is the nonce of a write with a lease of ttl: none when it
+// states no lease (its value has no room for one).
+func newNonce(ttl time.Duration) uint64 {
+	if lease.TTLMillis(ttl) <= 0 {
+		return 0
+	}
+	return lease.NewNonce()
 }
 
 // decode parses a value that encode wrote, and nothing else: three
-// fields (a record from a leaselab that kept no lease: TTL 0) or four.
+// fields (a record from a leaselab that kept no lease: TTL 0), four (one
+// that kept no nonce) or five.
 func decode(v string) (lease.Record, error) {
 	f := strings.Split(v, " ")
-	if len(f) != 3 && len(f) != 4 {
-		return lease.Record{}, fmt.Errorf("%d fields, not HOLDER EPOCH VERSION [LEASE_MS]", len(f))
+	if len(f) < 3 || len(f) > 5 {
+		return lease.Record{}, fmt.Errorf("%d fields, not HOLDER EPOCH VERSION [LEASE_MS [NONCE]]", len(f))
 	}
-	var n [4]int64
+	var n [5]int64
 	for i, s := range f {
 		x, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || x < 0 || strconv.FormatInt(x, 10) != s {
@@ -326,12 +344,18 @@ func decode(v string) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("epoch %d of version %d", n[1], n[2])
 	}
 	rec := lease.Record{Holder: n[0], Epoch: n[1], Version: n[2]}
-	if len(f) == 4 {
+	if len(f) >= 4 {
 		ttl, err := lease.TTLFromMillis(n[3])
 		if err != nil {
 			return lease.Record{}, err
 		}
 		rec.TTL = ttl
+	}
+	if len(f) == 5 {
+		if n[4] == 0 {
+			return lease.Record{}, errors.New("nonce 0")
+		}
+		rec.Nonce = uint64(n[4])
 	}
 	return rec, nil
 }
@@ -395,14 +419,15 @@ func (s *Store) Read() (lease.Record, error) {
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl), leaseArg(ttl), s.channel).Int64()
+	nonce := newNonce(ttl)
+	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
 		return lease.Record{}, s.fail("create", err)
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
-	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl)}, nil
+	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
 }
 
 // write runs writeScript: rec replaces expected if expected is still the
@@ -414,7 +439,8 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if epoch != 0 {
 		e = strconv.FormatInt(epoch, 10)
 	}
-	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), leaseArg(ttl), s.channel).Int64()
+	nonce := newNonce(ttl)
+	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
 		return lease.Record{}, s.fail(op, err)
@@ -424,7 +450,7 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if epoch == 0 {
 		epoch = v
 	}
-	return lease.Record{Holder: holder, Epoch: epoch, Version: v, TTL: lease.StatedTTL(ttl)}, nil
+	return lease.Record{Holder: holder, Epoch: epoch, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
 }
 
 // Renew writes the next version of cur if cur is still the record, else

@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -84,8 +86,8 @@ func TestKeysAndTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if v, err := s.c.Get(ctx, "leaselab:{jobs}").Result(); err != nil || v != "7 1 1 9000" {
-		t.Errorf("record value %q, %v; want \"7 1 1 9000\"", v, err)
+	if v, err := s.c.Get(ctx, "leaselab:{jobs}").Result(); err != nil || v != fmt.Sprintf("7 1 1 9000 %d", rec.Nonce) {
+		t.Errorf("record value %q, %v; want \"7 1 1 9000 %d\"", v, err, rec.Nonce)
 	}
 	if ttl, err := s.c.PTTL(ctx, "leaselab:{jobs}").Result(); err != nil || ttl < 9*time.Second-time.Since(before)-2*time.Millisecond || ttl > 9*time.Second { // PTTL is in whole ms
 		t.Errorf("record TTL %v, %v; want 9 s less the %v since the Create started", ttl, err, time.Since(before))
@@ -136,7 +138,11 @@ func TestDecode(t *testing.T) {
 		{"1  2 3", lease.Record{}, false}, {"1 2 3\n", lease.Record{}, false}, {"+1 2 3", lease.Record{}, false},
 		{"a b c", lease.Record{}, false},
 		{"1 2 3 0", lease.Record{}, false}, {"1 2 3 -9000", lease.Record{}, false}, {"1 2 3 86400001", lease.Record{}, false},
-		{"1 2 3 09000", lease.Record{}, false}, {"1 2 3 9000 1", lease.Record{}, false}, {"1 2 3 ", lease.Record{}, false},
+		{"1 2 3 09000", lease.Record{}, false}, {"1 2 3 ", lease.Record{}, false},
+		{"1 2 3 9000 1", lease.Record{Holder: 1, Epoch: 2, Version: 3, TTL: 9 * time.Second, Nonce: 1}, true},
+		{"1 2 3 9000 9223372036854775807", lease.Record{Holder: 1, Epoch: 2, Version: 3, TTL: 9 * time.Second, Nonce: 1<<63 - 1}, true},
+		{"1 2 3 9000 0", lease.Record{}, false}, {"1 2 3 9000 01", lease.Record{}, false}, {"1 2 3 9000 -1", lease.Record{}, false},
+		{"1 2 3 9000 9223372036854775808", lease.Record{}, false}, {"1 2 3 9000 1 1", lease.Record{}, false}, {"1 2 3 9000 ", lease.Record{}, false},
 		{"1 2 3 9e3", lease.Record{}, false}, {"1 2 3 +9000", lease.Record{}, false},
 	} {
 		got, err := decode(c.v)
@@ -144,7 +150,7 @@ func TestDecode(t *testing.T) {
 			t.Errorf("decode(%q) = %+v, %v; want %+v, ok %v", c.v, got, err, c.want, c.ok)
 		}
 	}
-	for _, r := range []lease.Record{{Holder: 7, Epoch: 5, Version: 9}, {Holder: 7, Epoch: 5, Version: 9, TTL: 27 * time.Second}} {
+	for _, r := range []lease.Record{{Holder: 7, Epoch: 5, Version: 9}, {Holder: 7, Epoch: 5, Version: 9, TTL: 27 * time.Second}, {Holder: 7, Epoch: 5, Version: 9, TTL: 27 * time.Second, Nonce: lease.NewNonce()}} {
 		if got, err := decode(encode(r)); err != nil || got != r {
 			t.Errorf("decode(encode(%+v)) = %+v, %v", r, got, err)
 		}
@@ -168,28 +174,34 @@ func TestValueStatesLease(t *testing.T) {
 		return v
 	}
 	r1, err := a.Create(7, 27*time.Second)
-	if err != nil || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second}) {
+	if err != nil || r1.Nonce == 0 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second, Nonce: r1.Nonce}) {
 		t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
 	}
-	if v := value(); v != "7 1 1 27000" {
-		t.Errorf("value %q, want \"7 1 1 27000\"", v)
+	if v, want := value(), fmt.Sprintf("7 1 1 27000 %d", r1.Nonce); v != want {
+		t.Errorf("value %q, want %q", v, want)
 	}
 	if got, err := b.Read(); err != nil || got != r1 {
 		t.Errorf("another client reads %+v, %v; want %+v", got, err, r1)
 	}
 	r2, err := a.Renew(r1, 9*time.Second)
-	if err != nil || r2.TTL != 9*time.Second {
-		t.Fatalf("Renew with a 9 s lease = %+v, %v", r2, err)
+	if err != nil || r2.TTL != 9*time.Second || r2.Nonce == 0 || r2.Nonce == r1.Nonce {
+		t.Fatalf("Renew with a 9 s lease = %+v, %v (after %+v: every write has a nonce of its own)", r2, err, r1)
 	}
 	if got, err := b.Read(); err != nil || got != r2 {
 		t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
 	}
 	r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
-	if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond}) {
-		t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s", r3, err)
+	if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond, Nonce: r3.Nonce}) || r3.Nonce == 0 || r3.Nonce == r2.Nonce {
+		t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s, with a nonce of its own", r3, err)
 	}
-	if v := value(); v != "8 3 3 2701" {
-		t.Errorf("value %q, want \"8 3 3 2701\"", v)
+	if v, want := value(), fmt.Sprintf("8 3 3 2701 %d", r3.Nonce); v != want {
+		t.Errorf("value %q, want %q", v, want)
+	}
+	// The nonce is compared: the record with another nonce is another.
+	other := r3
+	other.Nonce++
+	if _, err := a.Renew(other, time.Second); !errors.Is(err, lease.ErrConflict) {
+		t.Errorf("Renew of the record with another nonce: %v, want a conflict", err)
 	}
 	if got, err := a.Read(); err != nil || got != r3 {
 		t.Errorf("after the takeover another client reads %+v, %v; want %+v", got, err, r3)
@@ -226,7 +238,7 @@ func TestOldValue(t *testing.T) {
 	}
 	rec := old(5)
 	r, err := b.Takeover(rec, 8, 9*time.Second)
-	if err != nil || r != (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second}) {
+	if err != nil || r != (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second, Nonce: r.Nonce}) || r.Nonce == 0 {
 		t.Fatalf("Takeover of the old value = %+v, %v", r, err)
 	}
 	if got, err := a.Read(); err != nil || got != r {
@@ -243,8 +255,8 @@ func TestOldValue(t *testing.T) {
 }
 
 // A value that is not one a writer wrote is an error that says so, and
-// why: among them a lease of 0 ms, a negative one, one over a day, and a
-// fifth field.
+// why: among them a lease of 0 ms, a negative one, one over a day, a
+// nonce of 0, and a sixth field.
 func TestMalformedValue(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Redis(t, "")
@@ -254,7 +266,8 @@ func TestMalformedValue(t *testing.T) {
 		"7 1 1 0":        "a lease of 0 ms",
 		"7 1 1 -9000":    "field 4",
 		"7 1 1 86400001": "a lease of 86400001 ms",
-		"7 1 1 9000 1":   "5 fields",
+		"7 1 1 9000 0":   "nonce 0",
+		"7 1 1 9000 1 1": "6 fields",
 		"7 1 1 9000.5":   "field 4",
 		"7 1":            "2 fields",
 		"garbage":        "1 fields",

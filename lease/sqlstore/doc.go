@@ -13,6 +13,7 @@
 //	expires_ms    BIGINT NOT NULL             -- the server's clock, ms since 1970
 //	lease_ms      BIGINT NOT NULL DEFAULT 0   -- the writer's lease, whole ms
 //	lease_version BIGINT NOT NULL DEFAULT 0   -- the version lease_ms was written with
+//	nonce         BIGINT NOT NULL DEFAULT 0   -- the write's random nonce (lease.Record.Nonce)
 //
 // The writer's lease. Every write stores the lease its writer held it for
 // (its LeaseDuration, in whole milliseconds rounded up, 1 to 86,400,000)
@@ -25,7 +26,11 @@
 // waits its own lease, not the lease of some write before it; it is
 // renewed, taken over and released as any other. A lease_ms out of range,
 // or a lease_version after the version, is an error of every call that
-// reads the row, saying why. Open adds the two columns to a table an
+// reads the row, saying why. The nonce is written, and read, as lease_ms
+// is: a row whose lease_version is not its version has none (0), and
+// every compare-and-set compares it as read (a leaselab from before the
+// nonce, which writes lease_version, leaves the nonce of the write before
+// its own, read as its). Open adds the three columns to a table an
 // earlier leaselab made (PostgreSQL: ALTER TABLE ... ADD COLUMN IF NOT
 // EXISTS; SQLite, which has no IF NOT EXISTS there, when
 // pragma_table_info lacks them, and a concurrent Open's "duplicate column"

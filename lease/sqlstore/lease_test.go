@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -86,36 +87,45 @@ func TestRowStatesLease(t *testing.T) {
 	t.Parallel()
 	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
 		a, b := openTable(t, d, dsn, table, "jobs"), openTable(t, d, dsn, table, "jobs")
-		columns := func() (ms, version int64) {
+		columns := func() (ms, version int64, nonce uint64) {
 			t.Helper()
-			if err := a.db.QueryRow(`SELECT lease_ms, lease_version FROM `+table+` WHERE name = 'jobs'`).Scan(&ms, &version); err != nil {
+			if err := a.db.QueryRow(`SELECT lease_ms, lease_version, nonce FROM `+table+` WHERE name = 'jobs'`).Scan(&ms, &version, &nonce); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
 		r1, err := a.Create(7, 27*time.Second)
-		if err != nil || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second}) {
+		if err != nil || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second, Nonce: r1.Nonce}) || r1.Nonce == 0 {
 			t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
 		}
-		if ms, v := columns(); ms != 27000 || v != 1 {
-			t.Errorf("lease_ms %d, lease_version %d; want 27000 1", ms, v)
+		if ms, v, n := columns(); ms != 27000 || v != 1 || n != r1.Nonce {
+			t.Errorf("lease_ms %d, lease_version %d, nonce %d; want 27000 1 %d", ms, v, n, r1.Nonce)
 		}
 		if got, err := b.Read(); err != nil || got != r1 {
 			t.Errorf("another client reads %+v, %v; want %+v", got, err, r1)
 		}
 		r2, err := a.Renew(r1, 9*time.Second)
-		if err != nil || r2 != (lease.Record{Holder: 7, Epoch: 1, Version: 2, TTL: 9 * time.Second}) {
-			t.Fatalf("Renew with a 9 s lease = %+v, %v", r2, err)
+		if err != nil || r2 != (lease.Record{Holder: 7, Epoch: 1, Version: 2, TTL: 9 * time.Second, Nonce: r2.Nonce}) || r2.Nonce == 0 || r2.Nonce == r1.Nonce {
+			t.Fatalf("Renew with a 9 s lease = %+v, %v (after %+v: every write has a nonce of its own)", r2, err, r1)
 		}
 		if got, err := b.Read(); err != nil || got != r2 {
 			t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
 		}
 		r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
-		if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond}) {
-			t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s", r3, err)
+		if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond, Nonce: r3.Nonce}) || r3.Nonce == 0 || r3.Nonce == r2.Nonce {
+			t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s, with a nonce of its own", r3, err)
 		}
-		if ms, v := columns(); ms != 2701 || v != 3 {
-			t.Errorf("lease_ms %d, lease_version %d; want 2701 3", ms, v)
+		if ms, v, n := columns(); ms != 2701 || v != 3 || n != r3.Nonce {
+			t.Errorf("lease_ms %d, lease_version %d, nonce %d; want 2701 3 %d", ms, v, n, r3.Nonce)
+		}
+		// The nonce is compared: the record with another nonce is another.
+		other := r3
+		other.Nonce++
+		if _, err := a.Renew(other, time.Second); !errors.Is(err, lease.ErrConflict) {
+			t.Errorf("Renew of the record with another nonce: %v, want a conflict", err)
+		}
+		if err := a.Release(other); !errors.Is(err, lease.ErrConflict) {
+			t.Errorf("Release of the record with another nonce: %v, want a conflict", err)
 		}
 		if got, err := a.Read(); err != nil || got != r3 {
 			t.Errorf("after the takeover another client reads %+v, %v; want %+v", got, err, r3)
@@ -162,14 +172,14 @@ func TestOldTable(t *testing.T) {
 			t.Fatalf("Read of the earlier leaselab's row = %+v, %v; want %+v (TTL 0)", rec, err, want)
 		}
 		r, err := b.Takeover(rec, 8, 9*time.Second)
-		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second}); err != nil || r != want {
+		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second, Nonce: r.Nonce}); err != nil || r != want || r.Nonce == 0 {
 			t.Fatalf("Takeover of the earlier leaselab's row = %+v, %v; want %+v", r, err, want)
 		}
 		if got, err := a.Read(); err != nil || got != r {
 			t.Errorf("after the takeover: Read = %+v, %v; want %+v", got, err, r)
 		}
 		// An earlier leaselab renews the row (as if it held it): the
-		// version is its, and states no lease.
+		// version is its, and states no lease and no nonce.
 		exec(t, db, fmt.Sprintf(oldRenew, table, now, now), "jobs", 8, 2, 2, 27000)
 		rec, err = a.Read()
 		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 3}); err != nil || rec != want {
@@ -198,28 +208,30 @@ func TestMalformedRow(t *testing.T) {
 	t.Parallel()
 	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
 		s := openTable(t, d, dsn, table, "jobs")
-		if _, err := s.Create(7, 9*time.Second); err != nil {
+		r, err := s.Create(7, 9*time.Second)
+		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []struct {
-			ms, version int64
-			why         string
+			ms, version, nonce int64
+			why                string
 		}{
-			{-9000, 1, "a lease of -9000 ms"},
-			{86400001, 1, "a lease of 86400001 ms"},
-			{9000, 2, "lease_version 2 is not a version up to 1"},
-			{9000, -1, "lease_version -1"},
+			{-9000, 1, 1, "a lease of -9000 ms"},
+			{86400001, 1, 1, "a lease of 86400001 ms"},
+			{9000, 2, 1, "lease_version 2 is not a version up to 1"},
+			{9000, -1, 1, "lease_version -1"},
+			{9000, 1, -1, "nonce -1"},
 		} {
-			exec(t, s.db, `UPDATE `+table+` SET lease_ms = $1, lease_version = $2`, c.ms, c.version)
+			exec(t, s.db, `UPDATE `+table+` SET lease_ms = $1, lease_version = $2, nonce = $3`, c.ms, c.version, c.nonce)
 			rec, err := s.Read()
 			if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), c.why) {
-				t.Errorf("Read with lease_ms %d, lease_version %d = %+v, %v; want an error saying %q", c.ms, c.version, rec, err, c.why)
+				t.Errorf("Read with lease_ms %d, lease_version %d, nonce %d = %+v, %v; want an error saying %q", c.ms, c.version, c.nonce, rec, err, c.why)
 			}
 			// Opening the table is not reading the row.
 			openTable(t, d, dsn, table, "jobs")
 		}
-		exec(t, s.db, `UPDATE `+table+` SET lease_ms = 0, lease_version = 1`)
-		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 7, Epoch: 1, Version: 1}) {
+		exec(t, s.db, `UPDATE `+table+` SET lease_ms = 0, lease_version = 1, nonce = $1`, int64(r.Nonce))
+		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 7, Epoch: 1, Version: 1, Nonce: r.Nonce}) {
 			t.Errorf("Read with lease_ms 0 = %+v, %v; want TTL 0", rec, err)
 		}
 	})

@@ -260,7 +260,8 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	version BIGINT NOT NULL,
 	expires_ms BIGINT NOT NULL,
 	lease_ms BIGINT NOT NULL DEFAULT 0,
-	lease_version BIGINT NOT NULL DEFAULT 0)`)
+	lease_version BIGINT NOT NULL DEFAULT 0,
+	nonce BIGINT NOT NULL DEFAULT 0)`)
 	// Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a
 	// unique violation in its catalog) when another client made the
 	// table meanwhile, and it fails too where the user may not create
@@ -289,8 +290,9 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 }
 
 // leaseColumns are the columns a table made before leaselab kept the
-// writer's lease lacks; leaseColumnType is their definition.
-var leaseColumns = []string{"lease_ms", "lease_version"}
+// writer's lease (and, since 2026-12-05, its nonce) lacks;
+// leaseColumnType is their definition.
+var leaseColumns = []string{"lease_ms", "lease_version", "nonce"}
 
 const leaseColumnType = "BIGINT NOT NULL DEFAULT 0"
 
@@ -340,7 +342,7 @@ func (s *Store) missingColumns(ctx context.Context, table string) ([]string, err
 
 // addColumns adds columns (of leaseColumns) to table: rows written before
 // then read with lease_ms 0 and lease_version 0, a record that states no
-// lease. Processes opening the table at once may each add them:
+// lease, and nonce 0, none. Processes opening the table at once may each add them:
 // PostgreSQL's ADD COLUMN IF NOT EXISTS lets all succeed; SQLite has no IF
 // NOT EXISTS there, and a failed ALTER is forgiven only if the column is
 // there now (another client added it: "duplicate column name").
@@ -370,21 +372,24 @@ func (s *Store) addColumns(ctx context.Context, table string, columns []string) 
 func (s *Store) prepare(table string) {
 	now := s.dialect.now()
 	live := `holder <> 0 AND expires_ms > ` + now
-	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version FROM ` + table + ` WHERE name = $1`
-	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1)
+	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version, nonce FROM ` + table + ` WHERE name = $1`
+	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5)
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + table + `.version + 1,
 	version = ` + table + `.version + 1, expires_ms = excluded.expires_ms,
-	lease_ms = excluded.lease_ms, lease_version = ` + table + `.version + 1
+	lease_ms = excluded.lease_ms, lease_version = ` + table + `.version + 1, nonce = excluded.nonce
 WHERE ` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `
 RETURNING epoch, version`
 	// (The right-hand sides of an UPDATE's SET see the row as it was:
-	// lease_version is the new version.)
-	where := ` WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND ` + live
-	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $6, lease_version = version + 1` +
-		where + ` RETURNING epoch, version`
-	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $7, lease_version = version + 1` +
-		where + ` RETURNING epoch, version`
-	s.qRelease = `UPDATE ` + table + ` SET holder = 0, version = version + 1` + where
+	// lease_version is the new version.) The record compared is the one
+	// read: its nonce only when written with its version (rowNonce).
+	where := func(nonce string) string {
+		return ` WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND (CASE WHEN lease_version = version THEN nonce ELSE 0 END) = ` + nonce + ` AND ` + live
+	}
+	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $6, lease_version = version + 1, nonce = $8` +
+		where("$7") + ` RETURNING epoch, version`
+	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $7, lease_version = version + 1, nonce = $9` +
+		where("$8") + ` RETURNING epoch, version`
+	s.qRelease = `UPDATE ` + table + ` SET holder = 0, version = version + 1` + where("$5")
 	if s.dialect == Postgres {
 		// Each write notifies the row's listeners in its own statement:
 		// the notice is sent when, and only if, the write commits (once
@@ -478,8 +483,8 @@ var errNotRecord = errors.New("not a lease record")
 func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	var rec lease.Record
 	var live int
-	var leaseMS, leaseVersion int64
-	err := s.db.QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion)
+	var leaseMS, leaseVersion, nonce int64
+	err := s.db.QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion, &nonce)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
@@ -493,8 +498,29 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("row holder %d, epoch %d, version %d is %w: %v", rec.Holder, rec.Epoch, rec.Version, errNotRecord, err)
 	}
 	rec.TTL = ttl
+	if rec.Nonce, err = rowNonce(rec.Version, leaseVersion, nonce); err != nil {
+		return lease.Record{}, fmt.Errorf("row holder %d, epoch %d, version %d is %w: %v", rec.Holder, rec.Epoch, rec.Version, errNotRecord, err)
+	}
 	return rec, nil
 }
+
+// rowNonce is the nonce of a row of version: its nonce column, when
+// written with the version (lease_version = version, as lease_ms); none
+// (0) when an earlier leaselab wrote the version; an error for a negative
+// one, which no writer writes.
+func rowNonce(version, leaseVersion, nonce int64) (uint64, error) {
+	switch {
+	case nonce < 0:
+		return 0, fmt.Errorf("nonce %d", nonce)
+	case leaseVersion != version:
+		return 0, nil
+	}
+	return uint64(nonce), nil
+}
+
+// newNonce is a write's nonce: what lease.NewNonce draws, as the column
+// keeps it.
+func newNonce() int64 { return int64(lease.NewNonce()) }
 
 // rowTTL is the lease a row of version states: lease_ms, when it was
 // written with the version (lease_version = version); none (0) when an
@@ -531,8 +557,9 @@ func (s *Store) scanDest(dest ...any) []any {
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl)}
-	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl)).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
+	nonce := newNonce()
+	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
+	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
@@ -544,12 +571,13 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 }
 
 // update runs a compare-and-set UPDATE ... RETURNING epoch, version that
-// writes holder with a lease of ttl.
+// writes holder with a lease of ttl and a new nonce, its last parameter.
 func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...any) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl)}
-	err := s.db.QueryRowContext(ctx, q, args...).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
+	nonce := newNonce()
+	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
+	err := s.db.QueryRowContext(ctx, q, append(args, nonce)...).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome(op, lease.ErrConflict)
@@ -563,14 +591,14 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 // Renew bumps the version and the expiry of cur's row if cur is still the
 // live record, else fails with lease.ErrConflict.
 func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
-	return s.update("renew", s.qRenew, cur.Holder, ttl, s.name, cur.Holder, cur.Epoch, cur.Version, s.ttlMS(ttl), lease.TTLMillis(ttl))
+	return s.update("renew", s.qRenew, cur.Holder, ttl, s.name, cur.Holder, cur.Epoch, cur.Version, s.ttlMS(ttl), lease.TTLMillis(ttl), int64(cur.Nonce))
 }
 
 // Takeover writes holder, with the next version as its epoch, if stale is
 // still the live record, else fails with lease.ErrConflict (also when the
 // row has expired: re-read, then Create).
 func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
-	return s.update("takeover", s.qTakeover, holder, ttl, s.name, stale.Holder, stale.Epoch, stale.Version, s.ttlMS(ttl), holder, lease.TTLMillis(ttl))
+	return s.update("takeover", s.qTakeover, holder, ttl, s.name, stale.Holder, stale.Epoch, stale.Version, s.ttlMS(ttl), holder, lease.TTLMillis(ttl), int64(stale.Nonce))
 }
 
 // Release sets the holder to 0 and bumps the version if cur is still the
@@ -582,7 +610,7 @@ func (s *Store) Release(cur lease.Record) error {
 	var n int64
 	if s.dialect == Postgres { // a query: the statement notifies
 		var one int
-		switch err := s.db.QueryRowContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version).Scan(s.scanDest(&one)...); {
+		switch err := s.db.QueryRowContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version, int64(cur.Nonce)).Scan(s.scanDest(&one)...); {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return s.fail("release", err)
@@ -590,7 +618,7 @@ func (s *Store) Release(cur lease.Record) error {
 			n = 1
 		}
 	} else {
-		res, err := s.db.ExecContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version)
+		res, err := s.db.ExecContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version, int64(cur.Nonce))
 		if err != nil {
 			return s.fail("release", err)
 		}
