@@ -114,12 +114,11 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 // publishDurably links a file holding data at name (EEXIST if it exists),
 // with the data and the name fsynced before it returns.
 func (s *VersionedFile) publishDurably(name string, data []byte) error {
-	tmp := s.newTemp()
-	defer s.doneTemp(tmp)
-	fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
+	tmp, fd, err := s.openTemp()
 	if err != nil {
 		return err
 	}
+	defer s.doneTemp(tmp)
 	_, err = s.FS.Write(fd, data)
 	if err == nil && !s.NoDirSync {
 		err = s.FS.Fsync(fd)

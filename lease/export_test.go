@@ -35,6 +35,8 @@ const (
 	MistakeReadRetriesBoot       = mReadRetriesBoot
 	MistakeLossSeenOnly          = mLossSeenOnly
 	MistakeNoNonce               = mNoNonce
+	MistakeTempExistIsRecord     = mTempExistIsRecord
+	MistakeOwnByPID              = mOwnByPID
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

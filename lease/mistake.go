@@ -108,4 +108,12 @@ const (
 	// 2026-12-05: a record made anew after a loss, of the holder, epoch
 	// and version seen before it, is taken for the one seen.
 	mNoNonce
+	// VersionedFile: a temporary name that exists (another process's of
+	// the same PID) fails the write with EEXIST, as before 2026-12-05,
+	// which a create reports as a lease that exists.
+	mTempExistIsRecord
+	// Reference: a record that names this process's PID is taken back at
+	// once as its own, whoever wrote it (another process of the same PID,
+	// in another PID namespace).
+	mOwnByPID
 )

@@ -108,6 +108,24 @@ var mutants = []mutant{
 		confirm:    &confirmation{faults: "diskfull"},
 	},
 	{
+		// What processes that share a PID (containers, each in a PID
+		// namespace of its own, on one lock directory) found (2026-12-05).
+		name: "reference~temp-exist-is-record", base: "reference",
+		mistake:  "a temporary name that exists (another process's of the same PID) fails the write with EEXIST, which a create reports as a lease that exists",
+		property: spec.LinearizableStore,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeTempExistIsRecord)
+		},
+		exploreWhy: "explore gives every process a PID of its own",
+	},
+	{
+		name: "reference~own-by-pid", base: "reference",
+		mistake:    "a record that names this process's PID is taken back at once as its own, whoever wrote it",
+		property:   spec.ExclusiveLeadership,
+		run:        referenceRun(lease.MistakeOwnByPID),
+		exploreWhy: "explore gives every process a PID of its own",
+	},
+	{
 		name: "reference~keep-one", base: "reference",
 		mistake:  "the sweep keeps only the newest version, not the newest two",
 		property: spec.LinearizableStore,

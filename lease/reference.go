@@ -472,6 +472,9 @@ func (r *Reference) elect(ctx context.Context) {
 		// version, not by holder: another process may have the same PID,
 		// in another PID namespace or after a restart.)
 		own := r.wrote.Version != 0 && rec.Version == r.wrote.Version && rec.Holder == r.pid && rec.Nonce == r.wrote.Nonce
+		if r.mistake&mOwnByPID != 0 { // mutant: a record of this PID is this process's
+			own = rec.Holder == r.pid
+		}
 		expiry := seenAt + r.leaseOf(seen)
 		if now < expiry && !own {
 			r.wait(ctx, token, expiry)

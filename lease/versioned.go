@@ -2,6 +2,7 @@ package lease
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -526,6 +527,31 @@ func (s *VersionedFile) newTemp() string {
 	return tmp
 }
 
+// maxTempTries is how many temporary names openTemp tries.
+const maxTempTries = 64
+
+// openTemp makes a new temporary file of this process, O_EXCL, and notes
+// it as under way. A name that exists is another process's of the same
+// PID (a container's, in a PID namespace of its own, sharing the lock's
+// directory) or a dead process's of this PID, not a record: the next
+// name is tried. (A check with shared PIDs: a create reported "a lease
+// exists" because another process of its PID had made the same
+// temporary name, and no lease did.)
+func (s *VersionedFile) openTemp() (string, FD, error) {
+	for range maxTempTries {
+		tmp := s.newTemp()
+		fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
+		if err == nil {
+			return tmp, fd, nil
+		}
+		s.doneTemp(tmp)
+		if !errors.Is(err, fs.ErrExist) || s.mistake&mTempExistIsRecord != 0 { // mutant: the name's EEXIST taken for the record's
+			return "", 0, err
+		}
+	}
+	return "", 0, fmt.Errorf("%s.tmp.%d.*: %d temporary names in a row exist (left by processes of pid %d)", s.Path, s.PID, maxTempTries, s.PID)
+}
+
 // doneTemp notes that temporary file tmp is no longer under way.
 func (s *VersionedFile) doneTemp(tmp string) {
 	s.mu.Lock()
@@ -542,18 +568,17 @@ func (s *VersionedFile) doneTemp(tmp string) {
 // ErrConflict; a higher version in the listing after it, errSuperseded.
 func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 	rec.TTL = StatedTTL(rec.TTL) // as readers will parse it
-	tmp := s.newTemp()
-	defer s.doneTemp(tmp)
 	buf := appendVersioned(make([]byte, 0, 48), rec)
 	if s.mistake&mRemoveBeforeLink != 0 { // mutant: the old versions removed before the new one exists
 		for v := rec.Version - 1; v >= max(rec.Version-3, 1); v-- {
 			s.FS.Remove(s.name(v))
 		}
 	}
-	fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
+	tmp, fd, err := s.openTemp()
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
+	defer s.doneTemp(tmp)
 	// No fsync of the data: a version whose content a power loss tore or
 	// dropped reads as held by Unknown and expires on every observer's
 	// clock, which is all a lost record could cost after a power loss

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -239,5 +240,43 @@ func TestVersionedSweepsOthersVersions(t *testing.T) {
 	names, err := f.View(f.NewFDTable()).ReadDir("/d")
 	if want := []string{"leader.lock.4", "leader.lock.5"}; err != nil || !slices.Equal(names, want) {
 		t.Errorf("after a's versions 1 and 2 and b's 3 to 5: %q, %v; want %q", names, err, want)
+	}
+}
+
+// Two processes that share a PID (containers, each in a PID namespace of
+// its own, on one lock directory) make temporary files of the same names:
+// a name that exists is not a record. A create beside another process's
+// temporary file of the same name succeeds, and so does one after the
+// first 63 names of its PID are taken; with all 64 of the next taken it
+// fails, but not with "a lease exists".
+func TestVersionedSharedPIDTemporaryNames(t *testing.T) {
+	f := sim.NewFileSystem()
+	f.MkdirAll("/d")
+	a := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 1}
+	b := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 1}
+	taken := func(from, to int) {
+		t.Helper()
+		for i := from; i <= to; i++ {
+			if err := f.Place(lockPath+".tmp.1."+strconv.Itoa(i), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	taken(1, 1) // b's first temporary name, under way
+	r, err := a.Create(1, 9*time.Second)
+	if err != nil || r.Version != 1 {
+		t.Fatalf("Create beside another process's temporary file of the same name = %+v, %v; want version 1", r, err)
+	}
+	taken(3, 65)
+	if r, err = a.Renew(r, 9*time.Second); err != nil || r.Version != 2 {
+		t.Fatalf("Renew with 63 temporary names of its PID taken = %+v, %v; want version 2", r, err)
+	}
+	taken(67, 130)
+	_, err = a.Renew(r, 9*time.Second)
+	if err == nil || errors.Is(err, fs.ErrExist) || errors.Is(err, lease.ErrConflict) {
+		t.Errorf("Renew with its next 64 temporary names taken: %v; want an error that is neither EEXIST nor a conflict", err)
+	}
+	if got, err := b.Read(); err != nil || got.Version != 2 {
+		t.Errorf("Read = %+v, %v; want version 2", got, err)
 	}
 }

@@ -90,6 +90,11 @@ type Config struct {
 	// NoBootID makes the machine one that cannot tell its boot (no
 	// /proc/sys/kernel/random/boot_id): every process's BootID fails.
 	NoBootID bool
+	// SharedPIDs lets processes share a PID, as in PID namespaces of their
+	// own (containers sharing the lock's directory or the lease server):
+	// PIDs need only be positive. Without it, the processes of one boot
+	// have distinct PIDs.
+	SharedPIDs bool
 	// MaxSyscalls stops the run, before its horizon, once its processes
 	// have made that many system calls (0: DefaultMaxSyscallsPerProc for
 	// each process and each SyscallSpan, begun, of the horizon; negative:
@@ -213,7 +218,7 @@ func (c *Config) Normalize() error {
 	pids := map[bootPID]bool{}
 	for _, p := range c.Procs {
 		k := bootPID{boot(p.Start), p.PID}
-		if p.PID <= 0 || pids[k] {
+		if p.PID <= 0 || pids[k] && !c.SharedPIDs {
 			return fmt.Errorf("process ids must be positive and distinct (got %d)", p.PID)
 		}
 		pids[k] = true
@@ -294,6 +299,9 @@ func (c Config) String() string {
 	}
 	if c.NoBootID {
 		b.WriteString(" nobootid")
+	}
+	if c.SharedPIDs {
+		b.WriteString(" samepid")
 	}
 	for _, p := range c.Procs {
 		fmt.Fprintf(&b, " proc=%d@%v", p.PID, p.Start)

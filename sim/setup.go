@@ -53,7 +53,10 @@ var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Ske
 // (diskfull) or a failing one (eio) lasts seconds to minutes; a stall
 // stops every process for 1 to 3 s. "nobootid" is a machine without a
 // boot id: half of the runs that name it get one (Config.NoBootID).
-var MachineFaults = []trace.FaultKind{trace.Power, trace.DiskFull, trace.DiskEIO, trace.Stall, trace.NoBootID}
+// "samepid" runs the processes in PID namespaces of their own
+// (containers): half of the runs that name it give every process PID 1,
+// or two processes one PID (sharePIDs).
+var MachineFaults = []trace.FaultKind{trace.Power, trace.DiskFull, trace.DiskEIO, trace.Stall, trace.NoBootID, trace.SamePID}
 
 // AllFaults is what "all" means: every kind, FaultKinds then
 // MachineFaults. A run of a search over several kinds turns a drawn
@@ -304,6 +307,16 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			return k == trace.Notice && !v.Claims.Pushed || k == trace.Lose && v.Claims.Handover != lease.ServerExpiry
 		})
 	}
+	// SamePID too, after NoBootID (a deferred call runs after those
+	// deferred later).
+	if slices.Contains(kinds, trace.SamePID) {
+		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.SamePID })
+		defer func() {
+			if rng.IntN(2) == 0 {
+				sharePIDs(&cfg, n, rng)
+			}
+		}()
+	}
 	noBoot := slices.Contains(kinds, trace.NoBootID)
 	if noBoot {
 		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k trace.FaultKind) bool { return k == trace.NoBootID })
@@ -543,4 +556,35 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		}
 	}
 	return cfg
+}
+
+// sharePIDs gives the first n processes of cfg PIDs that repeat, as in
+// PID namespaces of their own (containers sharing the lock's directory
+// or the lease server): one time in two every process is PID 1 (each
+// container's first process), else two drawn processes share the first's
+// PID. A process restarted after a power loss (cfg.Procs past n) keeps
+// the PID of the one it restarts.
+func sharePIDs(cfg *Config, n int, rng chooserRand) {
+	if n < 2 {
+		return
+	}
+	cfg.SharedPIDs = true
+	old := make([]int, n)
+	for i := range n {
+		old[i] = cfg.Procs[i].PID
+	}
+	if rng.IntN(2) == 0 {
+		for i := range n {
+			cfg.Procs[i].PID = 1
+		}
+	} else {
+		a := rng.IntN(n)
+		b := (a + 1 + rng.IntN(n-1)) % n
+		cfg.Procs[b].PID = cfg.Procs[a].PID
+	}
+	for i := n; i < len(cfg.Procs); i++ {
+		if j := slices.Index(old, cfg.Procs[i].PID); j >= 0 {
+			cfg.Procs[i].PID = cfg.Procs[j].PID
+		}
+	}
 }

@@ -65,16 +65,25 @@ func lostExcused(tr *trace.Trace, l []int, a, b trace.Interval) bool {
 	return lostBetween(tr, l, a, b) || lostBetween(tr, l, b, a)
 }
 
-// lostBetween reports whether a loss came after the write x rests on (the
-// last its process made before x began: a term may begin a lease after
-// it, when a process that held a record over a lost lease leads on it;
-// a check found one that did so beside a newcomer, a loss having taken
-// its record meanwhile) and before y began, and y's process had seen no
-// record before it.
+// lostBetween reports whether a loss came after the write x rests on and
+// before y began, and y's process had seen no record before it. The write
+// x rests on is the last its process made before x began, if it began no
+// term of its own (it is x's) and came less than a lease before x: a term
+// may begin up to a lease after its write, when a process that held a
+// record over a lost lease leads on its last renewal (a check found one
+// that did so beside a newcomer, a loss having taken its record
+// meanwhile). A write older than that, or an earlier term's, is none x can
+// rest on (a review: an excuse counted from any earlier write hid a
+// planted leader that led on no write at all).
 func lostBetween(tr *trace.Trace, l []int, x, y trace.Interval) bool {
 	w := lastWrite(tr, x.Proc, x.Start)
-	if w < 0 {
-		return false // a term that rests on no write: no loss excuses it
+	if w < 0 || tr.Events[w].T < x.From-int64(procLease(tr, x.Proc)) {
+		return false
+	}
+	for i := w + 1; i < x.Start; i++ {
+		if e := &tr.Events[i]; e.Kind == trace.EvStarted && int(e.Proc) == x.Proc {
+			return false // an earlier term's write
+		}
 	}
 	for _, i := range l {
 		if i > w && i < y.Start && !sawRecord(tr, y.Proc, i) {
@@ -82,6 +91,14 @@ func lostBetween(tr *trace.Trace, l []int, x, y trace.Interval) bool {
 		}
 	}
 	return false
+}
+
+// procLease is process p's lease: its own configuration's, or the run's.
+func procLease(tr *trace.Trace, p int) time.Duration {
+	if l := tr.Procs[p].Lease.LeaseDuration; l != 0 {
+		return l
+	}
+	return tr.Run.Lease.LeaseDuration
 }
 
 // lastWrite returns the index of the last store write (create, renew,

@@ -60,6 +60,11 @@ const (
 	// persistence): the record and the version counter are gone, and
 	// every subscriber's feed reconnects (a change notice, no release).
 	Lose
+	// SamePID is not an event: a setup whose processes run in PID
+	// namespaces of their own (containers sharing the lock's directory or
+	// the lease server), so that PIDs repeat: every process is PID 1, or
+	// two share one. The simulator's setup line shows the PIDs.
+	SamePID
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.
 	Cont FaultKind = 100
 	// End is the end of a stretch (DiskFull, DiskEIO, Stall, EMFile): the event
@@ -70,7 +75,7 @@ const (
 
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power",
 	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile", Notice: "notice",
-	MemberKill: "member-kill", MemberStop: "member-stop", Lose: "lose"}
+	MemberKill: "member-kill", MemberStop: "member-stop", Lose: "lose", SamePID: "samepid"}
 
 func (k FaultKind) String() string {
 	switch k {

@@ -31,7 +31,7 @@ type setupFlags struct {
 func (f *setupFlags) register(fs *flag.FlagSet, faultsDefault string) {
 	fs.StringVar(&f.variant, "variant", "seed", "variant to check (valid: "+lease.VariantNames()+")")
 	fs.IntVar(&f.procs, "procs", 0, "processes per run (0: 2 to 5, drawn per run)")
-	fs.StringVar(&f.faults, "faults", faultsDefault, "fault kinds: comma list of kill,term,stop,skew,drift,jump,fserr,emfile,power,diskfull,eio,stall,nobootid,notice, or all (every one; a run over three or more draws a subset: swarm), or none; and lose (a lease server restarted without its data: server variants, only when named)")
+	fs.StringVar(&f.faults, "faults", faultsDefault, "fault kinds: comma list of kill,term,stop,skew,drift,jump,fserr,emfile,power,diskfull,eio,stall,nobootid,samepid,notice, or all (every one; a run over three or more draws a subset: swarm), or none; and lose (a lease server restarted without its data: server variants, only when named)")
 	fs.StringVar(&f.scheduler, "scheduler", "mixed", "order of same-instant steps: random, pct, or mixed (each run draws one of the two)")
 	fs.Float64Var(&f.maxDrift, "max-drift", -1, "largest clock rate error, as a fraction (-1: the drift bound the algorithm is configured for, -drift-bound, 0.01 unless set)")
 	intervalFlags(fs, &f.lease, lease.DefaultConfig())

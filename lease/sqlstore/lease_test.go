@@ -201,6 +201,58 @@ func TestOldTable(t *testing.T) {
 	})
 }
 
+// prevSchema is the table the leaselab before the nonce made: the
+// writer's lease, no nonce; prevRenew its renewal, which writes lease_ms
+// and lease_version and leaves the nonce as it was.
+const (
+	prevSchema = `CREATE TABLE %s (
+	name TEXT PRIMARY KEY,
+	holder BIGINT NOT NULL,
+	epoch BIGINT NOT NULL,
+	version BIGINT NOT NULL,
+	expires_ms BIGINT NOT NULL,
+	lease_ms BIGINT NOT NULL DEFAULT 0,
+	lease_version BIGINT NOT NULL DEFAULT 0)`
+	prevCreate = `INSERT INTO %s (name, holder, epoch, version, expires_ms, lease_ms, lease_version) VALUES ($1, $2, 1, 1, %s + $3, $4, 1)`
+	prevRenew  = `UPDATE %s SET version = version + 1, expires_ms = %s + $5, lease_ms = $6, lease_version = version + 1
+WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND holder <> 0 AND expires_ms > %s`
+)
+
+// A table the leaselab before the nonce made: Open adds the nonce column;
+// its row reads with its lease and nonce 0 and is taken over by
+// compare-and-set; its renewal after that leaves the nonce of the write
+// before, which reads as the renewal's, and a compare-and-set on what was
+// read matches.
+func TestPrevTable(t *testing.T) {
+	t.Parallel()
+	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
+		db := rawDB(t, d, dsn)
+		now := d.now()
+		exec(t, db, fmt.Sprintf(prevSchema, table))
+		exec(t, db, fmt.Sprintf(prevCreate, table, now), "jobs", 5, 9000, 9000)
+		a, b := openTable(t, d, dsn, table, "jobs"), openTable(t, d, dsn, table, "jobs")
+		rec, err := b.Read()
+		if want := (lease.Record{Holder: 5, Epoch: 1, Version: 1, TTL: 9 * time.Second}); err != nil || rec != want {
+			t.Fatalf("Read of the earlier leaselab's row = %+v, %v; want %+v (no nonce)", rec, err, want)
+		}
+		r, err := b.Takeover(rec, 8, 9*time.Second)
+		if err != nil || r.Nonce == 0 || r.Version != 2 {
+			t.Fatalf("Takeover of the earlier leaselab's row = %+v, %v", r, err)
+		}
+		exec(t, db, fmt.Sprintf(prevRenew, table, now, now), "jobs", 8, 2, 2, 27000, 27000)
+		rec, err = a.Read()
+		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 3, TTL: 27 * time.Second, Nonce: r.Nonce}); err != nil || rec != want {
+			t.Fatalf("Read after the earlier leaselab's renewal = %+v, %v; want %+v (the nonce of the write before)", rec, err, want)
+		}
+		if r, err = a.Renew(rec, 9*time.Second); err != nil || r.Version != 4 || r.Nonce == rec.Nonce {
+			t.Fatalf("Renew after the earlier leaselab's renewal = %+v, %v", r, err)
+		}
+		if err := a.Release(r); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // A row whose lease columns no writer writes is an error of every call
 // that reads it, saying why, not of opening the table; a lease_ms of 0
 // written with the version is a write that stated none (TTL 0).
