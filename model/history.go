@@ -12,9 +12,17 @@ import (
 type Who struct {
 	PID int
 	Act string
+	// Name is the process as the trace names it (trace.ProcName: its PID,
+	// and its index when processes share PIDs); "": its PID.
+	Name string
 }
 
-func (w Who) String() string { return strconv.Itoa(w.PID) + "/" + w.Act }
+func (w Who) String() string {
+	if w.Name != "" {
+		return w.Name + "/" + w.Act
+	}
+	return strconv.Itoa(w.PID) + "/" + w.Act
+}
 
 // FromTrace returns the trace's Store operations as a porcupine history,
 // in order of call. Each (process, activity) pair is one client, numbered
@@ -63,7 +71,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 				Call:     e.T,
 				Output:   Output{Res: trace.ResUnknown},
 				Return:   -1,
-				Metadata: Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act]},
+				Metadata: Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))},
 			})
 		case trace.EvStore:
 			if e.Store == trace.StoreExpire {

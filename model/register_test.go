@@ -494,7 +494,7 @@ func TestFromTrace(t *testing.T) {
 		}
 	}
 	// The SIGTERM handler's release is its own client.
-	if _, ok := clients[Who{PID: 60344, Act: "signal"}]; !ok {
+	if _, ok := clients[Who{PID: 60344, Act: "signal", Name: "60344"}]; !ok {
 		t.Errorf("no signal handler client among %v", clients)
 	}
 }

@@ -145,7 +145,7 @@ func New(cfg Config) (*World, error) {
 	w.tr.Base = cfg.WallBase
 	w.setup = &setup{cfg: cfg}
 	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup,
-		CallMax: cfg.callMax()}
+		CallMax: cfg.callMax(), SharedPIDs: cfg.SharedPIDs}
 	slab := make([]proc, len(cfg.Procs)) // one allocation for the configured processes
 	w.procs = make([]*proc, 0, len(cfg.Procs))
 	w.tr.Procs = make([]trace.ProcInfo, 0, len(cfg.Procs))

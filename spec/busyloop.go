@@ -214,8 +214,8 @@ func cappedViolation(tr *trace.Trace, calls [][]int) *Violation {
 	}
 	pid := tr.Procs[p].PID
 	v := &Violation{Property: NoBusyLoop, At: tr.End, PIDs: []int{pid},
-		Detail: fmt.Sprintf("the run was stopped at %s, before its horizon, at the simulator's cap on system calls, which no process that waits between attempts comes near: %d calls in all, %d of them by process %d",
-			secs(tr.End), total, len(calls[p]), pid)}
+		Detail: fmt.Sprintf("the run was stopped at %s, before its horizon, at the simulator's cap on system calls, which no process that waits between attempts comes near: %d calls in all, %d of them by process %s",
+			secs(tr.End), total, len(calls[p]), tr.ProcName(p))}
 	if n := len(calls[p]); n > 0 {
 		v.Events = []int{calls[p][n-1]}
 	}
@@ -263,8 +263,8 @@ func busyViolation(tr *trace.Trace, p int, idx []int, lo int, segFrom int64, ch 
 	pid := tr.Procs[p].PID
 	return &Violation{Property: NoBusyLoop, At: time.Duration(tr.Events[idx[lo+bound]].T), PIDs: []int{pid},
 		Events: []int{idx[lo], idx[lo+bound], last},
-		Detail: fmt.Sprintf("process %d made %d system calls from %s to %s (%s) with nothing changed %s: no fault, no start or exit, no other process's write (bound %d a second)",
-			pid, n, secs(time.Duration(from)), secs(time.Duration(tr.Events[last].T)), strings.Join(most, ", "), quiet, bound)}
+		Detail: fmt.Sprintf("process %s made %d system calls from %s to %s (%s) with nothing changed %s: no fault, no start or exit, no other process's write (bound %d a second)",
+			tr.ProcName(p), n, secs(time.Duration(from)), secs(time.Duration(tr.Events[last].T)), strings.Join(most, ", "), quiet, bound)}
 }
 
 // callName names a call for a violation's detail: "open O_EXCL = ENOSPC",

@@ -36,7 +36,7 @@ func CheckNoOwnExit(tr *trace.Trace) *Violation {
 		case e.Kind == trace.EvExit && e.ExitCode() >= 0 && !termed[e.Proc]:
 			pid := tr.Procs[e.Proc].PID
 			return &Violation{Property: NoOwnExit, At: time.Duration(e.T), PIDs: []int{pid}, Events: []int{i},
-				Detail: fmt.Sprintf("process %d exited with status %d of its own accord: no SIGTERM had reached it (a process ends only on a signal or a power loss)", pid, e.ExitCode())}
+				Detail: fmt.Sprintf("process %s exited with status %d of its own accord: no SIGTERM had reached it (a process ends only on a signal or a power loss)", tr.ProcName(int(e.Proc)), e.ExitCode())}
 		}
 	}
 	return nil

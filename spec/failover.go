@@ -132,8 +132,8 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 			}
 			v = &Violation{Property: FailoverBound, At: time.Duration(deadline),
 				PIDs: []int{tr.Procs[victim].PID, tr.Procs[p].PID}, Events: []int{i},
-				Detail: fmt.Sprintf("%s of leader %d at %s%s: no new leader within %v although process %d was running",
-					name, tr.Procs[victim].PID, secs(time.Duration(e.T)), delivered, bound, tr.Procs[p].PID)}
+				Detail: fmt.Sprintf("%s of leader %s at %s%s: no new leader within %v although process %s was running",
+					name, tr.ProcName(victim), secs(time.Duration(e.T)), delivered, bound, tr.ProcName(p))}
 			break
 		}
 		if !each(v != nil, v) {

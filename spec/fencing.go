@@ -53,8 +53,8 @@ func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
 		}
 		return &Violation{Property: Fencing, At: time.Duration(b.From),
 			PIDs: []int{tr.Procs[a.Proc].PID, tr.Procs[b.Proc].PID},
-			Detail: fmt.Sprintf("process %d led with epoch %d after process %d led with epoch %d: epochs must strictly increase",
-				tr.Procs[b.Proc].PID, eb, tr.Procs[a.Proc].PID, ea)}
+			Detail: fmt.Sprintf("process %s led with epoch %d after process %s led with epoch %d: epochs must strictly increase",
+				tr.ProcName(b.Proc), eb, tr.ProcName(a.Proc), ea)}
 	}
 	owner := map[int64]int{}
 	for i, e := range tr.Events {
@@ -64,8 +64,8 @@ func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
 		if p, ok := owner[e.Epoch()]; ok && p != int(e.Proc) {
 			return &Violation{Property: Fencing, At: time.Duration(e.T),
 				PIDs: []int{tr.Procs[p].PID, tr.Procs[e.Proc].PID}, Events: []int{i},
-				Detail: fmt.Sprintf("the resource accepted epoch %d from process %d and from process %d: an epoch was reused",
-					e.Epoch(), tr.Procs[p].PID, tr.Procs[e.Proc].PID)}
+				Detail: fmt.Sprintf("the resource accepted epoch %d from process %s and from process %s: an epoch was reused",
+					e.Epoch(), tr.ProcName(p), tr.ProcName(int(e.Proc)))}
 		}
 		owner[e.Epoch()] = int(e.Proc)
 	}

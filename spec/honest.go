@@ -30,7 +30,7 @@ func CheckHonestRole(tr *trace.Trace, iv []trace.Interval) *Violation {
 		if covered < x.Seen {
 			return &Violation{Property: HonestRole, At: time.Duration(covered),
 				PIDs:   []int{tr.Procs[x.Proc].PID},
-				Detail: fmt.Sprintf("process %d's code saw its leader context live until %s, but the algorithm reported leading only until %s", tr.Procs[x.Proc].PID, secs(time.Duration(x.Seen)), secs(time.Duration(covered)))}
+				Detail: fmt.Sprintf("process %s's code saw its leader context live until %s, but the algorithm reported leading only until %s", tr.ProcName(x.Proc), secs(time.Duration(x.Seen)), secs(time.Duration(covered)))}
 		}
 	}
 	return nil

@@ -339,8 +339,8 @@ func allExclusive(tr *trace.Trace, iv []trace.Interval) []Violation {
 			out = append(out, Violation{Property: ExclusiveLeadership, At: time.Duration(at),
 				PIDs:   []int{tr.Procs[a.Proc].PID, tr.Procs[b.Proc].PID},
 				Events: []int{roleEvent(tr, a.Proc, a.From), roleEvent(tr, b.Proc, b.From)},
-				Detail: fmt.Sprintf("processes %d (leading since %s) and %d (since %s) both lead",
-					tr.Procs[a.Proc].PID, secs(time.Duration(a.From)), tr.Procs[b.Proc].PID, secs(time.Duration(b.From)))})
+				Detail: fmt.Sprintf("processes %s (leading since %s) and %s (since %s) both lead",
+					tr.ProcName(a.Proc), secs(time.Duration(a.From)), tr.ProcName(b.Proc), secs(time.Duration(b.From)))})
 		}
 	}
 	slices.SortStableFunc(out, func(x, y Violation) int { return cmp.Compare(x.At, y.At) })
@@ -464,8 +464,8 @@ func allWedges(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) []Vi
 				at := time.Duration(from) + b.Wedge
 				if first == nil || at < first.At {
 					first = &Violation{Property: NoWedge, At: at, PIDs: []int{tr.Procs[p].PID},
-						Detail: fmt.Sprintf("no leader from %s to %s although process %d was alive and running (bound %v)",
-							secs(time.Duration(g.from)), secs(time.Duration(g.to)), tr.Procs[p].PID, b.Wedge)}
+						Detail: fmt.Sprintf("no leader from %s to %s although process %s was alive and running (bound %v)",
+							secs(time.Duration(g.from)), secs(time.Duration(g.to)), tr.ProcName(p), b.Wedge)}
 				}
 			}
 		}

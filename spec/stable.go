@@ -95,13 +95,13 @@ func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el []
 		pid := tr.Procs[down.Proc].PID
 		return &Violation{Property: StableLeadership, At: time.Duration(down.Seen), PIDs: []int{pid},
 			Events: []int{stoppedEvent(tr, down.Proc, down.Seen)},
-			Detail: fmt.Sprintf("process %d stopped leading at %s (leading since %s) with nothing disturbed since %s: no fault, no start or exit (settle %v)",
-				pid, secs(time.Duration(down.Seen)), secs(time.Duration(down.From)), since(downIn), b.Wedge)}
+			Detail: fmt.Sprintf("process %s stopped leading at %s (leading since %s) with nothing disturbed since %s: no fault, no start or exit (settle %v)",
+				tr.ProcName(down.Proc), secs(time.Duration(down.Seen)), secs(time.Duration(down.From)), since(downIn), b.Wedge)}
 	case gapAt >= 0:
 		pid := tr.Procs[gapProc].PID
 		return &Violation{Property: StableLeadership, At: time.Duration(gapAt), PIDs: []int{pid},
-			Detail: fmt.Sprintf("no leader from %s to %s although process %d was alive and running and nothing was disturbed since %s: no fault, no start or exit (settle %v; %s of the run's settled quiet without a leader)",
-				secs(time.Duration(gap.from)), secs(time.Duration(gap.to)), pid, since(gapIn), b.Wedge, leaderlessShare(seen, settled, tr))}
+			Detail: fmt.Sprintf("no leader from %s to %s although process %s was alive and running and nothing was disturbed since %s: no fault, no start or exit (settle %v; %s of the run's settled quiet without a leader)",
+				secs(time.Duration(gap.from)), secs(time.Duration(gap.to)), tr.ProcName(gapProc), since(gapIn), b.Wedge, leaderlessShare(seen, settled, tr))}
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 	fail := func(i int, e *trace.Event, format string, a ...any) *Violation {
 		pid := tr.Procs[e.Proc].PID
 		return &Violation{Property: StoppedCallback, At: time.Duration(e.T), PIDs: []int{pid}, Events: []int{terms[e.Proc].from, i},
-			Detail: fmt.Sprintf("process %d: ", pid) + fmt.Sprintf(format, a...)}
+			Detail: "process " + tr.ProcName(int(e.Proc)) + ": " + fmt.Sprintf(format, a...)}
 	}
 	for i := range tr.Events {
 		e := &tr.Events[i]

@@ -63,7 +63,7 @@ func (tr *Trace) Format(i int) string {
 	e := &tr.Events[i]
 	who := "world"
 	if e.Proc >= 0 {
-		who = fmt.Sprintf("%d/%s", tr.Procs[e.Proc].PID, tr.Acts[e.Proc][e.Act])
+		who = tr.ProcName(int(e.Proc)) + "/" + tr.Acts[e.Proc][e.Act]
 	}
 	return fmt.Sprintf("%12s %-14s %s", Secs(e.T), who, tr.describe(e))
 }
@@ -250,7 +250,7 @@ func (tr *Trace) Excerpt(from, to time.Duration) []string {
 		case e.Kind == EvFault:
 			out = append(out, fmt.Sprintf("%s # FAULT %s", elapsed(e.T), tr.S(e.Text)))
 		case e.Kind == EvExit:
-			out = append(out, fmt.Sprintf("%s # process %d %s", elapsed(e.T), tr.Procs[e.Proc].PID, tr.describe(e)))
+			out = append(out, fmt.Sprintf("%s # process %s %s", elapsed(e.T), tr.ProcName(int(e.Proc)), tr.describe(e)))
 		}
 	}
 	return out

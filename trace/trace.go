@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -56,6 +57,10 @@ type Run struct {
 	// others' quiet (two that write in a tight loop). No-busy-loop judges
 	// it.
 	Capped bool
+	// SharedPIDs reports that processes of the run may share a PID (PID
+	// namespaces of their own: the simulator's samepid): ProcName tells
+	// them apart.
+	SharedPIDs bool
 	// Setup describes the configuration that produced the run, in the
 	// simulator's flag syntax, with what became of each configured fault.
 	// Nil for a recorded trace, whose faults are its events.
@@ -170,4 +175,21 @@ func (tr *Trace) Release() {
 	}
 	buffers.Put(&memory{events: tr.Events, arena: tr.arena})
 	tr.Events, tr.arena, tr.last = nil, nil, ""
+}
+
+// ProcName names process p in the checker's words and the trace's
+// labels: its PID, and, in a run whose processes may share PIDs, its
+// index after a '#' when another process has its PID ("1#2": the third
+// process, PID 1).
+func (tr *Trace) ProcName(p int) string {
+	pid := tr.Procs[p].PID
+	name := strconv.Itoa(pid)
+	if tr.Run.SharedPIDs {
+		for q := range tr.Procs {
+			if q != p && tr.Procs[q].PID == pid {
+				return name + "#" + strconv.Itoa(p)
+			}
+		}
+	}
+	return name
 }

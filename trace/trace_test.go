@@ -144,3 +144,21 @@ func TestReleaseRecycles(t *testing.T) {
 	}
 	tr.Release() // twice is harmless
 }
+
+// ProcName is a process's PID, with its index when the run lets
+// processes share PIDs and another has its PID; a restart after a power
+// loss (the same PID, in a run that shares none) is named by its PID.
+func TestProcName(t *testing.T) {
+	tr := &trace.Trace{Procs: []trace.ProcInfo{{PID: 1}, {PID: 1}, {PID: 1003}}}
+	for p, want := range []string{"1", "1", "1003"} {
+		if got := tr.ProcName(p); got != want {
+			t.Errorf("without shared PIDs, process %d: %q, want %q", p, got, want)
+		}
+	}
+	tr.Run.SharedPIDs = true
+	for p, want := range []string{"1#0", "1#1", "1003"} {
+		if got := tr.ProcName(p); got != want {
+			t.Errorf("with shared PIDs, process %d: %q, want %q", p, got, want)
+		}
+	}
+}
