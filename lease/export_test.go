@@ -37,6 +37,8 @@ const (
 	MistakeNoNonce               = mNoNonce
 	MistakeTempExistIsRecord     = mTempExistIsRecord
 	MistakeOwnByPID              = mOwnByPID
+	MistakeNotToldSelf           = mNotToldSelf
+	MistakeToldOnce              = mToldOnce
 	MistakeVersionSkip           = mVersionSkip
 	MistakeStaleEpoch            = mStaleEpoch
 	MistakeRemoveBeforeLink      = mRemoveBeforeLink

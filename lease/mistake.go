@@ -116,4 +116,10 @@ const (
 	// once as its own, whoever wrote it (another process of the same PID,
 	// in another PID namespace).
 	mOwnByPID
+	// Reference: a process that leads does not tell its own OnNewLeader;
+	// only watchers are told who leads.
+	mNotToldSelf
+	// Reference: OnNewLeader is told of a holder only the first time this
+	// process reads it, not again after another holder came between.
+	mToldOnce
 )

@@ -126,6 +126,22 @@ var mutants = []mutant{
 		exploreWhy: "explore gives every process a PID of its own",
 	},
 	{
+		// What leader-known, the property of OnNewLeader, finds
+		// (2026-12-05).
+		name: "reference~not-told-self", base: "reference",
+		mistake:  "a process that leads does not tell its own OnNewLeader: its user goes on believing the leader it last watched leads",
+		property: spec.LeaderKnown,
+		run:      referenceRun(lease.MistakeNotToldSelf),
+		explore:  "procs 2, crashes 1",
+	},
+	{
+		name: "reference~told-once", base: "reference",
+		mistake:    "OnNewLeader is told of each holder once: a leader that comes back after another is not told of again",
+		property:   spec.LeaderKnown,
+		run:        referenceRun(lease.MistakeToldOnce),
+		exploreWhy: "it needs a leader back after another, which one fault in 27 s does not make",
+	},
+	{
 		name: "reference~keep-one", base: "reference",
 		mistake:  "the sweep keeps only the newest version, not the newest two",
 		property: spec.LinearizableStore,

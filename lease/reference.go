@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -89,7 +90,8 @@ type Reference struct {
 	last   Record
 	lastAt time.Duration
 	// told is the holder OnNewLeader was last called with (0: none).
-	told int64
+	told     int64
+	toldOnce []int64 // the holders told of (the mutant mToldOnce only)
 	// waitLost is until when a lease the store lost may still be held
 	// (0: none known): a record created meanwhile is held, not led from.
 	waitLost time.Duration
@@ -543,6 +545,12 @@ func (r *Reference) remade(seen, rec Record) bool {
 // was last called with: a watcher that reads a record of another holder,
 // or this process leading.
 func (r *Reference) newLeader(holder int64) {
+	if r.mistake&mToldOnce != 0 { // mutant: each holder told of once
+		if slices.Contains(r.toldOnce, holder) {
+			return
+		}
+		r.toldOnce = append(r.toldOnce, holder)
+	}
 	if f := r.cfg.Callbacks.OnNewLeader; f != nil && holder != r.told {
 		r.told = holder
 		f(holder)
@@ -764,7 +772,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	r.p.Role(RoleLeader)
 	r.p.Lead(rec.Epoch, deadline)
 	r.p.Log(m, rec.Epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
-	r.newLeader(r.pid)
+	if r.mistake&mNotToldSelf == 0 {   // mutant: only watchers are told
+		r.newLeader(r.pid)
+	}
 	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
 		f(uctx)
 	}

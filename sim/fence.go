@@ -79,6 +79,15 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			stopped()
 		}
 	}
+	// OnNewLeader is recorded (EvNewLeader): spec's leader-known holds
+	// the algorithm to telling every process who leads.
+	told := cb.OnNewLeader
+	cb.OnNewLeader = func(holder int64) {
+		p.w.record(trace.NewLeader(int16(p.idx), int16(p.w.cur.id), holder))
+		if told != nil {
+			told(holder)
+		}
+	}
 	return cb
 }
 

@@ -25,7 +25,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit, StoppedCallback}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit, StoppedCallback, LeaderKnown}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -228,6 +228,12 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},
 		{Property: NoOwnExit, Applicable: !tr.Recorded, Violation: CheckNoOwnExit(tr)},
 		{Property: StoppedCallback, Applicable: !tr.Recorded, Violation: CheckStoppedCallback(tr)},
+		{Property: LeaderKnown},
+	}
+	if ok, why := leaderKnownApplies(v, tr); ok {
+		vs[11].Applicable, vs[11].Violation = true, checkLeaderKnown(tr, iv, b, el)
+	} else {
+		vs[11].Reason = why
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"

@@ -551,7 +551,8 @@ func TestExclusiveHandOver(t *testing.T) {
 }
 
 // The seed variants have no epochs: fencing is not applicable and never
-// violated; every other property applies.
+// violated; leader-known does not apply where watchers wait for the
+// kernel's lock; every other property applies.
 func TestFencingNotApplicable(t *testing.T) {
 	for _, variant := range lease.Variants() {
 		s, err := scenario.Lookup("takeover-race")
@@ -569,6 +570,10 @@ func TestFencingNotApplicable(t *testing.T) {
 				}
 				if (variant.Name == "seed" || variant.Name == "seed-naive") && (v.Applicable || v.Violation != nil) {
 					t.Errorf("%s: fencing %+v, want not applicable and no violation", variant.Name, v)
+				}
+			} else if p == LeaderKnown {
+				if want := variant.Claims.Handover != lease.KernelLock; v.Applicable != want || !v.Applicable && v.Violation != nil {
+					t.Errorf("%s: leader-known %+v, want applicable %v", variant.Name, v, want)
 				}
 			} else if !v.Applicable {
 				t.Errorf("%s: %s not applicable", variant.Name, p)

@@ -31,6 +31,7 @@ const (
 	EvStarted                         // the user's OnStartedLeading was called (Event.Epoch: its term's, 0 without one)
 	EvStopped                         // the user's leader context was seen done, or its process died (Event.LastLive, Event.DiedLeading)
 	EvStoppedCallback                 // the user's OnStoppedLeading was called (Event.StillLive)
+	EvNewLeader                       // the user's OnNewLeader was called (Event.Told: the holder it was told of)
 )
 
 // Op is a system call.
@@ -187,6 +188,15 @@ func StoppedCallback(proc, act int16, live bool) Event {
 	}
 	return e
 }
+
+// NewLeader returns an EvNewLeader event: process proc's (activity
+// act's) OnNewLeader was called with holder.
+func NewLeader(proc, act int16, holder int64) Event {
+	return Event{Proc: proc, Act: act, Kind: EvNewLeader, N: holder}
+}
+
+// Told is the holder an EvNewLeader's OnNewLeader was told of.
+func (e *Event) Told() int64 { return e.N }
 
 // StillLive reports whether, when an EvStoppedCallback's OnStoppedLeading
 // was called, a leader context its process had been given was still live.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,8 +34,25 @@ func commandAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// childPIDs lists this process's children (parentOf).
+// procIsOurs reports whether /proc shows this process's PID namespace:
+// /proc/self names this process by its own PID. In a PID namespace that
+// kept its parent's /proc (unshare -p without --mount-proc, a container
+// given the host's /proc), /proc lists the parent namespace's PIDs, and a
+// PID read there names another process here (a probe: run's sweep after
+// its supervisor's death listed host PID 2's children, the kernel's
+// threads, and SIGKILLed their numbers in its namespace, run itself
+// among them). Then nothing is swept and no stale command is looked for.
+var procIsOurs = sync.OnceValue(func() bool {
+	s, err := os.Readlink("/proc/self")
+	return err == nil && s == strconv.Itoa(os.Getpid())
+})
+
+// childPIDs lists this process's children (parentOf); none when /proc is
+// another PID namespace's (procIsOurs).
 func childPIDs() []int {
+	if !procIsOurs() {
+		return nil
+	}
 	self := os.Getpid()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -77,7 +95,7 @@ func closeOnExecFrom(fd int) {
 // is not seen. A killed process is a zombie until its parent reaps it:
 // its environment reads empty, so it is not counted again.
 func killStale(ctx context.Context, singleton string) int {
-	if singleton == "" {
+	if singleton == "" || !procIsOurs() {
 		return 0
 	}
 	mark := []byte(singletonEnv + "=" + singleton)
@@ -97,15 +115,8 @@ func killStale(ctx context.Context, singleton string) int {
 			if err != nil || spare[pid] {
 				continue
 			}
-			b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-			if err != nil {
-				continue // gone, or not ours to read
-			}
-			for v := range bytes.SplitSeq(b, []byte{0}) {
-				if bytes.Equal(v, mark) {
-					found = append(found, pid)
-					break
-				}
+			if hasEnv(pid, mark) { // (not if gone, or not ours to read)
+				found = append(found, pid)
 			}
 		}
 		if len(found) == 0 {
@@ -121,21 +132,41 @@ func killStale(ctx context.Context, singleton string) int {
 	return len(killed)
 }
 
-// parentOf is pid's parent, from /proc/PID/stat: the fourth field, after
-// the command name in parentheses (0 if unknown).
+// parentOf is pid's parent, from /proc/PID/stat (0 if unknown).
 func parentOf(pid int) int {
+	_, ppid := statOf(pid)
+	return ppid
+}
+
+// statOf is pid's state and parent, from /proc/PID/stat: the third and
+// fourth fields, after the command name in parentheses (0, 0 if unknown).
+func statOf(pid int) (state byte, ppid int) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0
+		return 0, 0
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 {
-		return 0
+	if len(f) < 2 || len(f[0]) != 1 {
+		return 0, 0
 	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	return ppid
+	ppid, _ = strconv.Atoi(string(f[1]))
+	return f[0][0], ppid
+}
+
+// hasEnv reports whether process pid's environment holds kv ("NAME=value").
+func hasEnv(pid int, kv []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for v := range bytes.SplitSeq(b, []byte{0}) {
+		if bytes.Equal(v, kv) {
+			return true
+		}
+	}
+	return false
 }

@@ -20,6 +20,10 @@ func commandAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: t
 
 func childPIDs() []int { return nil }
 
+func statOf(int) (byte, int) { return 0, 0 }
+
+func procIsOurs() bool { return true }
+
 // killStale finds nothing outside Linux: there is no /proc to read other
 // processes' environments from.
 func killStale(context.Context, string) int { return 0 }
