@@ -14,7 +14,10 @@ import (
 // interval, within which every watcher reads the record again), the last
 // OnNewLeader of every process that has run unpaused all that while names
 // the leader's PID, the leader's its own. What it judges is what the
-// user's callback was told, not the algorithm's log. Not judged for flock
+// user's callback was told, not the algorithm's log; and, as
+// OnNewLeader names a holder by PID, it judges PIDs: where processes
+// share one (samepid), a hand-over between two of them is one no
+// OnNewLeader can tell, and none is owed. Not judged for flock
 // (its watchers wait in the kernel for the lock and read no record: they
 // cannot know) or on recorded traces (the real processes do not report
 // their callbacks). With two leaders at the end, exclusive-leadership
@@ -76,14 +79,14 @@ func throughout(spans []span, from, to int64) bool {
 	return false
 }
 
-// leaderKnownApplies reports whether LeaderKnown is judged on a run of v,
-// and why not.
-func leaderKnownApplies(v lease.Variant, tr *trace.Trace) (bool, string) {
+// leaderKnownVerdict judges LeaderKnown on a run of v, or says why it
+// does not apply.
+func leaderKnownVerdict(v lease.Variant, tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) Verdict {
 	switch {
 	case tr.Recorded:
-		return false, "a recorded trace: the real processes do not report their callbacks"
+		return Verdict{Property: LeaderKnown, Reason: "a recorded trace: the real processes do not report their callbacks"}
 	case v.Claims.Handover == lease.KernelLock:
-		return false, "its watchers wait for the kernel's lock and read no record: they cannot know who leads"
+		return Verdict{Property: LeaderKnown, Reason: "its watchers wait for the kernel's lock and read no record: they cannot know who leads"}
 	}
-	return true, ""
+	return Verdict{Property: LeaderKnown, Applicable: true, Violation: checkLeaderKnown(tr, iv, b, el)}
 }

@@ -99,7 +99,8 @@ func recreatedAfterRelease(tr *trace.Trace) bool {
 }
 
 // procIndex returns the index in tr.Procs of the process with the given
-// pid, or -1.
+// pid, or -1. (The first of that PID: the bug catalogue's searches never
+// draw samepid, so its runs' PIDs name one process each.)
 func procIndex(tr *trace.Trace, pid int) int {
 	for i, p := range tr.Procs {
 		if p.PID == pid {

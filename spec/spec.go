@@ -228,12 +228,7 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},
 		{Property: NoOwnExit, Applicable: !tr.Recorded, Violation: CheckNoOwnExit(tr)},
 		{Property: StoppedCallback, Applicable: !tr.Recorded, Violation: CheckStoppedCallback(tr)},
-		{Property: LeaderKnown},
-	}
-	if ok, why := leaderKnownApplies(v, tr); ok {
-		vs[11].Applicable, vs[11].Violation = true, checkLeaderKnown(tr, iv, b, el)
-	} else {
-		vs[11].Reason = why
+		leaderKnownVerdict(v, tr, iv, b, el),
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"

@@ -109,7 +109,7 @@ func TestRunInPIDNamespaceWithHostProc(t *testing.T) {
 	if len(procsWith(tok+"2")) != 1 {
 		t.Errorf("the unrelated sleep in run's namespace was killed\n%s", out)
 	}
-	if !strings.Contains(out.String(), "/proc shows another PID namespace's processes") {
+	if !strings.Contains(out.String(), "/proc shows another PID namespace's processes (/proc/self is ") {
 		t.Errorf("run did not say that it cannot look for what is left:\n%s", out)
 	}
 }

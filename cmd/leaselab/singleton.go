@@ -221,7 +221,7 @@ func newRunner(c singletonCommand, stderr io.Writer, shed bool) *runner {
 		// test binary's other children are not run's to kill.
 		r.reap = setSubreaper()
 		if !procIsOurs() {
-			r.logf("/proc shows another PID namespace's processes (mount /proc in this one): what a killed supervisor or an earlier leader's command leaves running cannot be found, and is not killed")
+			r.logf("%s: what a killed supervisor or an earlier leader's command leaves running cannot be found, and is not killed; nor are orphans' zombies reaped", procProblem())
 		}
 		if os.Getpid() == 1 {
 			go reapOrphans()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -46,6 +47,16 @@ var procIsOurs = sync.OnceValue(func() bool {
 	s, err := os.Readlink("/proc/self")
 	return err == nil && s == strconv.Itoa(os.Getpid())
 })
+
+// procProblem says why procIsOurs is false: /proc cannot be read, or it
+// is another PID namespace's.
+func procProblem() string {
+	s, err := os.Readlink("/proc/self")
+	if err != nil {
+		return fmt.Sprintf("/proc cannot be read (%v)", err)
+	}
+	return fmt.Sprintf("/proc shows another PID namespace's processes (/proc/self is %s, this process %d here: mount /proc in this namespace)", s, os.Getpid())
+}
 
 // childPIDs lists this process's children (parentOf); none when /proc is
 // another PID namespace's (procIsOurs).

@@ -24,6 +24,8 @@ func statOf(int) (byte, int) { return 0, 0 }
 
 func procIsOurs() bool { return true }
 
+func procProblem() string { return "" }
+
 // killStale finds nothing outside Linux: there is no /proc to read other
 // processes' environments from.
 func killStale(context.Context, string) int { return 0 }

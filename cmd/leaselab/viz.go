@@ -101,8 +101,8 @@ func buildTimeline(tr *trace.Trace, verdicts []spec.Verdict, title string, hrefs
 	}
 	n := len(tr.Procs)
 	rows := make([]vizRow, n)
-	for p, info := range tr.Procs {
-		rows[p] = vizRow{Label: fmt.Sprintf("pid %d", info.PID), Y: vizTop + p*vizRowH}
+	for p := range tr.Procs {
+		rows[p] = vizRow{Label: "pid " + tr.ProcName(p), Y: vizTop + p*vizRowH}
 	}
 	// Role segments: a state per process, changed by role events, pauses
 	// and death.

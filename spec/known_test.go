@@ -1,0 +1,65 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// leader-known on hand-made runs of 60 s: process 0 (PID 100) leads from
+// 1 s to the end; what each other process was last told decides, unless
+// it did not run unpaused through the last settle (the no-wedge bound
+// and a watch interval) or the leader has not led that long.
+func TestLeaderKnownRules(t *testing.T) {
+	const s = int64(time.Second)
+	end := 60 * s
+	told := func(p int16, at, holder int64) trace.Event {
+		e := trace.NewLeader(p, 0, holder)
+		e.T = at
+		return e
+	}
+	all := func(n int) [][]span {
+		el := make([][]span, n)
+		for i := range el {
+			el[i] = []span{{0, end}}
+		}
+		return el
+	}
+	b := Bounds{Wedge: 9300 * time.Millisecond}
+	for _, c := range []struct {
+		name   string
+		events []trace.Event
+		iv     []trace.Interval
+		el     [][]span
+		bad    bool
+	}{
+		{"every process told of the leader", []trace.Event{told(0, 1*s, 100), told(1, 2*s, 100)}, nil, nil, false},
+		{"a watcher last told of another", []trace.Event{told(0, 1*s, 100), told(1, 2*s, 100), told(1, 3*s, 300)}, nil, nil, true},
+		{"a watcher told of none", []trace.Event{told(0, 1*s, 100)}, nil, nil, true},
+		{"the leader told of another", []trace.Event{told(0, 1*s, 300), told(1, 2*s, 100)}, nil, nil, true},
+		{"a watcher told of none, paused through the end", []trace.Event{told(0, 1*s, 100)}, nil,
+			[][]span{{{0, end}}, {{0, 50 * s}}}, false},
+		{"a watcher told of none, started late", []trace.Event{told(0, 1*s, 100)}, nil,
+			[][]span{{{0, end}}, {{55 * s, end}}}, false},
+		{"a watcher told of none, but the leader led only lately", []trace.Event{told(0, 1*s, 100)},
+			[]trace.Interval{{Proc: 0, From: 55 * s, To: end, Seen: end, Open: true}}, nil, false},
+		{"two leaders at the end (exclusive-leadership's)", []trace.Event{told(0, 1*s, 100)},
+			[]trace.Interval{{Proc: 0, From: 1 * s, To: end, Seen: end, Open: true}, {Proc: 1, From: 2 * s, To: end, Seen: end, Open: true}}, nil, false},
+		{"no leader at the end (no-wedge's)", nil, []trace.Interval{{Proc: 0, From: 1 * s, To: 30 * s, Seen: 30 * s}}, nil, false},
+	} {
+		tr := &trace.Trace{Run: trace.Run{Lease: lease.DefaultConfig()}, Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, Events: c.events, End: time.Duration(end)}
+		iv := c.iv
+		if iv == nil {
+			iv = []trace.Interval{{Proc: 0, From: 1 * s, To: end, Seen: end, Open: true}}
+		}
+		el := c.el
+		if el == nil {
+			el = all(2)
+		}
+		if v := checkLeaderKnown(tr, iv, b, el); (v != nil) != c.bad {
+			t.Errorf("%s: %v, want violation %v", c.name, v, c.bad)
+		}
+	}
+}
