@@ -122,4 +122,11 @@ const (
 	// Reference: OnNewLeader is told of a holder only the first time this
 	// process reads it, not again after another holder came between.
 	mToldOnce
+	// Reference: a read that fails with an I/O error is not reported to
+	// OnError (a watcher's, a leader's, a release's).
+	mReadErrorUnreported
+	// Reference: the read after a renewal's conflict, which tells its own
+	// earlier renewal from another's write, does not report its error (as
+	// before 2026-12-05).
+	mConflictReadUnreported
 )

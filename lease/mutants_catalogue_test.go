@@ -142,6 +142,24 @@ var mutants = []mutant{
 		exploreWhy: "it needs a leader back after another, which one fault in 27 s does not make",
 	},
 	{
+		// What errors-reported, the property of OnError, finds
+		// (2026-12-05).
+		name: "reference~read-error-unreported", base: "reference",
+		mistake:  "a read that fails with an I/O error is not reported to OnError: a user counting errors, or run exiting on a refusal, never hears of it",
+		property: spec.ErrorsReported,
+		run:      referenceRun(lease.MistakeReadErrorUnreported),
+		explore:  "procs 2, crashes 1, fserrs 1",
+	},
+	{
+		name: "reference~conflict-read-unreported", base: "reference",
+		mistake:    "the read after a renewal's conflict does not report its I/O error (the reference before 2026-12-05, found by errors-reported)",
+		property:   spec.ErrorsReported,
+		run:        referenceRun(lease.MistakeConflictReadUnreported),
+		exploreWhy: "it needs a renewal's conflict and then a failed read, which one fault does not make",
+		confirm:    &confirmation{faults: "fserr,eio,diskfull,emfile,stop,term", runs: 20000},
+		missed:     "it needs a leader paused past a takeover whose read then fails (out of descriptors, a failing disk): the default command's swarms seldom draw a pause with those",
+	},
+	{
 		name: "reference~keep-one", base: "reference",
 		mistake:  "the sweep keeps only the newest version, not the newest two",
 		property: spec.LinearizableStore,

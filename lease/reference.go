@@ -671,10 +671,19 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 // contract's outcomes.
 func (r *Reference) report(op string, err error) {
 	f := r.cfg.Callbacks.OnError
-	if f == nil || errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
+	if f == nil || Outcome(err) || r.mistake&mReadErrorUnreported != 0 && op == "read" { // mutant: read errors unreported
 		return
 	}
 	f(op, err)
+}
+
+// Outcome reports whether err, a Store call's, is one of the contract's
+// outcomes (none: success; no record, unless the lock's directory is
+// missing; a record exists; a conflict, a superseded write included)
+// rather than an error its caller is owed word of: Reference calls
+// OnError with every other.
+func Outcome(err error) bool {
+	return err == nil || errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict)
 }
 
 // missingDir reports whether err says the lock's directory is missing (a
@@ -839,7 +848,13 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// of this term (this holder id and the term's epoch, which no
 			// other term has) is that renewal: renew from it, soon; the
 			// deadline stands, as that renewal's start is not known.
-			if cur, rerr := r.s.Read(); rerr == nil && cur.Version > rec.Version && cur.Holder == r.pid && cur.Epoch == term.Epoch() {
+			cur, rerr := r.s.Read()
+			if rerr != nil && r.mistake&mConflictReadUnreported == 0 { // mutant: as before 2026-12-05
+				// (Reported as any read's: errors-reported found it
+				// unreported.)
+				r.report("read", rerr)
+			}
+			if rerr == nil && cur.Version > rec.Version && cur.Holder == r.pid && cur.Epoch == term.Epoch() {
 				rec, r.wrote, r.last, r.lastAt = cur, cur, cur, start
 				last, backoff = start, renewBackoff
 				continue

@@ -59,6 +59,10 @@ type Claims struct {
 	// lease, with no watch interval, while every notice arrives; a lost
 	// one costs at most the watch interval the watchers still poll at.
 	Pushed bool
+	// Reports: the variant calls Callbacks.OnError with every store error
+	// that is none of the contract's outcomes (Outcome), from the
+	// activity whose call failed, before that activity's next store call.
+	Reports bool
 }
 
 // FileBound is a number of names in a lock directory: Fixed, plus
@@ -156,7 +160,7 @@ var variants = []Variant{
 			return &VersionedFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
 		},
 		Run:           runReference,
-		Claims:        Claims{Handover: Notified, ExpiryLag: OwnClockLag, OwnClock: true, Files: &referenceFiles},
+		Claims:        Claims{Handover: Notified, ExpiryLag: OwnClockLag, OwnClock: true, Files: &referenceFiles, Reports: true},
 		Epochs:        true,
 		LocalDeadline: true,
 	},

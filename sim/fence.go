@@ -79,6 +79,16 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			stopped()
 		}
 	}
+	// OnError is recorded (EvError): spec's errors-reported holds the
+	// algorithm to telling its user of every store error it is owed.
+	onError := cb.OnError
+	cb.OnError = func(op string, err error) {
+		o, _ := trace.StoreOpNamed(op)
+		p.w.record(trace.ErrorCallback(int16(p.idx), int16(p.w.cur.id), o))
+		if onError != nil {
+			onError(op, err)
+		}
+	}
 	// OnNewLeader is recorded (EvNewLeader): spec's leader-known holds
 	// the algorithm to telling every process who leads.
 	told := cb.OnNewLeader

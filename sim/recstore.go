@@ -27,7 +27,11 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
 	if op == trace.StoreRead && res == trace.ResOK && out.Holder == lease.Unknown {
 		res = trace.ResUnknown // it learned that a version exists, not what it holds
 	}
-	p.w.record(trace.StoreReturn(int16(p.idx), int16(a.id), op, res, out, errno(err).Sys()))
+	e := trace.StoreReturn(int16(p.idx), int16(a.id), op, res, out, errno(err).Sys())
+	if !lease.Outcome(err) {
+		e.Flag = trace.StoreOwed
+	}
+	p.w.record(e)
 }
 
 func (s *recStore) Read() (lease.Record, error) {

@@ -25,7 +25,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit, StoppedCallback, LeaderKnown}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit, StoppedCallback, LeaderKnown, ErrorsReported}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -229,6 +229,7 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: NoOwnExit, Applicable: !tr.Recorded, Violation: CheckNoOwnExit(tr)},
 		{Property: StoppedCallback, Applicable: !tr.Recorded, Violation: CheckStoppedCallback(tr)},
 		leaderKnownVerdict(v, tr, iv, b, el),
+		errorsReportedVerdict(v, tr),
 	}
 	if !v.Epochs {
 		vs[1].Reason = "no epochs"

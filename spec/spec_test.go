@@ -552,7 +552,8 @@ func TestExclusiveHandOver(t *testing.T) {
 
 // The seed variants have no epochs: fencing is not applicable and never
 // violated; leader-known does not apply where watchers wait for the
-// kernel's lock; every other property applies.
+// kernel's lock, errors-reported where the variant claims no OnError;
+// every other property applies.
 func TestFencingNotApplicable(t *testing.T) {
 	for _, variant := range lease.Variants() {
 		s, err := scenario.Lookup("takeover-race")
@@ -570,6 +571,10 @@ func TestFencingNotApplicable(t *testing.T) {
 				}
 				if (variant.Name == "seed" || variant.Name == "seed-naive") && (v.Applicable || v.Violation != nil) {
 					t.Errorf("%s: fencing %+v, want not applicable and no violation", variant.Name, v)
+				}
+			} else if p == ErrorsReported {
+				if v.Applicable != variant.Claims.Reports || !v.Applicable && v.Violation != nil {
+					t.Errorf("%s: errors-reported %+v, want applicable %v", variant.Name, v, variant.Claims.Reports)
 				}
 			} else if p == LeaderKnown {
 				if want := variant.Claims.Handover != lease.KernelLock; v.Applicable != want || !v.Applicable && v.Violation != nil {
@@ -808,15 +813,16 @@ func TestReplayCommand(t *testing.T) {
 }
 
 // A search says which properties did not apply, and why, from its runs'
-// own verdicts: fencing for a variant without epochs, nothing for the
-// reference, with or without power loss (its store is judged up to it).
+// own verdicts: fencing for a variant without epochs and errors-reported
+// for one that claims no OnError, nothing for the reference, with or
+// without power loss (its store is judged up to it).
 func TestSearchNotApplicable(t *testing.T) {
 	for _, c := range []struct {
 		variant string
 		faults  []trace.FaultKind
 		want    map[string]string
 	}{
-		{"seed", []trace.FaultKind{trace.Kill}, map[string]string{Fencing: "no epochs"}},
+		{"seed", []trace.FaultKind{trace.Kill}, map[string]string{Fencing: "no epochs", ErrorsReported: "it claims no OnError"}},
 		{"reference", []trace.FaultKind{trace.Kill}, map[string]string{}},
 		{"reference", []trace.FaultKind{trace.Power}, map[string]string{}}, // judged up to the power loss
 		{"redis", []trace.FaultKind{trace.Power}, map[string]string{}},     // a server keeps its state

@@ -32,6 +32,7 @@ const (
 	EvStopped                         // the user's leader context was seen done, or its process died (Event.LastLive, Event.DiedLeading)
 	EvStoppedCallback                 // the user's OnStoppedLeading was called (Event.StillLive)
 	EvNewLeader                       // the user's OnNewLeader was called (Event.Told: the holder it was told of)
+	EvError                           // the user's OnError was called (Store: the operation it named)
 )
 
 // Op is a system call.
@@ -194,6 +195,21 @@ func StoppedCallback(proc, act int16, live bool) Event {
 func NewLeader(proc, act int16, holder int64) Event {
 	return Event{Proc: proc, Act: act, Kind: EvNewLeader, N: holder}
 }
+
+// ErrorCallback returns an EvError event: process proc's (activity
+// act's) OnError was called for op.
+func ErrorCallback(proc, act int16, op StoreOp) Event {
+	return Event{Proc: proc, Act: act, Kind: EvError, Store: op}
+}
+
+// StoreOwed is an EvStore event's Flag when its call failed with an error
+// that is none of the Store contract's outcomes (lease.Outcome): one its
+// caller is owed word of.
+const StoreOwed = 1
+
+// Owed reports whether an EvStore event's error is none of the Store
+// contract's outcomes (StoreOwed).
+func (e *Event) Owed() bool { return e.Kind == EvStore && e.Flag&StoreOwed != 0 }
 
 // Told is the holder an EvNewLeader's OnNewLeader was told of.
 func (e *Event) Told() int64 { return e.N }

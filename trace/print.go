@@ -129,6 +129,8 @@ func (tr *Trace) describe(e *Event) string {
 		return fmt.Sprintf("lead epoch %d until %s", e.Epoch(), Secs(e.Deadline()))
 	case EvStarted:
 		return fmt.Sprintf("started leading (user's callback), epoch %d", e.Epoch())
+	case EvError:
+		return fmt.Sprintf("told of a %s error (user's callback)", e.Store)
 	case EvNewLeader:
 		return fmt.Sprintf("told of leader %d (user's callback)", e.Told())
 	case EvStoppedCallback:

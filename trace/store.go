@@ -52,6 +52,16 @@ const (
 
 var storeResNames = [...]string{ResOK: "ok", ResNotFound: "not-found", ResExists: "exists", ResConflict: "conflict", ResCorrupt: "corrupt", ResUnknown: "unknown"}
 
+// StoreOpNamed is the operation called name ("read", "create", ...).
+func StoreOpNamed(name string) (StoreOp, bool) {
+	for op, n := range storeOpNames {
+		if n == name && n != "" {
+			return StoreOp(op), true
+		}
+	}
+	return 0, false
+}
+
 func (r StoreRes) String() string {
 	if int(r) < len(storeResNames) && storeResNames[r] != "" {
 		return storeResNames[r]

@@ -1,0 +1,88 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// ErrorsReported is the property that the user's OnError hears of every
+// store error it is owed: a store call that failed with an error that is
+// none of the Store contract's outcomes (lease.Outcome: an I/O error, an
+// unreadable record, a refusing or unreachable server) is followed by an
+// OnError call from the activity whose call failed, for that operation,
+// before that activity's next store call (a process that dies or exits
+// first is owed nothing). A user who counts errors, or, as leaselab run
+// does, exits on a refused write, sees each. Judged for the variants whose
+// claims say they report (lease.Claims.Reports), on simulated runs.
+const ErrorsReported = "errors-reported"
+
+// checkErrorsReported reports the first owed error that no OnError
+// followed in time.
+func checkErrorsReported(tr *trace.Trace) *Violation {
+	type key struct{ proc, act int16 }
+	var owed []int // indices of the failed returns not yet reported, in order
+	find := func(k key) int {
+		for j, i := range owed {
+			if e := &tr.Events[i]; e.Proc == k.proc && e.Act == k.act {
+				return j
+			}
+		}
+		return -1
+	}
+	fail := func(i int, why string) *Violation {
+		e := &tr.Events[i]
+		return &Violation{Property: ErrorsReported, At: time.Duration(e.T), PIDs: []int{tr.Procs[e.Proc].PID}, Events: []int{i},
+			Detail: fmt.Sprintf("process %s's %s failed at %s with an error that is none of the store's outcomes (%s), and its OnError was not called %s",
+				tr.ProcName(int(e.Proc)), e.Store, secs(time.Duration(e.T)), e.Errno, why)}
+	}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Proc < 0 {
+			continue
+		}
+		k := key{e.Proc, e.Act}
+		switch {
+		case e.Kind == trace.EvStore && e.Owed():
+			if j := find(k); j >= 0 {
+				return fail(owed[j], "before the activity's next store call")
+			}
+			owed = append(owed, i)
+		case e.Kind == trace.EvStoreCall:
+			if j := find(k); j >= 0 {
+				return fail(owed[j], "before the activity's next store call")
+			}
+		case e.Kind == trace.EvError:
+			if j := find(k); j >= 0 && tr.Events[owed[j]].Store == e.Store {
+				owed = append(owed[:j], owed[j+1:]...)
+			}
+		case e.Kind == trace.EvExit:
+			// A process that ended is owed nothing more.
+			for j := 0; j < len(owed); {
+				if tr.Events[owed[j]].Proc == e.Proc {
+					owed = append(owed[:j], owed[j+1:]...)
+				} else {
+					j++
+				}
+			}
+		}
+	}
+	if len(owed) > 0 {
+		return fail(owed[0], "by the run's end")
+	}
+	return nil
+}
+
+// errorsReportedVerdict judges ErrorsReported on a run of v, or says why
+// it does not apply.
+func errorsReportedVerdict(v lease.Variant, tr *trace.Trace) Verdict {
+	switch {
+	case tr.Recorded:
+		return Verdict{Property: ErrorsReported, Reason: "a recorded trace: the real processes do not report their callbacks"}
+	case !v.Claims.Reports:
+		return Verdict{Property: ErrorsReported, Reason: "it claims no OnError"}
+	}
+	return Verdict{Property: ErrorsReported, Applicable: true, Violation: checkErrorsReported(tr)}
+}
