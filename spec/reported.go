@@ -14,13 +14,15 @@ import (
 // unreadable record, a refusing or unreachable server) is followed by an
 // OnError call from the activity whose call failed, for that operation,
 // before that activity's next store call (a process that dies or exits
-// first is owed nothing). A user who counts errors, or, as leaselab run
-// does, exits on a refused write, sees each. Judged for the variants whose
+// first is owed nothing); and OnError is called for nothing else: not
+// twice for one failure, not for an outcome of the contract. A user who
+// counts errors, or, as leaselab run does, exits on a refused write, sees
+// each, once. Judged for the variants whose
 // claims say they report (lease.Claims.Reports), on simulated runs.
 const ErrorsReported = "errors-reported"
 
 // checkErrorsReported reports the first owed error that no OnError
-// followed in time.
+// followed in time, or the first OnError that nothing owed.
 func checkErrorsReported(tr *trace.Trace) *Violation {
 	type key struct{ proc, act int16 }
 	var owed []int // indices of the failed returns not yet reported, in order
@@ -55,9 +57,15 @@ func checkErrorsReported(tr *trace.Trace) *Violation {
 				return fail(owed[j], "before the activity's next store call")
 			}
 		case e.Kind == trace.EvError:
-			if j := find(k); j >= 0 && tr.Events[owed[j]].Store == e.Store {
-				owed = append(owed[:j], owed[j+1:]...)
+			j := find(k)
+			if j < 0 || tr.Events[owed[j]].Store != e.Store {
+				// A report of nothing owed: an error told twice, or an
+				// outcome of the contract told as an error (a user who
+				// counts, or alerts on, OnError counts it).
+				return &Violation{Property: ErrorsReported, At: time.Duration(e.T), PIDs: []int{tr.Procs[e.Proc].PID}, Events: []int{i},
+					Detail: fmt.Sprintf("process %s's OnError was called for a %s error at %s that no failed store call of its activity was owed", tr.ProcName(int(e.Proc)), e.Store, secs(time.Duration(e.T)))}
 			}
+			owed = append(owed[:j], owed[j+1:]...)
 		case e.Kind == trace.EvExit:
 			// A process that ended is owed nothing more.
 			for j := 0; j < len(owed); {

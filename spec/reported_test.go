@@ -34,6 +34,8 @@ func TestErrorsReportedRules(t *testing.T) {
 		{"another activity's call meanwhile", []trace.Event{call(0), failed(0, true), call(1), told(0, trace.StoreRead)}, false},
 		{"the process ended first", []trace.Event{call(0), failed(0, true), exit}, false},
 		{"an outcome of the contract", []trace.Event{call(0), failed(0, false), call(0)}, false},
+		{"an outcome of the contract reported", []trace.Event{call(0), failed(0, false), told(0, trace.StoreRead)}, true},
+		{"reported twice", []trace.Event{call(0), failed(0, true), told(0, trace.StoreRead), told(0, trace.StoreRead)}, true},
 	} {
 		tr := &trace.Trace{Procs: []trace.ProcInfo{{PID: 100}}, Events: c.events}
 		if v := checkErrorsReported(tr); (v != nil) != c.bad {
