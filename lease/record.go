@@ -44,6 +44,16 @@ type Record struct {
 	Nonce uint64 `json:"-"`
 }
 
+// NonceFor is the nonce of a write that states a lease of ttl: NewNonce's,
+// or none (0) for a write that states no lease (the Redis and etcd values
+// keep a nonce only after the lease).
+func NonceFor(ttl time.Duration) uint64 {
+	if TTLMillis(ttl) <= 0 {
+		return 0
+	}
+	return NewNonce()
+}
+
 // NewNonce returns a nonce for a record (Record.Nonce): random, not 0,
 // and under 2^63, so that a store may keep it in a signed 64-bit column.
 // Only the real stores call it; the simulator never does.

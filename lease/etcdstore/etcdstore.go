@@ -297,15 +297,6 @@ func format(holder, epoch int64, ttl time.Duration, nonce uint64) string {
 	return v
 }
 
-// newNonce is the nonce of a write with a lease of ttl: none when it
-// states no lease (its value has no room for one).
-func newNonce(ttl time.Duration) uint64 {
-	if lease.TTLMillis(ttl) <= 0 {
-		return 0
-	}
-	return lease.NewNonce()
-}
-
 // decode parses a value with the key's ModRevision, and accepts nothing
 // but what value writes: two fields (a record from a leaselab that kept no
 // lease: TTL 0), three (one that kept no nonce) or four.
@@ -500,7 +491,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		}
 		l.id = g.ID
 	}
-	nonce := newNonce(ttl)
+	nonce := lease.NonceFor(ttl)
 	put := func() (*clientv3.TxnResponse, error) {
 		return s.c.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
@@ -550,7 +541,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	if err != nil {
 		return lease.Record{}, s.fail(op, err)
 	}
-	nonce := newNonce(ttl)
+	nonce := lease.NonceFor(ttl)
 	val := format(holder, epoch, ttl, nonce)
 	resp, err := s.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(s.key), "=", expected.Version),

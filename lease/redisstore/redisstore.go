@@ -315,15 +315,6 @@ func tail(ttl time.Duration, nonce uint64) string {
 	return strconv.FormatInt(ms, 10) + " " + strconv.FormatUint(nonce, 10)
 }
 
-// newNonce is the nonce of a write with a lease of ttl: none when it
-// states no lease (its value has no room for one).
-func newNonce(ttl time.Duration) uint64 {
-	if lease.TTLMillis(ttl) <= 0 {
-		return 0
-	}
-	return lease.NewNonce()
-}
-
 // decode parses a value that encode wrote, and nothing else: three
 // fields (a record from a leaselab that kept no lease: TTL 0), four (one
 // that kept no nonce) or five.
@@ -419,7 +410,7 @@ func (s *Store) Read() (lease.Record, error) {
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	nonce := newNonce(ttl)
+	nonce := lease.NonceFor(ttl)
 	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
@@ -439,7 +430,7 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if epoch != 0 {
 		e = strconv.FormatInt(epoch, 10)
 	}
-	nonce := newNonce(ttl)
+	nonce := lease.NonceFor(ttl)
 	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
