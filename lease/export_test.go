@@ -41,6 +41,7 @@ const (
 	MistakeToldOnce               = mToldOnce
 	MistakeReadErrorUnreported    = mReadErrorUnreported
 	MistakeConflictReadUnreported = mConflictReadUnreported
+	MistakeOwnRenewalByEpoch      = mOwnRenewalByEpoch
 	MistakeVersionSkip            = mVersionSkip
 	MistakeStaleEpoch             = mStaleEpoch
 	MistakeRemoveBeforeLink       = mRemoveBeforeLink

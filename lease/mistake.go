@@ -129,4 +129,10 @@ const (
 	// earlier renewal from another's write, does not report its error (as
 	// before 2026-12-05).
 	mConflictReadUnreported
+	// Reference: after a renewal's (or a release's) conflict, a record of
+	// this PID and the term's epoch is taken for this term's own earlier
+	// renewal, whatever its nonce (as before this fix, 2026-12-05): after a loss of
+	// the server's data, another process of the same PID may have made
+	// it.
+	mOwnRenewalByEpoch
 )

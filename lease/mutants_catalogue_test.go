@@ -488,4 +488,13 @@ var mutants = []mutant{
 		confirm:    &confirmation{faults: "lose,stop", runs: 20000},
 		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose), and this one needs a watcher paused across it",
 	},
+	{
+		name: "redis~own-renewal-by-epoch", base: "redis",
+		mistake:    "after a renewal's conflict, a record of the leader's PID and its term's epoch is taken for its own earlier renewal whatever its nonce (the reference before this fix, 2026-12-05)",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(lease.MistakeOwnRenewalByEpoch, nil),
+		exploreWhy: "no exploration draws a loss of the server's data, nor shared PIDs",
+		confirm:    &confirmation{faults: "lose,stop,samepid", runs: 20000},
+		missed:     "it needs a loss of the server's data and two processes of one PID, faults a search draws only when named (-faults lose,samepid)",
+	},
 }

@@ -81,7 +81,7 @@ func (r *Reference) release(cur Record, term *Term) {
 			r.p.Log(MsgRefReleaseFailed, 0, 0)
 			return
 		}
-		if rec.Holder != r.pid || rec.Epoch != term.Epoch() {
+		if !r.ownRenewal(rec, term) {
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
 			return
 		}

@@ -801,3 +801,142 @@ func waitReturn(t *testing.T, done <-chan error, log *lockedBuffer) {
 		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
 	}
 }
+
+// replyLostStore is a lease server's register, with a nonce per write,
+// whose renewal number lostAt loses its reply: it fails with EIO, having
+// taken effect, and returns what it sent (lease.Store). With other, the
+// record it makes instead is another process's of the same PID and epoch
+// (after a loss of the server's data, in another PID namespace): another
+// nonce. Then it calls onLost.
+type replyLostStore struct {
+	mu             sync.Mutex
+	rec            lease.Record
+	present        bool
+	nonces, renews uint64
+	lostAt         uint64
+	other          bool
+	onLost         func()
+}
+
+func (s *replyLostStore) Read() (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present {
+		return lease.Record{}, &fs.PathError{Op: "read", Path: "server", Err: syscall.ENOENT}
+	}
+	return s.rec, nil
+}
+
+func (s *replyLostStore) write(holder, epoch int64, ttl time.Duration) lease.Record {
+	s.nonces++
+	s.rec = lease.Record{Holder: holder, Epoch: epoch, Version: s.rec.Version + 1, TTL: ttl, Nonce: s.nonces}
+	if s.rec.Epoch == 0 {
+		s.rec.Epoch = s.rec.Version
+	}
+	s.present = true
+	return s.rec
+}
+
+func (s *replyLostStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.present {
+		return lease.Record{}, fs.ErrExist
+	}
+	return s.write(holder, 0, ttl), nil
+}
+
+func (s *replyLostStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present || s.rec != cur {
+		return lease.Record{}, lease.ErrConflict
+	}
+	s.renews++
+	if s.renews != s.lostAt {
+		return s.write(cur.Holder, cur.Epoch, ttl), nil
+	}
+	sent := s.write(cur.Holder, cur.Epoch, ttl)
+	if s.other {
+		s.write(cur.Holder, cur.Epoch, ttl) // another's, of its PID and epoch
+	}
+	if s.onLost != nil {
+		s.onLost()
+	}
+	sent.Epoch, sent.Version = 0, 0
+	return sent, &fs.PathError{Op: "renew", Path: "server", Err: syscall.EIO}
+}
+
+func (s *replyLostStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present || s.rec != stale {
+		return lease.Record{}, lease.ErrConflict
+	}
+	return s.write(holder, 0, ttl), nil
+}
+
+func (s *replyLostStore) Release(cur lease.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present || s.rec != cur {
+		return lease.ErrConflict
+	}
+	s.present = false
+	return nil
+}
+
+// A leader whose renewal took effect but lost its reply finds, at its
+// next renewal or its release, a record of its PID and its term's epoch:
+// its own renewal only when its nonce is the one that renewal sent. It
+// renews from (or releases) its own; another's (another process of its
+// PID, after the server lost its data) it leaves, and steps down. (A
+// check with the loss and shared PIDs as faults: it took another's for
+// its own by PID and epoch, and two led.)
+func TestRunTellsItsLostRenewalByNonce(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 100 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	for _, tc := range []struct {
+		name           string
+		other, release bool
+	}{{"own renewal", false, false}, {"another's record", true, false}, {"own renewal, at the release", false, true}, {"another's record, at the release", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cb, leading := started()
+			stopped := make(chan struct{}, 1)
+			cb.OnStoppedLeading = func() { stopped <- struct{}{} }
+			cfg.Callbacks = cb
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := &replyLostStore{lostAt: 2, other: tc.other}
+			if tc.release {
+				s.onLost = cancel // the release comes next
+			}
+			var log lockedBuffer
+			done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log, ID: 100})
+			waitCtx(t, leading, "a lone process")
+			if !tc.release {
+				select {
+				case <-stopped:
+				case <-time.After(time.Second):
+				}
+				cancel()
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			rec, present, renews := s.rec, s.present, s.renews
+			s.mu.Unlock()
+			l := log.String()
+			switch stepped := strings.Contains(l, "replaced by another write"); {
+			case !tc.release && tc.other && !stepped:
+				t.Errorf("led on over another's record of its PID and epoch; log:\n%s", l)
+			case !tc.release && !tc.other && (stepped || renews < 4):
+				t.Errorf("want renewals from its own lost renewal and no step-down (%d renewals); log:\n%s", renews, l)
+			case tc.release && tc.other && !present:
+				t.Errorf("released another's record of its PID and epoch; log:\n%s", l)
+			case tc.release && !tc.other && present:
+				t.Errorf("left its own lost renewal unreleased (%+v); log:\n%s", rec, l)
+			}
+		})
+	}
+}

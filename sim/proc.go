@@ -159,6 +159,9 @@ type proc struct {
 	leaders  []leaderCtx
 	contexts int // OnStartedLeading calls so far
 	silent   bool
+	// writes counts its store writes: the nonces its clients send
+	// (remote.sent).
+	writes uint64
 	// timers are its armed MonoTimers (timer.go).
 	timers []*monoTimer
 }

@@ -27,6 +27,9 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
 	if op == trace.StoreRead && res == trace.ResOK && out.Holder == lease.Unknown {
 		res = trace.ResUnknown // it learned that a version exists, not what it holds
 	}
+	if op != trace.StoreRead && err != nil {
+		out = lease.Record{} // what a failed write sent is not what the store holds
+	}
 	e := trace.StoreReturn(int16(p.idx), int16(a.id), op, res, out, errno(err).Sys())
 	if !lease.Outcome(err) {
 		e.Flag = trace.StoreOwed

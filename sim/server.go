@@ -26,10 +26,6 @@ type server struct {
 	present bool  // a live record (not released, not expired)
 	expires int64 // true time at which the server drops rec
 	counter int64
-	// writes counts the records ever written, and names each (its
-	// Nonce): a loss does not reset it, as a real client's random nonce
-	// does not repeat.
-	writes uint64
 	// subs are the clients subscribed to the record's changes (their
 	// watchers took a change token), in the order they subscribed.
 	subs []*remote
@@ -178,8 +174,9 @@ func (w *World) announce(s *server, version int64, expiry bool) {
 
 // call makes one request. An injected error (a dropped connection) may
 // come before the request reached the server or after it took effect: the
-// run chooses, so the caller cannot know, as over a real network.
-func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (lease.Record, error) {
+// run chooses, so the caller cannot know, as over a real network; the
+// call then returns sent, what a write sent (lease.Store).
+func (r *remote) call(op string, sent lease.Record, apply func(now int64) (lease.Record, error)) (lease.Record, error) {
 	p := r.p
 	write := op != "read"
 	if write && len(p.w.notices) > 0 {
@@ -215,7 +212,7 @@ func (r *remote) call(op string, apply func(now int64) (lease.Record, error)) (l
 		}
 	}
 	if inj != 0 {
-		rec, err = lease.Record{}, &fs.PathError{Op: op, Path: r.name, Err: inj}
+		rec, err = sent, &fs.PathError{Op: op, Path: r.name, Err: inj}
 	}
 	res := "ok"
 	switch {
@@ -275,15 +272,26 @@ func (s *server) expire(now int64) bool {
 	return false
 }
 
+// write makes rec, which its client sent, the server's record, with the
+// next version.
 func (s *server) write(rec lease.Record, now int64, ttl time.Duration) lease.Record {
 	s.counter++
-	s.writes++
-	rec.Nonce = s.writes
-	// The record keeps the lease its writer held, in whole ms rounded up,
-	// as the real stores' values and rows do (lease.StatedTTL).
-	rec.Version, rec.TTL = s.counter, lease.StatedTTL(ttl)
+	rec.Version = s.counter
 	s.rec, s.present, s.expires = rec, true, now+int64(ServerTTL(s.kind, ttl))
 	return rec
+}
+
+// sent is the record a client's write sends for holder: the lease it
+// held, in whole ms rounded up, as the real stores' values and rows keep
+// it (lease.StatedTTL), and a nonce the client chose, as a real client
+// draws one at random (lease.NewNonce). Its process counts its writes,
+// and no process shares its index: a nonce never repeats, a loss of the
+// server's data and a restart of the process included, and depends on
+// no other process's steps.
+func (r *remote) sent(holder int64, ttl time.Duration) lease.Record {
+	p := r.p
+	p.writes++
+	return lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(p.idx+1)<<40 | p.writes}
 }
 
 // sameRecord is the servers' compare: the whole value (holder, epoch,
@@ -302,7 +310,7 @@ func (r *remote) notFound() error {
 
 // Read implements lease.Store.
 func (r *remote) Read() (lease.Record, error) {
-	return r.call("read", func(int64) (lease.Record, error) {
+	return r.call("read", lease.Record{}, func(int64) (lease.Record, error) {
 		if !r.s.present {
 			return lease.Record{}, r.notFound()
 		}
@@ -314,11 +322,12 @@ func (r *remote) Read() (lease.Record, error) {
 // on the key's create revision, INSERT or UPDATE of a released or expired
 // row). The epoch is the new version.
 func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
-	return r.call("create", func(now int64) (lease.Record, error) {
+	sent := r.sent(holder, ttl)
+	return r.call("create", sent, func(now int64) (lease.Record, error) {
 		if r.s.present {
 			return lease.Record{}, &fs.PathError{Op: "create", Path: r.name, Err: syscall.EEXIST}
 		}
-		rec := r.s.write(lease.Record{Holder: holder}, now, ttl)
+		rec := r.s.write(sent, now, ttl)
 		rec.Epoch = rec.Version
 		r.s.rec = rec
 		return rec, nil
@@ -327,11 +336,14 @@ func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 
 // Renew implements lease.Store: compare-and-set on the record (sameRecord).
 func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
-	return r.call("renew", func(now int64) (lease.Record, error) {
+	sent := r.sent(cur.Holder, ttl)
+	return r.call("renew", sent, func(now int64) (lease.Record, error) {
 		if !r.s.present || !sameRecord(r.s.rec, cur) {
 			return lease.Record{}, lease.ErrConflict
 		}
-		return r.s.write(lease.Record{Holder: r.s.rec.Holder, Epoch: r.s.rec.Epoch}, now, ttl), nil
+		rec := sent
+		rec.Epoch = r.s.rec.Epoch
+		return r.s.write(rec, now, ttl), nil
 	})
 }
 
@@ -339,11 +351,12 @@ func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error
 // new epoch. A record the server has already expired is gone: a conflict,
 // after which the caller reads nothing and creates.
 func (r *remote) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
-	return r.call("takeover", func(now int64) (lease.Record, error) {
+	sent := r.sent(holder, ttl)
+	return r.call("takeover", sent, func(now int64) (lease.Record, error) {
 		if !r.s.present || !sameRecord(r.s.rec, stale) {
 			return lease.Record{}, lease.ErrConflict
 		}
-		rec := r.s.write(lease.Record{Holder: holder}, now, ttl)
+		rec := r.s.write(sent, now, ttl)
 		rec.Epoch = rec.Version
 		r.s.rec = rec
 		return rec, nil
@@ -354,7 +367,7 @@ func (r *remote) Takeover(stale lease.Record, holder int64, ttl time.Duration) (
 // counter goes on (Redis's counter key and etcd's revision outlive the
 // record; the SQL row keeps its version), so no epoch is ever reused.
 func (r *remote) Release(cur lease.Record) error {
-	_, err := r.call("release", func(int64) (lease.Record, error) {
+	_, err := r.call("release", lease.Record{}, func(int64) (lease.Record, error) {
 		if !r.s.present || !sameRecord(r.s.rec, cur) {
 			return lease.Record{}, lease.ErrConflict
 		}

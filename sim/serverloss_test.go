@@ -232,3 +232,38 @@ func TestLoseFault(t *testing.T) {
 		}
 	}
 }
+
+// A renewal whose reply is lost after it took effect (an injected error
+// the run places after the request) returns what it sent, nonce included
+// (lease.Store), as a real client does: the leader's next renewal meets
+// a conflict, finds its own record by that nonce, and leads on from it.
+// (Without the nonce it would step down, its own write taken for
+// another's.)
+func TestLostRenewalReplyKeepsTheTerm(t *testing.T) {
+	for _, kind := range ServerKinds {
+		took := 0
+		for seed := uint64(1); seed <= 12; seed++ {
+			tr := mustRun(t, Config{Variant: kind, Seed: seed, Horizon: 20 * time.Second, Procs: lossProcs(1),
+				Faults: []Fault{{Kind: trace.FSError, Proc: 0, Call: "rpc", Nth: 4, Errno: syscall.ECONNRESET}}})
+			conflicts := 0
+			for _, e := range tr.Events {
+				if e.Kind == trace.EvStore && e.Store == trace.StoreRenew && e.Res == trace.ResConflict {
+					conflicts++
+				}
+			}
+			if conflicts == 0 {
+				continue // the error came before the request: nothing to tell
+			}
+			took++
+			if lost := logsOf(tr, 0, lease.MsgRefLost); len(lost) > 0 {
+				t.Errorf("%s seed %d: the leader stepped down over its own lost renewal:\n%s", kind, seed, strings.Join(tr.LogLines(), "\n"))
+			}
+			if r := logsOf(tr, 0, lease.MsgRefRenewed); len(r) == 0 || r[len(r)-1].T < int64(17*time.Second) {
+				t.Errorf("%s seed %d: the leader did not renew to the end (20 s)", kind, seed)
+			}
+		}
+		if took == 0 {
+			t.Errorf("%s: in no run did the failed renewal take effect", kind)
+		}
+	}
+}

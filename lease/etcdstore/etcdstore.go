@@ -514,7 +514,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	case err != nil:
 		// Whether the put took effect is unknown: the lease is not
 		// reused (it may be the record's).
-		return lease.Record{}, s.fail("create", err)
+		return sent(holder, ttl, nonce), s.fail("create", err)
 	case !resp.Succeeded:
 		if spare {
 			s.keepSpare(ctx, l)
@@ -525,6 +525,12 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	}
 	rev := resp.Header.Revision
 	return lease.Record{Holder: holder, Epoch: rev, Version: rev, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
+}
+
+// sent is what a write whose outcome is not known returns: the record it
+// sent, as lease.Store says.
+func sent(holder int64, ttl time.Duration, nonce uint64) lease.Record {
+	return lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: nonce}
 }
 
 // replace is Renew's and Takeover's transaction: if the key still holds
@@ -550,7 +556,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 		Commit()
 	switch {
 	case err != nil:
-		return lease.Record{}, s.fail(op, err)
+		return sent(holder, ttl, nonce), s.fail(op, err)
 	case !resp.Succeeded:
 		s.revoke(ctx, l.ID)
 		return lease.Record{}, fmt.Errorf("etcdstore: %s %s: %w", op, s.key, lease.ErrConflict)

@@ -541,3 +541,12 @@ func TestSpareLease(t *testing.T) {
 		t.Errorf("the spare after Close: %+v, %v; want revoked (TTL -1)", l, err)
 	}
 }
+
+// A renewal whose reply never comes (the server hangs past its timeout)
+// returns what it sent (storetest.LostReply). (Its lease grant, first,
+// is what times out: nothing was sent, and no nonce is owed.)
+func TestLostReply(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	storetest.LostReply{Store: open(t, srv, "lost", 500*time.Millisecond, nil), Pause: srv.Pause, Resume: srv.Resume}.Run(t)
+}

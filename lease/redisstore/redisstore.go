@@ -414,11 +414,17 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	v, err := createScript.Run(ctx, s.c, []string{s.key, s.counter}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
-		return lease.Record{}, s.fail("create", err)
+		return sent(holder, ttl, nonce), s.fail("create", err)
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
+}
+
+// sent is what a write whose outcome is not known returns: the record it
+// sent, as lease.Store says.
+func sent(holder int64, ttl time.Duration, nonce uint64) lease.Record {
+	return lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: nonce}
 }
 
 // write runs writeScript: rec replaces expected if expected is still the
@@ -434,7 +440,7 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
-		return lease.Record{}, s.fail(op, err)
+		return sent(holder, ttl, nonce), s.fail(op, err)
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: %s %s: %w", op, s.key, lease.ErrConflict)
 	}

@@ -544,3 +544,15 @@ func (r *renewSignal) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// A renewal whose reply never comes (the server hangs past its timeout)
+// returns the record it sent, whose nonce a record it made carries: the
+// leader can tell its own lost renewal from another's record.
+func TestLostReply(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	sent, _ := storetest.LostReply{Store: open(t, srv, "lost", 200*time.Millisecond, nil), Pause: srv.Pause, Resume: srv.Resume}.Run(t)
+	if sent.Nonce == 0 {
+		t.Errorf("the script was sent, but the renewal returned no nonce: %+v", sent)
+	}
+}

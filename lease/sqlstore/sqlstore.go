@@ -564,7 +564,8 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
 	case err != nil:
-		return lease.Record{}, s.fail("create", err)
+		rec.Epoch, rec.Version = 0, 0 // what it sent: lease.Store
+		return rec, s.fail("create", err)
 	}
 	s.ring()
 	return rec, nil
@@ -582,7 +583,8 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome(op, lease.ErrConflict)
 	case err != nil:
-		return lease.Record{}, s.fail(op, err)
+		rec.Epoch, rec.Version = 0, 0 // what it sent: lease.Store
+		return rec, s.fail(op, err)
 	}
 	s.ring()
 	return rec, nil

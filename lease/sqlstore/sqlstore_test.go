@@ -192,3 +192,15 @@ func TestLeaderLosesServer(t *testing.T) {
 		Errors:    log.Errors,
 	}.Run(t)
 }
+
+// A renewal whose reply never comes (PostgreSQL hangs past the store's
+// timeout) returns the record it sent, whose nonce a row it made
+// carries: the leader can tell its own lost renewal from another's.
+func TestLostReply(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Postgres(t)
+	sent, _ := storetest.LostReply{Store: open(t, Postgres, srv.DSN(), "lost", 300*time.Millisecond, nil), Pause: srv.Pause, Resume: srv.Resume}.Run(t)
+	if sent.Nonce == 0 {
+		t.Errorf("the statement was sent, but the renewal returned no nonce: %+v", sent)
+	}
+}
