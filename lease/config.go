@@ -131,9 +131,11 @@ type Callbacks struct {
 	// watchers wait in the kernel and read no record, only when it leads.
 	OnNewLeader func(holder int64)
 	// OnError is called (by the reference algorithm) with every store error
-	// that is none of the contract's outcomes (no record, a record exists,
-	// a conflict): an I/O error, an unreachable, hung or refusing server.
-	// op is the Store method. The algorithm goes on: it retries, and a
+	// that is none of the contract's outcomes for its operation (a read's
+	// missing record, a create's existing record, a write's conflict): an
+	// I/O error, an unreachable, hung or refusing server, a write's
+	// ENOENT. op is the Store method ("read", "create", "renew",
+	// "takeover", "release"). The algorithm goes on: it retries, and a
 	// leader that cannot renew steps down at its local deadline. It must
 	// not block.
 	OnError func(op string, err error)

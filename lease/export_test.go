@@ -42,6 +42,8 @@ const (
 	MistakeReadErrorUnreported    = mReadErrorUnreported
 	MistakeConflictReadUnreported = mConflictReadUnreported
 	MistakeOwnRenewalByEpoch      = mOwnRenewalByEpoch
+	MistakeOutcomeByKind          = mOutcomeByKind
+	MistakeToldBeforeWrite        = mToldBeforeWrite
 	MistakeVersionSkip            = mVersionSkip
 	MistakeStaleEpoch             = mStaleEpoch
 	MistakeRemoveBeforeLink       = mRemoveBeforeLink

@@ -135,4 +135,12 @@ const (
 	// the server's data, another process of the same PID may have made
 	// it.
 	mOwnRenewalByEpoch
+	// Reference: a store error is an outcome (not reported) by its kind
+	// alone, whatever the operation (as before this fix, 2026-12-05): a
+	// write's ENOENT, its temporary file removed by another's sweep, goes
+	// unreported.
+	mOutcomeByKind
+	// Reference: a process about to take over an expired lease tells its
+	// OnNewLeader that it leads before its takeover's write has worked.
+	mToldBeforeWrite
 )

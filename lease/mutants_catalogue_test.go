@@ -489,6 +489,20 @@ var mutants = []mutant{
 		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose), and this one needs a watcher paused across it",
 	},
 	{
+		name: "reference~outcome-by-kind", base: "reference",
+		mistake:    "a store error is an outcome, and not reported, by its kind alone whatever the operation: a renewal's ENOENT (its temporary file removed by another's sweep while it was paused) goes unreported (the reference before this fix, 2026-12-05)",
+		property:   spec.ErrorsReported,
+		run:        referenceRun(lease.MistakeOutcomeByKind),
+		exploreWhy: "it needs a writer paused between its temporary file and its link while another writes twice (a sweep), beyond the documented bounds",
+	},
+	{
+		name: "reference~told-before-write", base: "reference",
+		mistake:  "a process taking over an expired lease tells its OnNewLeader that it leads before the takeover's write has worked",
+		property: spec.LeaderKnown,
+		run:      referenceRun(lease.MistakeToldBeforeWrite),
+		explore:  "procs 2, crashes 1",
+	},
+	{
 		name: "redis~own-renewal-by-epoch", base: "redis",
 		mistake:    "after a renewal's conflict, a record of the leader's PID and its term's epoch is taken for its own earlier renewal whatever its nonce (the reference before this fix, 2026-12-05)",
 		property:   spec.ExclusiveLeadership,

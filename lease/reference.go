@@ -499,6 +499,9 @@ func (r *Reference) elect(ctx context.Context) {
 		} else {
 			r.p.Log(MsgRefExpired, rec.Holder, 0)
 		}
+		if r.mistake&mToldBeforeWrite != 0 { // mutant: told before the write
+			r.newLeader(r.pid)
+		}
 		start := r.p.Mono()
 		nrec, err := r.s.Takeover(rec, r.pid, r.cfg.LeaseDuration)
 		if err != nil {
@@ -693,19 +696,35 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 // contract's outcomes.
 func (r *Reference) report(op string, err error) {
 	f := r.cfg.Callbacks.OnError
-	if f == nil || Outcome(err) || r.mistake&mReadErrorUnreported != 0 && op == "read" { // mutant: read errors unreported
+	if f == nil || outcome(op, err) || r.mistake&mReadErrorUnreported != 0 && op == "read" { // mutant: read errors unreported
+		return
+	}
+	if r.mistake&mOutcomeByKind != 0 && (errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist)) { // mutant: by kind alone
 		return
 	}
 	f(op, err)
 }
 
-// Outcome reports whether err, a Store call's, is one of the contract's
-// outcomes (none: success; no record, unless the lock's directory is
-// missing; a record exists; a conflict, a superseded write included)
-// rather than an error its caller is owed word of: Reference calls
-// OnError with every other.
-func Outcome(err error) bool {
-	return err == nil || errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict)
+// outcome reports whether err, a failed Store call of op ("read",
+// "create", "renew", "takeover", "release"), is one of the contract's
+// outcomes for op rather than an error its caller is owed word of:
+// Reference calls OnError with every other. The outcomes: success; a
+// read's missing record, unless the lock's directory is missing; a
+// create's existing record; a write's conflict (a superseded write
+// included). (Not a write's ENOENT: a renewal whose temporary file
+// another's sweep removed while it was paused went unreported while any
+// ENOENT counted as an outcome; errors-reported, once it read the
+// contract by operation, found it.)
+func outcome(op string, err error) bool {
+	switch {
+	case err == nil || errors.Is(err, ErrConflict) && op != "read":
+		return true
+	case op == "read":
+		return errors.Is(err, fs.ErrNotExist) && !missingDir(err)
+	case op == "create":
+		return errors.Is(err, fs.ErrExist)
+	}
+	return false
 }
 
 // missingDir reports whether err says the lock's directory is missing (a

@@ -44,7 +44,10 @@ type Store interface {
 	// exists it fails with an error for which errors.Is(err, fs.ErrExist).
 	// When it cannot tell (the latest version cannot be read: it may be a
 	// release, or a live lease) it fails with an I/O error and publishes
-	// nothing: the caller waits the version out and takes it over.
+	// nothing: the caller waits the version out and takes it over. A
+	// versioned store whose create published its version and found a
+	// higher one right after (another write came first) fails with
+	// ErrConflict, as any write that lost a race.
 	Create(holder int64, ttl time.Duration) (Record, error)
 	// Renew extends cur, which the caller holds, if it is still current.
 	Renew(cur Record, ttl time.Duration) (Record, error)

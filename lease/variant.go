@@ -60,7 +60,8 @@ type Claims struct {
 	// one costs at most the watch interval the watchers still poll at.
 	Pushed bool
 	// Reports: the variant calls Callbacks.OnError with every store error
-	// that is none of the contract's outcomes (Outcome), from the
+	// that is none of the contract's outcomes for its operation
+	// (the checker reads them as trace.OwedError does), from the
 	// activity whose call failed, before that activity's next store call.
 	Reports bool
 }

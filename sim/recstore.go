@@ -31,7 +31,7 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
 		out = lease.Record{} // what a failed write sent is not what the store holds
 	}
 	e := trace.StoreReturn(int16(p.idx), int16(a.id), op, res, out, errno(err).Sys())
-	if !lease.Outcome(err) {
+	if trace.OwedError(op, err) {
 		e.Flag = trace.StoreOwed
 	}
 	p.w.record(e)

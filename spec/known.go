@@ -13,8 +13,15 @@ import (
 // has led without a break for settle (the no-wedge bound and a watch
 // interval, within which every watcher reads the record again), the last
 // OnNewLeader of every process that has run unpaused all that while names
-// the leader's PID, the leader's its own. What it judges is what the
-// user's callback was told, not the algorithm's log; and, as
+// the leader's PID, the leader's its own. And every OnNewLeader names
+// the holder the store last told its process of: the holder of the
+// record its latest store call that said who holds returned (a read's
+// record, or none; a write's own record; a release), so that no process
+// is told of a leader, itself included, before the store says so (a
+// probe: a process told "you lead" before its takeover's write was
+// known to have worked passed the end rule, the next read correcting
+// it). What it judges is what the user's callback was told, against
+// what the store answered, not the algorithm's log; and, as
 // OnNewLeader names a holder by PID, it judges PIDs: where processes
 // share one (samepid), a hand-over between two of them is one no
 // OnNewLeader can tell, and none is owed. Not judged for flock
@@ -79,6 +86,54 @@ func throughout(spans []span, from, to int64) bool {
 	return false
 }
 
+// checkToldFromStore reports an OnNewLeader call that names another
+// holder than the one its process's latest store return that said who
+// holds named: a read's record (released: none) or its missing record, a
+// write's own record, a release. Other returns (an error, a conflict, an
+// existing record, an unreadable version) say nothing of who holds and
+// leave the last word standing.
+func checkToldFromStore(tr *trace.Trace) *Violation {
+	said := make([]int64, len(tr.Procs)) // the holder; -1: the store has said nothing yet
+	from := make([]int, len(tr.Procs))   // the event that said it
+	for p := range said {
+		said[p] = -1
+	}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Proc < 0 || int(e.Proc) >= len(said) {
+			continue
+		}
+		switch e.Kind {
+		case trace.EvStore:
+			holder := int64(-1)
+			switch rec := e.Record(); {
+			case e.Store == trace.StoreExpire:
+			case e.Res == trace.ResNotFound, e.Res == trace.ResOK && e.Store == trace.StoreRelease:
+				holder = 0
+			case e.Res == trace.ResOK && rec.Holder != lease.Unknown:
+				holder = max(rec.Holder, 0)
+			}
+			if holder >= 0 {
+				said[e.Proc], from[e.Proc] = holder, i
+			}
+		case trace.EvNewLeader:
+			if h := said[e.Proc]; e.Told() != h {
+				what, events := "nothing yet", []int{i}
+				switch {
+				case h == 0:
+					what, events = fmt.Sprintf("no holder, at %s", secs(time.Duration(tr.Events[from[e.Proc]].T))), []int{from[e.Proc], i}
+				case h > 0:
+					what, events = fmt.Sprintf("holder %d, at %s", h, secs(time.Duration(tr.Events[from[e.Proc]].T))), []int{from[e.Proc], i}
+				}
+				return &Violation{Property: LeaderKnown, At: time.Duration(e.T), PIDs: []int{tr.Procs[e.Proc].PID}, Events: events,
+					Detail: fmt.Sprintf("process %s was told of leader %d (OnNewLeader) at %s, but the store had last told it of %s",
+						tr.ProcName(int(e.Proc)), e.Told(), secs(time.Duration(e.T)), what)}
+			}
+		}
+	}
+	return nil
+}
+
 // leaderKnownVerdict judges LeaderKnown on a run of v, or says why it
 // does not apply.
 func leaderKnownVerdict(v lease.Variant, tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) Verdict {
@@ -88,5 +143,9 @@ func leaderKnownVerdict(v lease.Variant, tr *trace.Trace, iv []trace.Interval, b
 	case v.Claims.Handover == lease.KernelLock:
 		return Verdict{Property: LeaderKnown, Reason: "its watchers wait for the kernel's lock and read no record: they cannot know who leads"}
 	}
-	return Verdict{Property: LeaderKnown, Applicable: true, Violation: checkLeaderKnown(tr, iv, b, el)}
+	viol := checkToldFromStore(tr)
+	if viol == nil {
+		viol = checkLeaderKnown(tr, iv, b, el)
+	}
+	return Verdict{Property: LeaderKnown, Applicable: true, Violation: viol}
 }

@@ -63,3 +63,40 @@ func TestLeaderKnownRules(t *testing.T) {
 		}
 	}
 }
+
+// Each OnNewLeader names the holder the store last told its process of.
+func TestToldFromStoreRules(t *testing.T) {
+	const s = int64(time.Second)
+	told := func(p int16, at, holder int64) trace.Event {
+		e := trace.NewLeader(p, 0, holder)
+		e.T = at
+		return e
+	}
+	ret := func(p int16, at int64, op trace.StoreOp, res trace.StoreRes, holder int64) trace.Event {
+		e := trace.StoreReturn(p, 0, op, res, lease.Record{Holder: holder, Epoch: 1, Version: 1}, 0)
+		e.T = at
+		return e
+	}
+	for _, c := range []struct {
+		name   string
+		events []trace.Event
+		bad    bool
+	}{
+		{"told of the holder read", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100)}, false},
+		{"told of itself after its create", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResNotFound, 0), ret(0, 1*s, trace.StoreCreate, trace.ResOK, 100), told(0, 1*s, 100)}, false},
+		{"told of itself before its create", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResNotFound, 0), told(0, 1*s, 100), ret(0, 1*s, trace.StoreCreate, trace.ResOK, 100)}, true},
+		{"told of itself before its takeover", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResOK, 200), told(0, 10*s, 100), ret(0, 10*s, trace.StoreTakeover, trace.ResOK, 100)}, true},
+		{"told of itself after a failed takeover", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResOK, 200), ret(0, 10*s, trace.StoreTakeover, trace.ResUnknown, 0), told(0, 10*s, 100)}, true},
+		{"told before any store call", []trace.Event{told(1, 1*s, 100)}, true},
+		{"errors and conflicts leave the word standing", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), ret(1, 2*s, trace.StoreRead, trace.ResUnknown, 0), ret(1, 3*s, trace.StoreCreate, trace.ResExists, 0), told(1, 3*s, 100)}, false},
+		{"an unreadable version leaves the word standing", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), ret(1, 2*s, trace.StoreRead, trace.ResUnknown, lease.Unknown), told(1, 3*s, 100)}, false},
+		{"told of the old holder after a release", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResOK, 100), ret(0, 2*s, trace.StoreRelease, trace.ResOK, 0), told(0, 3*s, 100)}, true},
+		{"another process's read says nothing to this one", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100)}, true},
+		{"a released record read: told of a holder", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 0), told(1, 1*s, 100)}, true},
+	} {
+		tr := &trace.Trace{Run: trace.Run{Lease: lease.DefaultConfig()}, Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, Events: c.events, End: time.Minute}
+		if v := checkToldFromStore(tr); (v != nil) != c.bad {
+			t.Errorf("%s: %v, want violation %v", c.name, v, c.bad)
+		}
+	}
+}

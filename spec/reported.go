@@ -10,7 +10,8 @@ import (
 
 // ErrorsReported is the property that the user's OnError hears of every
 // store error it is owed: a store call that failed with an error that is
-// none of the Store contract's outcomes (lease.Outcome: an I/O error, an
+// none of the Store contract's outcomes for its operation (trace.OwedError,
+// the checker's own reading of the contract: an I/O error, a write's ENOENT, an
 // unreadable record, a refusing or unreachable server) is followed by an
 // OnError call from the activity whose call failed, for that operation,
 // before that activity's next store call (a process that dies or exits

@@ -203,7 +203,7 @@ func ErrorCallback(proc, act int16, op StoreOp) Event {
 }
 
 // StoreOwed is an EvStore event's Flag when its call failed with an error
-// that is none of the Store contract's outcomes (lease.Outcome): one its
+// that is none of the Store contract's outcomes (OwedError): one its
 // caller is owed word of.
 const StoreOwed = 1
 

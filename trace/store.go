@@ -104,6 +104,29 @@ func Classify(op StoreOp, err error) StoreRes {
 	return ResUnknown
 }
 
+// OwedError reports whether err, a failed call of op, is none of the
+// Store contract's outcomes for op, and so an error its caller is owed
+// word of (the errors-reported property). The outcomes, by operation: a
+// read's missing record (fs.ErrNotExist, but for a listing of the lock's
+// directory that found no directory, which lasts until someone makes it
+// again); a create's existing record (fs.ErrExist); a write's conflict
+// (lease.ErrConflict, a superseded write included: a create's too). The
+// checker's own reading of the contract, from the error alone: not the
+// algorithm's (the reference's, which it reports by), so that a mistake
+// in that one shows.
+func OwedError(op StoreOp, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case op == StoreRead:
+		var pe *fs.PathError
+		return !errors.Is(err, fs.ErrNotExist) || errors.As(err, &pe) && pe.Op == "readdir" && errors.Is(pe.Err, fs.ErrNotExist)
+	case op == StoreCreate && errors.Is(err, fs.ErrExist):
+		return false
+	}
+	return !errors.Is(err, lease.ErrConflict)
+}
+
 // isJSONError reports whether err is, or wraps, a JSON syntax or type
 // error: a record that does not parse.
 func isJSONError(err error) bool {
