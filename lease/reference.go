@@ -546,7 +546,16 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 	if cur.Holder != r.pid || cur.Epoch != term.Epoch() {
 		return false
 	}
-	return cur.Nonce == 0 || slices.Contains(r.tried, cur.Nonce) || r.mistake&mOwnRenewalByEpoch != 0
+	// By nonce when this term's writes carry one: a record of nonce 0 on
+	// a store that names writes is an earlier leaselab's (a review).
+	byEpoch := r.wrote.Nonce == 0 && cur.Nonce == 0
+	return byEpoch || slices.Contains(r.tried, cur.Nonce) || r.mistake&mOwnRenewalByEpoch != 0
+}
+
+// sameRecord reports whether a and b are one record: holder, epoch,
+// version and nonce.
+func sameRecord(a, b Record) bool {
+	return a.Holder == b.Holder && a.Epoch == b.Epoch && a.Version == b.Version && a.Nonce == b.Nonce
 }
 
 // remade reports whether rec, of the version of seen, is another record

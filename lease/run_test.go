@@ -940,3 +940,49 @@ func TestRunTellsItsLostRenewalByNonce(t *testing.T) {
 		})
 	}
 }
+
+// failingReleaseStore is a replyLostStore whose first release fails
+// with EIO before it reaches the server.
+type failingReleaseStore struct {
+	replyLostStore
+	releases int
+}
+
+func (s *failingReleaseStore) Release(cur lease.Record) error {
+	s.mu.Lock()
+	s.releases++
+	first := s.releases == 1
+	s.mu.Unlock()
+	if first {
+		return &fs.PathError{Op: "release", Path: "server", Err: syscall.EIO}
+	}
+	return s.replyLostStore.Release(cur)
+}
+
+// A release that failed before it reached the server, whose record a
+// read then shows unchanged, is tried again: the lease is given back, not
+// left to expire. (A review: once ownRenewal asked for a renewal's nonce,
+// the record released itself, whose nonce no failed renewal had sent,
+// was taken for another's.)
+func TestRunReleasesAgainAfterAFailedRelease(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 100 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &failingReleaseStore{}
+	var log lockedBuffer
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log, ID: 100})
+	waitCtx(t, leading, "a lone process")
+	time.Sleep(250 * time.Millisecond) // a renewal or two
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	present, releases := s.present, s.releases
+	s.mu.Unlock()
+	if present || releases != 2 {
+		t.Errorf("after one failed release: %d releases, the lease still there: %v; log:\n%s", releases, present, log.String())
+	}
+}

@@ -17,13 +17,15 @@ import (
 // the SeedProgram's judgement, not the store's.
 //
 // A write (Create, Renew, Takeover) that fails with an error other than
-// its outcomes (fs.ErrExist, ErrConflict) may have taken effect all the
-// same: a reply lost, a connection dropped after the request went. It
-// returns, with the error, the record it sent as far as its caller can
-// know it: Holder, TTL and Nonce, its Epoch and Version 0 (the store
+// its outcomes (a create's fs.ErrExist, a conflict) may have taken
+// effect all the same: a reply lost, a connection dropped after the
+// request went. It returns, with the error, what it sent as far as its
+// caller can know it: the write's Nonce, and Holder and TTL where it
+// fills them in (the server stores do); Epoch and Version 0 (the store
 // assigns them). A caller that later reads a record of that Nonce knows
-// it for its own write; with Nonce 0 (a store that names no writes, or
-// an error before anything was sent) it cannot tell. (A check with the
+// it for its own write; with Nonce 0 (a store that names no writes, as
+// the file stores, or an error before anything was sent) it cannot
+// tell. (A check with the
 // loss of a server's data and shared PIDs as faults: a leader whose
 // renewal conflicted took a record of its PID and its term's epoch for
 // its own earlier renewal, when after the loss another process of its

@@ -273,6 +273,24 @@ func TestParseStretchFaults(t *testing.T) {
 			t.Errorf("%s = %v (%s), want AllFaults (all)", spelt, all, FaultNames(all))
 		}
 	}
+	// Every set of kinds prints as ParseFaults reads it back, those all
+	// leaves out (lose) beside all included: a replay line printed
+	// "-faults all" for a run of all,lose, which replayed another setup.
+	for mask := range 1 << len(namedFaults) {
+		var kinds []trace.FaultKind
+		for i, k := range namedFaults {
+			if mask&(1<<i) != 0 {
+				kinds = append(kinds, k)
+			}
+		}
+		back, err := ParseFaults(FaultNames(kinds))
+		if err != nil || !slices.Equal(back, kinds) {
+			t.Fatalf("%v prints as %q, read back as %v, %v", kinds, FaultNames(kinds), back, err)
+		}
+	}
+	if s := FaultNames(append(slices.Clone(AllFaults), trace.Lose)); s != "all,lose" {
+		t.Errorf("all and lose print as %q", s)
+	}
 	if !slices.Contains(AllFaults, trace.Power) || !slices.Contains(AllFaults, trace.DiskFull) || !slices.Contains(AllFaults, trace.NoBootID) {
 		t.Errorf("AllFaults = %v lacks power, diskfull or nobootid", AllFaults)
 	}

@@ -207,6 +207,9 @@ func (s histStore) ret(act int, op trace.StoreOp, out lease.Record, err error) {
 	if op == trace.StoreRead && res == trace.ResOK && out.Holder == lease.Unknown {
 		res = trace.ResUnknown
 	}
+	if op != trace.StoreRead && err != nil {
+		out = lease.Record{} // what a failed write sent is not what the store holds (as sim's recStore)
+	}
 	var errno syscall.Errno
 	errors.As(err, &errno)
 	s.h.emit("ret %d %d %d %d %d %d %d %d", act, op, res, out.Holder, out.Until, out.Epoch, out.Version, int(errno))

@@ -550,3 +550,60 @@ func TestLostReply(t *testing.T) {
 	srv := servertest.Etcd(t)
 	storetest.LostReply{Store: open(t, srv, "lost", 500*time.Millisecond, nil), Pause: srv.Pause, Resume: srv.Resume}.Run(t)
 }
+
+// A create whose reply never comes, sent with a spare lease (no grant
+// first: the transaction itself is what the hung server holds), returns
+// the record it sent, nonce included, and a record it made carries that
+// nonce (lease.Store; TestLostReply's renewal times out in its grant).
+func TestLostCreateReply(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Etcd(t)
+	const ttl = 30 * time.Second
+	a := open(t, srv, "lost-create", 500*time.Millisecond, nil)
+	b := open(t, srv, "lost-create", 500*time.Millisecond, nil)
+	rec, err := a.Create(7, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Read(); err != nil { // readies b's spare
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b.spareMu.Lock()
+		ready := b.spare.usable(b.ttlSeconds(ttl), time.Now())
+		b.spareMu.Unlock()
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no spare lease within 10 s")
+		}
+	}
+	if err := a.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	srv.Pause()
+	sent, err := b.Create(8, ttl)
+	srv.Resume()
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		t.Fatalf("create on a hung server: %+v, %v", sent, err)
+	}
+	if sent.Nonce == 0 || sent.Holder != 8 || sent.Version != 0 || sent.Epoch != 0 {
+		t.Errorf("create failed (%v) and returned %+v: not what it sent", err, sent)
+	}
+	time.Sleep(300 * time.Millisecond)
+	var cur lease.Record
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if cur, err = a.Read(); err == nil || errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no read worked for 20 s after the server was resumed: %v", err)
+		}
+	}
+	applied := err == nil
+	if applied && (cur.Holder != 8 || cur.Nonce != sent.Nonce) {
+		t.Errorf("the lost create made %+v, but returned nonce %d", cur, sent.Nonce)
+	}
+	t.Logf("create on a hung server: sent nonce %d; it took effect: %v", sent.Nonce, applied)
+}
