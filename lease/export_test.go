@@ -44,6 +44,7 @@ const (
 	MistakeOwnRenewalByEpoch      = mOwnRenewalByEpoch
 	MistakeOutcomeByKind          = mOutcomeByKind
 	MistakeToldBeforeWrite        = mToldBeforeWrite
+	MistakeReadErrorIsGarbage     = mReadErrorIsGarbage
 	MistakeVersionSkip            = mVersionSkip
 	MistakeStaleEpoch             = mStaleEpoch
 	MistakeRemoveBeforeLink       = mRemoveBeforeLink

@@ -143,4 +143,9 @@ const (
 	// Reference: a process about to take over an expired lease tells its
 	// OnNewLeader that it leads before its takeover's write has worked.
 	mToldBeforeWrite
+	// VersionedFile: a read error not in a list of those that may pass
+	// (EIO, EMFILE, ...: ENOSPC, EACCES, ESTALE are not) makes the version
+	// garbage held by no one, cached for its life (as before this fix,
+	// 2026-12-05).
+	mReadErrorIsGarbage
 )

@@ -160,6 +160,17 @@ var mutants = []mutant{
 		missed:     "it needs a leader paused past a takeover whose read then fails (out of descriptors, a failing disk): the default command's swarms seldom draw a pause with those",
 	},
 	{
+		name: "reference~read-error-is-garbage", base: "reference",
+		mistake:  "a read error not in a list of those that may pass (ENOSPC, EACCES, ESTALE are not) makes the version garbage held by no one, cached: a watcher with a shorter lease takes over a longer one it could not read (the reference before this fix, 2026-12-05)",
+		property: spec.ExclusiveLeadership,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeReadErrorIsGarbage)
+		},
+		exploreWhy: "it needs processes of different leases and a failed read, and explore runs one lease",
+		confirm:    &confirmation{faults: "stop,fserr,emfile", runs: 20000},
+		missed:     "it needs a read failing with ENOSPC (fserr draws EIO or ENOSPC) by a watcher with a shorter lease than the holder's, a mix the default command draws rarely (found at run 47,618 of 50,000 at seed 3)",
+	},
+	{
 		name: "reference~keep-one", base: "reference",
 		mistake:  "the sweep keeps only the newest version, not the newest two",
 		property: spec.LinearizableStore,

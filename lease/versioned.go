@@ -337,11 +337,19 @@ func (s *VersionedFile) Read() (Record, error) {
 	return rec, err
 }
 
-// transientRead reports whether a read's error may pass, so that the
-// version's content may yet be read: an I/O error, a shortage of
-// descriptors or memory, an interruption.
-func transientRead(err error) bool {
-	for _, e := range [...]syscall.Errno{syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.EINTR, syscall.EAGAIN, syscall.EBUSY, syscall.ETIMEDOUT} {
+// notARecord reports whether a read's error says that what is at a
+// version's name is no record of this protocol, for good: a directory,
+// a name that is not a regular file (a FIFO, a socket, a symbolic link),
+// a file larger than any record. Every other error (an I/O error, a
+// shortage of descriptors, memory or space, a permission, a stale NFS
+// handle, whatever comes next) says only that the content could not be
+// read this time. (The other way round, a list of the errors that may
+// pass, made an error it lacked, ENOSPC, EACCES or ESTALE, garbage held
+// by no one, cached for the version's life: a watcher with a 3 s lease
+// took over a 9 s lease it could not read after 3 s, and two led; a
+// probe, 2026-12-05.)
+func notARecord(err error) bool {
+	for _, e := range [...]syscall.Errno{syscall.EISDIR, syscall.EINVAL, syscall.EFBIG, syscall.ELOOP, syscall.ENXIO} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -383,7 +391,14 @@ func (s *VersionedFile) readLatest() (Record, error) {
 			// changes that fast is not the protocol's alone.)
 			continue
 		}
-		if err != nil && transientRead(err) {
+		unread := err != nil && !notARecord(err) && !errors.Is(err, fs.ErrNotExist)
+		if s.mistake&mReadErrorIsGarbage != 0 { // mutant: the errors that may pass listed, as before 2026-12-05
+			unread = false
+			for _, e := range [...]syscall.Errno{syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.EINTR, syscall.EAGAIN, syscall.EBUSY, syscall.ETIMEDOUT} {
+				unread = unread || errors.Is(err, e)
+			}
+		}
+		if unread {
 			// The version exists (its name is there) but its content could
 			// not be read this time: Read reports the version, held by
 			// Unknown, with the error, so that the observer's clock for it

@@ -280,3 +280,59 @@ func TestVersionedSharedPIDTemporaryNames(t *testing.T) {
 		t.Errorf("Read = %+v, %v; want version 2", got, err)
 	}
 }
+
+// failingReads is a file system whose next reads of whole files fail
+// with errno.
+type failingReads struct {
+	lease.FS
+	errno syscall.Errno
+	left  int
+}
+
+func (f *failingReads) ReadFile(name string) ([]byte, error) {
+	if f.left > 0 {
+		f.left--
+		return nil, &fs.PathError{Op: "read", Path: name, Err: f.errno}
+	}
+	return f.FS.ReadFile(name)
+}
+
+// A version whose read fails says only that it could not be read this
+// time, whatever the error, unless the error says the name holds no
+// record for good (a directory, not a regular file, too large): Read
+// returns the version held by Unknown with the error, and reads it again
+// next time. (A probe: ENOSPC and EACCES made garbage, cached for the
+// version's life, and a 3 s watcher took over a 9 s lease at 3 s.)
+func TestVersionedReadErrorsAreNotGarbage(t *testing.T) {
+	for _, c := range []struct {
+		errno   syscall.Errno
+		garbage bool
+	}{
+		{syscall.EIO, false}, {syscall.EMFILE, false}, {syscall.ENOSPC, false}, {syscall.EACCES, false},
+		{syscall.ESTALE, false}, {syscall.EPERM, false}, {syscall.ENOMEM, false},
+		{syscall.EISDIR, true}, {syscall.EINVAL, true}, {syscall.EFBIG, true}, {syscall.ELOOP, true}, {syscall.ENXIO, true},
+	} {
+		f := sim.NewFileSystem()
+		f.MkdirAll("/d")
+		w := &lease.VersionedFile{FS: f.View(f.NewFDTable()), Path: lockPath, PID: 1}
+		want, err := w.Create(1, 9*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff := &failingReads{FS: f.View(f.NewFDTable()), errno: c.errno, left: 1}
+		r := &lease.VersionedFile{FS: ff, Path: lockPath, PID: 2}
+		got, err := r.Read()
+		switch {
+		case got.Holder != lease.Unknown || got.Version != want.Version:
+			t.Errorf("%v: Read = %+v, %v; want version %d held by Unknown", c.errno, got, err, want.Version)
+		case c.garbage && err != nil:
+			t.Errorf("%v: Read = %+v, %v; want garbage: no error", c.errno, got, err)
+		case !c.garbage && !errors.Is(err, c.errno):
+			t.Errorf("%v: Read = %+v, %v; want the error", c.errno, got, err)
+		}
+		got, err = r.Read()
+		if !c.garbage && (err != nil || got != want) {
+			t.Errorf("%v: the read after = %+v, %v; want %+v, read again", c.errno, got, err, want)
+		}
+	}
+}

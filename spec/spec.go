@@ -136,6 +136,22 @@ func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 		// and only then starts its clock for a version written meanwhile).
 		b.Wedge, b.Kill, b.Term = b.Wedge-slow.WatchInterval, b.Kill-slow.WatchInterval, b.Term-slow.WatchInterval
 	}
+	if v.Claims.Handover == lease.Notified && readsFailedInStretch(tr) {
+		// A watcher notified of changes owes no watch interval while its
+		// reads work; one whose reads failed reads again after a back-off
+		// that doubles from 10 ms with each failure in a row, up to a
+		// watch interval, woken early only by a change, and starts its
+		// clock for a version written meanwhile only then (a check with
+		// -scheduler random: reads failing for 35 s with EMFILE, then
+		// once with ENOSPC as the leader paused for good, left the
+		// back-off at 3 s and the lease 10 s without a leader). A run in
+		// which a stretch failed reads (EMFILE, a failing disk), where
+		// the back-off climbs to its cap, is held to the polled bounds; a
+		// one-shot failure's 10 ms is within Slack, and a watcher that
+		// waits a watch interval after one (the catalogue's
+		// reference~read-error-waits-watch) still shows.
+		b.Wedge, b.Kill, b.Term = b.Wedge+slow.WatchInterval, b.Kill+slow.WatchInterval, b.Term+slow.WatchInterval
+	}
 	if len(losses(tr)) > 0 {
 		more := lossAftermath(slow)
 		b.Wedge, b.Kill, b.Term = b.Wedge+more, b.Kill+more, b.Term+more
@@ -167,6 +183,34 @@ func serverUnreachable(tr *trace.Trace, v lease.Variant) bool {
 	for _, st := range tr.Stretches() {
 		if st.Kind == trace.DiskEIO {
 			return true
+		}
+	}
+	return false
+}
+
+// readsFailedInStretch reports whether a read of the store failed with an
+// error (a missing record is no failure) during a stretch fault of its
+// process or of the whole machine that fails calls (EMFILE, a failing
+// disk).
+func readsFailedInStretch(tr *trace.Trace) bool {
+	var sts []trace.Stretch
+	for _, st := range tr.Stretches() {
+		if st.Kind == trace.EMFile || st.Kind == trace.DiskEIO {
+			sts = append(sts, st)
+		}
+	}
+	if len(sts) == 0 {
+		return false
+	}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Kind != trace.EvStore || e.Store != trace.StoreRead || e.Errno == 0 || e.Res == trace.ResNotFound {
+			continue
+		}
+		for _, st := range sts {
+			if (st.Proc < 0 || st.Proc == e.Proc) && st.In(e.T) {
+				return true
+			}
 		}
 	}
 	return false
