@@ -45,6 +45,9 @@ const (
 	MistakeOutcomeByKind          = mOutcomeByKind
 	MistakeToldBeforeWrite        = mToldBeforeWrite
 	MistakeReadErrorIsGarbage     = mReadErrorIsGarbage
+	MistakeErrorChainLost         = mErrorChainLost
+	MistakeReleaseErrorUnreported = mReleaseErrorUnreported
+	MistakeToldEveryRead          = mToldEveryRead
 	MistakeVersionSkip            = mVersionSkip
 	MistakeStaleEpoch             = mStaleEpoch
 	MistakeRemoveBeforeLink       = mRemoveBeforeLink

@@ -148,4 +148,13 @@ const (
 	// garbage held by no one, cached for its life (as before this fix,
 	// 2026-12-05).
 	mReadErrorIsGarbage
+	// Reference: OnError is given the error as text, wrapped with %v:
+	// errors.Is no longer finds what the store failed with.
+	mErrorChainLost
+	// Reference: a release's error (on shutdown) is not reported, and the
+	// release is given up: the process exits.
+	mReleaseErrorUnreported
+	// Reference: OnNewLeader is called at every read that names a holder,
+	// not when the holder changes.
+	mToldEveryRead
 )

@@ -171,6 +171,27 @@ var mutants = []mutant{
 		missed:     "it needs a read failing with ENOSPC (fserr draws EIO or ENOSPC) by a watcher with a shorter lease than the holder's, a mix the default command draws rarely (found at run 47,618 of 50,000 at seed 3)",
 	},
 	{
+		name: "reference~error-chain-lost", base: "reference",
+		mistake:  "OnError is given the store's error as text (wrapped with %v): errors.Is no longer finds it, and leaselab run's exit on a refused write never comes",
+		property: spec.ErrorsReported,
+		run:      referenceRun(lease.MistakeErrorChainLost),
+		explore:  "procs 2, crashes 1, fserrs 1",
+	},
+	{
+		name: "reference~release-error-unreported", base: "reference",
+		mistake:  "a release's error on shutdown is not reported and the release given up: the process exits, and its user never hears of it",
+		property: spec.ErrorsReported,
+		run:      referenceRun(lease.MistakeReleaseErrorUnreported),
+		explore:  "procs 3, crashes 1, terms 1, fserrs 1",
+	},
+	{
+		name: "reference~told-every-read", base: "reference",
+		mistake:  "OnNewLeader is called at every read that names a holder, not when the holder changes",
+		property: spec.LeaderKnown,
+		run:      referenceRun(lease.MistakeToldEveryRead),
+		explore:  "procs 2, crashes 1",
+	},
+	{
 		name: "reference~keep-one", base: "reference",
 		mistake:  "the sweep keeps only the newest version, not the newest two",
 		property: spec.LinearizableStore,

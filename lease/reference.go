@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -585,7 +586,7 @@ func (r *Reference) newLeader(holder int64) {
 		}
 		r.toldOnce = append(r.toldOnce, holder)
 	}
-	if f := r.cfg.Callbacks.OnNewLeader; f != nil && holder != r.told {
+	if f := r.cfg.Callbacks.OnNewLeader; f != nil && (holder != r.told || r.mistake&mToldEveryRead != 0) { // (mutant: at every read)
 		r.told = holder
 		f(holder)
 	}
@@ -710,6 +711,12 @@ func (r *Reference) report(op string, err error) {
 	}
 	if r.mistake&mOutcomeByKind != 0 && (errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist)) { // mutant: by kind alone
 		return
+	}
+	if r.mistake&mReleaseErrorUnreported != 0 && op == "release" { // mutant: a release's error unreported
+		return
+	}
+	if r.mistake&mErrorChainLost != 0 { // mutant: the error as text
+		err = fmt.Errorf("lease %s: %v", op, err)
 	}
 	f(op, err)
 }

@@ -69,6 +69,10 @@ func (r *Reference) release(cur Record, term *Term) {
 			return
 		}
 		r.report("release", err)
+		if r.mistake&mReleaseErrorUnreported != 0 { // mutant: unreported, and given up
+			r.p.Log(MsgRefReleaseFailed, 0, 0)
+			return
+		}
 		// Any error: the release may not have reached the store (then
 		// cur is still there: release it again), or someone wrote the
 		// next version first: our own renewal whose outcome we could not

@@ -84,7 +84,7 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 	onError := cb.OnError
 	cb.OnError = func(op string, err error) {
 		o, _ := trace.StoreOpNamed(op)
-		p.w.record(trace.ErrorCallback(int16(p.idx), int16(p.w.cur.id), o))
+		p.w.record(trace.ErrorCallback(int16(p.idx), int16(p.w.cur.id), o, errno(err).Sys()))
 		if onError != nil {
 			onError(op, err)
 		}

@@ -14,7 +14,8 @@ import (
 // interval, within which every watcher reads the record again), the last
 // OnNewLeader of every process that has run unpaused all that while names
 // the leader's PID, the leader's its own. And every OnNewLeader names
-// the holder the store last told its process of: the holder of the
+// the holder the store last told its process of (and another than the
+// process's previous call named: it tells of a change): the holder of the
 // record its latest store call that said who holds returned (a read's
 // record, or none; a write's own record; a release), so that no process
 // is told of a leader, itself included, before the store says so (a
@@ -95,6 +96,7 @@ func throughout(spans []span, from, to int64) bool {
 func checkToldFromStore(tr *trace.Trace) *Violation {
 	said := make([]int64, len(tr.Procs)) // the holder; -1: the store has said nothing yet
 	from := make([]int, len(tr.Procs))   // the event that said it
+	told := make([]int, len(tr.Procs))   // the process's last EvNewLeader, plus one
 	for p := range said {
 		said[p] = -1
 	}
@@ -117,6 +119,14 @@ func checkToldFromStore(tr *trace.Trace) *Violation {
 				said[e.Proc], from[e.Proc] = holder, i
 			}
 		case trace.EvNewLeader:
+			if j := told[e.Proc] - 1; j >= 0 && tr.Events[j].Told() == e.Told() {
+				// As client-go's: called when the leader changes, not at
+				// every read that names it again (a probe's mutant did).
+				return &Violation{Property: LeaderKnown, At: time.Duration(e.T), PIDs: []int{tr.Procs[e.Proc].PID}, Events: []int{j, i},
+					Detail: fmt.Sprintf("process %s was told of leader %d (OnNewLeader) at %s, and again at %s, with no other leader told of between",
+						tr.ProcName(int(e.Proc)), e.Told(), secs(time.Duration(tr.Events[j].T)), secs(time.Duration(e.T)))}
+			}
+			told[e.Proc] = i + 1
 			if h := said[e.Proc]; e.Told() != h {
 				what, events := "nothing yet", []int{i}
 				switch {

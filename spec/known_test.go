@@ -94,6 +94,9 @@ func TestToldFromStoreRules(t *testing.T) {
 		{"told of the old holder after a release", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResOK, 100), ret(0, 2*s, trace.StoreRelease, trace.ResOK, 0), told(0, 3*s, 100)}, true},
 		{"another process's read says nothing to this one", []trace.Event{ret(0, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100)}, true},
 		{"a released record read: told of a holder", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 0), told(1, 1*s, 100)}, true},
+		{"told twice of one holder", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100), ret(1, 2*s, trace.StoreRead, trace.ResOK, 100), told(1, 2*s, 100)}, true},
+		{"told again after another", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100), ret(1, 2*s, trace.StoreRead, trace.ResOK, 200), told(1, 2*s, 200),
+			ret(1, 3*s, trace.StoreRead, trace.ResOK, 100), told(1, 3*s, 100)}, false},
 	} {
 		tr := &trace.Trace{Run: trace.Run{Lease: lease.DefaultConfig()}, Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, Events: c.events, End: time.Minute}
 		if v := checkToldFromStore(tr); (v != nil) != c.bad {

@@ -14,8 +14,10 @@ import (
 // the checker's own reading of the contract: an I/O error, a write's ENOENT, an
 // unreadable record, a refusing or unreachable server) is followed by an
 // OnError call from the activity whose call failed, for that operation,
-// before that activity's next store call (a process that dies or exits
-// first is owed nothing); and OnError is called for nothing else: not
+// with that error (its errno: errors.Is must find it), before that
+// activity's next store call and before the process exits (a process
+// that dies of a signal first is owed nothing); and OnError is called for
+// nothing else: not
 // twice for one failure, not for an outcome of the contract. A user who
 // counts errors, or, as leaselab run does, exits on a refused write, sees
 // each, once. Judged for the variants whose
@@ -66,15 +68,33 @@ func checkErrorsReported(tr *trace.Trace) *Violation {
 				return &Violation{Property: ErrorsReported, At: time.Duration(e.T), PIDs: []int{tr.Procs[e.Proc].PID}, Events: []int{i},
 					Detail: fmt.Sprintf("process %s's OnError was called for a %s error at %s that no failed store call of its activity was owed", tr.ProcName(int(e.Proc)), e.Store, secs(time.Duration(e.T)))}
 			}
+			if f := &tr.Events[owed[j]]; f.Errno != e.Errno {
+				told := "whose errno is " + e.Errno.String()
+				if e.Errno == 0 {
+					told = "that carries no errno (errors.Is cannot find what the call failed with)"
+				}
+				// The error told is not the one the call failed with, or
+				// has lost it (wrapped with %v: errors.Is no longer finds
+				// it, and leaselab run's exit on a refused write, which
+				// asks errors.Is(err, fs.ErrPermission), never comes).
+				return &Violation{Property: ErrorsReported, At: time.Duration(e.T), PIDs: []int{tr.Procs[e.Proc].PID}, Events: []int{owed[j], i},
+					Detail: fmt.Sprintf("process %s's %s failed at %s with %s, but its OnError was told of an error %s", tr.ProcName(int(e.Proc)), e.Store, secs(time.Duration(f.T)), f.Errno, told)}
+			}
 			owed = append(owed[:j], owed[j+1:]...)
 		case e.Kind == trace.EvExit:
-			// A process that ended is owed nothing more.
+			// A process that died (a signal) is owed nothing more; one
+			// that exited reports first (a probe: a release's error on
+			// shutdown, never reported, passed while any exit excused
+			// it).
 			for j := 0; j < len(owed); {
-				if tr.Events[owed[j]].Proc == e.Proc {
-					owed = append(owed[:j], owed[j+1:]...)
-				} else {
+				if tr.Events[owed[j]].Proc != e.Proc {
 					j++
+					continue
 				}
+				if e.ExitCode() >= 0 {
+					return fail(owed[j], fmt.Sprintf("before the process exited (status %d)", e.ExitCode()))
+				}
+				owed = append(owed[:j], owed[j+1:]...)
 			}
 		}
 	}

@@ -19,8 +19,10 @@ func TestErrorsReportedRules(t *testing.T) {
 		return e
 	}
 	call := func(act int16) trace.Event { return trace.StoreCall(0, act, trace.StoreRead, lease.Record{}, 0) }
-	told := func(act int16, op trace.StoreOp) trace.Event { return trace.ErrorCallback(0, act, op) }
-	exit := trace.Event{Proc: 0, Kind: trace.EvExit}
+	told := func(act int16, op trace.StoreOp) trace.Event { return trace.ErrorCallback(0, act, op, syscall.EIO) }
+	toldErrno := func(errno syscall.Errno) trace.Event { return trace.ErrorCallback(0, 0, trace.StoreRead, errno) }
+	exit := trace.Exit(0, 0)
+	died := trace.Exit(0, trace.ExitKilled)
 	for _, c := range []struct {
 		name   string
 		events []trace.Event
@@ -32,7 +34,11 @@ func TestErrorsReportedRules(t *testing.T) {
 		{"reported by another activity", []trace.Event{call(0), failed(0, true), told(1, trace.StoreRead)}, true},
 		{"reported for another operation", []trace.Event{call(0), failed(0, true), told(0, trace.StoreRenew)}, true},
 		{"another activity's call meanwhile", []trace.Event{call(0), failed(0, true), call(1), told(0, trace.StoreRead)}, false},
-		{"the process ended first", []trace.Event{call(0), failed(0, true), exit}, false},
+		{"the process died first", []trace.Event{call(0), failed(0, true), died}, false},
+		{"the process exited first", []trace.Event{call(0), failed(0, true), exit}, true},
+		{"reported, then exited", []trace.Event{call(0), failed(0, true), told(0, trace.StoreRead), exit}, false},
+		{"another error told", []trace.Event{call(0), failed(0, true), toldErrno(syscall.EACCES)}, true},
+		{"the error's errno lost", []trace.Event{call(0), failed(0, true), toldErrno(0)}, true},
 		{"an outcome of the contract", []trace.Event{call(0), failed(0, false), call(0)}, false},
 		{"an outcome of the contract reported", []trace.Event{call(0), failed(0, false), told(0, trace.StoreRead)}, true},
 		{"reported twice", []trace.Event{call(0), failed(0, true), told(0, trace.StoreRead), told(0, trace.StoreRead)}, true},

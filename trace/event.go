@@ -197,9 +197,9 @@ func NewLeader(proc, act int16, holder int64) Event {
 }
 
 // ErrorCallback returns an EvError event: process proc's (activity
-// act's) OnError was called for op.
-func ErrorCallback(proc, act int16, op StoreOp) Event {
-	return Event{Proc: proc, Act: act, Kind: EvError, Store: op}
+// act's) OnError was called for op, with an error of errno (0: none).
+func ErrorCallback(proc, act int16, op StoreOp, errno syscall.Errno) Event {
+	return Event{Proc: proc, Act: act, Kind: EvError, Store: op, Errno: ErrnoOf(errno)}
 }
 
 // StoreOwed is an EvStore event's Flag when its call failed with an error
