@@ -307,10 +307,12 @@ func TestVersionedReadErrorsAreNotGarbage(t *testing.T) {
 	for _, c := range []struct {
 		errno   syscall.Errno
 		garbage bool
+		times   int // reads that fail (0: one)
 	}{
-		{syscall.EIO, false}, {syscall.EMFILE, false}, {syscall.ENOSPC, false}, {syscall.EACCES, false},
-		{syscall.ESTALE, false}, {syscall.EPERM, false}, {syscall.ENOMEM, false},
-		{syscall.EISDIR, true}, {syscall.EINVAL, true}, {syscall.EFBIG, true}, {syscall.ELOOP, true}, {syscall.ENXIO, true},
+		{syscall.EIO, false, 0}, {syscall.EMFILE, false, 0}, {syscall.ENOSPC, false, 0}, {syscall.EACCES, false, 0},
+		{syscall.ESTALE, false, 0}, {syscall.EPERM, false, 0}, {syscall.ENOMEM, false, 0},
+		{syscall.EISDIR, true, 0}, {syscall.EINVAL, true, 0}, {syscall.EFBIG, true, 0}, {syscall.ELOOP, true, 0}, {syscall.ENXIO, true, 0},
+		{syscall.ENOENT, true, 3}, // a name that vanished three times
 	} {
 		f := sim.NewFileSystem()
 		f.MkdirAll("/d")
@@ -319,7 +321,7 @@ func TestVersionedReadErrorsAreNotGarbage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ff := &failingReads{FS: f.View(f.NewFDTable()), errno: c.errno, left: 1}
+		ff := &failingReads{FS: f.View(f.NewFDTable()), errno: c.errno, left: max(c.times, 1)}
 		r := &lease.VersionedFile{FS: ff, Path: lockPath, PID: 2}
 		got, err := r.Read()
 		switch {

@@ -130,6 +130,9 @@ func (tr *Trace) describe(e *Event) string {
 	case EvStarted:
 		return fmt.Sprintf("started leading (user's callback), epoch %d", e.Epoch())
 	case EvError:
+		if e.Errno != 0 {
+			return fmt.Sprintf("told of a %s error, %s (user's callback)", e.Store, e.Errno)
+		}
 		return fmt.Sprintf("told of a %s error (user's callback)", e.Store)
 	case EvNewLeader:
 		return fmt.Sprintf("told of leader %d (user's callback)", e.Told())
