@@ -131,9 +131,9 @@ const (
 	mConflictReadUnreported
 	// Reference: after a renewal's (or a release's) conflict, a record of
 	// this PID and the term's epoch is taken for this term's own earlier
-	// renewal, whatever its nonce (as before this fix, 2026-12-05): after a loss of
-	// the server's data, another process of the same PID may have made
-	// it.
+	// renewal, whatever its nonce (as before this fix, 2026-12-05): after
+	// a loss of the server's data, another process of the same PID may
+	// have made it.
 	mOwnRenewalByEpoch
 	// Reference: a store error is an outcome (not reported) by its kind
 	// alone, whatever the operation (as before this fix, 2026-12-05): a

@@ -25,11 +25,10 @@ import (
 // assigns them). A caller that later reads a record of that Nonce knows
 // it for its own write; with Nonce 0 (a store that names no writes, as
 // the file stores, or an error before anything was sent) it cannot
-// tell. (A check with the
-// loss of a server's data and shared PIDs as faults: a leader whose
-// renewal conflicted took a record of its PID and its term's epoch for
-// its own earlier renewal, when after the loss another process of its
-// PID had made it, and two led.)
+// tell. (A check with the loss of a server's data and shared PIDs as
+// faults: a leader whose renewal conflicted took a record of its PID
+// and its term's epoch for its own earlier renewal, when after the loss
+// another process of its PID had made it, and two led.)
 //
 // The seed variants' file stores break this contract, which is the point:
 // the checker must find where.

@@ -9,19 +9,19 @@ import (
 )
 
 // ErrorsReported is the property that the user's OnError hears of every
-// store error it is owed: a store call that failed with an error that is
-// none of the Store contract's outcomes for its operation (trace.OwedError,
-// the checker's own reading of the contract: an I/O error, a write's ENOENT, an
-// unreadable record, a refusing or unreachable server) is followed by an
-// OnError call from the activity whose call failed, for that operation,
-// with that error (its errno: errors.Is must find it), before that
-// activity's next store call and before the process exits (a process
-// that dies of a signal first is owed nothing); and OnError is called for
-// nothing else: not
-// twice for one failure, not for an outcome of the contract. A user who
-// counts errors, or, as leaselab run does, exits on a refused write, sees
-// each, once. Judged for the variants whose
-// claims say they report (lease.Claims.Reports), on simulated runs.
+// store error it is owed: a store call that failed with an error that
+// is none of the Store contract's outcomes for its operation
+// (trace.OwedError, the checker's own reading of the contract: an I/O
+// error, a write's ENOENT, an unreadable record, a refusing or
+// unreachable server) is followed by an OnError call from the activity
+// whose call failed, for that operation, with that error (its errno:
+// errors.Is must find it), before that activity's next store call and
+// before the process exits (a process that dies of a signal first is
+// owed nothing); and OnError is called for nothing else: not twice for
+// one failure, not for an outcome of the contract. A user who counts
+// errors, or, as leaselab run does, exits on a refused write, sees
+// each, once. Judged for the variants whose claims say they report
+// (lease.Claims.Reports), on simulated runs.
 const ErrorsReported = "errors-reported"
 
 // checkErrorsReported reports the first owed error that no OnError
