@@ -48,6 +48,7 @@ const (
 	MistakeErrorChainLost         = mErrorChainLost
 	MistakeReleaseErrorUnreported = mReleaseErrorUnreported
 	MistakeToldEveryRead          = mToldEveryRead
+	MistakeToldLate               = mToldLate
 	MistakeVersionSkip            = mVersionSkip
 	MistakeStaleEpoch             = mStaleEpoch
 	MistakeRemoveBeforeLink       = mRemoveBeforeLink

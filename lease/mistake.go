@@ -157,4 +157,8 @@ const (
 	// Reference: OnNewLeader is called at every read that names a holder,
 	// not when the holder changes.
 	mToldEveryRead
+	// Reference: a watcher tells OnNewLeader of a new holder only at the
+	// next read that names it again, a poll late; a leader whose renewal
+	// found another's record does not tell of it.
+	mToldLate
 )

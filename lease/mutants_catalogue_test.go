@@ -192,6 +192,13 @@ var mutants = []mutant{
 		explore:  "procs 2, crashes 1",
 	},
 	{
+		name: "reference~told-late", base: "reference",
+		mistake:  "OnNewLeader is told of a new holder only at the next read that names it again, a poll late; a leader whose renewal found another's record does not tell of it",
+		property: spec.LeaderKnown,
+		run:      referenceRun(lease.MistakeToldLate),
+		explore:  "procs 2, crashes 1",
+	},
+	{
 		name: "reference~keep-one", base: "reference",
 		mistake:  "the sweep keeps only the newest version, not the newest two",
 		property: spec.LinearizableStore,

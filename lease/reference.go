@@ -95,6 +95,8 @@ type Reference struct {
 	// effect (lease.Store): a record of one of them, read after a
 	// conflict, is this term's own (ownRenewal).
 	tried []uint64
+	// lateSeen is a holder read once and not yet told of (mToldLate).
+	lateSeen int64
 	// told is the holder OnNewLeader was last called with (0: none).
 	told     int64
 	toldOnce []int64 // the holders told of (the mutant mToldOnce only)
@@ -450,7 +452,11 @@ func (r *Reference) elect(ctx context.Context) {
 			continue
 		}
 		if rec.Holder > 0 {
-			r.newLeader(rec.Holder)
+			if r.mistake&mToldLate != 0 && rec.Holder != r.told && rec.Holder != r.lateSeen { // mutant: told at the next read that names it
+				r.lateSeen = rec.Holder
+			} else {
+				r.newLeader(rec.Holder)
+			}
 		}
 		// (After a loss a version seen may name another record: remade.)
 		changed := rec.Version != seen.Version || seenGone || r.remade(seen, rec)
@@ -922,6 +928,11 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			r.resign(cancel)
 			r.p.Log(MsgRefLost, rec.Version, 0)
 			r.stoppedLeading()
+			if rerr == nil && cur.Holder > 0 && cur.Holder != Unknown && r.mistake&mToldLate == 0 {
+				// The read named who took over: told now, not at the
+				// watcher's next read (leader-known).
+				r.newLeader(cur.Holder)
+			}
 			return false
 		default:
 			// I/O error: the deadline stands; retry after a back-off (from

@@ -97,6 +97,7 @@ func checkToldFromStore(tr *trace.Trace) *Violation {
 	said := make([]int64, len(tr.Procs)) // the holder; -1: the store has said nothing yet
 	from := make([]int, len(tr.Procs))   // the event that said it
 	told := make([]int, len(tr.Procs))   // the process's last EvNewLeader, plus one
+	owed := make([]int, len(tr.Procs))   // a read that named a holder not yet told of, plus one
 	for p := range said {
 		said[p] = -1
 	}
@@ -106,7 +107,29 @@ func checkToldFromStore(tr *trace.Trace) *Violation {
 			continue
 		}
 		switch e.Kind {
+		case trace.EvStoreCall:
+			if j := owed[e.Proc] - 1; j >= 0 && tr.Events[j].Act == e.Act {
+				r := &tr.Events[j]
+				return &Violation{Property: LeaderKnown, At: time.Duration(e.T), PIDs: []int{tr.Procs[e.Proc].PID}, Events: []int{j, i},
+					Detail: fmt.Sprintf("process %s read a record of holder %d at %s, and its OnNewLeader was not told of it before its next store call, at %s",
+						tr.ProcName(int(e.Proc)), r.Record().Holder, secs(time.Duration(r.T)), secs(time.Duration(e.T)))}
+			}
 		case trace.EvStore:
+			// A read that names a holder other than the one last told of
+			// owes an OnNewLeader before the activity's next store call
+			// (a probe's mutant told only at the next read that named it,
+			// a poll late; a process that dies or stops first, or whose
+			// run ends, owes nothing).
+			if rec := e.Record(); e.Store == trace.StoreRead && e.Res == trace.ResOK && rec.Holder > 0 && rec.Holder != lease.Unknown {
+				last := int64(-1)
+				if j := told[e.Proc] - 1; j >= 0 {
+					last = tr.Events[j].Told()
+				}
+				owed[e.Proc] = 0
+				if rec.Holder != last {
+					owed[e.Proc] = i + 1
+				}
+			}
 			holder := int64(-1)
 			switch rec := e.Record(); {
 			case e.Store == trace.StoreExpire:
@@ -127,6 +150,7 @@ func checkToldFromStore(tr *trace.Trace) *Violation {
 						tr.ProcName(int(e.Proc)), e.Told(), secs(time.Duration(tr.Events[j].T)), secs(time.Duration(e.T)))}
 			}
 			told[e.Proc] = i + 1
+			owed[e.Proc] = 0 // (told of another holder than the read's: the rule below)
 			if h := said[e.Proc]; e.Told() != h {
 				what, events := "nothing yet", []int{i}
 				switch {

@@ -78,6 +78,12 @@ func TestToldFromStoreRules(t *testing.T) {
 		e.T = at
 		return e
 	}
+	callBy := func(p, act int16, at int64, op trace.StoreOp) trace.Event {
+		e := trace.StoreCall(p, act, op, lease.Record{}, 0)
+		e.T = at
+		return e
+	}
+	call := func(p int16, at int64, op trace.StoreOp) trace.Event { return callBy(p, 0, at, op) }
 	for _, c := range []struct {
 		name   string
 		events []trace.Event
@@ -97,6 +103,14 @@ func TestToldFromStoreRules(t *testing.T) {
 		{"told twice of one holder", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100), ret(1, 2*s, trace.StoreRead, trace.ResOK, 100), told(1, 2*s, 100)}, true},
 		{"told again after another", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100), ret(1, 2*s, trace.StoreRead, trace.ResOK, 200), told(1, 2*s, 200),
 			ret(1, 3*s, trace.StoreRead, trace.ResOK, 100), told(1, 3*s, 100)}, false},
+		{"a read's new holder told before the next store call", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100), call(1, 4*s, trace.StoreRead)}, false},
+		{"a read's new holder not told before the next store call", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), call(1, 4*s, trace.StoreRead)}, true},
+		{"told at the second read that names it", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), call(1, 4*s, trace.StoreRead), ret(1, 4*s, trace.StoreRead, trace.ResOK, 100), told(1, 4*s, 100)}, true},
+		{"a read of the holder told of owes nothing", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), told(1, 1*s, 100), ret(1, 4*s, trace.StoreRead, trace.ResOK, 100), call(1, 7*s, trace.StoreRead)}, false},
+		{"a read of no holder owes nothing", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResNotFound, 0), call(1, 1*s, trace.StoreCreate)}, false},
+		{"an unreadable version owes nothing", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResUnknown, lease.Unknown), call(1, 2*s, trace.StoreRead)}, false},
+		{"another activity's store call", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), callBy(1, 1, 2*s, trace.StoreRelease)}, false},
+		{"a read's holder owed at the run's end", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100)}, false},
 	} {
 		tr := &trace.Trace{Run: trace.Run{Lease: lease.DefaultConfig()}, Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, Events: c.events, End: time.Minute}
 		if v := checkToldFromStore(tr); (v != nil) != c.bad {
