@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -166,9 +167,10 @@ func parseCanonical(b []byte) (Record, bool) {
 }
 
 // jsonInt parses a JSON integer (no fraction or exponent, no leading zeros)
-// at the start of b.
+// at the start of b: any int64, and nothing outside that range.
 func jsonInt(b []byte) (v int64, n int, ok bool) {
-	if n < len(b) && b[n] == '-' {
+	neg := n < len(b) && b[n] == '-'
+	if neg {
 		n++
 	}
 	start := n
@@ -176,17 +178,24 @@ func jsonInt(b []byte) (v int64, n int, ok bool) {
 		n++
 	}
 	digits := n - start
-	if digits == 0 || digits > 18 || (digits > 1 && b[start] == '0') {
-		return 0, 0, false // 19 digits may overflow: leave it to encoding/json
+	if digits == 0 || digits > 19 || (digits > 1 && b[start] == '0') {
+		return 0, 0, false // (20 digits overflow an int64 whatever they are)
 	}
 	if n < len(b) && (b[n] == '.' || b[n] == 'e' || b[n] == 'E') {
 		return 0, 0, false
 	}
+	var u uint64 // 19 digits fit: below 10^19 < 2^64
 	for _, c := range b[start:n] {
-		v = v*10 + int64(c-'0')
+		u = u*10 + uint64(c-'0')
 	}
-	if start == 1 {
-		v = -v
+	// (A holder id of 19 digits, 10^18 or more, was refused until a probe:
+	// its record read as garbage to every other process, which took over
+	// after its own, shorter lease while the holder led.)
+	switch {
+	case !neg && u <= math.MaxInt64:
+		return int64(u), n, true
+	case neg && u <= math.MaxInt64+1:
+		return int64(-u), n, true // (-(MaxInt64+1) wraps to MinInt64)
 	}
-	return v, n, true
+	return 0, 0, false
 }
