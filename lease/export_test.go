@@ -49,6 +49,8 @@ const (
 	MistakeReleaseErrorUnreported = mReleaseErrorUnreported
 	MistakeToldEveryRead          = mToldEveryRead
 	MistakeToldLate               = mToldLate
+	MistakeVanishedAtOnce         = mVanishedAtOnce
+	MistakeSleepPastDeadline      = mSleepPastDeadline
 	MistakeVersionSkip            = mVersionSkip
 	MistakeStaleEpoch             = mStaleEpoch
 	MistakeRemoveBeforeLink       = mRemoveBeforeLink

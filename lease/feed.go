@@ -44,6 +44,40 @@ type ReleaseHint interface {
 
 var _ ReleaseHint = (*Notices)(nil)
 
+// Vanishing is an optional ability of a [Store] (or of one its Unwrap
+// returns) whose server can drop a live record on its own, without a
+// release: it expires records on the machine's wall clock, which a step
+// forward (NTP, an operator) moves (Redis's PX, the SQL store's
+// clock_timestamp()), or evicts them (Redis under maxmemory with a
+// volatile-* policy). A record such a store no longer has may still be
+// held: its holder leads until its next renewal fails. The reference
+// therefore waits out, on its own clock from when it saw it, a record it
+// saw live that is gone without a release it knows of: a Read that says
+// so (ErrReleased), or a release notice (ReleaseHint). (A probe: a Redis
+// and a PostgreSQL server whose clock stepped forward 8 s made a watcher
+// lead 2 s beside the leader; an eviction, 0.5 s.) etcd's lessor counts on
+// the monotonic clock and evicts nothing: its expiry elects.
+type Vanishing interface {
+	// Vanishes reports whether the store's records can go without a
+	// release.
+	Vanishes() bool
+}
+
+// vanishes reports whether s, or a store it wraps, is Vanishing.
+func vanishes(s Store) bool {
+	for s != nil {
+		if v, ok := s.(Vanishing); ok {
+			return v.Vanishes()
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			return false
+		}
+		s = u.Unwrap()
+	}
+	return false
+}
+
 // notifierOnly is a Notifier that is no ContextWaiter: its wait runs to a
 // change or its deadline whatever ctx does.
 type notifierOnly struct{ Notifier }

@@ -161,4 +161,13 @@ const (
 	// next read that names it again, a poll late; a leader whose renewal
 	// found another's record does not tell of it.
 	mToldLate
+	// Reference: a record seen live that its server dropped without a
+	// release (an early expiry on a wall clock that stepped, an
+	// eviction) is taken for no lease at once (as before 2026-12-05).
+	mVanishedAtOnce
+	// Reference: the renew loop sleeps until the next renewal even past
+	// its local deadline: the timer ends the user's context on time, but
+	// OnStoppedLeading comes up to a renew interval late, after the next
+	// leader's OnStartedLeading (a probe's mutant).
+	mSleepPastDeadline
 )

@@ -80,7 +80,10 @@ type Reference struct {
 	dir  string
 	note StoreNotifier // what watchers wait on (nil: they poll)
 	hint ReleaseHint   // note's word that its latest notice was a release (nil: none)
-	cw   ContextWaiter // nil: sleeps do not end with the context
+	// vanishes: the store's server can drop a live record without a
+	// release (Vanishing).
+	vanishes bool
+	cw       ContextWaiter // nil: sleeps do not end with the context
 	// wrote is the record of this process's last successful write as a
 	// leader (Version 0: none yet, or none since a loss was detected).
 	wrote Record
@@ -200,6 +203,7 @@ func newReference(p Proc, s Store, dir string, cfg Config) *Reference {
 	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: dir}
 	r.note = watchSource(p, s, dir, cfg)
 	r.hint, _ = r.note.(ReleaseHint)
+	r.vanishes = vanishes(s)
 	r.cw, _ = p.(ContextWaiter)
 	return r
 }
@@ -256,12 +260,27 @@ func (r *Reference) elect(ctx context.Context) {
 	// whose blocks are full while its inodes are not. A real change (a
 	// new version) is still seen at once.
 	var backoff, retryAt time.Duration
+	// holdUntil: no write before it either, for a lease the store lost
+	// or dropped that may still be held (lostUntil, Vanishing). Unlike
+	// retryAt, a release read meanwhile does not end it: another
+	// process's record made and released during the wait says nothing of
+	// the lost holder (a check with the loss and the wall-clock step as
+	// faults: a watcher waiting out a lost lease read a fresh process's
+	// record and then its release, and led beside the lost holder).
+	var holdUntil time.Duration
 	var lastVersion int64 // the version the last successful read showed
 	// prevToken is the change token the previous pass took (haveToken:
 	// one did), against which a release notice counts as new.
 	var prevToken uint64
 	haveToken := false
 	var readBackoff time.Duration // the wait after the last of a run of failed reads
+	// waitedFor is the version of the record gone without a release that
+	// has been waited out (Vanishing; -1: none since the last record or
+	// release read): another version gone so is waited out again (a
+	// search: a watcher paused across two such drops waited out the
+	// first, then took the second, a live leader's dropped by a wall-clock
+	// step, for the same, and led beside it).
+	waitedFor := int64(-1)
 	// lostUntil reports whether version v, of a record this process just
 	// created (at or below one seen) or read (below one seen), shows that
 	// the store lost a lease this process saw, which may still be held,
@@ -292,6 +311,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// the holder of a lease made while it was paused).
 		r.p.Log(MsgRefVanished, max(seen.Holder, 0), seen.Version)
 		r.wrote, r.last = Record{}, Record{} // versions repeat now: a version this process wrote before is not its own
+		r.tried = r.tried[:0]
 		if r.mistake&mLossSeenOnly == 0 {
 			// A lease it never saw may have been made and lost too (two
 			// losses), and be held for up to a lease from when it was
@@ -315,7 +335,7 @@ func (r *Reference) elect(ctx context.Context) {
 	// last record seen (afterTerm).
 	watchOwn := func() {
 		seen, seenAt, haveSeen = r.afterTerm()
-		seenGone = false
+		seenGone, waitedFor = false, -1
 	}
 	lost := func(nrec Record) bool {
 		ttl := r.leaseOf(seen)
@@ -341,7 +361,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// read below, as a lost race does).
 		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken)
 		prevToken, haveToken = token, r.note != nil && r.mistake&mTokenAfterRead == 0
-		if hinted && r.p.Mono() >= retryAt && ctx.Err() == nil {
+		if hinted && r.p.Mono() >= max(retryAt, holdUntil) && ctx.Err() == nil {
 			led, done, b := r.create(ctx, backoff, lost)
 			if done {
 				return
@@ -352,7 +372,7 @@ func (r *Reference) elect(ctx context.Context) {
 			}
 			if r.waitLost > 0 {
 				watchOwn() // the record it held
-				retryAt, r.waitLost, lastVersion = r.waitLost, 0, 0
+				holdUntil, r.waitLost, lastVersion = max(holdUntil, r.waitLost), 0, 0
 				continue
 			}
 			if backoff > 0 {
@@ -384,6 +404,9 @@ func (r *Reference) elect(ctx context.Context) {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			readBackoff = 0 // the read worked: the next failure starts short again
 		}
+		if err == nil || errors.Is(err, ErrReleased) {
+			waitedFor = -1 // a record, or a release: a vanish from here on is another
+		}
 		if err == nil && rec.Holder != Unknown {
 			// A version read below one seen: nothing is written before the
 			// lost lease has ended, and a version this process wrote
@@ -392,15 +415,48 @@ func (r *Reference) elect(ctx context.Context) {
 			// written in an earlier term, and it "took it back" while the
 			// other led).
 			if expiry, ok := lostUntil(rec, false); ok {
-				retryAt = max(retryAt, expiry)
+				holdUntil = max(holdUntil, expiry)
 			}
 		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || err == nil && rec.Holder == 0:
-			// No lease, or a released one: acquire at once.
+			// No lease, or a released one: acquire at once. But a record
+			// seen live that a server dropped without a release (its TTL
+			// run out early on a wall clock that stepped forward, an
+			// eviction) may still be held: its holder leads until its
+			// next renewal fails. It is waited out on this process's
+			// clock from when it was seen, as a file store's version is
+			// (Vanishing).
+			// A record this process did not see (a later version than the
+			// one it saw: a process paused across it), that the store
+			// says went without a release (ErrVanished), may be held for
+			// up to a lease from before now: waited out from now, once.
+			// (Not a store that says no record at all, and forgot its
+			// counter: that is a loss of its data, which the create below
+			// detects by its version and holds its record through
+			// (lostUntil, holdLost), so that a process that joins finds a
+			// live record and waits. Waiting instead left the store empty,
+			// and a process that joined then led beside the lost holder:
+			// spec.TestServerLossSearch.)
+			var ve *VanishedError
+			if r.vanishes && errors.As(err, &ve) && ve.Version != waitedFor &&
+				!hinted && !(r.hint != nil && r.hint.Released(token)) && r.mistake&mVanishedAtOnce == 0 {
+				waitedFor = ve.Version
+				if haveSeen && !seenGone && seen.Holder > 0 && ve.Version == seen.Version {
+					// (This process's own record, of a term over, is held by
+					// no one: nothing to wait out.)
+					if expiry := seenAt + r.leaseOf(seen); now < expiry && !r.ownRecord(seen) {
+						r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
+						holdUntil = max(holdUntil, expiry)
+					}
+				} else {
+					r.p.Log(MsgRefVanished, 0, ve.Version)
+					holdUntil = max(holdUntil, now+max(r.cfg.LeaseDuration, r.longest))
+				}
+			}
 			seenGone = haveSeen && r.mistake&mLossSeenOnly == 0
-			if now < retryAt {
-				r.wait(ctx, token, retryAt)
+			if until := max(retryAt, holdUntil); now < until {
+				r.wait(ctx, token, until)
 				continue
 			}
 			if ctx.Err() != nil {
@@ -419,7 +475,7 @@ func (r *Reference) elect(ctx context.Context) {
 				watchOwn() // the record it held
 				// (lastVersion forgotten: the lost lease reading as none
 				// is no release, which would end the wait.)
-				retryAt, r.waitLost, lastVersion = r.waitLost, 0, 0
+				holdUntil, r.waitLost, lastVersion = max(holdUntil, r.waitLost), 0, 0
 			}
 			continue
 		case err != nil:
@@ -485,7 +541,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// takeover, instead of waiting out a lease nobody else holds. (By
 		// version, not by holder: another process may have the same PID,
 		// in another PID namespace or after a restart.)
-		own := r.wrote.Version != 0 && rec.Version == r.wrote.Version && rec.Holder == r.pid && rec.Nonce == r.wrote.Nonce
+		own := r.ownRecord(rec)
 		if r.mistake&mOwnByPID != 0 { // mutant: a record of this PID is this process's
 			own = rec.Holder == r.pid
 		}
@@ -494,8 +550,8 @@ func (r *Reference) elect(ctx context.Context) {
 			r.wait(ctx, token, expiry)
 			continue
 		}
-		if now < retryAt {
-			r.wait(ctx, token, retryAt)
+		if until := max(retryAt, holdUntil); now < until {
+			r.wait(ctx, token, until)
 			continue
 		}
 		if ctx.Err() != nil {
@@ -557,6 +613,21 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 	// a store that names writes is an earlier leaselab's (a review).
 	byEpoch := r.wrote.Nonce == 0 && cur.Nonce == 0
 	return byEpoch || slices.Contains(r.tried, cur.Nonce) || r.mistake&mOwnRenewalByEpoch != 0
+}
+
+// ownRecord reports whether rec is a record this process wrote, which,
+// when it does not lead, no one holds: its last known write (by version,
+// and nonce where the store names writes), or one of its last term's
+// renewals whose outcome it could not know (by nonce: a nonce is this
+// process's alone). (A check: a leader whose renewal's reply was lost
+// stepped down at its deadline, then read that renewal's record and
+// waited out its 27 s lease as another's, 15 s with no leader.)
+func (r *Reference) ownRecord(rec Record) bool {
+	if rec.Holder != r.pid {
+		return false
+	}
+	return r.wrote.Version != 0 && rec.Version == r.wrote.Version && rec.Nonce == r.wrote.Nonce ||
+		rec.Nonce != 0 && slices.Contains(r.tried, rec.Nonce)
 }
 
 // sameRecord reports whether a and b are one record: holder, epoch,
@@ -858,6 +929,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			every = backoff
 		}
 		next := min(last+every, deadline)
+		if r.mistake&mSleepPastDeadline != 0 { // mutant: the deadline does not cut the sleep short
+			next = last + every
+		}
 		if r.mistake&mRenewAtLease != 0 { // mutant: renews every lease
 			next = min(last+r.cfg.LeaseDuration, deadline)
 		}

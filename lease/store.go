@@ -2,6 +2,7 @@ package lease
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strconv"
 	"syscall"
@@ -62,6 +63,43 @@ type Store interface {
 // ErrConflict is returned by a Store whose compare-and-set or
 // compare-and-delete found a record other than the expected one.
 var ErrConflict = errors.New("lease record changed")
+
+// ErrReleased is what a [Vanishing] store's Read may return for a lease
+// its holder released, where it can tell a release from a record gone any
+// other way (the SQL store's row of holder 0); errors.Is(err,
+// fs.ErrNotExist) holds for it too, so that it reads as no record to a
+// caller that does not ask.
+var ErrReleased error = releasedError{}
+
+// ErrVanished is what a [Vanishing] store's Read reports (as a
+// *VanishedError, for which errors.Is(err, ErrVanished) holds) where it
+// can tell that the last record it had went without a release: its server
+// expired it (on a clock that may have stepped) or evicted it, and its
+// holder may still lead. A store that cannot tell (it never had a record,
+// or lost its data) says fs.ErrNotExist alone.
+var ErrVanished = errors.New("the lease record is gone without a release (expired or evicted by its server)")
+
+// VanishedError is a Read's error for a record that went without a
+// release: errors.Is finds both ErrVanished and fs.ErrNotExist in it.
+type VanishedError struct {
+	Version int64 // the version of the record that went (0: not known)
+}
+
+func (e *VanishedError) Error() string {
+	return fmt.Sprintf("%v: version %d", ErrVanished, e.Version)
+}
+
+// Is makes a VanishedError ErrVanished, and a missing record as well.
+func (e *VanishedError) Is(target error) bool {
+	return target == ErrVanished || target == fs.ErrNotExist
+}
+
+type releasedError struct{}
+
+func (releasedError) Error() string { return "the lease was released" }
+
+// Is makes ErrReleased a missing record as well.
+func (releasedError) Is(target error) bool { return target == fs.ErrNotExist }
 
 // StepError reports which step of a multi-step store operation failed.
 type StepError struct {

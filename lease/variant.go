@@ -64,6 +64,11 @@ type Claims struct {
 	// (the checker reads them as trace.OwedError does), from the
 	// activity whose call failed, before that activity's next store call.
 	Reports bool
+	// WallExpiry: the variant's server expires records on the machine's
+	// wall clock (Redis, SQL), so that a step forward drops a live
+	// lease early; the reference then waits it out (Vanishing), and a
+	// hand-over within a lease of such a step may take up to that lease.
+	WallExpiry bool
 }
 
 // FileBound is a number of names in a lock directory: Fixed, plus

@@ -16,16 +16,28 @@ import (
 // database) holding one lease: an atomic register that stamps versions
 // from a counter that never goes back (Redis's INCR'd key, etcd's
 // revision, the SQL row's version column) and expires a record itself
-// when its TTL, on the server's clock (true time), runs out. Each
+// when its TTL, on the server's clock, runs out: etcd's lessor counts on
+// the monotonic clock (true time); Redis's PX and the SQL store's
+// clock_timestamp() count on the machine's wall clock, which a step
+// (Jump) moves, so that a step forward expires their record early (a
+// probe, with an LD_PRELOAD that stepped a real server's clock: until
+// 2026-12-05 the model counted true time for all three, and a check with
+// jumps could not see it). Each
 // operation is one request: it takes effect at one instant, a scheduling
 // point of the calling process, like a system call.
 type server struct {
 	kind    string
 	key     string // kind and lease name: what the partial-order reduction knows it by
 	rec     lease.Record
-	present bool  // a live record (not released, not expired)
-	expires int64 // true time at which the server drops rec
-	counter int64
+	present bool // a live record (not released, not expired)
+	// released: the last record went by a release (not an expiry or a
+	// loss of the server's data).
+	released bool
+	expires  int64 // true time at which the server drops rec (etcd)
+	// written is when rec was written, and until when, on the server's
+	// own clock (serverClock), it drops it.
+	written, until int64
+	counter        int64
 	// subs are the clients subscribed to the record's changes (their
 	// watchers took a change token), in the order they subscribed.
 	subs []*remote
@@ -195,7 +207,7 @@ func (r *remote) call(op string, sent lease.Record, apply func(now int64) (lease
 	var rec lease.Record
 	var err error
 	if inj == 0 || !refused && p.w.choose.Choose(2) == 0 {
-		if r.s.expire(p.w.now) {
+		if p.w.expireServer(r.s) {
 			// The register changed at the expiry instant, before this
 			// request: the trace says so, for the linearizability check.
 			p.w.record(trace.Expiry(int16(p.idx), int16(a.id), r.s.rec, r.s.expires))
@@ -251,7 +263,7 @@ func (w *World) expireNow(s *server, at int64) {
 func (w *World) loseServerData(kind string) {
 	for _, ns := range w.servers {
 		if s := ns.server; s.kind == kind || kind == "" {
-			s.present, s.counter = false, 0
+			s.present, s.counter, s.released = false, 0, false
 			w.touch(objKey{kind: objServer, s: s.key}, true)
 			for _, sub := range s.subs {
 				if !sub.p.dead {
@@ -262,22 +274,67 @@ func (w *World) loseServerData(kind string) {
 	}
 }
 
-// expire drops a record whose TTL ran out by now, and reports whether it
-// did.
-func (s *server) expire(now int64) bool {
-	if s.present && now >= s.expires {
-		s.present = false
-		return true
+// expireServer drops s's record if its TTL ran out on the server's clock
+// by now, and reports whether it did; s.expires is then the true time at
+// which it ran out: the first instant since the write at which the
+// server's clock read s.until (a step back later does not revive it).
+func (w *World) expireServer(s *server) bool {
+	if !s.present {
+		return false
 	}
-	return false
+	at := w.serverReach(s.kind, s.written, s.until)
+	if at > w.now {
+		return false
+	}
+	s.present, s.expires = false, at
+	return true
+}
+
+// serverClock is a server's clock at true time t: true time for etcd,
+// whose lessor counts on the monotonic clock; for Redis and SQL, the
+// machine's wall clock, less its base: true time plus every step up to t.
+func (w *World) serverClock(kind string, t int64) int64 {
+	if kind == "etcd" {
+		return t
+	}
+	c := t
+	for _, st := range w.steps {
+		if st.t <= t {
+			c += st.delta
+		}
+	}
+	return c
+}
+
+// serverReach is the first true time at or after from at which a
+// server's clock reads c or more, given the steps so far (a later one
+// may make it earlier: call it again).
+func (w *World) serverReach(kind string, from, c int64) int64 {
+	if kind == "etcd" {
+		return max(from, c)
+	}
+	sum := w.serverClock(kind, from) - from
+	cur := from
+	for _, st := range w.steps { // (in the order they fired: by true time)
+		if st.t <= from {
+			continue
+		}
+		if at := max(cur, c-sum); at < st.t {
+			return at
+		}
+		cur, sum = st.t, sum+st.delta
+	}
+	return max(cur, c-sum)
 }
 
 // write makes rec, which its client sent, the server's record, with the
-// next version.
-func (s *server) write(rec lease.Record, now int64, ttl time.Duration) lease.Record {
+// next version, dropped once ttl has passed on the server's clock.
+func (w *World) serverWrite(s *server, rec lease.Record, ttl time.Duration) lease.Record {
 	s.counter++
 	rec.Version = s.counter
-	s.rec, s.present, s.expires = rec, true, now+int64(ServerTTL(s.kind, ttl))
+	d := int64(ServerTTL(s.kind, ttl))
+	s.rec, s.present, s.written, s.released = rec, true, w.now, false
+	s.expires, s.until = w.now+d, w.serverClock(s.kind, w.now)+d
 	return rec
 }
 
@@ -308,26 +365,40 @@ func (r *remote) notFound() error {
 	return &fs.PathError{Op: "read", Path: r.name, Err: syscall.ENOENT}
 }
 
-// Read implements lease.Store.
+// Read implements lease.Store. Redis's and the SQL store's say how their
+// last record went, where they had one: a release (lease.ErrReleased) or
+// an expiry (lease.ErrVanished); etcd's do not.
 func (r *remote) Read() (lease.Record, error) {
 	return r.call("read", lease.Record{}, func(int64) (lease.Record, error) {
-		if !r.s.present {
-			return lease.Record{}, r.notFound()
+		switch {
+		case r.s.present:
+			return r.s.rec, nil
+		case r.s.kind == "etcd" || r.s.counter == 0:
+		case r.s.released:
+			return lease.Record{}, &fs.PathError{Op: "read", Path: r.name, Err: lease.ErrReleased}
+		default:
+			return lease.Record{}, &fs.PathError{Op: "read", Path: r.name, Err: &lease.VanishedError{Version: r.s.rec.Version}}
 		}
-		return r.s.rec, nil
+		return lease.Record{}, r.notFound()
 	})
 }
+
+var _ lease.Vanishing = (*remote)(nil)
+
+// Vanishes implements lease.Vanishing: Redis and SQL expire records on
+// the machine's wall clock (serverClock); etcd on its monotonic one.
+func (r *remote) Vanishes() bool { return r.s.kind != "etcd" }
 
 // Create implements lease.Store: insert if absent (SET NX, a transaction
 // on the key's create revision, INSERT or UPDATE of a released or expired
 // row). The epoch is the new version.
 func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	sent := r.sent(holder, ttl)
-	return r.call("create", sent, func(now int64) (lease.Record, error) {
+	return r.call("create", sent, func(int64) (lease.Record, error) {
 		if r.s.present {
 			return lease.Record{}, &fs.PathError{Op: "create", Path: r.name, Err: syscall.EEXIST}
 		}
-		rec := r.s.write(sent, now, ttl)
+		rec := r.p.w.serverWrite(r.s, sent, ttl)
 		rec.Epoch = rec.Version
 		r.s.rec = rec
 		return rec, nil
@@ -337,13 +408,13 @@ func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 // Renew implements lease.Store: compare-and-set on the record (sameRecord).
 func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
 	sent := r.sent(cur.Holder, ttl)
-	return r.call("renew", sent, func(now int64) (lease.Record, error) {
+	return r.call("renew", sent, func(int64) (lease.Record, error) {
 		if !r.s.present || !sameRecord(r.s.rec, cur) {
 			return lease.Record{}, lease.ErrConflict
 		}
 		rec := sent
 		rec.Epoch = r.s.rec.Epoch
-		return r.s.write(rec, now, ttl), nil
+		return r.p.w.serverWrite(r.s, rec, ttl), nil
 	})
 }
 
@@ -352,11 +423,11 @@ func (r *remote) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error
 // after which the caller reads nothing and creates.
 func (r *remote) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
 	sent := r.sent(holder, ttl)
-	return r.call("takeover", sent, func(now int64) (lease.Record, error) {
+	return r.call("takeover", sent, func(int64) (lease.Record, error) {
 		if !r.s.present || !sameRecord(r.s.rec, stale) {
 			return lease.Record{}, lease.ErrConflict
 		}
-		rec := r.s.write(sent, now, ttl)
+		rec := r.p.w.serverWrite(r.s, sent, ttl)
 		rec.Epoch = rec.Version
 		r.s.rec = rec
 		return rec, nil
@@ -372,7 +443,7 @@ func (r *remote) Release(cur lease.Record) error {
 			return lease.Record{}, lease.ErrConflict
 		}
 		r.s.counter++
-		r.s.present = false
+		r.s.present, r.s.released = false, true
 		return lease.Record{}, nil
 	})
 	return err

@@ -12,43 +12,7 @@ type span struct{ from, to int64 }
 // eligible returns, for each process, when it was alive and not paused:
 // the times at which it could have become leader.
 func eligible(tr *trace.Trace) [][]span {
-	out := make([][]span, len(tr.Procs))
-	end := int64(tr.End)
-	from := make([]int64, len(tr.Procs))
-	on := make([]bool, len(tr.Procs))
-	dead := make([]bool, len(tr.Procs))
-	for i, p := range tr.Procs {
-		from[i], on[i] = int64(p.Start), true
-	}
-	stop := func(p int, t int64) {
-		if on[p] {
-			if t > from[p] {
-				out[p] = append(out[p], span{from[p], t})
-			}
-			on[p] = false
-		}
-	}
-	for _, e := range tr.Events {
-		if e.Proc < 0 {
-			continue
-		}
-		p := int(e.Proc)
-		switch {
-		case e.Kind == trace.EvExit:
-			stop(p, e.T)
-			dead[p] = true
-		case e.Kind == trace.EvFault && e.FaultKind() == trace.Stop && !e.Missed():
-			stop(p, e.T)
-		case e.Kind == trace.EvFault && e.FaultKind() == trace.Cont && !dead[p] && !on[p]:
-			// A process continued before it started runs from its start.
-			from[p], on[p] = max(e.T, int64(tr.Procs[p].Start)), true
-		}
-	}
-	for p := range out {
-		if on[p] && !dead[p] {
-			stop(p, end)
-		}
-	}
+	out := unpaused(tr)
 	// A process out of descriptors (an EMFile stretch) can open nothing:
 	// it cannot become leader until the stretch ends, but the others can.
 	// Nothing tells it that the stretch is over: it learns at its next
@@ -93,6 +57,49 @@ func cut(spans []span, from, to int64) []span {
 		}
 		if s.to > to {
 			out = append(out, span{max(s.from, to), s.to})
+		}
+	}
+	return out
+}
+
+// unpaused returns, for each process, when it was alive and not stopped
+// by a SIGSTOP of its own.
+func unpaused(tr *trace.Trace) [][]span {
+	out := make([][]span, len(tr.Procs))
+	end := int64(tr.End)
+	from := make([]int64, len(tr.Procs))
+	on := make([]bool, len(tr.Procs))
+	dead := make([]bool, len(tr.Procs))
+	for i, p := range tr.Procs {
+		from[i], on[i] = int64(p.Start), true
+	}
+	stop := func(p int, t int64) {
+		if on[p] {
+			if t > from[p] {
+				out[p] = append(out[p], span{from[p], t})
+			}
+			on[p] = false
+		}
+	}
+	for _, e := range tr.Events {
+		if e.Proc < 0 {
+			continue
+		}
+		p := int(e.Proc)
+		switch {
+		case e.Kind == trace.EvExit:
+			stop(p, e.T)
+			dead[p] = true
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Stop && !e.Missed():
+			stop(p, e.T)
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Cont && !dead[p] && !on[p]:
+			// A process continued before it started runs from its start.
+			from[p], on[p] = max(e.T, int64(tr.Procs[p].Start)), true
+		}
+	}
+	for p := range out {
+		if on[p] && !dead[p] {
+			stop(p, end)
 		}
 	}
 	return out

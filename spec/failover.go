@@ -63,12 +63,36 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 	// successor waited out the lease.)
 	st = append(st, tr.MemberOutages()...)
 	// Nor one that meets the aftermath of a loss of the server's data
-	// (lossAftermath).
-	if l := losses(tr); len(l) > 0 {
-		slow, _ := envelope(tr)
-		after := int64(lossAftermath(slow))
-		for _, i := range l {
-			t := tr.Events[i].T
+	// (lossAftermath), or of a step of the wall clock that a server
+	// expires records on (Claims.WallExpiry): the step may have dropped
+	// the live record early, and the watchers wait out what they saw (a
+	// leader SIGTERMed after a step had dropped its record could not
+	// release it, and its successor waited out its lease).
+	l := losses(tr)
+	wall := false
+	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil && v.Claims.WallExpiry {
+		wall = true
+		l = append(l, jumps(tr)...)
+	}
+	slow, _ := envelope(tr)
+	after := int64(lossAftermath(slow))
+	for _, i := range l {
+		t := tr.Events[i].T
+		st = append(st, trace.Stretch{Kind: trace.Lose, From: t, To: t + after, Proc: -1})
+	}
+	if wall {
+		// Nor, where a server may drop a live record, one within that
+		// long of a read that found the record the server had last
+		// expired, not released: its reader cannot know whether its
+		// holder still leads (a wall clock that stepped, an eviction),
+		// and waits it out, a lease from when it saw it (or from now, if
+		// it never did), whatever it reads meanwhile, another's record
+		// made and released included (lease.Vanishing; checks: a process
+		// started after a power loss found the dead leader's expired
+		// record, and a SIGTERMed leader's release 8 s later was not
+		// taken over at once; a watcher that saw that record after the
+		// restart waited out its lease past another's release).
+		for _, t := range readsAfterExpiry(tr) {
 			st = append(st, trace.Stretch{Kind: trace.Lose, From: t, To: t + after, Proc: -1})
 		}
 	}
@@ -210,4 +234,31 @@ func firstWriteAfter(tr *trace.Trace, t int64) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// readsAfterExpiry returns the instants of the reads that found no
+// record where the server's last change had been an expiry (StoreExpire),
+// not a release or a write: each process's first, and the first after
+// each expiry.
+func readsAfterExpiry(tr *trace.Trace) []int64 {
+	var out []int64
+	told := make([]bool, len(tr.Procs)) // read since the last expiry
+	expired := false                    // the server's last change was an expiry
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Kind != trace.EvStore {
+			continue
+		}
+		switch {
+		case e.Store == trace.StoreExpire:
+			expired = true
+			clear(told)
+		case e.Store != trace.StoreRead && e.Res == trace.ResOK:
+			expired = false
+		case e.Store == trace.StoreRead && e.Proc >= 0 && !told[e.Proc] && expired && e.Res == trace.ResNotFound:
+			told[e.Proc] = true
+			out = append(out, e.T)
+		}
+	}
+	return out
 }

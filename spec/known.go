@@ -98,6 +98,7 @@ func checkToldFromStore(tr *trace.Trace) *Violation {
 	from := make([]int, len(tr.Procs))   // the event that said it
 	told := make([]int, len(tr.Procs))   // the process's last EvNewLeader, plus one
 	owed := make([]int, len(tr.Procs))   // a read that named a holder not yet told of, plus one
+	leaving := make([]bool, len(tr.Procs))
 	for p := range said {
 		said[p] = -1
 	}
@@ -107,6 +108,11 @@ func checkToldFromStore(tr *trace.Trace) *Violation {
 			continue
 		}
 		switch e.Kind {
+		case trace.EvFault:
+			// A process told to stop (SIGTERM) is owed no word of who
+			// leads while it leaves: its release's reads show its own
+			// record, and it goes.
+			leaving[e.Proc] = leaving[e.Proc] || e.FaultKind() == trace.Term && !e.Missed()
 		case trace.EvStoreCall:
 			if j := owed[e.Proc] - 1; j >= 0 && tr.Events[j].Act == e.Act {
 				r := &tr.Events[j]
@@ -119,8 +125,8 @@ func checkToldFromStore(tr *trace.Trace) *Violation {
 			// owes an OnNewLeader before the activity's next store call
 			// (a probe's mutant told only at the next read that named it,
 			// a poll late; a process that dies or stops first, or whose
-			// run ends, owes nothing).
-			if rec := e.Record(); e.Store == trace.StoreRead && e.Res == trace.ResOK && rec.Holder > 0 && rec.Holder != lease.Unknown {
+			// run ends, owes nothing, nor one told to stop).
+			if rec := e.Record(); e.Store == trace.StoreRead && e.Res == trace.ResOK && rec.Holder > 0 && rec.Holder != lease.Unknown && !leaving[e.Proc] {
 				last := int64(-1)
 				if j := told[e.Proc] - 1; j >= 0 {
 					last = tr.Events[j].Told()

@@ -111,6 +111,8 @@ func TestToldFromStoreRules(t *testing.T) {
 		{"an unreadable version owes nothing", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResUnknown, lease.Unknown), call(1, 2*s, trace.StoreRead)}, false},
 		{"another activity's store call", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100), callBy(1, 1, 2*s, trace.StoreRelease)}, false},
 		{"a read's holder owed at the run's end", []trace.Event{ret(1, 1*s, trace.StoreRead, trace.ResOK, 100)}, false},
+		{"a process told to stop owes nothing", []trace.Event{trace.Fault(1, trace.Term, 0, 0, false, trace.Str{}), ret(1, 1*s, trace.StoreRead, trace.ResOK, 200), call(1, 1*s, trace.StoreRelease)}, false},
+		{"another's SIGTERM excuses nothing", []trace.Event{trace.Fault(0, trace.Term, 0, 0, false, trace.Str{}), ret(1, 1*s, trace.StoreRead, trace.ResOK, 200), call(1, 1*s, trace.StoreRelease)}, true},
 	} {
 		tr := &trace.Trace{Run: trace.Run{Lease: lease.DefaultConfig()}, Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, Events: c.events, End: time.Minute}
 		if v := checkToldFromStore(tr); (v != nil) != c.bad {

@@ -34,10 +34,16 @@ func lossAftermath(slow lease.Config) time.Duration {
 }
 
 // losses returns the indexes of the run's Lose faults that fired.
-func losses(tr *trace.Trace) []int {
+func losses(tr *trace.Trace) []int { return faultsOf(tr, trace.Lose) }
+
+// jumps returns the indexes of the run's wall-clock steps.
+func jumps(tr *trace.Trace) []int { return faultsOf(tr, trace.Jump) }
+
+// faultsOf returns the indexes of the run's faults of kind k that fired.
+func faultsOf(tr *trace.Trace, k trace.FaultKind) []int {
 	var out []int
 	for i := range tr.Events {
-		if e := &tr.Events[i]; e.Kind == trace.EvFault && e.FaultKind() == trace.Lose && !e.Missed() {
+		if e := &tr.Events[i]; e.Kind == trace.EvFault && e.FaultKind() == k && !e.Missed() {
 			out = append(out, i)
 		}
 	}

@@ -17,7 +17,16 @@ import (
 // before the process has begun three store calls since (it finishes what
 // was in flight, and may read once to learn why it lost; then it watches,
 // or tries to lead, and must have called it), and before the process
-// exits of its own code (a SIGTERM's graceful exit). A process that
+// exits of its own code (a SIGTERM's graceful exit); and in time: within
+// Slack and HandoverCalls of the run's longest calls of its process's
+// running (alive, unpaused, not stalled) time since the context ended (a
+// probe's mutant, a renew loop that slept past its deadline, called it
+// up to 5 s late, after its successor's OnStartedLeading, with no store
+// call between: the count of calls never came). Not before every other
+// process's OnStartedLeading: the context is what must end first
+// (exclusive-leadership); a leader and its successor resumed at one
+// instant (a stall's end) race, and the callback may lose by a few
+// steps (a search found the correct reference's 324 us behind). A process that
 // dies leading is owed nothing. Not judged on recorded traces: the real
 // processes do not report their callbacks.
 const StoppedCallback = "stopped-callback"
@@ -42,6 +51,14 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 		return &Violation{Property: StoppedCallback, At: time.Duration(e.T), PIDs: []int{pid}, Events: []int{terms[e.Proc].from, i},
 			Detail: "process " + tr.ProcName(int(e.Proc)) + ": " + fmt.Sprintf(format, a...)}
 	}
+	bound := int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
+	var run [][]span // when each process ran (made when first asked)
+	ran := func(p int, from, to int64) int64 {
+		if run == nil {
+			run = running(tr)
+		}
+		return coveredBy(run[p], from, to)
+	}
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		if e.Proc < 0 {
@@ -64,6 +81,9 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 				return fail(i, e, "OnStoppedLeading called with no term open (no OnStartedLeading since the last)")
 			case e.StillLive():
 				return fail(i, e, "OnStoppedLeading called while a leader context it had been given was still live: the user stops its work while its context says it leads")
+			case t.doneAt >= 0 && ran(int(e.Proc), t.doneAt, e.T) > bound:
+				return fail(i, e, "its leader context ended at %s, and OnStoppedLeading came at %s, after %v of its running time (bound %v)",
+					trace.Secs(t.doneAt), trace.Secs(e.T), time.Duration(ran(int(e.Proc), t.doneAt, e.T)), time.Duration(bound))
 			}
 			*t = term{doneAt: -1}
 		case e.Kind == trace.EvExit && e.ExitCode() >= 0 && t.open:
@@ -76,5 +96,37 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 			}
 		}
 	}
+	for p := range terms {
+		if t := &terms[p]; t.open && t.doneAt >= 0 && ran(p, t.doneAt, int64(tr.End)) > bound {
+			return &Violation{Property: StoppedCallback, At: tr.End, PIDs: []int{tr.Procs[p].PID}, Events: []int{t.from},
+				Detail: fmt.Sprintf("process %s: its leader context ended at %s, and OnStoppedLeading had not come by the run's end, %v of its running time later (bound %v)",
+					tr.ProcName(p), trace.Secs(t.doneAt), time.Duration(ran(p, t.doneAt, int64(tr.End))), time.Duration(bound))}
+		}
+	}
 	return nil
+}
+
+// running returns, for each process, when it was alive and running: not
+// paused (SIGSTOP) and not in a machine-wide stall.
+func running(tr *trace.Trace) [][]span {
+	out := unpaused(tr)
+	for _, st := range tr.Stretches() {
+		if st.Proc < 0 && st.Kind == trace.Stall {
+			for p := range out {
+				out[p] = cut(out[p], st.From, st.To)
+			}
+		}
+	}
+	return out
+}
+
+// coveredBy is how much of [from, to) spans cover.
+func coveredBy(spans []span, from, to int64) int64 {
+	n := int64(0)
+	for _, s := range spans {
+		if a, b := max(s.from, from), min(s.to, to); b > a {
+			n += b - a
+		}
+	}
+	return n
 }

@@ -114,3 +114,39 @@ func TestStoppedCallbackRules(t *testing.T) {
 		}
 	}
 }
+
+// OnStoppedLeading comes in time: within Slack (and the hand-over's
+// calls) of its process's running time after the context ended. (A probe's mutant slept past its deadline and told
+// its user up to 5 s late, after the next leader's OnStartedLeading,
+// with no store call between: the count of calls never came.)
+func TestStoppedCallbackInTime(t *testing.T) {
+	const s = int64(time.Second)
+	at := func(t int64, e trace.Event) trace.Event { e.T = t; return e }
+	started := func(p int16, t int64) trace.Event { return at(t, trace.Started(p, 0, 1)) }
+	done := func(p int16, t int64) trace.Event { return at(t, trace.Stopped(p, t, 0, false)) }
+	told := func(p int16, t int64) trace.Event { return at(t, trace.StoppedCallback(p, 0, false)) }
+	pause := func(p int16, t int64) trace.Event {
+		return at(t, trace.Fault(p, trace.Stop, 2*time.Second, 0, false, trace.Str{}))
+	}
+	cont := func(p int16, t int64) trace.Event { return at(t, trace.Fault(p, trace.Cont, 0, 0, false, trace.Str{})) }
+	for _, c := range []struct {
+		name   string
+		events []trace.Event
+		bad    bool
+	}{
+		{"at once", []trace.Event{started(0, 1*s), done(0, 5*s), told(0, 5*s+s/100)}, false},
+		{"2 s late", []trace.Event{started(0, 1*s), done(0, 5*s), told(0, 7*s)}, true},
+		{"2 s later, paused all but 10 ms", []trace.Event{started(0, 1*s), done(0, 5*s), pause(0, 5*s+s/200), cont(0, 7*s-s/200), told(0, 7*s)}, false},
+		{"never, and the run goes on", []trace.Event{started(0, 1*s), done(0, 5*s)}, true},
+		// (Not judged against another's OnStartedLeading: a leader and
+		// its successor resumed at one instant race.)
+		{"just after the next leader's start", []trace.Event{started(0, 1*s), done(0, 5*s), started(1, 5*s+s/200), told(0, 5*s+s/100)}, false},
+		{"long after the next leader's start", []trace.Event{started(0, 1*s), done(0, 5*s), started(1, 5*s+s/200), told(0, 6*s)}, true},
+		{"before the next leader's start", []trace.Event{started(0, 1*s), done(0, 5*s), told(0, 5*s+s/200), started(1, 5*s+s/100)}, false},
+	} {
+		tr := &trace.Trace{Run: trace.Run{Lease: lease.DefaultConfig()}, Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}, Events: c.events, End: 10 * time.Second}
+		if v := CheckStoppedCallback(tr); (v != nil) != c.bad {
+			t.Errorf("%s: %v, want a violation: %v", c.name, v, c.bad)
+		}
+	}
+}

@@ -39,10 +39,16 @@
 // not what elects: lease.Reference takes over a record only after it has
 // not changed for a lease on the observer's own monotonic clock, and its
 // leader stops at a local deadline shorter than the lease. Redis stamps an
-// expiry with its own wall clock, so a step of the server's clock moves it;
-// a margin absorbs such steps (a longer server TTL never delays a takeover
-// by lease.Reference, only the cleanup of a lease whose every contender has
-// gone).
+// expiry with its own wall clock, so a step of the server's clock moves
+// it, and under maxmemory with a volatile-* policy it may evict the key:
+// either drops a live record. Read tells that from a release (the release
+// script records the version it released; one MGET reads the record, the
+// counter and that version): lease.ErrReleased after a release, a
+// *lease.VanishedError after anything else (Store is lease.Vanishing), and
+// lease.Reference waits a dropped record out as if it were there. A
+// margin still absorbs small steps (a longer server TTL never delays a
+// takeover by lease.Reference, only the cleanup of a lease whose every
+// contender has gone).
 //
 // Durability. The counter is as durable as the server's data: with neither
 // RDB snapshots nor the AOF, a restarted Redis starts versions (and so

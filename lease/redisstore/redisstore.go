@@ -57,10 +57,14 @@ type Store struct {
 	c       *redis.Client
 	key     string
 	counter string
-	channel string // the writers publish every change on it
-	timeout time.Duration
-	margin  time.Duration
-	onError func(string, error)
+	// released holds the version of the last record released (a release
+	// deletes the record; a record the server expired or evicted leaves
+	// it below the counter: lease.ErrVanished).
+	released string
+	channel  string // the writers publish every change on it
+	timeout  time.Duration
+	margin   time.Duration
+	onError  func(string, error)
 
 	notices lease.Notices
 	subOnce sync.Once
@@ -107,14 +111,15 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	s := &Store{
-		c:       c,
-		key:     "leaselab:{" + o.Name + "}",
-		counter: "leaselab:{" + o.Name + "}:version",
-		channel: "leaselab:{" + o.Name + "}:changes",
-		timeout: timeout,
-		margin:  o.ExpiryMargin,
-		onError: o.OnError,
-		quit:    make(chan struct{}),
+		c:        c,
+		key:      "leaselab:{" + o.Name + "}",
+		counter:  "leaselab:{" + o.Name + "}:version",
+		released: "leaselab:{" + o.Name + "}:released",
+		channel:  "leaselab:{" + o.Name + "}:changes",
+		timeout:  timeout,
+		margin:   o.ExpiryMargin,
+		onError:  o.OnError,
+		quit:     make(chan struct{}),
 	}
 	// Connecting and setting up may take longer than one call: a deadline
 	// the caller set on ctx bounds them instead of the call timeout.
@@ -280,11 +285,13 @@ if ARGV[5] ~= '' then val = val .. ' ' .. ARGV[5] end
 redis.call('SET', KEYS[1], val, 'PX', ARGV[4])
 redis.pcall('PUBLISH', ARGV[6], string.format('%d', v))
 return v`)
-	// ARGV[1] the expected value, ARGV[2] the channel. Returns 1 if it
-	// was deleted, 0 if the value is not the expected one.
+	// KEYS[2] the released version's key. ARGV[1] the expected value,
+	// ARGV[2] the channel, ARGV[3] its version. Returns 1 if it was
+	// deleted, 0 if the value is not the expected one.
 	releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[3])
 redis.pcall('PUBLISH', ARGV[2], '0')
 return 1`)
 )
@@ -385,17 +392,43 @@ func denied(msg string) bool {
 	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "can't run this command or subcommand") || strings.Contains(msg, "No permissions to access a key")
 }
 
+// Vanishes implements lease.Vanishing: Redis expires a key by its wall
+// clock (PX), which a step moves, and may evict it (maxmemory with a
+// volatile-* policy).
+func (s *Store) Vanishes() bool { return true }
+
 // Read returns the record; none is an error for which
-// errors.Is(err, fs.ErrNotExist).
+// errors.Is(err, fs.ErrNotExist): with lease.ErrReleased when the last
+// record was released, lease.ErrVanished when it went otherwise (expired,
+// evicted), neither when there never was one (or the server lost its
+// data). One MGET reads the record, the counter and the last released
+// version at once.
 func (s *Store) Read() (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	v, err := s.c.Get(ctx, s.key).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return lease.Record{}, fmt.Errorf("redisstore: read %s: %w", s.key, fs.ErrNotExist)
-	case err != nil:
+	vals, err := s.c.MGet(ctx, s.key, s.counter, s.released).Result()
+	if err != nil {
 		return lease.Record{}, s.fail("read", err)
+	}
+	str := func(i int) (string, bool) {
+		if i >= len(vals) {
+			return "", false
+		}
+		v, ok := vals[i].(string)
+		return v, ok
+	}
+	v, ok := str(0)
+	if !ok {
+		why := fs.ErrNotExist
+		if c, ok := str(1); ok && c != "0" {
+			if r, ok := str(2); ok && r == c {
+				why = lease.ErrReleased
+			} else {
+				n, _ := strconv.ParseInt(c, 10, 64)
+				why = &lease.VanishedError{Version: n}
+			}
+		}
+		return lease.Record{}, fmt.Errorf("redisstore: read %s: %w", s.key, why)
 	}
 	rec, err := decode(v)
 	if err != nil {
@@ -469,7 +502,7 @@ func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (l
 func (s *Store) Release(cur lease.Record) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	n, err := releaseScript.Run(ctx, s.c, []string{s.key}, encode(cur), s.channel).Int64()
+	n, err := releaseScript.Run(ctx, s.c, []string{s.key, s.released}, encode(cur), s.channel, cur.Version).Int64()
 	switch {
 	case err != nil:
 		return s.fail("release", err)

@@ -63,7 +63,11 @@
 // lease.Reference takes over only after the record has not changed for a
 // lease on the observer's own monotonic clock, and its leader stops at a
 // local deadline shorter than the lease. The stamp is the server's wall
-// clock, so a step of that clock moves it; a margin absorbs such steps.
+// clock, so a step of that clock moves it and may drop a live row: Read
+// tells that from a release (a released row has holder 0:
+// lease.ErrReleased; an expired one a *lease.VanishedError; Store is
+// lease.Vanishing), and lease.Reference waits a dropped record out as if
+// it were there. A margin absorbs small steps.
 //
 // Timeouts. Every statement has its own deadline (Options.Timeout, default
 // 1 s; keep it well under the renew interval); SQLite also waits at most

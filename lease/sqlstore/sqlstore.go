@@ -465,8 +465,13 @@ func (s *Store) outcome(op string, err error) error {
 	return fmt.Errorf("sqlstore: %s %q: %w", op, s.name, err)
 }
 
+// Vanishes implements lease.Vanishing: a row expires by a wall clock
+// (the database's clock_timestamp(), or SQLite's), which a step moves.
+func (s *Store) Vanishes() bool { return true }
+
 // Read returns the record; a missing, released or expired row is an error
-// for which errors.Is(err, fs.ErrNotExist).
+// for which errors.Is(err, fs.ErrNotExist); a released one also
+// errors.Is(err, lease.ErrReleased), an expired one lease.ErrVanished.
 func (s *Store) Read() (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -490,8 +495,10 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
 	case err != nil:
 		return lease.Record{}, err
-	case rec.Holder == 0 || live == 0:
-		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
+	case rec.Holder == 0:
+		return lease.Record{}, s.outcome("read", lease.ErrReleased) // (also fs.ErrNotExist)
+	case live == 0:
+		return lease.Record{}, s.outcome("read", &lease.VanishedError{Version: rec.Version}) // (also fs.ErrNotExist)
 	}
 	ttl, err := rowTTL(rec.Version, leaseMS, leaseVersion)
 	if err != nil {

@@ -132,6 +132,9 @@ func checkRenewed(t *testing.T, rec, cur lease.Record, what string) {
 func testBasics(t *testing.T, open Open, _ Options) {
 	a, b := open(1), open(2)
 	mustBeAbsent(t, a, "a fresh lease")
+	if _, err := a.Read(); errors.Is(err, lease.ErrVanished) || errors.Is(err, lease.ErrReleased) {
+		t.Fatalf("Read of a fresh lease = %v; want none, neither vanished nor released", err)
+	}
 	r1, err := a.Create(1, LongTTL)
 	if err != nil {
 		t.Fatalf("Create on a fresh lease: %v", err)
@@ -454,6 +457,18 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 		t.Fatalf("record gone %v after a Create with TTL %v: before its TTL", goneAfter, ttl)
 	}
 	t.Logf("record with TTL %v gone after %v", ttl, goneAfter.Round(time.Millisecond))
+	vanishing := false
+	if v, ok := b.(lease.Vanishing); ok && v.Vanishes() {
+		// A store whose server can drop a record on its own says so, and
+		// which record went: its holder may still lead, and a watcher
+		// that saw it waits it out (lease.Vanishing).
+		vanishing = true
+		_, err := b.Read()
+		var ve *lease.VanishedError
+		if !errors.As(err, &ve) || !errors.Is(err, lease.ErrVanished) || ve.Version != r1.Version || errors.Is(err, lease.ErrReleased) {
+			t.Fatalf("Read after an expiry = %v; want a *lease.VanishedError of version %d", err, r1.Version)
+		}
+	}
 	if rec, err := a.Renew(r1, ttl); !isConflict(err) {
 		t.Fatalf("Renew of an expired record = %+v, %v; want lease.ErrConflict", rec, err)
 	}
@@ -489,6 +504,9 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 	mustRead(t, a, cur, "after renewals past the first TTL")
 	if err := b.Release(cur); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := a.Read(); vanishing && (!errors.Is(err, lease.ErrReleased) || errors.Is(err, lease.ErrVanished)) {
+		t.Fatalf("Read after a release = %v; want lease.ErrReleased (a record that went by a release is not waited out)", err)
 	}
 }
 
