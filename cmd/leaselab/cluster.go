@@ -59,11 +59,14 @@ type child struct {
 	dead    bool // known dead, or sent SIGTERM and since exited
 	killed  bool // by the harness's SIGKILL
 	termed  bool // sent SIGTERM
-	leader  bool
-	hist    procHistory
-	waitT   int64
-	code    int
-	done    chan struct{} // closed when its history has been read and it has been waited for
+	// termT is when its SIGTERM could first act: sent to it running, or
+	// at the SIGCONT after it (0: not yet).
+	termT  int64
+	leader bool
+	hist   procHistory
+	waitT  int64
+	code   int
+	done   chan struct{} // closed when its history has been read and it has been waited for
 }
 
 func newCluster(bin, execCmd, variant string, cfg lease.Config, dir string) *cluster {
@@ -250,10 +253,16 @@ func (c *cluster) signal(k *child, kind trace.FaultKind, dur time.Duration) (int
 		c.paths = append(c.paths, "")
 	case trace.Term:
 		k.termed = true
+		if !k.stopped && k.termT == 0 {
+			k.termT = t
+		}
 	case trace.Stop:
 		k.stopped = true
 	case trace.Cont:
 		k.stopped = false
+		if k.termed && k.termT == 0 {
+			k.termT = t
+		}
 	}
 	return t, true
 }

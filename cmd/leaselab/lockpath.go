@@ -20,6 +20,14 @@ import (
 // anywhere another local user chose), or a lock file another user owns
 // (that user could rewrite or remove the lease at will).
 func checkLockPath(path string) error {
+	// The stores derive names from the lock's: PATH.N, PATH.boot.N and
+	// PATH.tmp.ID.SEQ, the longest, ID and SEQ up to 19 digits each. A
+	// name whose derived names pass NAME_MAX (255 bytes) fails every
+	// write with ENAMETOOLONG, for ever (a probe: a 245-byte name was
+	// accepted, and nobody ever led).
+	if base, max := filepath.Base(path), 255-len(".tmp.")-19-1-19; len(base) > max {
+		return usagef("-path %s: the file name is %d bytes; at most %d leave room for the names derived from it (PATH.tmp.ID.SEQ within 255)", path, len(base), max)
+	}
 	dir := filepath.Dir(path)
 	di, err := os.Stat(dir)
 	switch {

@@ -26,6 +26,8 @@ func TestRunRefusesBadLockPath(t *testing.T) {
 		filepath.Join(dir, "link.lock"):         "symbolic link",
 		filepath.Join(dir, "dir.lock"):          "is a directory",
 		filepath.Join(dir, "fifo.lock"):         "not a regular file",
+		// Its derived names (PATH.tmp.ID.SEQ) would pass NAME_MAX.
+		filepath.Join(dir, strings.Repeat("L", 212)): "at most 211",
 	}
 	if os.Geteuid() == 0 {
 		other := filepath.Join(dir, "other.lock")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,9 @@ func TestScenarioTextAndTrace(t *testing.T) {
 
 // Bad input: a one-line error that names the valid choices, exit 2.
 func TestBadInput(t *testing.T) {
+	// A lock path in a directory of the test's own: /tmp/x, which this
+	// used, was a directory once another program had made it.
+	lock := filepath.Join(t.TempDir(), "x")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -59,15 +63,15 @@ func TestBadInput(t *testing.T) {
 		{[]string{"scenario", "steady", "extra"}, "one NAME"},
 		{[]string{"frobnicate"}, "scenario, check, replay, viz, explore, run, torture, failover, variants, help"},
 		{[]string{"help", "frobnicate"}, "unknown command"},
-		{[]string{"run", "-id", "-5", "-path", "/tmp/x"}, "-id -5: a holder id is a positive number"},
+		{[]string{"run", "-id", "-5", "-path", lock}, "-id -5: a holder id is a positive number"},
 		{[]string{"run", "-store", "sqlite", "-dsn", "/nonexistent-leaselab/dir/l.db"}, "the directory /nonexistent-leaselab/dir does not exist"},
 		{[]string{"failover", "-variants", "none", "-redis", "127.0.0.1:1"}, "nothing to measure: redis: redisstore: 127.0.0.1:1: dial tcp"},
 		{[]string{"variants", "x"}, "no arguments"},
 		{[]string{"run"}, "needs -path"},
 		{[]string{"run", "-path", "/dev/stdin"}, "symbolic link"},
-		{[]string{"run", "-path", "/tmp/x", "-store", "redis"}, "needs -dsn"},
-		{[]string{"run", "-path", "/tmp/x", "-store", "nosuch"}, "valid: file"},
-		{[]string{"run", "-path", "/tmp/x", "-lease", "1s", "-renew", "2s"}, "longer than the renew interval"},
+		{[]string{"run", "-path", lock, "-store", "redis"}, "needs -dsn"},
+		{[]string{"run", "-path", lock, "-store", "nosuch"}, "valid: file"},
+		{[]string{"run", "-path", lock, "-lease", "1s", "-renew", "2s"}, "longer than the renew interval"},
 		{[]string{"check", "-variant", "reference", "-renew-deadline", "9s"}, "must be shorter than lease 9s x (1-rho)/(1+rho)"},
 		{[]string{"check", "-variant", "reference", "-drift-bound", "0.6"}, "renew interval 3s must be shorter than the renew deadline"},
 		{[]string{"check", "-variant", "reference", "-drift-bound", "0.999", "-lease", "200ms", "-renew", "10ms", "-watch", "10ms"}, "leaves no margin"},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -97,5 +98,33 @@ func starts(t *testing.T, store, dsn string) {
 	a.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, a, "run after SIGTERM"); code != 0 {
 		t.Errorf("%s writer: exit %d:\n%s", store, code, out)
+	}
+}
+
+// A refused write ends run only where the start could not tell: a server
+// store's user who may read but not write, before it has led. A file
+// store's start checked the directory; a refusal later is a change of
+// permissions that may pass, and the watcher goes on (a probe: a chmod
+// for a second made a watcher exit 2, and nobody led after it).
+func TestRefusedForGood(t *testing.T) {
+	refused := &fs.PathError{Op: "open", Path: "/l/lock.tmp.1.1", Err: syscall.EACCES}
+	for _, c := range []struct {
+		refusals bool
+		op       string
+		err      error
+		led      bool
+		want     bool
+	}{
+		{true, "create", refused, false, true},
+		{true, "takeover", refused, false, true},
+		{false, "create", refused, false, false}, // a file store
+		{false, "takeover", refused, false, false},
+		{true, "create", refused, true, false}, // it has led: the permission worked once
+		{true, "read", refused, false, false},
+		{true, "create", syscall.EIO, false, false},
+	} {
+		if got := refusedForGood(c.refusals, c.op, c.err, c.led); got != c.want {
+			t.Errorf("refusedForGood(%v, %s, %v, led %v) = %v, want %v", c.refusals, c.op, c.err, c.led, got, c.want)
+		}
 	}
 }

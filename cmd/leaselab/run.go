@@ -95,7 +95,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := checkOneStore(v.Name, *path, cfg.LeaseDuration); err != nil {
 		return err
 	}
-	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, *shed, cfg, sc, stdout, stderr)
+	return start(v, func(p lease.Proc) lease.Store { return v.NewStore(p, *path) }, *path, *id, *startAt, *events, *shed, false, cfg, sc, stdout, stderr)
 }
 
 // runServer is leaselab run over a server store: the reference algorithm,
@@ -163,12 +163,27 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		return usagef("-store %s: this user may not write the lease: %v", store, probe)
 	}
 	command.singleton = serverSingleton(store, dsn, name)
-	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, cfg, command, stdout, stderr)
+	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, true, cfg, command, stdout, stderr)
 }
 
 // start runs variant v as this process over the store mk makes, running
 // command while it leads and, with events, reporting its history.
-func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int, startAt int64, events string, shed bool,
+// refusedForGood reports whether the store error err of op ends run:
+// a write refused (fs.ErrPermission) before the process has ever led, by
+// a store whose start could not tell (refusals: a server store). Not a
+// file store: a probe's chmod of the lock's directory for a second made a
+// watcher that had never led exit 2, and nobody led once the permission
+// came back.
+func refusedForGood(refusals bool, op string, err error, hasLed bool) bool {
+	return refusals && writeOps[op] && errors.Is(err, fs.ErrPermission) && !hasLed
+}
+
+// refusals: a refused write before the process has led ends it (a
+// server store, whose start cannot tell a user who may read but not
+// write; not the file stores, whose start checked the directory, so that
+// a refusal later is a passing change of permissions, not a
+// misconfiguration).
+func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int, startAt int64, events string, shed, refusals bool,
 	cfg lease.Config, command singletonCommand, stdout, stderr io.Writer) error {
 	// A leader whose lock the kernel releases at its death sheds its
 	// image's pages, so that it dies, and hands over, sooner.
@@ -188,7 +203,7 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 			// led is misconfigured, not failing: it would refuse every
 			// try (a review: a Redis user who may read and run scripts
 			// but not write, which the start's probe cannot tell).
-			if writeOps[op] && errors.Is(err, fs.ErrPermission) && !r.hasLed() {
+			if refusedForGood(refusals, op, err, r.hasLed()) {
 				r.logf("the store refuses this user's writes: exiting; give it write permission and start it again")
 				r.finish(2)
 			}

@@ -596,3 +596,25 @@ func TestRunDeadlineRaceStartsCommandAgain(t *testing.T) {
 		t.Errorf("run did not say why it started the command again:\n%s", s)
 	}
 }
+
+// torture -singleton judges that each term long enough to launch its
+// command started it (a probe's runner that never launched one passed
+// with "0 commands started"), by the epoch its start line carries.
+func TestSingletonTermsStartTheirCommand(t *testing.T) {
+	const s = int64(time.Second)
+	dir := t.TempDir()
+	_, events := singletonFiles(dir)
+	// "T start ID EPOCH PID free": the command of epoch 5 started at 1.2 s.
+	if err := os.WriteFile(events, []byte(fmt.Sprintf("%d start 1001 5 4242 free\n", 1200*int64(time.Millisecond))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	terms := []singletonTerm{
+		{pid: 1001, epoch: 5, from: 1 * s, to: 6 * s},   // started: fine
+		{pid: 1002, epoch: 6, from: 6 * s, to: 6*s + s}, // too short to tell
+		{pid: 1003, epoch: 7, from: 8 * s, to: 12 * s},  // never started
+	}
+	vs, n := checkSingleton(dir, 0, 20*time.Second, terms, 3*time.Second)
+	if n != 1 || len(vs) != 1 || !strings.Contains(vs[0].Detail, "process 1003 led epoch 7") {
+		t.Errorf("%d commands, violations %+v; want one command and one violation, process 1003's", n, vs)
+	}
+}

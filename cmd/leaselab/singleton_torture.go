@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // probeArg, as leaselab's first argument, makes it torture -singleton's
@@ -121,7 +122,12 @@ func probeCommand(bin, dir string) func(id int) []string {
 // origin). It returns the violations of singleton, and how many commands
 // started. Commands still alive 5 s after the last run died are a
 // violation too (they outlived every leadership), and are killed.
-func checkSingleton(dir string, origin int64, end time.Duration) ([]tortureViolation, int) {
+//
+// And every term that lasted longer than minTerm must have started its
+// command: a leader that never runs it (a launch that fails, or is never
+// made) held every other property, and a probe's runner that returned at
+// once from its launch passed with "0 commands started".
+func checkSingleton(dir string, origin int64, end time.Duration, terms []singletonTerm, minTerm time.Duration) ([]tortureViolation, int) {
 	lockPath, events := singletonFiles(dir)
 	var vs []tortureViolation
 	// Every command must be gone: the lock is free.
@@ -170,6 +176,20 @@ func checkSingleton(dir string, origin int64, end time.Duration) ([]tortureViola
 			byID[id] = s
 		case f[1] == "free" && byID[id] != nil:
 			byID[id].freeAt = t - origin
+		}
+	}
+	for _, tm := range terms {
+		if tm.to-tm.from < int64(minTerm) {
+			continue
+		}
+		ran := false
+		for _, s := range starts {
+			ran = ran || s.epoch == strconv.FormatInt(tm.epoch, 10) && s.t >= tm.from-int64(time.Second) && s.t <= tm.to
+		}
+		if !ran {
+			vs = append(vs, tortureViolation{Property: "singleton", AtS: time.Duration(tm.from + int64(minTerm)).Seconds(), PIDs: []int{tm.pid},
+				Detail: fmt.Sprintf("process %d led epoch %d from %.3f s to %.3f s and never started its command", tm.pid, tm.epoch,
+					time.Duration(tm.from).Seconds(), time.Duration(tm.to).Seconds())})
 		}
 	}
 	for _, s := range starts {
@@ -239,4 +259,27 @@ func singletonVerdict(vs []tortureViolation) spec.Verdict {
 		v.Violation = &spec.Violation{Property: "singleton", At: time.Duration(x.AtS * float64(time.Second)), PIDs: x.PIDs, Detail: detail}
 	}
 	return v
+}
+
+// singletonTerm is a term a run process reported leading, on the
+// harness's true time: the epoch its command's start line must carry.
+type singletonTerm struct {
+	pid      int
+	epoch    int64
+	from, to int64
+}
+
+// singletonTerms returns the terms of tr's reported leadership with the
+// epoch each was led with (its first Lead event), for checkSingleton.
+func singletonTerms(tr *trace.Trace) []singletonTerm {
+	var out []singletonTerm
+	for _, iv := range tr.ReportedLeadership() {
+		for i := iv.Start; i < len(tr.Events); i++ {
+			if e := &tr.Events[i]; int(e.Proc) == iv.Proc && e.Kind == trace.EvLead && e.T >= iv.From && e.T <= iv.To {
+				out = append(out, singletonTerm{pid: tr.Procs[iv.Proc].PID, epoch: e.Epoch(), from: iv.From, to: iv.To})
+				break
+			}
+		}
+	}
+	return out
 }

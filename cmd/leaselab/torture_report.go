@@ -174,8 +174,57 @@ func (c *cluster) ownExitVerdict(end time.Duration) spec.Verdict {
 		v.Violation = &spec.Violation{Property: NoOwnExit, At: time.Duration(first.waitT), PIDs: []int{pid},
 			Detail: fmt.Sprintf("process %d exited on its own, status %d, %s after it started, with no signal from the harness (%d of %d processes did)%s",
 				pid, first.code, fmtSecs(time.Duration(first.waitT-first.start)), n, len(c.kids), said)}
+		return v
+	}
+	// A SIGTERM excuses an exit only when it is obeyed: the process exits
+	// within obeyWithin of the signal (of its SIGCONT, if it was stopped),
+	// and, for leaselab's own programs, with status 0, as run and the
+	// post's program do. (A probe: a watcher that ignored SIGTERM, and a
+	// process that panicked on it, exit status 2, passed while any exit
+	// after a SIGTERM, or none, was excused.)
+	obey := int64(c.obeyWithin())
+	for _, k := range c.kids {
+		if !k.termed || k.killed || k.termT == 0 {
+			continue
+		}
+		pid := k.id
+		if k.hist.pid > 0 {
+			pid = k.hist.pid
+		}
+		switch {
+		case k.termT+obey < int64(end) && (k.waitT == 0 || k.waitT > k.termT+obey):
+			v.Violation = &spec.Violation{Property: NoOwnExit, At: time.Duration(k.termT + obey), PIDs: []int{pid},
+				Detail: fmt.Sprintf("process %d was sent SIGTERM at %s and had not exited %v later (it must stop: a process that ignores SIGTERM is one nobody can stop gracefully)",
+					pid, fmtSecs(time.Duration(k.termT)), time.Duration(obey))}
+			return v
+		case c.exec == "" && k.waitT > 0 && k.waitT < int64(end) && k.code != 0:
+			v.Violation = &spec.Violation{Property: NoOwnExit, At: time.Duration(k.waitT), PIDs: []int{pid},
+				Detail: fmt.Sprintf("process %d exited with status %d %s after its SIGTERM; told to stop, it exits 0%s",
+					pid, k.code, fmtSecs(time.Duration(k.waitT-k.termT)), lastWords(c.dir, k.id))}
+			return v
+		}
 	}
 	return v
+}
+
+// obeyWithin is how long after its SIGTERM a process must have exited: a
+// lease (its release may wait for a store call, a stall may stop it for
+// a third of one) and, with -singleton, the grace its command gets to
+// stop.
+func (c *cluster) obeyWithin() time.Duration {
+	d := c.cfg.LeaseDuration + time.Second
+	if c.command != nil {
+		d += stopGrace
+	}
+	return d
+}
+
+// lastWords is "; its last line: ..." for process id's log, or "".
+func lastWords(dir string, id int) string {
+	if line := lastLine(filepath.Join(dir, fmt.Sprintf("proc-%d.log", id))); line != "" {
+		return fmt.Sprintf("; its last line: %q", line)
+	}
+	return ""
 }
 
 // lastLine is the last non-empty line of the file at path (of its last

@@ -366,6 +366,10 @@ func TestTortureCannotPassAWedge(t *testing.T) {
 			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}, ""},
 		{"a program that never leads, no signal", []string{"-variant", "seed", "-faults", "none",
 			"-exec", `echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}, ""},
+		// A SIGTERM excuses an exit only when obeyed: a program that
+		// ignores it passed while any SIGTERM excused its process.
+		{"a program that ignores SIGTERM, term", []string{"-variant", "seed", "-faults", "term",
+			"-exec", `trap "" TERM; echo "Process started with id:  $$"; exec sleep 1000 # {lock}`}, NoOwnExit},
 	} {
 		j, code := runTorture(t, append([]string{"-procs", "3", "-duration", "4s", "-seed", "2"}, c.args...)...)
 		var props []string
@@ -558,5 +562,38 @@ func TestParseLogLines(t *testing.T) {
 	}
 	if !slices.Equal(roles, []lease.Role{lease.RoleLeader, lease.RoleWatcher}) || lines != 5 || ph.pid != 77 {
 		t.Errorf("roles %v, %d lines, pid %d: want leader then watcher (at the step-down), 5 lines, pid 77", roles, lines, ph.pid)
+	}
+}
+
+// no-own-exit excuses a SIGTERMed process's exit only when it obeyed:
+// exited within obeyWithin of the signal (of its SIGCONT, if stopped
+// then), with status 0 for leaselab's own programs. (A probe: a watcher
+// that ignored SIGTERM, and one that panicked on it, passed.)
+func TestOwnExitJudgesSIGTERM(t *testing.T) {
+	const s = int64(time.Second)
+	cfg := lease.DefaultConfig()
+	cfg.LeaseDuration = 900 * time.Millisecond
+	end := 20 * time.Second
+	for _, c := range []struct {
+		name string
+		exec string
+		k    child
+		bad  bool
+	}{
+		{"obeyed", "", child{termed: true, termT: 5 * s, waitT: 5*s + s/10, code: 0}, false},
+		{"never exited", "", child{termed: true, termT: 5 * s}, true},
+		{"exited late", "", child{termed: true, termT: 5 * s, waitT: 9 * s}, true},
+		{"exited 2 (a panic)", "", child{termed: true, termT: 5 * s, waitT: 5*s + s/10, code: 2}, true},
+		{"an -exec program's status is its own", "sleep 1 {lock}", child{termed: true, termT: 5 * s, waitT: 5*s + s/10, code: 143}, false},
+		{"sent too late to tell", "", child{termed: true, termT: 19 * s}, false},
+		{"stopped, never continued", "", child{termed: true}, false},
+		{"killed after", "", child{termed: true, killed: true, termT: 5 * s}, false},
+	} {
+		k := c.k
+		k.id, k.start = 1001, 1
+		cl := &cluster{cfg: cfg, exec: c.exec, kids: []*child{&k}, dir: t.TempDir()}
+		if v := cl.ownExitVerdict(end); (v.Violation != nil) != c.bad {
+			t.Errorf("%s: %v, want a violation: %v", c.name, v.Violation, c.bad)
+		}
 	}
 }
