@@ -121,7 +121,8 @@ type Term struct {
 	epoch    int64
 	mu       sync.Mutex
 	deadline time.Duration
-	lapsed   bool // the deadline passed once: the term is over for good
+	lapsed   bool  // the deadline passed once: the term is over for good
+	ended    error // why the term's context ended (end), once it has
 	// moved, if set, moves the timer that ends the user's context at
 	// the deadline (MonoTimer) when the deadline moves.
 	moved func(time.Duration)
@@ -142,6 +143,24 @@ func (t *Term) Valid() bool {
 		t.lapsed = true
 	}
 	return !t.lapsed
+}
+
+// end latches, the first time it is called, why the term's context ends:
+// DeadlineExceeded if the deadline has passed, else Canceled; and returns
+// it.
+func (t *Term) end() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended == nil {
+		if !t.lapsed && t.clock.Mono() >= t.deadline {
+			t.lapsed = true
+		}
+		t.ended = context.Canceled
+		if t.lapsed {
+			t.ended = context.DeadlineExceeded
+		}
+	}
+	return t.ended
 }
 
 // extend moves the term's deadline to d, unless the term has lapsed; it
@@ -171,14 +190,20 @@ type termContext struct {
 	term *Term
 }
 
+// Err is DeadlineExceeded once the term's deadline has passed, Canceled
+// if the term ended before it (a lost lease, a shutdown), and, once
+// non-nil, the same at every call: the reason is latched when the term
+// ends (Term.end), so that the timer's cancellation at the deadline does
+// not turn it into Canceled, nor a deadline passing after a shutdown into
+// DeadlineExceeded (a probe saw Canceled after the deadline).
 func (c termContext) Err() error {
-	if err := c.Context.Err(); err != nil {
-		return err
+	if c.Context.Err() == nil {
+		if !c.term.Valid() {
+			return context.DeadlineExceeded // (the timer not run yet)
+		}
+		return nil
 	}
-	if !c.term.Valid() {
-		return context.DeadlineExceeded
-	}
-	return nil
+	return c.term.end()
 }
 
 // TermOf returns the leadership term carried by ctx.
@@ -884,7 +909,8 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: ended only by the step-down, after the release
 		parent = context.WithoutCancel(ctx)
 	}
-	cctx, cancel := context.WithCancel(context.WithValue(parent, termKey{}, term))
+	cctx, cancelCtx := context.WithCancel(context.WithValue(parent, termKey{}, term))
+	cancel := func() { term.end(); cancelCtx() } // (Err's reason, latched as it ends)
 	var uctx context.Context = termContext{cctx, term}
 	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
 		uctx = cctx
