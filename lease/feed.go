@@ -65,17 +65,20 @@ type Vanishing interface {
 
 // vanishes reports whether s, or a store it wraps, is Vanishing.
 func vanishes(s Store) bool {
-	for s != nil {
+	for ; s != nil; s = unwrapped(s) {
 		if v, ok := s.(Vanishing); ok {
 			return v.Vanishes()
 		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			return false
-		}
-		s = u.Unwrap()
 	}
 	return false
+}
+
+// unwrapped is the store s wraps (a wrapper's Unwrap() Store), or nil.
+func unwrapped(s Store) Store {
+	if u, ok := s.(interface{ Unwrap() Store }); ok {
+		return u.Unwrap()
+	}
+	return nil
 }
 
 // notifierOnly is a Notifier that is no ContextWaiter: its wait runs to a
@@ -146,18 +149,13 @@ func watchSource(p Proc, s Store, dir string, cfg Config) StoreNotifier {
 	if cfg.Poll {
 		return nil
 	}
-	for s != nil {
+	for ; s != nil; s = unwrapped(s) {
 		switch n := s.(type) {
 		case StoreNotifier:
 			return n
 		case ChangeFeed:
 			return feedWaiter{p: p, f: n, poll: cfg.WatchInterval}
 		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
 	}
 	if dir == "" {
 		return nil

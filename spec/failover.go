@@ -32,9 +32,9 @@ func FailoverCounts(tr *trace.Trace) (judged, signals int) {
 // is broken there; it stops when each returns false.
 func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span, each func(judged bool, v *Violation) bool) {
 	st := tr.Stretches()
-	notified := false
+	notified, wall := false, false
 	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil {
-		notified = v.Claims.Handover == lease.Notified
+		notified, wall = v.Claims.Handover == lease.Notified, v.Claims.WallExpiry
 	}
 	for i := range st {
 		if st[i].Kind == trace.DiskFull || st[i].Kind == trace.DiskEIO {
@@ -69,9 +69,7 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 	// leader SIGTERMed after a step had dropped its record could not
 	// release it, and its successor waited out its lease).
 	l := losses(tr)
-	wall := false
-	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil && v.Claims.WallExpiry {
-		wall = true
+	if wall {
 		l = append(l, jumps(tr)...)
 	}
 	slow, _ := envelope(tr)
@@ -242,7 +240,7 @@ func firstWriteAfter(tr *trace.Trace, t int64) (int64, bool) {
 // each expiry.
 func readsAfterExpiry(tr *trace.Trace) []int64 {
 	var out []int64
-	told := make([]bool, len(tr.Procs)) // read since the last expiry
+	read := make([]bool, len(tr.Procs)) // read since the last expiry
 	expired := false                    // the server's last change was an expiry
 	for i := range tr.Events {
 		e := &tr.Events[i]
@@ -252,11 +250,11 @@ func readsAfterExpiry(tr *trace.Trace) []int64 {
 		switch {
 		case e.Store == trace.StoreExpire:
 			expired = true
-			clear(told)
+			clear(read)
 		case e.Store != trace.StoreRead && e.Res == trace.ResOK:
 			expired = false
-		case e.Store == trace.StoreRead && e.Proc >= 0 && !told[e.Proc] && expired && e.Res == trace.ResNotFound:
-			told[e.Proc] = true
+		case e.Store == trace.StoreRead && e.Proc >= 0 && !read[e.Proc] && expired && e.Res == trace.ResNotFound:
+			read[e.Proc] = true
 			out = append(out, e.T)
 		}
 	}

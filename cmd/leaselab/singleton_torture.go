@@ -274,8 +274,8 @@ type singletonTerm struct {
 func singletonTerms(tr *trace.Trace) []singletonTerm {
 	var out []singletonTerm
 	for _, iv := range tr.ReportedLeadership() {
-		for i := iv.Start; i < len(tr.Events); i++ {
-			if e := &tr.Events[i]; int(e.Proc) == iv.Proc && e.Kind == trace.EvLead && e.T >= iv.From && e.T <= iv.To {
+		for i := iv.Start; i < len(tr.Events) && tr.Events[i].T <= iv.To; i++ {
+			if e := &tr.Events[i]; int(e.Proc) == iv.Proc && e.Kind == trace.EvLead && e.T >= iv.From {
 				out = append(out, singletonTerm{pid: tr.Procs[iv.Proc].PID, epoch: e.Epoch(), from: iv.From, to: iv.To})
 				break
 			}

@@ -163,14 +163,7 @@ func (c *cluster) ownExitVerdict(end time.Duration) spec.Verdict {
 		}
 	}
 	if first != nil {
-		pid := first.id
-		if first.hist.pid > 0 {
-			pid = first.hist.pid
-		}
-		said := ""
-		if line := lastLine(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", first.id))); line != "" {
-			said = fmt.Sprintf("; its last line: %q", line)
-		}
+		pid, said := first.pid(), lastWords(c.dir, first.id)
 		v.Violation = &spec.Violation{Property: NoOwnExit, At: time.Duration(first.waitT), PIDs: []int{pid},
 			Detail: fmt.Sprintf("process %d exited on its own, status %d, %s after it started, with no signal from the harness (%d of %d processes did)%s",
 				pid, first.code, fmtSecs(time.Duration(first.waitT-first.start)), n, len(c.kids), said)}
@@ -187,10 +180,7 @@ func (c *cluster) ownExitVerdict(end time.Duration) spec.Verdict {
 		if !k.termed || k.killed || k.termT == 0 {
 			continue
 		}
-		pid := k.id
-		if k.hist.pid > 0 {
-			pid = k.hist.pid
-		}
+		pid := k.pid()
 		switch {
 		case k.termT+obey < int64(end) && (k.waitT == 0 || k.waitT > k.termT+obey):
 			v.Violation = &spec.Violation{Property: NoOwnExit, At: time.Duration(k.termT + obey), PIDs: []int{pid},
@@ -217,6 +207,14 @@ func (c *cluster) obeyWithin() time.Duration {
 		d += stopGrace
 	}
 	return d
+}
+
+// pid is the process's PID as it reported it, or its harness id.
+func (k *child) pid() int {
+	if k.hist.pid > 0 {
+		return k.hist.pid
+	}
+	return k.id
 }
 
 // lastWords is "; its last line: ..." for process id's log, or "".
