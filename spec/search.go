@@ -34,6 +34,12 @@ type Search struct {
 	// The report is the same whatever it is: runs are independent, each
 	// a pure function of its seed, and are judged in their order.
 	Workers int
+	// DropTraces keeps, of every violating run kept but the first
+	// (Report.Found[0]), only what a report prints of it (Setup, Excerpt,
+	// the violation with its HTML) and releases its trace: a spinning
+	// run's trace is a hundred megabytes, and a search keeps up to Keep
+	// runs for each property.
+	DropTraces bool
 }
 
 // Found is a violation found by a search, with what replays it.
@@ -43,7 +49,14 @@ type Found struct {
 	RunSeed uint64     // its seed: RandomSetup(Setup, RunSeed) is its setup
 	Replay  string     // the command line that replays it
 	Config  sim.Config // its setup
-	Trace   *trace.Trace
+	// Trace is the run's trace; nil with Search.DropTraces but for the
+	// first run found.
+	Trace *trace.Trace
+	// Setup is the trace's account of the run's setup (trace.Setup), and
+	// Excerpt its lines from two watch intervals and a renew interval
+	// before the violation to a millisecond after it.
+	Setup   string
+	Excerpt []string
 	// Verdicts are every property's verdict on the run, from its one
 	// Check.
 	Verdicts []Verdict
@@ -118,15 +131,22 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 			switch k := indexOf(rep.Found, v.Property); {
 			case s.Smallest && k >= 0:
 				if smaller(f, rep.Found[k]) {
-					f.Replay = ReplayCommand(s.Setup, seed)
-					rep.Found[k] = f
+					rep.Found[k] = s.digest(f)
 					kept = true
 				}
 			case s.Smallest || rep.Counts[v.Property] <= keep:
-				f.Replay = ReplayCommand(s.Setup, seed)
-				rep.Found = append(rep.Found, f)
+				rep.Found = append(rep.Found, s.digest(f))
 				kept = true
 			}
+		}
+		if kept && s.DropTraces {
+			first := rep.Found[0].Trace // (-smallest may have replaced the first run)
+			for j := range rep.Found {
+				if rep.Found[j].Trace != first {
+					rep.Found[j].Trace = nil
+				}
+			}
+			kept = first == tr
 		}
 		if !kept {
 			tr.Release()
@@ -140,6 +160,16 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// digest completes a violating run kept: what replays it and what a
+// report prints of it.
+func (s *Search) digest(f Found) Found {
+	f.Replay = ReplayCommand(s.Setup, f.RunSeed)
+	f.Setup = f.Trace.Setup()
+	l := s.Setup.Lease
+	f.Excerpt = f.Trace.Excerpt(f.At-2*l.WatchInterval-l.RenewInterval, f.At+time.Millisecond)
+	return f
 }
 
 func indexOf(fs []Found, prop string) int {

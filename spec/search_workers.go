@@ -22,6 +22,12 @@ import (
 // chunkRuns is how many consecutive runs a worker simulates per hand-off.
 const chunkRuns = 8
 
+// aheadEvents bounds the events of the runs simulated ahead of the search
+// (and not yet taken by it): a run is a few hundred events, but a process
+// that spins makes up to a million, and a window of such runs held
+// gigabytes. Past the bound only the chunk the search takes next is
+// simulated, so the search never waits on a worker that waits on it.
+var aheadEvents = 1 << 21 // (a variable: a test lowers it)
 // runResult is one simulated and judged run.
 type runResult struct {
 	seed     uint64
@@ -40,6 +46,12 @@ type runner struct {
 	wg    sync.WaitGroup
 	cur   []runResult // the chunk being taken
 	curC  int         // its number
+
+	mu      sync.Mutex
+	roomy   sync.Cond // signalled when ahead falls, curC moves or the search ends
+	ahead   int       // events of the runs simulated and not yet taken
+	taken   int       // curC, as workers read it (under mu)
+	stopped bool
 }
 
 func (s *Search) runner() *runner {
@@ -48,7 +60,8 @@ func (s *Search) runner() *runner {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	window := 2 * workers
-	r := &runner{slots: make([]chan []runResult, window), free: make(chan struct{}, window), quit: make(chan struct{}), curC: -1}
+	r := &runner{slots: make([]chan []runResult, window), free: make(chan struct{}, window), quit: make(chan struct{}), curC: -1, taken: -1}
+	r.roomy.L = &r.mu
 	for i := range r.slots {
 		r.slots[i] = make(chan []runResult, 1)
 		r.free <- struct{}{}
@@ -83,13 +96,15 @@ func (s *Search) runner() *runner {
 			for c := range jobs {
 				res := make([]runResult, 0, chunkRuns)
 				for i := c * chunkRuns; i < min((c+1)*chunkRuns, s.Runs); i++ {
-					select {
-					case <-r.quit: // the search is over: do not simulate what no one will take
-					default:
-						res = append(res, s.simulate(i))
-						if res[len(res)-1].err == nil {
-							continue
-						}
+					if !r.room(c) {
+						break // the search is over: do not simulate what no one will take
+					}
+					res = append(res, s.simulate(i))
+					if tr := res[len(res)-1].tr; tr != nil {
+						r.mu.Lock()
+						r.ahead += len(tr.Events)
+						r.mu.Unlock()
+						continue
 					}
 					break
 				}
@@ -111,15 +126,37 @@ func (s *Search) simulate(i int) runResult {
 	return runResult{seed: seed, cfg: cfg, tr: tr, verdicts: Check(tr)}
 }
 
+// room waits until a run of chunk c may be simulated: at once for the
+// chunk the search takes next, otherwise while the runs ahead hold more
+// than aheadEvents. It reports false once the search is over.
+func (r *runner) room(c int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.stopped && c > r.taken+1 && r.ahead > aheadEvents {
+		r.roomy.Wait()
+	}
+	return !r.stopped
+}
+
 // next waits for run i, the run after the last one taken.
 func (r *runner) next(i int) runResult {
 	c := i / chunkRuns
 	if c != r.curC {
 		r.cur, r.curC = <-r.slots[c%len(r.slots)], c
 		r.free <- struct{}{}
+		r.mu.Lock()
+		r.taken = c
+		r.mu.Unlock()
+		r.roomy.Broadcast()
 	}
 	res := r.cur[i%chunkRuns]
 	r.cur[i%chunkRuns] = runResult{} // taken: stop() must not release it
+	if res.tr != nil {
+		r.mu.Lock()
+		r.ahead -= len(res.tr.Events)
+		r.mu.Unlock()
+		r.roomy.Broadcast()
+	}
 	return res
 }
 
@@ -127,6 +164,10 @@ func (r *runner) next(i int) runResult {
 // one taken.
 func (r *runner) stop() {
 	close(r.quit)
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.roomy.Broadcast()
 	r.wg.Wait()
 	release := func(rs []runResult) {
 		for _, res := range rs {

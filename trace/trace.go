@@ -169,13 +169,28 @@ func New() *Trace {
 
 // Release gives the trace's memory back for reuse by later traces. The
 // trace must not be used afterwards.
+//
+// The memory of a trace larger than a run's usual (a process that spins
+// makes a million events) is left to the garbage collector instead: once
+// pooled, it would be handed to run after run, each trace of a search's
+// window holding a spinning run's worth of memory (a check of a spinning
+// variant grew to gigabytes that way).
 func (tr *Trace) Release() {
 	if tr.Events == nil {
 		return
 	}
-	buffers.Put(&memory{events: tr.Events, arena: tr.arena})
+	if cap(tr.Events) <= maxPooledEvents && cap(tr.arena) <= maxPooledArena {
+		buffers.Put(&memory{events: tr.Events, arena: tr.arena})
+	}
 	tr.Events, tr.arena, tr.last = nil, nil, ""
 }
+
+// The largest event and string memory Release pools: many times a
+// simulated minute's (a few hundred events, a few kilobytes).
+const (
+	maxPooledEvents = 1 << 14
+	maxPooledArena  = 1 << 20
+)
 
 // ProcName names process p in the checker's words and the trace's
 // labels: its PID, and, in a run whose processes may share PIDs, its

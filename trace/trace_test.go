@@ -145,6 +145,19 @@ func TestReleaseRecycles(t *testing.T) {
 	tr.Release() // twice is harmless
 }
 
+// A spinning run's trace is not recycled: handed to later runs, each of a
+// search's traces would hold its memory.
+func TestReleaseDropsHugeTraces(t *testing.T) {
+	for range 3 {
+		tr := trace.New()
+		tr.Events = append(tr.Events, make([]trace.Event, 1<<16)...)
+		tr.Release()
+		if got := cap(trace.New().Events); got >= 1<<16 {
+			t.Fatalf("a new trace was handed a released trace's %d events of memory", got)
+		}
+	}
+}
+
 // ProcName is a process's PID, with its index when the run lets
 // processes share PIDs and another has its PID; a restart after a power
 // loss (the same PID, in a run that shares none) is named by its PID.

@@ -142,7 +142,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	bar := newProgress(stderr, int64(*runs*len(jobs)), "runs", *asJSON || *markdown)
 	doneBefore, foundBefore := 0, 0
 	for _, jb := range jobs {
-		rep, err := spec.Search{Setup: jb.o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest, Keep: *show}.Run(func(done, n int) {
+		rep, err := spec.Search{Setup: jb.o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest, Keep: *show, DropTraces: true}.Run(func(done, n int) {
 			bar.set(int64(doneBefore+done), fmt.Sprintf("%d violations", foundBefore+n))
 		})
 		if err != nil {
@@ -273,8 +273,8 @@ func printReport(w io.Writer, rep spec.Report, o sim.SetupOptions, r searchRepor
 	fmt.Fprintf(w, "# check %s: %s, faults %s, scheduler %s\n", rep.Variant, runs, sim.FaultNames(o.Faults), o.Scheduler)
 	for i, f := range rep.Found {
 		fmt.Fprintf(w, "VIOLATION %s in run %d (seed %d) at %s\n  %s\n", f.Property, f.Run, f.RunSeed, fmtSecs(f.At), f.Detail)
-		fmt.Fprintf(w, "  setup: %s\n", f.Trace.Setup())
-		for _, l := range f.Trace.Excerpt(f.At-2*o.Lease.WatchInterval-o.Lease.RenewInterval, f.At+time.Millisecond) {
+		fmt.Fprintf(w, "  setup: %s\n", f.Setup)
+		for _, l := range f.Excerpt {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 		if p := r.Violations[i].HTML; p != "" {

@@ -1,0 +1,94 @@
+package spec
+
+import (
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+)
+
+var registerSpinner = sync.OnceFunc(func() {
+	registerWrapped("seed", "test~spin", "a process that never sleeps: every run is as long as the simulator lets it be",
+		func(runFunc) runFunc {
+			return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+				for {
+					p.Stat(path)
+				}
+			}
+		})
+})
+
+// The runs simulated ahead of a slow search hold at most aheadEvents, and
+// what the chunk the search takes next needs: a spinning variant's runs
+// are thousands of times a normal run's, and a window of them held
+// gigabytes.
+func TestRunnerBoundsTheEventsAhead(t *testing.T) {
+	registerSpinner()
+	defer func(n int) { aheadEvents = n }(aheadEvents)
+	aheadEvents = 1000
+	o := sim.SetupOptions{Variant: "test~spin", Procs: 1, Horizon: 2 * time.Second}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	const workers = 2
+	s := Search{Setup: o, Runs: 12 * chunkRuns, Seed: 1, Workers: workers}
+	r := s.runner()
+	defer r.stop()
+	most, worst := 0, 0
+	for i := range s.Runs {
+		time.Sleep(200 * time.Microsecond) // a slow reader: the workers run ahead as far as they may
+		r.mu.Lock()
+		ahead := r.ahead
+		r.mu.Unlock()
+		res := r.next(i)
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		most, worst = max(most, len(res.tr.Events)), max(worst, ahead)
+		res.tr.Release()
+	}
+	if most < 10*aheadEvents {
+		t.Fatalf("a spinning run made only %d events", most)
+	}
+	// Each worker may have started one run past the bound, and the chunk
+	// taken next is simulated whatever the bound.
+	if bound := aheadEvents + (workers+chunkRuns)*most; worst > bound {
+		t.Errorf("%d events were ahead of the search, more than the bound of %d (runs of up to %d events)", worst, bound, most)
+	}
+}
+
+// DropTraces keeps what a report prints of every violating run and the
+// trace of the first only; the report is otherwise the one a search that
+// keeps every trace makes, -smallest too.
+func TestSearchDropTraces(t *testing.T) {
+	for _, smallest := range []bool{false, true} {
+		s := Search{Setup: sim.SetupOptions{Variant: "seed", Faults: killStop()}, Runs: 150, Seed: 3, KeepGoing: true, Smallest: smallest, Keep: 4}
+		all, err := s.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.DropTraces = true
+		dropped, err := s.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all.Found) < 2 || len(all.Found) != len(dropped.Found) {
+			t.Fatalf("smallest=%v: %d and %d violating runs kept; want the same, at least two", smallest, len(all.Found), len(dropped.Found))
+		}
+		for i, f := range dropped.Found {
+			a := all.Found[i]
+			if f.RunSeed != a.RunSeed || f.Property != a.Property || f.Replay != a.Replay || f.Setup != a.Trace.Setup() || f.Setup != a.Setup || !reflect.DeepEqual(f.Excerpt, a.Excerpt) || len(f.Excerpt) == 0 {
+				t.Errorf("smallest=%v: found %d differs: %s run %d, %d excerpt lines; kept with its trace: %s run %d, %d lines", smallest, i, f.Property, f.Run, len(f.Excerpt), a.Property, a.Run, len(a.Excerpt))
+			}
+			if (f.Trace != nil) != (i == 0 || f.Run == dropped.Found[0].Run) {
+				t.Errorf("smallest=%v: found %d (run %d) has a trace: %v; only the first run found keeps its trace", smallest, i, f.Run, f.Trace != nil)
+			}
+		}
+		if tr := dropped.Found[0].Trace; tr == nil || tr.Events == nil {
+			t.Errorf("smallest=%v: the first run found lost its trace", smallest)
+		}
+	}
+}
