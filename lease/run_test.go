@@ -441,6 +441,11 @@ func TestRunBadConfig(t *testing.T) {
 		{name: "renew not below lease", cfg: func(c *lease.Config) { c.RenewInterval = c.LeaseDuration }, want: "must be longer than the renew interval"},
 		{name: "deadline past the safe one", cfg: func(c *lease.Config) { c.RenewDeadline = c.LeaseDuration }, want: "must be shorter than lease"},
 		{name: "renew not below deadline", cfg: func(c *lease.Config) { c.RenewDeadline = c.RenewInterval }, want: "must be shorter than the renew deadline"},
+		{name: "one renewal before the deadline", cfg: func(c *lease.Config) { c.RenewDeadline = 2*c.RenewInterval - time.Millisecond }, want: "costs the term"},
+		{name: "no time for a renewal", cfg: func(c *lease.Config) {
+			c.LeaseDuration, c.RenewInterval, c.WatchInterval = 60*time.Millisecond, 5*time.Millisecond, 5*time.Millisecond
+			c.RenewDeadline = 50 * time.Millisecond
+		}, want: "costs the term"},
 		{name: "drift bound", cfg: func(c *lease.Config) { c.DriftBoundPPM = 1_000_000 }, want: "drift bound"},
 		{name: "nil store", s: nil, want: "nil store"},
 		{name: "typed nil store", s: (*lease.VersionedFile)(nil), want: "nil store"},

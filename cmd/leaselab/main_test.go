@@ -75,6 +75,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"check", "-variant", "reference", "-renew-deadline", "9s"}, "must be shorter than lease 9s x (1-rho)/(1+rho)"},
 		{[]string{"check", "-variant", "reference", "-drift-bound", "0.6"}, "renew interval 3s must be shorter than the renew deadline"},
 		{[]string{"check", "-variant", "reference", "-drift-bound", "0.999", "-lease", "200ms", "-renew", "10ms", "-watch", "10ms"}, "leaves no margin"},
+		{[]string{"check", "-variant", "reference", "-lease", "120ms", "-renew", "20ms", "-watch", "20ms"}, "costs the term"},
 	} {
 		code, _, errOut := runCLI(c.args...)
 		if code != 2 {
