@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -130,7 +131,7 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	t := torture{bin: *bin, exec: *execCmd, variant: v, cfg: cfg, procs: *procs, kinds: kinds, seed: *seed, dir: dir, out: *outPath, extra: extra, singleton: *singleton, crashAfter: *crashAfter,
-		remote: len(extra) > 0 && *store != "sqlite"}
+		remote: len(extra) > 0 && *store != "sqlite", emptyLock: *emptyLock}
 	if *trials > 0 {
 		t.bar = newProgress(stderr, int64(*trials), "trials", *asJSON)
 	} else {
@@ -189,6 +190,7 @@ type torture struct {
 	remote     bool     // the store is a server across the network: Redis, etcd, PostgreSQL
 	singleton  bool     // -singleton: run's command is the probe (singleton_torture.go)
 	crashAfter string   // -crash-after: the first process's crash point
+	emptyLock  bool     // -empty-lock: each trial's lock file starts empty (a torture run's is made by cmdTorture)
 	bar        *progress
 	// members, when set, are the servers of the replicated store the
 	// processes use, and memberKinds the faults inflicted on them
@@ -494,20 +496,38 @@ type trialViolation struct {
 }
 
 // trials is the post's experiment on the real kernel: in each trial procs
-// processes start at once on a fresh lock file, and the trial counts how
-// many of them became leader before any lease could expire.
+// processes start at once on a fresh lock file (an empty one with
+// -empty-lock; the first process crashing at its -crash-after point), and
+// the trial counts how many of them became leader before any lease could
+// expire. More than one is an exclusive-leadership violation. A trial in
+// which none has led by then goes on until the recorded wedge bound: none
+// by that bound, with a process alive, is a no-wedge violation (the post's
+// empty-file wedge). -o draws the first violating trial, or the last.
 func (t torture) trials(n int, w io.Writer, text bool) (*trialsReport, bool, error) {
 	window := min(t.cfg.LeaseDuration/2, 2*time.Second)
+	wedge := spec.RecordedBounds(t.variant, t.cfg).Wedge
 	counts := make([]int, n)
 	multi, notOne, maxSim := 0, 0, 0
 	vs := []trialViolation{}
+	var drawn *trace.Trace // -o's trial
 	for i := range n {
 		dir := filepath.Join(t.dir, fmt.Sprintf("trial-%d", i+1))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return nil, false, err
 		}
 		c := newCluster(t.bin, t.exec, t.variant.Name, t.cfg, dir)
-		c.extra, c.remote = t.extra, t.remote
+		c.extra, c.remote, c.crashAfter = t.extra, t.remote, t.crashAfter
+		if t.emptyLock {
+			if err := os.WriteFile(c.lock, nil, 0o644); err != nil {
+				return nil, false, err
+			}
+		}
+		var led atomic.Bool
+		c.onRole = func(_ *child, r lease.Role, _ int64) {
+			if r == lease.RoleLeader {
+				led.Store(true)
+			}
+		}
 		if len(t.extra) > 0 {
 			c.extra = append(append([]string(nil), t.extra[:len(t.extra)-1]...), fmt.Sprintf("%s-trial-%d", t.extra[len(t.extra)-1], i+1))
 		}
@@ -524,17 +544,31 @@ func (t torture) trials(n int, w io.Writer, text bool) (*trialsReport, bool, err
 			c.releaseExec(startAt)
 		}
 		time.Sleep(time.Duration(startAt + int64(window) - monoNow()))
+		for !led.Load() && monoNow() < startAt+int64(wedge) && len(c.alive()) > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		alive := len(c.alive())
 		tr := c.trace(c.shutdown())
 		counts[i] = tr.Leaders()
 		sim := tr.MaxConcurrentLeaders()
 		maxSim = max(maxSim, sim)
-		if counts[i] > 1 {
+		bad := true
+		switch {
+		case counts[i] > 1:
 			multi++
 			vs = append(vs, trialViolation{Property: spec.ExclusiveLeadership, Trial: i + 1, Leaders: counts[i],
 				Detail: fmt.Sprintf("trial %d: %d processes became leader (%d at once)", i+1, counts[i], sim)})
+		case counts[i] == 0 && alive > 0:
+			vs = append(vs, trialViolation{Property: spec.NoWedge, Trial: i + 1,
+				Detail: fmt.Sprintf("trial %d: no process became leader within %v of a fresh start, %d of %d alive", i+1, wedge, alive, t.procs)})
+		default:
+			bad = false
 		}
 		if counts[i] != 1 {
 			notOne++
+		}
+		if drawn == nil && bad || drawn == nil && i == n-1 {
+			drawn = tr
 		}
 		t.bar.set(int64(i+1), fmt.Sprintf("%d with more than one leader", multi))
 	}
@@ -547,6 +581,15 @@ func (t torture) trials(n int, w io.Writer, text bool) (*trialsReport, bool, err
 		fmt.Fprintln(w, strings.Join(fields, " "))
 		fmt.Fprintf(w, "trials with more than one leader: %d / %d (max simultaneous leaders: %d)\n", multi, n, maxSim)
 		fmt.Fprintf(w, "trials that did not produce exactly one leader: %d / %d\n", notOne, n)
+		for _, v := range vs {
+			fmt.Fprintf(w, "VIOLATION %s: %s\n", v.Property, v.Detail)
+		}
+	}
+	if t.out != "" {
+		title := fmt.Sprintf("leaselab torture -trials: %s, %d real processes", t.variant.Name, t.procs)
+		if err := writeTimelineFile(t.out, drawn, nil, title, nil); err != nil {
+			return nil, false, usagef("-o %s: %v", t.out, err)
+		}
 	}
 	rep := &trialsReport{Variant: t.variant.Name, Procs: t.procs, Trials: n, Leaders: counts,
 		MoreThanOne: multi, NotExactlyOne: notOne, MaxSimultaneous: maxSim, WindowS: window.Seconds(),

@@ -172,6 +172,38 @@ func TestTortureTrials(t *testing.T) {
 	}
 }
 
+// Trials honour -empty-lock and -crash-after, judge a trial in which no
+// process ever leads (the post's empty-file wedge, and a program that
+// never claims to lead) as a wedge, and draw a trial with -o.
+func TestTortureTrialsWedge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	html := filepath.Join(t.TempDir(), "trials.html")
+	j, code := runTorture(t, "-variant", "seed", "-procs", "3", "-trials", "2", "-empty-lock", "-o", html)
+	vs, _ := j["violations"].([]any)
+	if code != 1 || len(vs) != 2 || vs[0].(map[string]any)["property"] != "no-wedge" {
+		t.Errorf("the seed on an empty lock file: exit %d, %v: want 1, a no-wedge violation in each trial", code, j)
+	}
+	if fi, err := os.Stat(html); err != nil || fi.Size() == 0 {
+		t.Errorf("-o drew no trial: %v", err)
+	}
+	j, code = runTorture(t, "-variant", "reference", "-procs", "3", "-trials", "2", "-empty-lock")
+	if code != 0 || j["not_exactly_one"].(float64) != 0 {
+		t.Errorf("the reference on an empty lock file: exit %d, %v: want one leader in each trial", code, j)
+	}
+	j, code = runTorture(t, "-exec", `: {lock}; sleep 5`, "-variant", "seed", "-procs", "2", "-trials", "1")
+	if vs, _ := j["violations"].([]any); code != 1 || len(vs) != 1 {
+		t.Errorf("a program that never leads: exit %d, %v: want 1, a no-wedge violation", code, j)
+	}
+	// The lone process dies right after its exclusive create: no leader,
+	// and nobody alive to wedge.
+	j, code = runTorture(t, "-variant", "seed", "-procs", "1", "-trials", "1", "-crash-after", "open-excl:1")
+	if code != 0 || j["leaders"].([]any)[0].(float64) != 0 {
+		t.Errorf("-crash-after open-excl:1: exit %d, %v: want 0 and no leader", code, j)
+	}
+}
+
 func TestTortureBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"-faults", "skew"},
