@@ -566,7 +566,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	defer cancel()
 	nonce := newNonce()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
-	err := s.db.QueryRowContext(ctx, s.qCreate, s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
+	err := s.write(ctx, s.qCreate, []any{s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce}, s.scanDest(&rec.Epoch, &rec.Version)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
@@ -578,6 +578,39 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	return rec, nil
 }
 
+// write runs a statement that changes the table and returns at most one
+// row (INSERT or UPDATE ... RETURNING), scanning the row into dest:
+// sql.ErrNoRows if there is none. Unlike QueryRow it reads the rows to
+// their end, so that SQLite steps the statement to completion: it
+// checkpoints its write-ahead log only there, and a store that left every
+// write one step short grew the log by 4 KB a write without end (a probe:
+// 37 MB in two minutes of 10 ms renewals; 119 MB a day at the post's 3 s).
+func (s *Store) write(ctx context.Context, q string, args []any, dest ...any) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	found := rows.Next()
+	if found {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		for rows.Next() {
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if !found {
+		return sql.ErrNoRows
+	}
+	return nil
+}
+
 // update runs a compare-and-set UPDATE ... RETURNING epoch, version that
 // writes holder with a lease of ttl and a new nonce, its last parameter.
 func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...any) (lease.Record, error) {
@@ -585,7 +618,7 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	defer cancel()
 	nonce := newNonce()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
-	err := s.db.QueryRowContext(ctx, q, append(args, nonce)...).Scan(s.scanDest(&rec.Epoch, &rec.Version)...)
+	err := s.write(ctx, q, append(args, nonce), s.scanDest(&rec.Epoch, &rec.Version)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome(op, lease.ErrConflict)
@@ -619,7 +652,7 @@ func (s *Store) Release(cur lease.Record) error {
 	var n int64
 	if s.dialect == Postgres { // a query: the statement notifies
 		var one int
-		switch err := s.db.QueryRowContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version, int64(cur.Nonce)).Scan(s.scanDest(&one)...); {
+		switch err := s.write(ctx, s.qRelease, []any{s.name, cur.Holder, cur.Epoch, cur.Version, int64(cur.Nonce)}, s.scanDest(&one)...); {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return s.fail("release", err)
