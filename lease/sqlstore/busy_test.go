@@ -35,7 +35,7 @@ func TestConcurrentOpenSQLite(t *testing.T) {
 				}
 				defer s.Close()
 				var mode string
-				if err := s.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+				if err := s.db().QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 					errs <- fmt.Errorf("journal_mode %q, %v; want wal", mode, err)
 				}
 			}()

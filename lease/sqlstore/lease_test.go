@@ -89,7 +89,7 @@ func TestRowStatesLease(t *testing.T) {
 		a, b := openTable(t, d, dsn, table, "jobs"), openTable(t, d, dsn, table, "jobs")
 		columns := func() (ms, version int64, nonce uint64) {
 			t.Helper()
-			if err := a.db.QueryRow(`SELECT lease_ms, lease_version, nonce FROM `+table+` WHERE name = 'jobs'`).Scan(&ms, &version, &nonce); err != nil {
+			if err := a.db().QueryRow(`SELECT lease_ms, lease_version, nonce FROM `+table+` WHERE name = 'jobs'`).Scan(&ms, &version, &nonce); err != nil {
 				t.Fatal(err)
 			}
 			return
@@ -274,7 +274,7 @@ func TestMalformedRow(t *testing.T) {
 			{9000, -1, 1, "lease_version -1"},
 			{9000, 1, -1, "nonce -1"},
 		} {
-			exec(t, s.db, `UPDATE `+table+` SET lease_ms = $1, lease_version = $2, nonce = $3`, c.ms, c.version, c.nonce)
+			exec(t, s.db(), `UPDATE `+table+` SET lease_ms = $1, lease_version = $2, nonce = $3`, c.ms, c.version, c.nonce)
 			rec, err := s.Read()
 			if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), c.why) {
 				t.Errorf("Read with lease_ms %d, lease_version %d, nonce %d = %+v, %v; want an error saying %q", c.ms, c.version, c.nonce, rec, err, c.why)
@@ -282,7 +282,7 @@ func TestMalformedRow(t *testing.T) {
 			// Opening the table is not reading the row.
 			openTable(t, d, dsn, table, "jobs")
 		}
-		exec(t, s.db, `UPDATE `+table+` SET lease_ms = 0, lease_version = 1, nonce = $1`, int64(r.Nonce))
+		exec(t, s.db(), `UPDATE `+table+` SET lease_ms = 0, lease_version = 1, nonce = $1`, int64(r.Nonce))
 		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 7, Epoch: 1, Version: 1, Nonce: r.Nonce}) {
 			t.Errorf("Read with lease_ms 0 = %+v, %v; want TTL 0", rec, err)
 		}

@@ -209,7 +209,7 @@ func (s *Store) listenOnce(ctx context.Context, started func(error)) error {
 		started(err)
 	}
 	sctx, scancel := s.ctx()
-	conn, err := s.db.Conn(sctx)
+	conn, err := s.db().Conn(sctx)
 	scancel()
 	if err != nil {
 		start(err)

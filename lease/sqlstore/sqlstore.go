@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -91,15 +92,22 @@ type Options struct {
 // Store is a lease.Store on one row of a SQL table. Its methods may be
 // called concurrently.
 type Store struct {
-	db       *sql.DB
-	ownDB    bool
-	dialect  Dialect
-	name     string
-	timeout  time.Duration
-	margin   time.Duration
-	onError  func(string, error)
-	table    string
-	path     string // SQLite: the database file, when Open was given it
+	ownDB   bool
+	dialect Dialect
+	name    string
+	timeout time.Duration
+	margin  time.Duration
+	onError func(string, error)
+	table   string
+	path    string // SQLite: the database file, when Open was given it
+	// A SQLite database Open opened by its path: the dsn it opened, the
+	// options, the file it found there (follow), and the current
+	// database, which follow swaps for the file now at the path.
+	dsn      string
+	opts     Options
+	file     os.FileInfo
+	reopen   sync.Mutex
+	cur      atomic.Pointer[sql.DB]
 	feed     feed
 	bellOnce sync.Once // a bell that cannot be rung is reported once (notify.go: ring)
 
@@ -159,9 +167,52 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	if d == SQLite {
 		if path := sqlitePath(dsn); path != "" {
 			s.path, _ = filepath.Abs(path)
+			if fi, err := os.Stat(s.path); err == nil {
+				s.dsn, s.opts, s.file = dsn, o, fi
+			}
 		}
 	}
 	return s, nil
+}
+
+// db is the database the store's calls use now.
+func (s *Store) db() *sql.DB { return s.cur.Load() }
+
+// follow is called before each call: for a SQLite database Open opened by
+// its path, it checks that the path still names the file it opened, and
+// when that file was removed or replaced (deleted with its log, a backup
+// restored over it) opens the path again, reporting it to OnError. The
+// processes that had it open went on with the unlinked file, one leading
+// there, while a process started afterwards made a new database at the
+// path and led there too, for good (a probe, 2026-12-05). Following the
+// path, a leader's next renewal meets the new file's record (or none): a
+// conflict, and it steps down.
+func (s *Store) follow() {
+	if s.file == nil {
+		return
+	}
+	fi, err := os.Stat(s.path)
+	if err == nil && os.SameFile(fi, s.file) {
+		return
+	}
+	s.reopen.Lock()
+	defer s.reopen.Unlock()
+	if fi, err := os.Stat(s.path); err == nil && os.SameFile(fi, s.file) {
+		return // another call reopened it
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	n, err := Open(ctx, SQLite, s.dsn, s.opts)
+	if err != nil {
+		s.fail("reopen", fmt.Errorf("the database file %s was removed or replaced, and opening it again failed: %w", s.path, err))
+		return
+	}
+	old := s.cur.Swap(n.db())
+	s.file = n.file
+	old.Close()
+	if s.onError != nil {
+		s.onError("reopen", fmt.Errorf("sqlstore: %q: the database file %s was removed or replaced: opened it again", s.name, s.path))
+	}
 }
 
 // sqliteDir checks that the directory of an SQLite database file exists,
@@ -244,7 +295,8 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	s := &Store{db: db, dialect: d, name: o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError, table: table}
+	s := &Store{dialect: d, name: o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError, table: table}
+	s.cur.Store(db)
 	s.prepare(table)
 	// Connecting and setting up may take longer than one call: a deadline
 	// the caller set on ctx bounds them instead of the call timeout.
@@ -253,15 +305,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	_, cerr := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (
-	name TEXT PRIMARY KEY,
-	holder BIGINT NOT NULL,
-	epoch BIGINT NOT NULL,
-	version BIGINT NOT NULL,
-	expires_ms BIGINT NOT NULL,
-	lease_ms BIGINT NOT NULL DEFAULT 0,
-	lease_version BIGINT NOT NULL DEFAULT 0,
-	nonce BIGINT NOT NULL DEFAULT 0)`)
+	cerr := s.createTable(ctx)
 	// Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a
 	// unique violation in its catalog) when another client made the
 	// table meanwhile, and it fails too where the user may not create
@@ -289,6 +333,32 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	return s, nil
 }
 
+// createTable makes the lease table if it does not exist.
+func (s *Store) createTable(ctx context.Context) error {
+	_, err := s.db().ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
+	name TEXT PRIMARY KEY,
+	holder BIGINT NOT NULL,
+	epoch BIGINT NOT NULL,
+	version BIGINT NOT NULL,
+	expires_ms BIGINT NOT NULL,
+	lease_ms BIGINT NOT NULL DEFAULT 0,
+	lease_version BIGINT NOT NULL DEFAULT 0,
+	nonce BIGINT NOT NULL DEFAULT 0)`)
+	return err
+}
+
+// noTable reports whether err is the database saying the table does not
+// exist: PostgreSQL's undefined_table (SQLSTATE 42P01), SQLite's "no such
+// table" (a plain SQLITE_ERROR, told apart by its message).
+func noTable(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "42P01"
+	}
+	var lite *sqlite.Error
+	return errors.As(err, &lite) && strings.Contains(lite.Error(), "no such table")
+}
+
 // leaseColumns are the columns a table made before leaselab kept the
 // writer's lease (and, since 2026-12-05, its nonce) lacks;
 // leaseColumnType is their definition.
@@ -312,7 +382,7 @@ func (s *Store) missingColumns(ctx context.Context, table string) ([]string, err
 	if s.dialect == Postgres {
 		args = append(args, table)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +422,7 @@ func (s *Store) addColumns(ctx context.Context, table string, columns []string) 
 		if s.dialect == Postgres {
 			q = `ALTER TABLE ` + table + ` ADD COLUMN IF NOT EXISTS ` + c + ` ` + leaseColumnType
 		}
-		_, aerr := s.db.ExecContext(ctx, q)
+		_, aerr := s.db().ExecContext(ctx, q)
 		if aerr == nil {
 			continue
 		}
@@ -410,13 +480,14 @@ RETURNING epoch, version`
 func (s *Store) Close() error {
 	s.closeFeed()
 	if s.ownDB {
-		return s.db.Close()
+		return s.db().Close()
 	}
 	return nil
 }
 
-// DB returns the store's database.
-func (s *Store) DB() *sql.DB { return s.db }
+// DB returns the store's database (for a SQLite file that was replaced,
+// the one at its path when the store last looked: see follow).
+func (s *Store) DB() *sql.DB { return s.db() }
 
 // ttlMS is the expiry stamp's offset for a lease of ttl, in whole
 // milliseconds, rounded up.
@@ -430,9 +501,23 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 }
 
 // fail reports and wraps an error that is none of the contract's outcomes.
+// An error that says the table is gone (dropped, or a database restored
+// without it) makes the table again, as Open does, for the next call:
+// until then every call failed and nobody led until a process started
+// afresh (a probe: 28 s with PostgreSQL). Its versions start again, as
+// after any loss of the server's data.
 func (s *Store) fail(op string, err error) error {
 	if denied(err) {
 		err = fmt.Errorf("%w (%w)", err, fs.ErrPermission)
+	}
+	if noTable(err) {
+		ctx, cancel := s.ctx()
+		if cerr := s.createTable(ctx); cerr != nil {
+			err = fmt.Errorf("%w (making the table again failed: %v)", err, cerr)
+		} else {
+			err = fmt.Errorf("%w (the table was made again)", err)
+		}
+		cancel()
 	}
 	err = fmt.Errorf("sqlstore: %s %q: %w", op, s.name, err)
 	if s.onError != nil {
@@ -473,6 +558,7 @@ func (s *Store) Vanishes() bool { return true }
 // for which errors.Is(err, fs.ErrNotExist); a released one also
 // errors.Is(err, lease.ErrReleased), an expired one lease.ErrVanished.
 func (s *Store) Read() (lease.Record, error) {
+	s.follow()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	rec, err := s.read(ctx)
@@ -489,7 +575,7 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	var rec lease.Record
 	var live int
 	var leaseMS, leaseVersion, nonce int64
-	err := s.db.QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion, &nonce)
+	err := s.db().QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion, &nonce)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
@@ -562,6 +648,7 @@ func (s *Store) scanDest(dest ...any) []any {
 // one (epoch and version: the row's version plus one); if the row is live
 // it fails with an error for which errors.Is(err, fs.ErrExist).
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	s.follow()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	nonce := newNonce()
@@ -586,7 +673,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 // write one step short grew the log by 4 KB a write without end (a probe:
 // 37 MB in two minutes of 10 ms renewals; 119 MB a day at the post's 3 s).
 func (s *Store) write(ctx context.Context, q string, args []any, dest ...any) error {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db().QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -614,6 +701,7 @@ func (s *Store) write(ctx context.Context, q string, args []any, dest ...any) er
 // update runs a compare-and-set UPDATE ... RETURNING epoch, version that
 // writes holder with a lease of ttl and a new nonce, its last parameter.
 func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...any) (lease.Record, error) {
+	s.follow()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	nonce := newNonce()
@@ -647,6 +735,7 @@ func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (l
 // live record, else fails with lease.ErrConflict. The row stays, and with
 // it the version the next epoch follows.
 func (s *Store) Release(cur lease.Record) error {
+	s.follow()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	var n int64
@@ -660,7 +749,7 @@ func (s *Store) Release(cur lease.Record) error {
 			n = 1
 		}
 	} else {
-		res, err := s.db.ExecContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version, int64(cur.Nonce))
+		res, err := s.db().ExecContext(ctx, s.qRelease, s.name, cur.Holder, cur.Epoch, cur.Version, int64(cur.Nonce))
 		if err != nil {
 			return s.fail("release", err)
 		}

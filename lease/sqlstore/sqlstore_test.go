@@ -80,7 +80,7 @@ func TestRow(t *testing.T) {
 	var leaseMS, leaseVersion int64
 	row := func() (holder, epoch, version, expires int64) {
 		t.Helper()
-		if err := s.db.QueryRow(`SELECT holder, epoch, version, expires_ms, lease_ms, lease_version FROM leaselab_leases WHERE name = 'jobs'`).
+		if err := s.db().QueryRow(`SELECT holder, epoch, version, expires_ms, lease_ms, lease_version FROM leaselab_leases WHERE name = 'jobs'`).
 			Scan(&holder, &epoch, &version, &expires, &leaseMS, &leaseVersion); err != nil {
 			t.Fatal(err)
 		}

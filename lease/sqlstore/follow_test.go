@@ -1,0 +1,115 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/servertest"
+	"github.com/leaselab/leaselab/spec/storetest"
+)
+
+// errorLog collects what a store tells OnError.
+type errorLog struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (l *errorLog) add(op string, err error) {
+	l.mu.Lock()
+	l.errs = append(l.errs, op+": "+err.Error())
+	l.mu.Unlock()
+}
+
+func (l *errorLog) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.errs {
+		if strings.Contains(e, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// A SQLite database file removed (with its log) while processes have it
+// open: a process started afterwards makes a new database at the path and
+// leads there. The processes that had the old file follow the path: the
+// old leader's renewal meets the new file's record (a conflict: it steps
+// down), and the old watcher reads the new leader. Before, both went on
+// with the unlinked file, the old leader renewing there for good.
+func TestFollowsReplacedDatabaseFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lease.db")
+	var leaderLog errorLog
+	leader := open(t, SQLite, path, "job", storetest.ContractTimeout, leaderLog.add)
+	watcher := open(t, SQLite, path, "job", storetest.ContractTimeout, nil)
+	rec, err := leader.Create(1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	late := open(t, SQLite, path, "job", storetest.ContractTimeout, nil)
+	lrec, err := late.Create(3, 9*time.Second)
+	if err != nil {
+		t.Fatalf("a process started after the removal: Create: %v", err)
+	}
+	if _, err := leader.Renew(rec, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
+		t.Errorf("the old leader's renewal: %v, want a conflict with the new file's record", err)
+	}
+	if !leaderLog.has("removed or replaced") {
+		t.Errorf("the reopening was not reported to OnError: %q", leaderLog.errs)
+	}
+	if got, err := watcher.Read(); err != nil || got.Holder != 3 || got.Version != lrec.Version {
+		t.Errorf("the old watcher reads %+v, %v; want the new file's record of holder 3", got, err)
+	}
+}
+
+// A table dropped while processes use it is made again at the first call
+// that finds it missing: that call fails, the next ones work (versions
+// start again, as after any loss of the server's data). Before, every
+// call failed until a process started afresh.
+func TestTableMadeAgain(t *testing.T) {
+	for _, d := range []Dialect{SQLite, Postgres} {
+		t.Run(d.String(), func(t *testing.T) {
+			dsn := filepath.Join(t.TempDir(), "lease.db")
+			if d == Postgres {
+				dsn = servertest.Postgres(t).DSN()
+			}
+			table := "dropped_" + strings.ToLower(d.String())
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := Open(ctx, d, dsn, Options{Name: "job", Table: table, Timeout: storetest.ContractTimeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			rec, err := s.Create(1, 9*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.DB().ExecContext(ctx, "DROP TABLE "+table); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Renew(rec, 9*time.Second); err == nil || !strings.Contains(err.Error(), "made again") {
+				t.Errorf("the renewal that found the table gone: %v, want an error saying the table was made again", err)
+			}
+			if _, err := s.Read(); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a read after the table was made again: %v, want no record", err)
+			}
+			if _, err := s.Create(2, 9*time.Second); err != nil {
+				t.Errorf("a create after the table was made again: %v", err)
+			}
+		})
+	}
+}
