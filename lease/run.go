@@ -37,9 +37,12 @@ type RunOptions struct {
 // algorithm, as this process, over s, until ctx ends. It is shaped after
 // client-go's leaderelection.RunOrDie:
 //
-//   - cfg.Callbacks.OnStartedLeading is called, on Run's goroutine, when
-//     this process becomes leader; it must not block (start the work in
-//     a goroutine). Its context carries the term: [TermOf] gives the
+//   - cfg.Callbacks.OnStartedLeading is called when this process becomes
+//     leader: on the real OS (RunOptions.Proc nil) on a goroutine of its
+//     own, as client-go calls it, so that it may block until its context
+//     is done; with a Proc, on Run's goroutine, where it must not block
+//     (a simulated process has no goroutines of its own: start the work
+//     with [Proc.Go]). Its context carries the term: [TermOf] gives the
 //     fencing epoch to pass with every action on a resource that can
 //     reject stale epochs. That context is done when leadership ends: at
 //     the local deadline (RenewDeadline after the last successful
@@ -95,6 +98,12 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 		log := o.Log
 		if log == nil {
 			log = io.Discard
+		}
+		if f := cfg.Callbacks.OnStartedLeading; f != nil {
+			// Blocking there, client-go's idiom, held up the renewals:
+			// the term ended at its local deadline and began again at a
+			// new epoch, every 0.93 s of a 1 s lease (a probe).
+			cfg.Callbacks.OnStartedLeading = func(ctx context.Context) { go f(ctx) }
 		}
 		op := NewOSProcOptions(OSProcOptions{Out: log, Err: log, ID: o.ID}).(*osProc)
 		defer op.note.close()           // the inotify descriptors and readers of this election

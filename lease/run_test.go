@@ -105,6 +105,35 @@ func waitCtx(t *testing.T, ch <-chan context.Context, what string) context.Conte
 	}
 }
 
+// On the real OS, OnStartedLeading may block until its context is done,
+// as client-go's may: the renewals go on, and one term lasts. (Called on
+// Run's goroutine, it held them up: the term ended at its local deadline
+// and began again, every 0.93 s.)
+func TestRunOnStartedLeadingMayBlock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: time.Second, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	var terms atomic.Int32
+	ended := make(chan struct{}, 8)
+	cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+		terms.Add(1)
+		<-ctx.Done()
+		ended <- struct{}{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+	defer cancel()
+	if err := lease.Run(ctx, lease.NewFileStore(path), cfg, lease.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocked callback's context was not done after Run returned")
+	}
+	if n := terms.Load(); n != 1 {
+		t.Errorf("%d terms in 3.5 s of a lone process with a 1 s lease whose OnStartedLeading blocks; want 1", n)
+	}
+}
+
 // Cancelling Run's context while it leads ends the leader's context
 // first, then tells OnStoppedLeading, then releases by compare-and-set,
 // and Run returns nil at once (not at its next renewal), leaving the
