@@ -263,6 +263,11 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	if f.Kind == trace.FSError && (!validCall(f.Call) || f.Call == "log" || f.Errno == 0) {
 		return fmt.Errorf("fserr fault needs a call kind that can fail (valid: %v, not log) and an errno", callKinds)
 	}
+	if f.Kind == trace.FSError && f.Proc == Leader {
+		// (It was accepted, and New indexed the processes with it: a
+		// panic, a probe found.)
+		return fmt.Errorf("fserr fault: names a process, not the leader (a leader's calls are counted only for a crash point: After)")
+	}
 	if f.Kind == trace.Notice {
 		if f.After != "" || f.Proc == Leader || f.Dur <= 0 {
 			return fmt.Errorf("fault %v: notices to one process, from a time, for a positive duration", f.Kind)

@@ -428,6 +428,7 @@ func TestStretchValidation(t *testing.T) {
 		{Fault{Kind: trace.Stall, Proc: 0, After: "write", Dur: time.Second}, "starts at a time"},
 		{Fault{Kind: trace.NoBootID, At: time.Second}, "unknown kind"},
 		{Fault{Kind: trace.End, At: time.Second}, "unknown kind"},
+		{Fault{Kind: trace.FSError, Proc: Leader, Call: "write", Errno: syscall.EIO}, "not the leader"},
 	} {
 		cfg := worldCfg(1)
 		cfg.Faults = []Fault{c.f}
