@@ -51,6 +51,7 @@ const (
 	MistakeToldLate               = mToldLate
 	MistakeVanishedAtOnce         = mVanishedAtOnce
 	MistakeSleepPastDeadline      = mSleepPastDeadline
+	MistakeOwnRenewalExtends      = mOwnRenewalExtends
 	MistakeVersionSkip            = mVersionSkip
 	MistakeStaleEpoch             = mStaleEpoch
 	MistakeRemoveBeforeLink       = mRemoveBeforeLink

@@ -170,4 +170,9 @@ const (
 	// OnStoppedLeading comes up to a renew interval late, after the next
 	// leader's OnStartedLeading (a probe's mutant).
 	mSleepPastDeadline
+	// Reference: a renewal whose conflict shows the leader's own earlier
+	// renewal (its reply lost) counts the deadline from this failed
+	// attempt's start, not from the last acknowledged write's (a probe's
+	// mutant C).
+	mOwnRenewalExtends
 )

@@ -558,6 +558,13 @@ var mutants = []mutant{
 		exploreWhy: "the documented exploration bounds run the file variants: none draws a server's wall-clock expiry",
 	},
 	{
+		name: "redis~own-renewal-extends", base: "redis",
+		mistake:    "a renewal whose conflict shows the leader's own earlier renewal (its reply lost) counts the local deadline from this failed attempt's start, not from its last acknowledged write's (a probe's mutant, 2026-12-05: no property caught it in 220,000 runs; a pause just after the conflict gave two leaders in 18 of 30 scripted runs)",
+		property:   spec.HonestRole,
+		run:        serverRun(lease.MistakeOwnRenewalExtends, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's reply",
+	},
+	{
 		name: "redis~own-renewal-by-epoch", base: "redis",
 		mistake:    "after a renewal's conflict, a record of the leader's PID and its term's epoch is taken for its own earlier renewal whatever its nonce (the reference before this fix, 2026-12-05)",
 		property:   spec.ExclusiveLeadership,

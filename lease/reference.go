@@ -1029,6 +1029,11 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 				rec, r.wrote, r.last, r.lastAt = cur, cur, cur, start
 				r.tried = r.tried[:0]
 				last, backoff = start, renewBackoff
+				// (mutant: the deadline counted from this failed attempt's start)
+				if r.mistake&mOwnRenewalExtends != 0 && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
+					deadline = start + r.cfg.RenewDeadlineInEffect()
+					r.p.Lead(rec.Epoch, deadline)
+				}
 				continue
 			}
 			r.resign(cancel)

@@ -534,7 +534,9 @@ func (p *proc) Lead(epoch int64, deadline time.Duration) {
 	p.w.porCall()
 	a := p.w.cur
 	p.lead.epoch, p.lead.deadline, p.lead.act, p.lead.set = epoch, deadline, int16(a.id), true
-	p.w.record(trace.Lead(int16(p.idx), int16(a.id), epoch, p.clock.trueAt(int64(deadline))))
+	e := trace.Lead(int16(p.idx), int16(a.id), epoch, p.clock.trueAt(int64(deadline)))
+	e.B = int64(deadline) // (MonoDeadline: honest-role counts it from a write's start)
+	p.w.record(e)
 }
 
 // restateLead records the leader's reported deadline again, in true time
@@ -546,7 +548,9 @@ func (p *proc) restateLead() {
 	if !p.lead.set || p.role != lease.RoleLeader || p.clock.mono(p.w.now) >= int64(p.lead.deadline) {
 		return
 	}
-	p.w.record(trace.Lead(int16(p.idx), p.lead.act, p.lead.epoch, p.clock.trueAt(int64(p.lead.deadline))))
+	e := trace.Lead(int16(p.idx), p.lead.act, p.lead.epoch, p.clock.trueAt(int64(p.lead.deadline)))
+	e.B = int64(p.lead.deadline)
+	p.w.record(e)
 }
 
 // Log implements lease.Proc: a write(2) to stdout or stderr.

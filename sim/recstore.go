@@ -14,13 +14,17 @@ type recStore struct {
 	p     *proc
 }
 
-func (s *recStore) call(op trace.StoreOp, in lease.Record, holder int64) {
+// call records the call of op and returns the process's monotonic clock
+// reading then, which ret records with a write's result (CallMono).
+func (s *recStore) call(op trace.StoreOp, in lease.Record, holder int64) int64 {
 	p := s.p
 	a := p.w.cur
 	p.w.record(trace.StoreCall(int16(p.idx), int16(a.id), op, in, holder))
+	return p.clock.mono(a.t) // as its Mono reads it now
+
 }
 
-func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
+func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error, mono int64) {
 	p := s.p
 	a := p.w.cur
 	res := trace.Classify(op, err)
@@ -34,41 +38,44 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error) {
 	if trace.OwedError(op, err) {
 		e.Flag = trace.StoreOwed
 	}
+	if op == trace.StoreCreate || op == trace.StoreRenew || op == trace.StoreTakeover {
+		e.N = mono
+	}
 	p.w.record(e)
 }
 
 func (s *recStore) Read() (lease.Record, error) {
-	s.call(trace.StoreRead, lease.Record{}, 0)
+	m := s.call(trace.StoreRead, lease.Record{}, 0)
 	r, err := s.inner.Read()
-	s.ret(trace.StoreRead, r, err)
+	s.ret(trace.StoreRead, r, err, m)
 	return r, err
 }
 
 func (s *recStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
-	s.call(trace.StoreCreate, lease.Record{}, holder)
+	m := s.call(trace.StoreCreate, lease.Record{}, holder)
 	r, err := s.inner.Create(holder, ttl)
-	s.ret(trace.StoreCreate, r, err)
+	s.ret(trace.StoreCreate, r, err, m)
 	return r, err
 }
 
 func (s *recStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
-	s.call(trace.StoreRenew, cur, cur.Holder)
+	m := s.call(trace.StoreRenew, cur, cur.Holder)
 	r, err := s.inner.Renew(cur, ttl)
-	s.ret(trace.StoreRenew, r, err)
+	s.ret(trace.StoreRenew, r, err, m)
 	return r, err
 }
 
 func (s *recStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
-	s.call(trace.StoreTakeover, stale, holder)
+	m := s.call(trace.StoreTakeover, stale, holder)
 	r, err := s.inner.Takeover(stale, holder, ttl)
-	s.ret(trace.StoreTakeover, r, err)
+	s.ret(trace.StoreTakeover, r, err, m)
 	return r, err
 }
 
 func (s *recStore) Release(cur lease.Record) error {
-	s.call(trace.StoreRelease, cur, cur.Holder)
+	m := s.call(trace.StoreRelease, cur, cur.Holder)
 	err := s.inner.Release(cur)
-	s.ret(trace.StoreRelease, lease.Record{}, err)
+	s.ret(trace.StoreRelease, lease.Record{}, err, m)
 	return err
 }
 

@@ -253,6 +253,16 @@ func (e *Event) Epoch() int64 { return e.N }
 // leads until then unless it renews first.
 func (e *Event) Deadline() int64 { return e.A }
 
+// MonoDeadline is an EvLead's local deadline as its process's monotonic
+// clock reads it, in ns (the simulator records it; Lead leaves it 0).
+func (e *Event) MonoDeadline() int64 { return e.B }
+
+// CallMono is, for an EvStore of a write (create, renew, takeover), its
+// process's monotonic clock reading when it called the store, in ns (the
+// simulator records it): the latest instant a deadline that write backs
+// may count from.
+func (e *Event) CallMono() int64 { return e.N }
+
 // Accepted reports whether an EvFence's action was accepted by the fenced
 // resource (a stale epoch is rejected).
 func (e *Event) Accepted() bool { return e.A == 1 }
