@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,6 +105,17 @@ var _ lease.Store = (*Store)(nil)
 func New(ctx context.Context, o Options) (*Store, error) {
 	if len(o.Endpoints) == 0 || o.Name == "" {
 		return nil, errors.New("etcdstore: Options.Endpoints and Options.Name are required")
+	}
+	for _, e := range o.Endpoints {
+		// (The client takes a malformed one and waits out the timeout:
+		// "no answer", for an address nothing could answer at.)
+		if u, err := url.Parse(e); err != nil || (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" || u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "unix" && u.Scheme != "unixs" {
+			why := "want http://host:port"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, fmt.Errorf("etcdstore: endpoint %q: %s", e, why)
+		}
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {

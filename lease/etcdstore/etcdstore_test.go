@@ -607,3 +607,15 @@ func TestLostCreateReply(t *testing.T) {
 	}
 	t.Logf("create on a hung server: sent nonce %d; it took effect: %v", sent.Nonce, applied)
 }
+
+// A malformed endpoint is refused at once, saying which; the client took
+// it and waited out the timeout ("no answer").
+func TestBadEndpoint(t *testing.T) {
+	for _, ep := range []string{"http://[::1", "127.0.0.1:2379", "ftp://h:1", "http://"} {
+		start := time.Now()
+		_, err := New(context.Background(), Options{Endpoints: []string{ep}, Name: "x", Timeout: 5 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), "endpoint") || time.Since(start) > time.Second {
+			t.Errorf("%q: %v after %v, want a refusal naming the endpoint at once", ep, err, time.Since(start))
+		}
+	}
+}
