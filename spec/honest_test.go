@@ -53,3 +53,21 @@ func TestDeadlineBackedByAnAcknowledgedWrite(t *testing.T) {
 		t.Errorf("seed: %v", v)
 	}
 }
+
+// A recorded run whose leaders stop a command before they release
+// (torture -singleton: trace.Run.StopGrace) is held to a SIGTERM
+// hand-over that much longer, and to nothing else longer.
+func TestStopGraceLengthensTheTermBound(t *testing.T) {
+	v, err := lease.LookupVariant("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := lease.DefaultConfig()
+	tr := trace.NewRecorded(trace.Run{Variant: "reference", Lease: cfg})
+	plain := runBounds(v, tr)
+	tr.Run.StopGrace = time.Second
+	graced := runBounds(v, tr)
+	if graced.Term != plain.Term+time.Second || graced.Kill != plain.Kill || graced.Wedge != plain.Wedge {
+		t.Errorf("with a 1 s stop grace: bounds %+v, without %+v; want the SIGTERM bound alone 1 s longer", graced, plain)
+	}
+}

@@ -123,7 +123,9 @@ func RealSlack(c lease.Config) time.Duration {
 func runBounds(v lease.Variant, tr *trace.Trace) Bounds {
 	slow, _ := envelope(tr)
 	if tr.Recorded {
-		return RecordedBounds(v, slow)
+		b := RecordedBounds(v, slow)
+		b.Term += tr.Run.StopGrace
+		return b
 	}
 	b := BoundsFor(v, slow)
 	if v.Claims.Pushed && !misledByNotices(tr) && !serverUnreachable(tr, v) && v.Claims.Handover != lease.Notified && v.Claims.Handover != lease.KernelLock {

@@ -44,6 +44,11 @@ type Run struct {
 	// lost connection) may take effect after its caller gave up. Set by
 	// the recorder of a real run.
 	Remote bool
+	// StopGrace is how long a leader told to go (SIGTERM) may take to
+	// stop what it runs before it releases: leaselab run's command's
+	// grace, in a recorded run of torture -singleton; the SIGTERM
+	// hand-over's bound grows by it. Zero elsewhere.
+	StopGrace time.Duration
 	// CallMax is the longest one system call or request can take in a
 	// simulated run: its latency's upper bound, its slow calls' and its
 	// slow process's on top. The liveness bounds grow with it (a hand-over

@@ -357,6 +357,9 @@ func (c *cluster) shutdown() time.Duration {
 func (c *cluster) trace(end time.Duration) *trace.Trace {
 	v, _ := lease.LookupVariant(c.variant)
 	tr := trace.NewRecorded(trace.Run{Variant: c.variant, Lease: c.cfg, LockPath: c.lock, Server: v.Claims.Handover == lease.ServerExpiry, Remote: c.remote})
+	if c.command != nil {
+		tr.Run.StopGrace = stopGrace // a SIGTERMed leader stops its command before it releases
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range c.kids {

@@ -245,6 +245,9 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	// failover bound (and a tenth of a lease) without another, so that
 	// failover-bound is judged on those.
 	b := spec.RecordedBounds(t.variant, t.cfg) // what the run is judged by
+	if t.singleton {
+		b.Term += stopGrace // (as the trace says: trace.Run.StopGrace)
+	}
 	recovery := 2 * b.Wedge
 	var fault func()
 	fault = func() {
