@@ -15,14 +15,14 @@ var mutants = []mutant{
 	{
 		name: "reference~deadline-after-write", base: "reference",
 		mistake:    "the local deadline is measured from when the lease write returned, not from before it was sent",
-		property:   spec.ExclusiveLeadership,
+		property:   spec.HonestRole, // (exclusive-leadership too, where a pause lands between the two; honest-role judges every deadline since 2026-12-05)
 		run:        referenceRun(lease.MistakeDeadlineAfterWrite),
 		exploreWhy: "the pause must land after the link, for less than a lease, and the watcher's takeover come first of two steps at one instant: procs 2, pauses 1 found it through a pause longer than a lease, whose write the listing after the link now reports superseded (procs 2, pauses 1, preemptions 1: not in 20,000 schedules)",
 	},
 	{
 		name: "reference~no-drift-factor", base: "reference",
 		mistake:  "the local deadline is the lease less the slack, without the drift factor (1-rho)/(1+rho)",
-		property: spec.ExclusiveLeadership,
+		property: spec.HonestRole, // (and exclusive-leadership under drift)
 		run: func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
 			cfg.RenewDeadline = cfg.LeaseDuration - 50*time.Millisecond
 			return lease.RunReferenceWith(0, false)(p, s, path, cfg)
@@ -499,10 +499,10 @@ var mutants = []mutant{
 	},
 	{
 		name: "sql~deadline-after-request", base: "sql",
-		mistake:  "the local deadline is not shortened by the request's round trip: it runs from the response, not from before the request",
-		property: spec.ExclusiveLeadership,
-		run:      serverRun(lease.MistakeDeadlineAfterWrite, nil),
-		harmless: "not in the simulator's model: a request returns at the instant it takes effect (its latency comes before), and no pause can land between the two, so the deadline moves by at most one request's latency (110 us) against a 50 ms slack; on a real network a response delayed past the slack makes it a bug (the reference's link is followed by an unlink, where a pause does land: reference~deadline-after-write)",
+		mistake:    "the local deadline is not shortened by the request's round trip: it runs from the response, not from before the request (argued harmless in the simulator's model until 2026-12-05, where it moves a deadline by one request's latency; a deadline counted from after the call is the mistake, which honest-role now judges)",
+		property:   spec.HonestRole,
+		run:        serverRun(lease.MistakeDeadlineAfterWrite, nil),
+		exploreWhy: "the documented exploration bounds run the file variants",
 	},
 	{
 		// Found by a probe (2026-12-05): 3,000 runs passed it on every
@@ -510,7 +510,7 @@ var mutants = []mutant{
 		// request; an eio stretch (the server unreachable) now finds it.
 		name: "redis~renew-error-ignored", base: "redis",
 		mistake:    "a renewal that fails (the server unreachable) extends the local deadline as if it had succeeded: the leader outlives its lease, which the server expires",
-		property:   spec.ExclusiveLeadership,
+		property:   spec.HonestRole, // (and exclusive-leadership)
 		run:        serverRun(lease.MistakeRenewErrorIgnored, nil),
 		exploreWhy: "needs renewals failing for a lease; explore injects one failed request",
 	},
