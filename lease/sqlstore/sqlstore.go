@@ -264,7 +264,7 @@ func setWAL(ctx context.Context, db *sql.DB, timeout time.Duration) error {
 		if err == nil {
 			return nil // mode is "wal", or what a file system without shared memory allows
 		}
-		if !strings.Contains(err.Error(), "SQLITE_BUSY") {
+		if !busy(err) {
 			return err
 		}
 		select {
@@ -305,22 +305,40 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	cerr := s.createTable(ctx)
-	// Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a
-	// unique violation in its catalog) when another client made the
-	// table meanwhile, and it fails too where the user may not create
-	// tables in the schema though another user made this one: what
-	// matters is that the table can be read.
-	missing, err := s.missingColumns(ctx, table)
-	if err == nil && len(missing) > 0 {
-		// A table an earlier leaselab made, readable: the columns it lacks
-		// must be added, and when they cannot be, that is the error.
-		if err := s.addColumns(ctx, table, missing); err != nil {
-			return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
+	var cerr, err error
+	// SQLite answers SQLITE_BUSY when processes set up one database at
+	// once and its busy timeout (the call timeout) is short: a probe's two
+	// runners started together with 3 ms calls, one of which exited. The
+	// setup is tried again until ctx's deadline.
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		cerr = s.createTable(ctx)
+		// Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL (a
+		// unique violation in its catalog) when another client made the
+		// table meanwhile, and it fails too where the user may not create
+		// tables in the schema though another user made this one: what
+		// matters is that the table can be read.
+		var missing []string
+		missing, err = s.missingColumns(ctx, table)
+		if err == nil && len(missing) > 0 {
+			// A table an earlier leaselab made, readable: the columns it
+			// lacks must be added, and when they cannot be, that is the
+			// error.
+			if err = s.addColumns(ctx, table, missing); err != nil && !busy(err) {
+				return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
+			}
 		}
-	}
-	if err == nil {
-		_, err = s.read(ctx)
+		if err == nil {
+			_, err = s.read(ctx)
+		}
+		if !busy(err) && !(err != nil && busy(cerr)) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(pause):
+			continue
+		}
+		break
 	}
 	// (A row that is not a lease record is an error of each call that
 	// reads it, not of opening the table.)
@@ -331,6 +349,20 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 		return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
 	}
 	return s, nil
+}
+
+// busy reports whether err is SQLite's SQLITE_BUSY (or SQLITE_LOCKED):
+// another connection holds the database for longer than the busy
+// timeout.
+func busy(err error) bool {
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		switch lite.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return err != nil && strings.Contains(err.Error(), "SQLITE_BUSY")
 }
 
 // createTable makes the lease table if it does not exist.
