@@ -17,6 +17,7 @@ const (
 	MsgFlockLockFailed                          // [WATCHER] Could not lock lock file, will retry
 	MsgFlockRecordFailed                        // [WATCHER] Could not read or write lease record, unlocking, will retry
 	MsgFlockUnreadable                          // [WATCHER] Lease record unreadable, taking epoch a from the wall clock
+	MsgFlockReplaced                            // [LEADER] Lock file removed or replaced at its path, stepping down
 	flockEnd
 )
 
@@ -27,6 +28,7 @@ var flockMsgs = [...]msgText{
 	MsgFlockLockFailed - flockBase:   {text: "[WATCHER] Could not lock lock file, will retry"},
 	MsgFlockRecordFailed - flockBase: {text: "[WATCHER] Could not read or write lease record, unlocking, will retry"},
 	MsgFlockUnreadable - flockBase:   {text: "[WATCHER] Lease record unreadable, taking epoch % from the wall clock", a: argNum},
+	MsgFlockReplaced - flockBase:     {text: "[LEADER] Lock file removed or replaced at its path, stepping down"},
 }
 
 // FlockRecordSize is the size of the flock store's record: the whole
@@ -354,7 +356,14 @@ func (f *FlockElection) Run() {
 			continue
 		}
 		backoff = 0
-		f.lead(rec)
+		if f.lead(rec) {
+			// The path names another file now, or none: the lock held is
+			// on a nameless inode. Open the name afresh.
+			f.fl.Flock(fd, LOCK_UN)
+			f.setFD(-1)
+			f.p.Close(fd)
+			fd = -1
+		}
 	}
 }
 
@@ -378,16 +387,25 @@ func (f *FlockElection) claim() (Record, error) {
 	return Record{}, err // an I/O error says nothing about the record
 }
 
-// lead leads with rec until the process ends: it returns only if SIGTERM
-// came first.
-func (f *FlockElection) lead(rec Record) {
+// lead leads with rec until the process ends, or until the lock file's
+// path no longer names the file it locked (then it steps down and returns
+// true); it returns false if SIGTERM came first.
+//
+// The lock is the inode's, not the name's: a lock file removed (a
+// cleaner of /tmp; an operator) or replaced at its path is opened afresh
+// by the next process, which locks the new inode and leads beside the
+// holder, for good (a probe: two commands at once at once). Every renew
+// interval the leader reads the record at its path: another record (the
+// newcomer's), or none, ends its term. An I/O error says nothing, and is
+// read again next time.
+func (f *FlockElection) lead(rec Record) bool {
 	term := &Term{clock: f.p, epoch: rec.Epoch, deadline: forever}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
 	f.mu.Lock()
 	if f.stopping {
 		f.mu.Unlock()
 		cancel()
-		return // the signal handler is ending the process: never lead
+		return false // the signal handler is ending the process: never lead
 	}
 	f.leading, f.cancel = true, cancel
 	f.mu.Unlock()
@@ -404,7 +422,7 @@ func (f *FlockElection) lead(rec Record) {
 	f.mu.Lock()
 	if f.stopping {
 		f.mu.Unlock()
-		return
+		return false
 	}
 	f.started = true
 	f.mu.Unlock()
@@ -412,7 +430,29 @@ func (f *FlockElection) lead(rec Record) {
 		cb(ctx)
 	}
 	for {
-		f.p.Sleep(time.Hour) // nothing to renew: the kernel holds the lock
+		// Nothing to renew: the kernel holds the lock. But the name must
+		// still be the lock's.
+		f.p.Sleep(f.cfg.RenewInterval)
+		cur, err := f.s.Read()
+		if err == nil && cur.Holder == rec.Holder && cur.Epoch == rec.Epoch ||
+			err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrUnreadable) {
+			continue
+		}
+		f.mu.Lock()
+		if f.stopping {
+			f.mu.Unlock()
+			continue // the signal handler is ending the process
+		}
+		cancel, started := f.cancel, f.started
+		f.leading, f.cancel, f.started = false, nil, false
+		f.mu.Unlock()
+		f.p.Log(MsgFlockReplaced, 0, 0)
+		f.p.Role(RoleWatcher)
+		cancel()
+		if cb := f.cfg.Callbacks.OnStoppedLeading; cb != nil && started {
+			cb()
+		}
+		return true
 	}
 }
 

@@ -53,6 +53,7 @@ func TestMsgFormat(t *testing.T) {
 		{lease.MsgFlockLockFailed, 0, 0, "[WATCHER] Could not lock lock file, will retry", false},
 		{lease.MsgFlockRecordFailed, 0, 0, "[WATCHER] Could not read or write lease record, unlocking, will retry", false},
 		{lease.MsgFlockUnreadable, 1760476478000000, 0, "[WATCHER] Lease record unreadable, taking epoch 1760476478000000 from the wall clock", false},
+		{lease.MsgFlockReplaced, 0, 0, "[LEADER] Lock file removed or replaced at its path, stepping down", false},
 	}
 	seen := map[lease.Msg]bool{}
 	for _, tc := range cases {

@@ -30,7 +30,7 @@ import (
 // instrumented run of 22,500 random runs with losses, steps and pauses:
 // 9,248 read-detected losses with a hold already set, none above expiry.)
 
-const holdMS = time.Millisecond
+const ms = time.Millisecond
 
 // holdSeeds is how many seeds each script runs with, on each variant.
 const holdSeeds = 10
@@ -81,11 +81,11 @@ func holdRuns(t *testing.T, variants []string, horizon time.Duration, procs []si
 // 200's wait and it leads at 8 s beside 100.
 func TestHoldOutlivesAFreshRecordsRelease(t *testing.T) {
 	holdRuns(t, []string{"redis", "sql", "etcd"}, 30*time.Second,
-		[]sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * holdMS}, {PID: 300, Start: 6600 * holdMS}},
+		[]sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * ms}, {PID: 300, Start: 6600 * ms}},
 		[]sim.Fault{
-			{Kind: trace.Stop, Proc: 0, At: 6200 * holdMS, Dur: 8 * time.Second},
-			{Kind: trace.Stop, Proc: 1, At: 6300 * holdMS, Dur: 1200 * holdMS},
-			{Kind: trace.Lose, At: 6500 * holdMS},
+			{Kind: trace.Stop, Proc: 0, At: 6200 * ms, Dur: 8 * time.Second},
+			{Kind: trace.Stop, Proc: 1, At: 6300 * ms, Dur: 1200 * ms},
+			{Kind: trace.Lose, At: 6500 * ms},
 			{Kind: trace.Term, Proc: 2, At: 8 * time.Second},
 		})
 }
@@ -104,13 +104,13 @@ func TestHoldOutlivesAFreshRecordsRelease(t *testing.T) {
 func TestVanishDoesNotShortenALossWait(t *testing.T) {
 	short := lease.Config{LeaseDuration: 4 * time.Second, RenewInterval: time.Second, WatchInterval: time.Second}
 	holdRuns(t, []string{"redis", "sql"}, 30*time.Second,
-		[]sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * holdMS}, {PID: 300, Start: 6600 * holdMS, Lease: short}},
+		[]sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * ms}, {PID: 300, Start: 6600 * ms, Lease: short}},
 		[]sim.Fault{
-			{Kind: trace.Stop, Proc: 0, At: 6200 * holdMS, Dur: 8 * time.Second},
-			{Kind: trace.Stop, Proc: 1, At: 6300 * holdMS, Dur: 1200 * holdMS},
-			{Kind: trace.Lose, At: 6500 * holdMS},
-			{Kind: trace.Kill, Proc: 2, At: 8700 * holdMS},
-			{Kind: trace.Jump, At: 8800 * holdMS, Delta: 10 * time.Second},
+			{Kind: trace.Stop, Proc: 0, At: 6200 * ms, Dur: 8 * time.Second},
+			{Kind: trace.Stop, Proc: 1, At: 6300 * ms, Dur: 1200 * ms},
+			{Kind: trace.Lose, At: 6500 * ms},
+			{Kind: trace.Kill, Proc: 2, At: 8700 * ms},
+			{Kind: trace.Jump, At: 8800 * ms, Delta: 10 * time.Second},
 		})
 }
 
@@ -129,14 +129,14 @@ func TestVanishDoesNotShortenALossWait(t *testing.T) {
 // loss and leads at 23.5 s beside 300.
 func TestVanishedVersionRepeatedAfterALossIsWaitedOut(t *testing.T) {
 	holdRuns(t, []string{"redis", "sql"}, 40*time.Second,
-		[]sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * holdMS}, {PID: 300, Start: 14100 * holdMS}},
+		[]sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * ms}, {PID: 300, Start: 14100 * ms}},
 		[]sim.Fault{
-			{Kind: trace.Stop, Proc: 0, At: 3100 * holdMS, Dur: 4400 * holdMS},
-			{Kind: trace.Jump, At: 3500 * holdMS, Delta: 10 * time.Second},
-			{Kind: trace.Stop, Proc: 1, At: 13800 * holdMS, Dur: 700 * holdMS},
+			{Kind: trace.Stop, Proc: 0, At: 3100 * ms, Dur: 4400 * ms},
+			{Kind: trace.Jump, At: 3500 * ms, Delta: 10 * time.Second},
+			{Kind: trace.Stop, Proc: 1, At: 13800 * ms, Dur: 700 * ms},
 			{Kind: trace.Lose, At: 14 * time.Second},
-			{Kind: trace.Stop, Proc: 2, At: 17200 * holdMS, Dur: 7500 * holdMS},
-			{Kind: trace.Jump, At: 17500 * holdMS, Delta: 10 * time.Second},
+			{Kind: trace.Stop, Proc: 2, At: 17200 * ms, Dur: 7500 * ms},
+			{Kind: trace.Jump, At: 17500 * ms, Delta: 10 * time.Second},
 		})
 }
 
@@ -157,13 +157,13 @@ func TestVanishedVersionRepeatedAfterALossIsWaitedOut(t *testing.T) {
 func TestHoldStatesTheLostLeasesLength(t *testing.T) {
 	long := lease.Config{LeaseDuration: 27 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second}
 	holdRuns(t, []string{"redis", "sql", "etcd"}, 50*time.Second,
-		[]sim.ProcSpec{{PID: 100, Lease: long}, {PID: 200, Start: 100 * holdMS}, {PID: 300, Start: 200 * holdMS}, {PID: 400, Start: 10500 * holdMS}},
+		[]sim.ProcSpec{{PID: 100, Lease: long}, {PID: 200, Start: 100 * ms}, {PID: 300, Start: 200 * ms}, {PID: 400, Start: 10500 * ms}},
 		[]sim.Fault{
-			{Kind: trace.Stop, Proc: 0, At: 9300 * holdMS, Dur: 23 * time.Second},
-			{Kind: trace.Stop, Proc: 1, At: 4 * time.Second, Dur: 11500 * holdMS},
-			{Kind: trace.Stop, Proc: 2, At: 9500 * holdMS, Dur: 5500 * holdMS},
+			{Kind: trace.Stop, Proc: 0, At: 9300 * ms, Dur: 23 * time.Second},
+			{Kind: trace.Stop, Proc: 1, At: 4 * time.Second, Dur: 11500 * ms},
+			{Kind: trace.Stop, Proc: 2, At: 9500 * ms, Dur: 5500 * ms},
 			{Kind: trace.Lose, At: 10 * time.Second},
 			{Kind: trace.Term, Proc: 3, At: 12 * time.Second},
-			{Kind: trace.Kill, Proc: 2, At: 15800 * holdMS},
+			{Kind: trace.Kill, Proc: 2, At: 15800 * ms},
 		})
 }

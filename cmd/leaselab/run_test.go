@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -256,6 +257,72 @@ func TestRunFlockFailover(t *testing.T) {
 	slices.Sort(wakes)
 	t.Logf("SIGKILL of the holder to a waiting flock(2) returning, 5 times: min %v, median %v, max %v", wakes[0], wakes[2], wakes[4])
 }
+
+// A flock leader whose lock file is removed from its path steps down
+// within a renew interval: a process started afterwards opens the name
+// afresh, makes a new file and locks it, and before, both led for good
+// (a probe: two commands at once). The old leader, told by the record it
+// reads at its path every renew interval, unlocks and contends again on
+// the new file.
+func TestRunFlockLeaderFollowsItsPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	bin := leaselabBinary(t)
+	lock := filepath.Join(t.TempDir(), "leader.lock")
+	start := func(id int) (*exec.Cmd, *lockedLog) {
+		var out lockedLog
+		cmd := exec.Command(bin, "run", "-store", "flock", "-path", lock, "-id", strconv.Itoa(id), "-lease", "1s", "-renew", "300ms", "-watch", "300ms")
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, &out
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 10 s for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	_, a := start(1)
+	waitFor("the first process to lead", func() bool { return a.contains("[LEADER] Acquired flock") })
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	_, b := start(2)
+	waitFor("a process started after the removal to lead on the new file", func() bool { return b.contains("[LEADER] Acquired flock") })
+	waitFor("the first to step down", func() bool { return a.contains("Lock file removed or replaced at its path, stepping down") })
+	// And it contends again, on the file now at the path: it waits.
+	waitFor("the first to wait for the new file's lock", func() bool {
+		return strings.Count(a.String(), "[WATCHER] Lock held by another process, waiting") >= 1
+	})
+}
+
+// lockedLog is a process's output, written by its copier goroutine and
+// read by the test.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedLog) contains(s string) bool { return strings.Contains(l.String(), s) }
 
 // -store flock selects the flock variant; with another -variant it is a
 // usage error, as is an unknown store, a server store without -dsn, or
