@@ -289,6 +289,24 @@ func (s *firstRead) Read() (lease.Record, error) {
 	return s.rec, s.err
 }
 
+// Create and Takeover make what they wrote the record the process knows:
+// a leader's look at its path finds its own record, as the mistake's
+// process would believe (it is the next claim's epoch that is stale).
+func (s *firstRead) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	return s.wrote(s.Store.Create(holder, ttl))
+}
+
+func (s *firstRead) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	return s.wrote(s.Store.Takeover(stale, holder, ttl))
+}
+
+func (s *firstRead) wrote(rec lease.Record, err error) (lease.Record, error) {
+	if err == nil {
+		s.rec, s.err, s.done = rec, nil, true
+	}
+	return rec, err
+}
+
 // registerMutants registers every mutant as a variant: its base with the
 // mistake planted.
 var registerMutants = sync.OnceValue(func() error {
