@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 )
 
 // RunOptions are [Run]'s settings beyond the Config. The zero value runs
@@ -40,8 +41,10 @@ type RunOptions struct {
 //   - cfg.Callbacks.OnStartedLeading is called when this process becomes
 //     leader: on the real OS (RunOptions.Proc nil) on a goroutine of its
 //     own, as client-go calls it, so that it may block until its context
-//     is done; with a Proc, on Run's goroutine, where it must not block
-//     (a simulated process has no goroutines of its own: start the work
+//     is done (OnStoppedLeading is called once it has returned: it must
+//     return when its context is done, and not wait for OnStoppedLeading);
+//     with a Proc, on Run's goroutine, where it must not block (a
+//     simulated process has no goroutines of its own: start the work
 //     with [Proc.Go]). Its context carries the term: [TermOf] gives the
 //     fencing epoch to pass with every action on a resource that can
 //     reject stale epochs. That context is done when leadership ends: at
@@ -102,8 +105,35 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 		if f := cfg.Callbacks.OnStartedLeading; f != nil {
 			// Blocking there, client-go's idiom, held up the renewals:
 			// the term ended at its local deadline and began again at a
-			// new epoch, every 0.93 s of a 1 s lease (a probe).
-			cfg.Callbacks.OnStartedLeading = func(ctx context.Context) { go f(ctx) }
+			// new epoch, every 0.93 s of a 1 s lease (a probe). And
+			// OnStoppedLeading waits for it to return, so that work it
+			// starts (a WaitGroup's Add in it) is seen by OnStoppedLeading,
+			// and the release still comes after the work (a review).
+			var mu sync.Mutex
+			var running chan struct{}
+			stopped := cfg.Callbacks.OnStoppedLeading
+			cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+				done := make(chan struct{})
+				mu.Lock()
+				running = done
+				mu.Unlock()
+				go func() {
+					defer close(done)
+					f(ctx)
+				}()
+			}
+			cfg.Callbacks.OnStoppedLeading = func() {
+				mu.Lock()
+				done := running
+				running = nil
+				mu.Unlock()
+				if done != nil {
+					<-done // its context is done: a callback that heeds it returns
+				}
+				if stopped != nil {
+					stopped()
+				}
+			}
 		}
 		op := NewOSProcOptions(OSProcOptions{Out: log, Err: log, ID: o.ID}).(*osProc)
 		defer op.note.close()           // the inotify descriptors and readers of this election

@@ -112,12 +112,21 @@ func waitCtx(t *testing.T, ch <-chan context.Context, what string) context.Conte
 func TestRunOnStartedLeadingMayBlock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "job.lease")
 	cfg := lease.Config{LeaseDuration: time.Second, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
-	var terms atomic.Int32
+	var terms, returned, early atomic.Int32
 	ended := make(chan struct{}, 8)
 	cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
 		terms.Add(1)
 		<-ctx.Done()
+		time.Sleep(50 * time.Millisecond) // winding down
+		returned.Add(1)
 		ended <- struct{}{}
+	}
+	// OnStoppedLeading comes once OnStartedLeading has returned: work it
+	// started and counted (a WaitGroup's Add) is there to wait for.
+	cfg.Callbacks.OnStoppedLeading = func() {
+		if returned.Load() != terms.Load() {
+			early.Add(1)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
 	defer cancel()
@@ -131,6 +140,9 @@ func TestRunOnStartedLeadingMayBlock(t *testing.T) {
 	}
 	if n := terms.Load(); n != 1 {
 		t.Errorf("%d terms in 3.5 s of a lone process with a 1 s lease whose OnStartedLeading blocks; want 1", n)
+	}
+	if n := early.Load(); n != 0 {
+		t.Errorf("OnStoppedLeading was called %d times before OnStartedLeading had returned", n)
 	}
 }
 

@@ -208,6 +208,19 @@ func (c *cluster) leader() *child {
 	return nil
 }
 
+// lastExit is the instant (monoNow's clock) the last process known dead
+// exited, or since if none did later.
+func (c *cluster) lastExit(since int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.kids {
+		if k.dead && k.waitT > 0 {
+			since = max(since, c.origin+k.waitT)
+		}
+	}
+	return since
+}
+
 // alive returns the processes not known dead or sent SIGKILL.
 func (c *cluster) alive() []*child {
 	c.mu.Lock()

@@ -107,8 +107,12 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		return nil, errors.New("etcdstore: Options.Endpoints and Options.Name are required")
 	}
 	for _, e := range o.Endpoints {
-		// (The client takes a malformed one and waits out the timeout:
-		// "no answer", for an address nothing could answer at.)
+		// (The client takes a malformed URL and waits out the timeout:
+		// "no answer", for an address nothing could answer at. A plain
+		// host:port it takes as it is.)
+		if !strings.Contains(e, "://") {
+			continue
+		}
 		if u, err := url.Parse(e); err != nil || (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" || u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "unix" && u.Scheme != "unixs" {
 			why := "want http://host:port"
 			if err != nil {

@@ -611,7 +611,7 @@ func TestLostCreateReply(t *testing.T) {
 // A malformed endpoint is refused at once, saying which; the client took
 // it and waited out the timeout ("no answer").
 func TestBadEndpoint(t *testing.T) {
-	for _, ep := range []string{"http://[::1", "127.0.0.1:2379", "ftp://h:1", "http://"} {
+	for _, ep := range []string{"http://[::1", "ftp://h:1", "http://"} {
 		start := time.Now()
 		_, err := New(context.Background(), Options{Endpoints: []string{ep}, Name: "x", Timeout: 5 * time.Second})
 		if err == nil || !strings.Contains(err.Error(), "endpoint") || time.Since(start) > time.Second {

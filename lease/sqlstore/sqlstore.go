@@ -100,14 +100,15 @@ type Store struct {
 	onError func(string, error)
 	table   string
 	path    string // SQLite: the database file, when Open was given it
-	// A SQLite database Open opened by its path: the dsn it opened, the
-	// options, the file it found there (follow), and the current
-	// database, which follow swaps for the file now at the path.
+	// A SQLite database Open opened by its path: the dsn it was given and
+	// the options, to open it again (follow); the current database and
+	// the file it found at the path, swapped together; closed, under
+	// reopen, once Close has run.
 	dsn      string
 	opts     Options
-	file     os.FileInfo
+	cur      atomic.Pointer[conn]
 	reopen   sync.Mutex
-	cur      atomic.Pointer[sql.DB]
+	closed   bool
 	feed     feed
 	bellOnce sync.Once // a bell that cannot be rung is reported once (notify.go: ring)
 
@@ -132,6 +133,7 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	given := dsn // (follow opens it again, pragmas and WAL mode included)
 	if d == SQLite {
 		if err := sqliteDir(dsn); err != nil {
 			return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
@@ -168,15 +170,23 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 		if path := sqlitePath(dsn); path != "" {
 			s.path, _ = filepath.Abs(path)
 			if fi, err := os.Stat(s.path); err == nil {
-				s.dsn, s.opts, s.file = dsn, o, fi
+				s.dsn, s.opts = given, o
+				s.cur.Store(&conn{db: db, file: fi})
 			}
 		}
 	}
 	return s, nil
 }
 
+// conn is a store's database and, for a SQLite file Open opened, the
+// file it found at the path (nil otherwise).
+type conn struct {
+	db   *sql.DB
+	file os.FileInfo
+}
+
 // db is the database the store's calls use now.
-func (s *Store) db() *sql.DB { return s.cur.Load() }
+func (s *Store) db() *sql.DB { return s.cur.Load().db }
 
 // follow is called before each call: for a SQLite database Open opened by
 // its path, it checks that the path still names the file it opened, and
@@ -188,17 +198,21 @@ func (s *Store) db() *sql.DB { return s.cur.Load() }
 // path, a leader's next renewal meets the new file's record (or none): a
 // conflict, and it steps down.
 func (s *Store) follow() {
-	if s.file == nil {
+	c := s.cur.Load()
+	if c.file == nil {
 		return
 	}
 	fi, err := os.Stat(s.path)
-	if err == nil && os.SameFile(fi, s.file) {
+	if err == nil && os.SameFile(fi, c.file) {
 		return
 	}
 	s.reopen.Lock()
 	defer s.reopen.Unlock()
-	if fi, err := os.Stat(s.path); err == nil && os.SameFile(fi, s.file) {
-		return // another call reopened it
+	if s.closed {
+		return
+	}
+	if c = s.cur.Load(); func() bool { fi, err := os.Stat(s.path); return err == nil && os.SameFile(fi, c.file) }() {
+		return // another call opened it again
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -207,9 +221,10 @@ func (s *Store) follow() {
 		s.fail("reopen", fmt.Errorf("the database file %s was removed or replaced, and opening it again failed: %w", s.path, err))
 		return
 	}
-	old := s.cur.Swap(n.db())
-	s.file = n.file
-	old.Close()
+	s.cur.Store(n.cur.Load())
+	// Calls that took the old database before the swap finish on it
+	// (within their timeout) before it is closed.
+	time.AfterFunc(2*s.timeout, func() { c.db.Close() })
 	if s.onError != nil {
 		s.onError("reopen", fmt.Errorf("sqlstore: %q: the database file %s was removed or replaced: opened it again", s.name, s.path))
 	}
@@ -296,7 +311,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 		timeout = DefaultTimeout
 	}
 	s := &Store{dialect: d, name: o.Name, timeout: timeout, margin: o.ExpiryMargin, onError: o.OnError, table: table}
-	s.cur.Store(db)
+	s.cur.Store(&conn{db: db})
 	s.prepare(table)
 	// Connecting and setting up may take longer than one call: a deadline
 	// the caller set on ctx bounds them instead of the call timeout.
@@ -511,6 +526,9 @@ RETURNING epoch, version`
 // Close closes the database if Open opened it.
 func (s *Store) Close() error {
 	s.closeFeed()
+	s.reopen.Lock()
+	s.closed = true
+	s.reopen.Unlock()
 	if s.ownDB {
 		return s.db().Close()
 	}
