@@ -2,7 +2,6 @@ package lease
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -492,89 +491,12 @@ func (s *VersionedFile) Release(cur Record) error {
 	return err
 }
 
-// errSuperseded is a write whose listing after its link showed a higher
-// version: it does not stand (see VersionedFile). It is ErrConflict to
-// the caller, and an unknown outcome to the register's model: the write
-// may have taken effect and been overtaken at once.
-type errSuperseded struct{ v, max int64 }
-
 func (e errSuperseded) Error() string {
 	return "version " + strconv.FormatInt(e.v, 10) + " superseded by version " + strconv.FormatInt(e.max, 10)
 }
 
 // Is makes errSuperseded an ErrConflict.
 func (e errSuperseded) Is(target error) bool { return target == ErrConflict }
-
-// Superseded reports whether err is a versioned write that linked its
-// version but found a higher one right after: ErrConflict to the caller,
-// whose outcome the register's model cannot know.
-func Superseded(err error) bool {
-	// (errors.As, walked by hand: its target escapes, and this is asked of
-	// every failed store call of every simulated run.)
-	for err != nil {
-		switch x := err.(type) {
-		case errSuperseded:
-			return true
-		case interface{ Unwrap() error }:
-			err = x.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range x.Unwrap() {
-				if Superseded(e) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// newTemp names a new temporary file of this process and notes it as
-// under way.
-func (s *VersionedFile) newTemp() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tempSeq++
-	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
-	s.temps = append(s.temps, tmp)
-	return tmp
-}
-
-// maxTempTries is how many temporary names openTemp tries.
-const maxTempTries = 64
-
-// openTemp makes a new temporary file of this process, O_EXCL, and notes
-// it as under way. A name that exists is another process's of the same
-// PID (a container's, in a PID namespace of its own, sharing the lock's
-// directory) or a dead process's of this PID, not a record: the next
-// name is tried. (A check with shared PIDs: a create reported "a lease
-// exists" because another process of its PID had made the same
-// temporary name, and no lease did.)
-func (s *VersionedFile) openTemp() (string, FD, error) {
-	for range maxTempTries {
-		tmp := s.newTemp()
-		fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
-		if err == nil {
-			return tmp, fd, nil
-		}
-		s.doneTemp(tmp)
-		if !errors.Is(err, fs.ErrExist) || s.mistake&mTempExistIsRecord != 0 { // mutant: the name's EEXIST taken for the record's
-			return "", 0, err
-		}
-	}
-	return "", 0, fmt.Errorf("%s.tmp.%d.*: %d temporary names in a row exist (left by processes of pid %d)", s.Path, s.PID, maxTempTries, s.PID)
-}
-
-// doneTemp notes that temporary file tmp is no longer under way.
-func (s *VersionedFile) doneTemp(tmp string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i := slices.Index(s.temps, tmp); i >= 0 {
-		s.temps = slices.Delete(s.temps, i, i+1)
-	}
-}
 
 // publish writes rec to a temporary file and links it to its version's
 // name, lists the directory to learn whether the write stands, removes
@@ -646,53 +568,4 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 	}
 	s.mu.Unlock()
 	return rec, nil
-}
-
-// epochBase is the base of this boot's epochs: 0 without Boot, else that
-// of the current boot's record, created durably by the first process of
-// the boot to need it.
-func (s *VersionedFile) epochBase() (int64, error) {
-	if s.Boot == nil {
-		return 0, nil
-	}
-	s.mu.Lock()
-	base, ok := s.base, s.hasBase
-	s.mu.Unlock()
-	if ok {
-		return base, nil
-	}
-	id, err := s.Boot()
-	if err != nil {
-		return 0, err
-	}
-	base, err = s.bootBase(id)
-	if err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	s.base, s.hasBase = base, true
-	s.mu.Unlock()
-	return base, nil
-}
-
-// syncDir makes the directory of path durable: an fsync of the directory,
-// which commits the names linked into it. The reference runs it once per
-// boot, for its boot record (see BootStride), or, on a runtime that cannot
-// tell its boot, after every link that starts a term, before the caller
-// acts on the new epoch: were that name lost to a power loss, the next
-// process to acquire after the restart would link the same version and
-// lead with the same epoch, which a fenced resource has already accepted
-// from the dead leader. Renewals and releases need none: losing one costs
-// a lease, never an epoch (the spec's power-loss tests show both, and that
-// leaving the needed ones out is caught).
-func syncDir(fsys FS, path string) error {
-	fd, err := fsys.Open(filepath.Dir(path), O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = fsys.Fsync(fd)
-	if err1 := fsys.Close(fd); err == nil {
-		err = err1
-	}
-	return err
 }

@@ -1,0 +1,180 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// leadFrom leads with rec, written by a system call started at start,
+// until the deadline passes or a renewal loses (then it returns false,
+// to watch again), or until ctx ends: then it steps down, releases, and
+// returns true.
+func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duration, m Msg) bool {
+	if r.mistake&mDeadlineAfterWrite != 0 { // mutant: from after the write
+		start = r.p.Mono()
+	}
+	deadline := start + r.cfg.RenewDeadlineInEffect()
+	if r.p.Mono() >= deadline {
+		// Paused between the write and now for longer than the deadline:
+		// the lease may already be someone else's. Never act on it.
+		r.p.Log(MsgRefDeadline, 0, 0)
+		return false
+	}
+	r.wrote, r.last, r.lastAt = rec, rec, start
+	r.tried = r.tried[:0]
+	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
+	// The user's context is ctx's child: it ends the instant ctx does,
+	// whatever the elector is doing then (a store call may hang), so
+	// that the user has stopped before the release is written.
+	parent := ctx
+	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: ended only by the step-down, after the release
+		parent = context.WithoutCancel(ctx)
+	}
+	cctx, cancelCtx := context.WithCancel(context.WithValue(parent, termKey{}, term))
+	cancel := func() { term.end(); cancelCtx() } // (Err's reason, latched as it ends)
+	var uctx context.Context = termContext{cctx, term}
+	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
+		uctx = cctx
+	}
+	// The user's context is done at the local deadline, not when the
+	// loop below next looks (a renewal may hang past it): a context
+	// derived from it sees only its Done, never termContext's Err. (Found
+	// by a probe: with 250 ms renewals failing past the deadline, the
+	// derived context outlived it until another process led.)
+	if mt, ok := r.p.(MonoTimer); ok && r.mistake&(mPlainContext|mNoDeadlineTimer) == 0 {
+		move := mt.AfterMono(deadline, func() {
+			if !term.Valid() {
+				cancel()
+			}
+		})
+		defer move(-1)
+		if r.mistake&mTimerNotMoved == 0 { // mutant: never moved
+			term.moved = move
+		}
+	}
+	if ctx.Err() != nil {
+		// Ended while the write was in flight: never lead; give back
+		// what was written.
+		cancel()
+		r.p.Log(MsgShutdown, 0, 0)
+		r.release(rec, term)
+		return true
+	}
+	r.p.Role(RoleLeader)
+	r.p.Lead(rec.Epoch, deadline)
+	r.p.Log(m, rec.Epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
+	if r.mistake&mNotToldSelf == 0 {   // mutant: only watchers are told
+		r.newLeader(r.pid)
+	}
+	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
+		f(uctx)
+	}
+	last, backoff := start, time.Duration(0) // backoff: after a failed renewal (0: none failed)
+	for {
+		every := r.cfg.RenewInterval
+		if backoff > 0 {
+			every = backoff
+		}
+		next := min(last+every, deadline)
+		if r.mistake&mSleepPastDeadline != 0 { // mutant: the deadline does not cut the sleep short
+			next = last + every
+		}
+		if r.mistake&mRenewAtLease != 0 { // mutant: renews every lease
+			next = min(last+r.cfg.LeaseDuration, deadline)
+		}
+		if r.mistake&mTermAgeLimit != 0 && r.p.Mono()-start > r.cfg.LeaseDuration { // mutant: steps down when the term is older than the lease
+			r.resign(cancel)
+			r.stoppedLeading()
+			return false
+		}
+		if d := next - r.p.Mono(); d > 0 && ctx.Err() == nil {
+			r.sleep(ctx, d)
+		}
+		if ctx.Err() != nil {
+			r.shutdown(rec, term, cancel)
+			return true
+		}
+		if r.p.Mono() >= deadline {
+			r.resign(cancel)
+			r.p.Log(MsgRefDeadline, 0, 0)
+			if r.mistake&mNoStoppedOnDeadline == 0 {
+				r.stoppedLeading()
+			}
+			return false
+		}
+		start := r.p.Mono()
+		nrec, err := r.s.Renew(rec, r.cfg.LeaseDuration)
+		if r.mistake&mDeadlineAfterWrite != 0 { // mutant: from after the write
+			start = r.p.Mono()
+		}
+		switch {
+		case err == nil && !term.extend(start+r.cfg.RenewDeadlineInEffect()):
+			// The term lapsed while the renewal was in flight (a pause, a
+			// slow store): the user's context already says so, and a new
+			// version does not revive it. Step down; the lease, still
+			// ours, expires as any other and a watcher takes over.
+			r.resign(cancel)
+			r.p.Log(MsgRefDeadline, 0, 0)
+			if r.mistake&mNoStoppedOnDeadline == 0 {
+				r.stoppedLeading()
+			}
+			return false
+		case err == nil:
+			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
+			backoff, r.wrote, r.last, r.lastAt = 0, nrec, nrec, start
+			r.tried = r.tried[:0]
+			if r.mistake&mStaleLead == 0 { // mutant: the new deadline unreported
+				r.p.Lead(rec.Epoch, deadline)
+			}
+			r.p.Log(MsgRefRenewed, rec.Version, 0)
+		case errors.Is(err, ErrConflict):
+			// Another write replaced the version we hold: a takeover, or
+			// our own earlier renewal whose outcome we could not know (its
+			// link took effect and the listing after it failed; its reply
+			// was lost). A record of that renewal (ownRenewal) is this
+			// term's: renew from it, soon; the deadline stands, as that
+			// renewal's start is not known.
+			cur, rerr := r.s.Read()
+			if rerr != nil && r.mistake&mConflictReadUnreported == 0 { // mutant: as before 2026-12-05
+				// (Reported as any read's: errors-reported found it
+				// unreported.)
+				r.report("read", rerr)
+			}
+			if rerr == nil && cur.Version > rec.Version && r.ownRenewal(cur, term) {
+				rec, r.wrote, r.last, r.lastAt = cur, cur, cur, start
+				r.tried = r.tried[:0]
+				last, backoff = start, renewBackoff
+				// (mutant: the deadline counted from this failed attempt's start)
+				if r.mistake&mOwnRenewalExtends != 0 && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
+					deadline = start + r.cfg.RenewDeadlineInEffect()
+					r.p.Lead(rec.Epoch, deadline)
+				}
+				continue
+			}
+			r.resign(cancel)
+			r.p.Log(MsgRefLost, rec.Version, 0)
+			r.stoppedLeading()
+			if rerr == nil && cur.Holder > 0 && cur.Holder != Unknown && r.mistake&mToldLate == 0 {
+				// The read named who took over: told now, not at the
+				// watcher's next read (leader-known).
+				r.newLeader(cur.Holder)
+			}
+			return false
+		default:
+			// I/O error: the deadline stands; retry after a back-off (from
+			// renewBackoff, doubling up to the renew interval), so that a
+			// failed write or two cost no term, and a failing disk no spin.
+			r.report("renew", err)
+			if nrec.Nonce != 0 {
+				r.tried = append(r.tried, nrec.Nonce) // it may have taken effect
+			}
+			last, backoff = start, min(max(2*backoff, renewBackoff), r.cfg.RenewInterval)
+			// (mutant: as if renewed)
+			if r.mistake&mRenewErrorIgnored != 0 && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
+				deadline, backoff = start+r.cfg.RenewDeadlineInEffect(), 0
+				r.p.Lead(rec.Epoch, deadline)
+			}
+		}
+	}
+}

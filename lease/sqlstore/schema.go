@@ -1,0 +1,116 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+// createTable makes the lease table if it does not exist.
+func (s *Store) createTable(ctx context.Context) error {
+	_, err := s.db().ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
+	name TEXT PRIMARY KEY,
+	holder BIGINT NOT NULL,
+	epoch BIGINT NOT NULL,
+	version BIGINT NOT NULL,
+	expires_ms BIGINT NOT NULL,
+	lease_ms BIGINT NOT NULL DEFAULT 0,
+	lease_version BIGINT NOT NULL DEFAULT 0,
+	nonce BIGINT NOT NULL DEFAULT 0)`)
+	return err
+}
+
+// noTable reports whether err is the database saying the table does not
+// exist: PostgreSQL's undefined_table (SQLSTATE 42P01), SQLite's "no such
+// table" (a plain SQLITE_ERROR, told apart by its message).
+func noTable(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "42P01"
+	}
+	var lite *sqlite.Error
+	return errors.As(err, &lite) && strings.Contains(lite.Error(), "no such table")
+}
+
+// leaseColumns are the columns a table made before leaselab kept the
+// writer's lease (and, since 2026-12-05, its nonce) lacks;
+// leaseColumnType is their definition.
+var leaseColumns = []string{"lease_ms", "lease_version", "nonce"}
+
+const leaseColumnType = "BIGINT NOT NULL DEFAULT 0"
+
+// errNoTable is missingColumns's error for a table that does not exist.
+var errNoTable = errors.New("no such table")
+
+// missingColumns returns which of leaseColumns table lacks.
+func (s *Store) missingColumns(ctx context.Context, table string) ([]string, error) {
+	// The table's columns, resolved as the statements resolve its name:
+	// SQLite's pragma_table_info, PostgreSQL's catalog for the relation the
+	// search path finds. (table is a plain identifier: see New.)
+	q := `SELECT name FROM pragma_table_info('` + table + `')`
+	if s.dialect == Postgres {
+		q = `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`
+	}
+	var args []any
+	if s.dialect == Postgres {
+		args = append(args, table)
+	}
+	rows, err := s.db().QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		have[strings.ToLower(c)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("%s: %w", table, errNoTable)
+	}
+	var missing []string
+	for _, c := range leaseColumns {
+		if !have[c] {
+			missing = append(missing, c)
+		}
+	}
+	return missing, nil
+}
+
+// addColumns adds columns (of leaseColumns) to table: rows written before
+// then read with lease_ms 0 and lease_version 0, a record that states no
+// lease, and nonce 0, none. Processes opening the table at once may each add them:
+// PostgreSQL's ADD COLUMN IF NOT EXISTS lets all succeed; SQLite has no IF
+// NOT EXISTS there, and a failed ALTER is forgiven only if the column is
+// there now (another client added it: "duplicate column name").
+func (s *Store) addColumns(ctx context.Context, table string, columns []string) error {
+	for _, c := range columns {
+		q := `ALTER TABLE ` + table + ` ADD COLUMN ` + c + ` ` + leaseColumnType
+		if s.dialect == Postgres {
+			q = `ALTER TABLE ` + table + ` ADD COLUMN IF NOT EXISTS ` + c + ` ` + leaseColumnType
+		}
+		_, aerr := s.db().ExecContext(ctx, q)
+		if aerr == nil {
+			continue
+		}
+		missing, err := s.missingColumns(ctx, table)
+		if err != nil {
+			return fmt.Errorf("adding column %s to table %s: %w (then: %v)", c, table, aerr, err)
+		}
+		if slices.Contains(missing, c) {
+			return fmt.Errorf("adding column %s to table %s, made by an earlier leaselab: %w", c, table, aerr)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"io/fs"
+	"strings"
+	"syscall"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// injected is the error a fault injects into a call, or nil.
+func injected(op, path string, e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: path, Err: e}
+}
+
+func injectedPair(op, oldname, newname string, e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return injected(op, oldname+" -> "+newname, e)
+}
+
+// Open implements lease.FS.
+func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
+	a, inj := p.enter(trace.OpOpen, flag)
+	p.w.touchName(name, flag&(lease.O_CREATE|lease.O_TRUNC) != 0)
+	if flag&lease.O_CREATE != 0 && p.w.fs.names[canon(name)] == nil {
+		p.w.touchNames(name, add)
+	}
+	fd, err := lease.FD(-1), injected("open", name, inj)
+	if inj == 0 {
+		fd, err = p.w.fs.Open(p.fds, name, flag, perm)
+		if err == nil && flag&lease.O_TRUNC != 0 {
+			p.w.touchFD(p, fd, false, true)
+		}
+		if err == nil && flag&(lease.O_CREATE|lease.O_TRUNC) != 0 {
+			p.w.notify(name)
+		}
+	}
+	p.done(a, trace.Event{Op: trace.OpOpen, Path: p.w.tr.Str(name), Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
+	return fd, err
+}
+
+// Write implements lease.FS.
+func (p *proc) Write(fd lease.FD, b []byte) (int, error) {
+	a, inj := p.enter(trace.OpWrite, 0)
+	p.w.touchFD(p, fd, false, true)
+	n, err := 0, injected("write", "fd", inj)
+	if inj == 0 {
+		n, err = p.w.fs.Write(p.fds, fd, b)
+	}
+	p.done(a, trace.Event{Op: trace.OpWrite, FD: int32(fd), N: int64(n), Data: p.w.tr.Bytes(b), Errno: errno(err)})
+	return n, err
+}
+
+// Fsync implements lease.FS.
+func (p *proc) Fsync(fd lease.FD) error {
+	a, inj := p.enter(trace.OpFsync, 0)
+	if p.w.por != nil {
+		p.w.por.fsyncOnly = true
+		p.w.touchFD(p, fd, false, true)
+		p.w.por.fsyncOnly = false
+	}
+	err := injected("fsync", "fd", inj)
+	if inj == 0 {
+		err = p.w.fs.Fsync(p.fds, fd)
+	}
+	p.done(a, trace.Event{Op: trace.OpFsync, FD: int32(fd), Errno: errno(err)})
+	return err
+}
+
+// Close implements lease.FS.
+func (p *proc) Close(fd lease.FD) error {
+	a, inj := p.enter(trace.OpClose, 0)
+	if fd >= 0 && int(fd) < len(p.fds.fds) && p.fds.fds[fd].locked {
+		p.w.touchFD(p, fd, true, true) // it releases the lock
+	}
+	err := injected("close", "fd", inj)
+	if inj == 0 {
+		err = p.w.fs.Close(p.fds, fd)
+	}
+	p.done(a, trace.Event{Op: trace.OpClose, FD: int32(fd), Errno: errno(err)})
+	return err
+}
+
+// ReadFile implements lease.FS.
+func (p *proc) ReadFile(name string) ([]byte, error) {
+	a, inj := p.enter(trace.OpRead, 0)
+	p.w.touchName(name, false)
+	var b []byte
+	err := injected("read", name, inj)
+	if inj == 0 {
+		b, err = p.w.fs.ReadFile(name)
+	}
+	p.done(a, trace.Event{Op: trace.OpRead, Path: p.w.tr.Str(name), N: int64(len(b)), Data: p.w.tr.Bytes(b), Errno: errno(err)})
+	return b, err
+}
+
+// Stat implements lease.FS.
+func (p *proc) Stat(name string) (fs.FileInfo, error) {
+	a, inj := p.enter(trace.OpStat, 0)
+	p.w.touchName(name, false)
+	var fi fs.FileInfo
+	err := injected("stat", name, inj)
+	if inj == 0 {
+		fi, err = p.w.fs.Stat(name)
+	}
+	p.done(a, trace.Event{Op: trace.OpStat, Path: p.w.tr.Str(name), Errno: errno(err)})
+	return fi, err
+}
+
+// Remove implements lease.FS.
+func (p *proc) Remove(name string) error {
+	a, inj := p.enter(trace.OpRemove, 0)
+	p.w.touchName(name, true)
+	p.w.touchNames(name, remove)
+	err := injected("remove", name, inj)
+	if inj == 0 {
+		err = p.w.fs.Remove(name)
+		if err == nil {
+			p.w.notify(name)
+		}
+	}
+	p.done(a, trace.Event{Op: trace.OpRemove, Path: p.w.tr.Str(name), Errno: errno(err)})
+	return err
+}
+
+// Rename implements lease.FS.
+func (p *proc) Rename(oldname, newname string) error {
+	a, inj := p.enter(trace.OpRename, 0)
+	p.w.touchName(oldname, true)
+	p.w.touchName(newname, true)
+	p.w.touchRename(oldname, newname)
+	err := injectedPair("rename", oldname, newname, inj)
+	if inj == 0 {
+		err = p.w.fs.Rename(oldname, newname)
+		if err == nil {
+			p.w.notify(newname)
+			if dirOf(canon(oldname)) != dirOf(canon(newname)) {
+				p.w.notify(oldname) // (inotify: IN_MOVED_FROM in the source's directory)
+			}
+		}
+	}
+	p.done(a, trace.Event{Op: trace.OpRename, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
+	return err
+}
+
+// Link implements lease.FS.
+func (p *proc) Link(oldname, newname string) error {
+	a, inj := p.enter(trace.OpLink, 0)
+	p.w.touchName(oldname, false)
+	p.w.touchName(newname, true)
+	p.w.touchNames(newname, add)
+	err := injectedPair("link", oldname, newname, inj)
+	if inj == 0 {
+		err = p.w.fs.Link(oldname, newname)
+		if err == nil {
+			p.w.notify(newname)
+		}
+	}
+	p.done(a, trace.Event{Op: trace.OpLink, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
+	return err
+}
+
+// ReadDir implements lease.FS.
+func (p *proc) ReadDir(dir string) ([]string, error) {
+	a, inj := p.enter(trace.OpReadDir, 0)
+	p.w.touchDir(dir)
+	var names []string
+	err := injected("readdir", dir, inj)
+	if inj == 0 {
+		names, err = p.w.fs.ReadDir(dir)
+	}
+	p.done(a, trace.Event{Op: trace.OpReadDir, Path: p.w.tr.Str(dir), N: int64(len(names)), Data: p.w.tr.Str(strings.Join(names, " ")), Errno: errno(err)})
+	return names, err
+}
+
+// Flock implements lease.FS. A LOCK_EX that must wait blocks the calling
+// activity until the lock is released (by LOCK_UN, by the close of the
+// descriptor holding it, or by the death of its process); every waiter is
+// then woken a system-call latency later, all at one instant, and retries:
+// which of them gets the lock is the scheduler's choice among same-instant
+// steps, as on Linux it is whichever waiter runs first. Faults hit a
+// waiting process as any other: SIGKILL ends the wait, SIGTERM runs the
+// handler beside it, SIGSTOP keeps it from taking the lock until SIGCONT.
+func (p *proc) Flock(fd lease.FD, how int) error {
+	a, inj := p.enter(trace.OpFlock, how)
+	p.w.touchFD(p, fd, true, true)
+	err := injected("flock", "fd", inj)
+	if inj == 0 {
+		w := p.w
+		for {
+			var ino *inode
+			ino, err = w.fs.flock(p.fds, fd, how)
+			if ino == nil {
+				break
+			}
+			w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvBlock, Op: trace.OpFlock, FD: int32(fd), Flag: int32(how)})
+			w.lockWaiters = append(w.lockWaiters, lockWaiter{a: a, ino: ino})
+			a.block()
+			w.touchFD(p, fd, true, true) // the retry, a step of its own, takes the lock or waits again
+		}
+	}
+	p.done(a, trace.Event{Op: trace.OpFlock, FD: int32(fd), Flag: int32(how), Errno: errno(err)})
+	return err
+}
