@@ -48,7 +48,8 @@ func (s *Store) follow() {
 	if s.closed {
 		return
 	}
-	if c = s.cur.Load(); func() bool { fi, err := os.Stat(s.path); return err == nil && os.SameFile(fi, c.file) }() {
+	c = s.cur.Load()
+	if fi, err := os.Stat(s.path); err == nil && os.SameFile(fi, c.file) {
 		return // another call opened it again
 	}
 	ctx, cancel := s.ctx()
