@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,6 +40,17 @@ func checkLockPath(path string) error {
 		return usagef("-path %s: %s is not a directory", path, dir)
 	}
 	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return usagef("-path %s: cannot create files in %s: %v", path, dir, err)
+	}
+	// access(2) answers for root without asking the file system: a probe
+	// ran -path /proc/x as root, passed, and nobody ever led. So a file is
+	// made and removed (a full disk or quota is no refusal: space may come
+	// back, and a leader steps down and recovers as it does).
+	probe := filepath.Join(dir, fmt.Sprintf(".%s.probe.%d", filepath.Base(path), os.Getpid()))
+	if f, err := os.OpenFile(probe, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+		f.Close()
+		os.Remove(probe)
+	} else if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) && !errors.Is(err, fs.ErrExist) {
 		return usagef("-path %s: cannot create files in %s: %v", path, dir, err)
 	}
 	fi, err := os.Lstat(path)
