@@ -394,7 +394,7 @@ func (f *FlockElection) claim() (Record, error) {
 // The lock is the inode's, not the name's: a lock file removed (a
 // cleaner of /tmp; an operator) or replaced at its path is opened afresh
 // by the next process, which locks the new inode and leads beside the
-// holder, for good (a probe: two commands at once at once). Every renew
+// holder, for good (a probe: two commands at once). Every renew
 // interval the leader reads the record at its path: another record (the
 // newcomer's), or none, ends its term. An I/O error says nothing, and is
 // read again next time.

@@ -14,12 +14,16 @@ type recStore struct {
 	p     *proc
 }
 
-// call records the call of op and returns the process's monotonic clock
-// reading then, which ret records with a write's result (CallMono).
+// call records the call of op and, for a write, returns the process's
+// monotonic clock reading then, which ret records with its result
+// (CallMono).
 func (s *recStore) call(op trace.StoreOp, in lease.Record, holder int64) int64 {
 	p := s.p
 	a := p.w.cur
 	p.w.record(trace.StoreCall(int16(p.idx), int16(a.id), op, in, holder))
+	if !op.Writes() {
+		return 0
+	}
 	return p.clock.mono(a.t) // as its Mono reads it now
 
 }
@@ -38,7 +42,7 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error, mono int64
 	if trace.OwedError(op, err) {
 		e.Flag = trace.StoreOwed
 	}
-	if op == trace.StoreCreate || op == trace.StoreRenew || op == trace.StoreTakeover {
+	if op.Writes() {
 		e.N = mono
 	}
 	p.w.record(e)

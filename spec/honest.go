@@ -21,10 +21,18 @@ import (
 // write backs (checkDeadlinesBacked): the two together bound the user's
 // context by what the store acknowledged.
 func CheckHonestRole(tr *trace.Trace, iv []trace.Interval) *Violation {
+	v, err := lease.LookupVariant(tr.Run.Variant)
+	if err != nil {
+		panic(err) // a trace is made from a valid config
+	}
+	return checkHonestRole(tr, iv, v)
+}
+
+func checkHonestRole(tr *trace.Trace, iv []trace.Interval, variant lease.Variant) *Violation {
 	if tr.Recorded {
 		return nil
 	}
-	if v := checkDeadlinesBacked(tr); v != nil {
+	if v := checkDeadlinesBacked(tr, variant); v != nil {
 		return v
 	}
 	reported := tr.ReportedLeadership()
@@ -57,9 +65,8 @@ func CheckHonestRole(tr *trace.Trace, iv []trace.Interval) *Violation {
 // since a renewal a few milliseconds later usually made the deadline
 // right again, while a pause just then gave two leaders in 18 of 30
 // scripted runs.
-func checkDeadlinesBacked(tr *trace.Trace) *Violation {
-	v, err := lease.LookupVariant(tr.Run.Variant)
-	if err != nil || !v.LocalDeadline {
+func checkDeadlinesBacked(tr *trace.Trace, v lease.Variant) *Violation {
+	if !v.LocalDeadline {
 		return nil
 	}
 	last := make([]int, len(tr.Procs)) // index+1 of each process's last acknowledged write
@@ -67,7 +74,7 @@ func checkDeadlinesBacked(tr *trace.Trace) *Violation {
 		e := &tr.Events[i]
 		p := int(e.Proc)
 		switch {
-		case e.Kind == trace.EvStore && e.Res == trace.ResOK && (e.Store == trace.StoreCreate || e.Store == trace.StoreRenew || e.Store == trace.StoreTakeover):
+		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes():
 			last[p] = i + 1
 		case e.Kind == trace.EvLead:
 			cfg := tr.Run.Lease

@@ -113,7 +113,7 @@ func lastWrite(tr *trace.Trace, p, end int) int {
 	for i := end - 1; i >= 0; i-- {
 		e := &tr.Events[i]
 		if e.Kind == trace.EvStore && int(e.Proc) == p && e.Res == trace.ResOK &&
-			(e.Store == trace.StoreCreate || e.Store == trace.StoreRenew || e.Store == trace.StoreTakeover) {
+			e.Store.Writes() {
 			return i
 		}
 	}

@@ -304,7 +304,7 @@ func liveTakeover(tr *trace.Trace, v *Violation) (takeover, bool) {
 func recordWrite(tr *trace.Trace, r lease.Record, i int) int {
 	wrote := func(e *trace.Event) bool {
 		return e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Record() == r &&
-			(e.Store == trace.StoreCreate || e.Store == trace.StoreRenew || e.Store == trace.StoreTakeover)
+			e.Store.Writes()
 	}
 	for j := i - 1; j >= 0; j-- {
 		if wrote(&tr.Events[j]) {

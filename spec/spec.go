@@ -267,7 +267,7 @@ func Check(tr *trace.Trace) []Verdict {
 		{Property: NoWedge, Applicable: true, Violation: checkNoWedge(tr, iv, b, el)},
 		{Property: FailoverBound, Applicable: true, Violation: checkFailover(tr, iv, b, el)},
 		{Property: LinearizableStore, Applicable: lin, Violation: checkLinearizableIf(lin, untilLoss(untilPowerLoss(tr)))},
-		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckHonestRole(tr, iv) })},
+		{Property: HonestRole, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkHonestRole(tr, iv, v) })},
 		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
 		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},

@@ -28,6 +28,12 @@ const (
 
 var storeOpNames = [...]string{StoreRead: "read", StoreCreate: "create", StoreRenew: "renew", StoreTakeover: "takeover", StoreRelease: "release", StoreExpire: "expire"}
 
+// Writes reports whether o writes a record a term can rest on: a
+// create, renewal or takeover (not a release, which ends one).
+func (o StoreOp) Writes() bool {
+	return o == StoreCreate || o == StoreRenew || o == StoreTakeover
+}
+
 func (o StoreOp) String() string {
 	if int(o) < len(storeOpNames) && storeOpNames[o] != "" {
 		return storeOpNames[o]
