@@ -37,12 +37,24 @@ type Result struct {
 //
 // A recorded trace of real processes over a server that expires records
 // itself has no such steps, and is checked against ExpiringRegister.
+//
+// It asks Witness first: a witness decides at once. Otherwise porcupine
+// decides, with its verbose check alone when Witness tried every order
+// and found none (the plain check would only say so again).
 func Check(tr *trace.Trace, timeout time.Duration) Result {
+	expiring := tr.Run.Server && tr.Recorded
 	m := Register
-	if tr.Run.Server && tr.Recorded {
+	if expiring {
 		m = ExpiringRegister
 	}
-	return CheckOpsWith(m, FromTrace(tr), int64(tr.End), timeout)
+	ops, end := FromTrace(tr), int64(tr.End)
+	switch Witness(ops, expiring) {
+	case Witnessed:
+		return Result{Linearizable: true, Ops: ops, End: end, model: m, timeout: timeout}
+	case NoOrder:
+		return verbose(m, ops, end, timeout)
+	}
+	return CheckOpsWith(m, ops, end, timeout)
 }
 
 // CheckOps checks a history (FromTrace's, or hand-written with Input and
@@ -61,6 +73,12 @@ func CheckOpsWith(m porcupine.Model, ops []porcupine.Operation, end int64, timeo
 	if porcupine.CheckOperationsTimeout(m, ops, timeout) == porcupine.Ok {
 		return Result{Linearizable: true, Ops: ops, End: end, model: m, timeout: timeout}
 	}
+	return verbose(m, ops, end, timeout)
+}
+
+// verbose is porcupine's verbose check, whose partial linearizations
+// Culprit and WriteHTML read.
+func verbose(m porcupine.Model, ops []porcupine.Operation, end int64, timeout time.Duration) Result {
 	res, info := porcupine.CheckOperationsVerbose(m, ops, timeout)
 	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, Ops: ops, Info: info, End: end, model: m, timeout: timeout}
 }

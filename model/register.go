@@ -115,14 +115,14 @@ func (s State) isNot(r lease.Record) bool {
 // recorders do: it says nothing of the holder) ResUnknown: the version was
 // current during the read. An empty register takes the version as its
 // name, which a Takeover of r then compares with.
-func readVersion(s State, r lease.Record) []State {
+func readVersion(dst []State, s State, r lease.Record) []State {
 	switch {
 	case !s.Present && (s.Rec.Version == 0 || s.Rec.Version == r.Version):
-		return []State{{Rec: lease.Record{Version: r.Version}}}
+		return append(dst, State{Rec: lease.Record{Version: r.Version}})
 	case s.Present && s.is(r):
-		return []State{s}
+		return append(dst, s)
 	}
-	return nil
+	return dst
 }
 
 // writer is the holder of the record a write operation publishes: Renew
@@ -136,9 +136,12 @@ func writer(in Input) int64 {
 
 // step is the register's transition relation: the states that can follow
 // s when the operation in returns out. None means out is impossible.
-func step(s State, in Input, out Output) []State {
+func step(s State, in Input, out Output) []State { return appendStep(nil, s, in, out) }
+
+// appendStep appends step's states to dst.
+func appendStep(dst []State, s State, in Input, out Output) []State {
 	if in.Op == trace.StoreRead && (out.Res == trace.ResOK || out.Res == trace.ResUnknown) && versionOnly(out.Rec) {
-		return readVersion(s, out.Rec)
+		return readVersion(dst, s, out.Rec)
 	}
 	if out.Res == trace.ResUnknown {
 		// An I/O error, or no return at all: the operation may or may not
@@ -146,29 +149,29 @@ func step(s State, in Input, out Output) []State {
 		// write we also do not know the expiry it stamped.
 		switch {
 		case in.Op == trace.StoreCreate && !s.Present:
-			return []State{s, wild(in.Holder, s.Rec.Version)}
+			return append(dst, s, wild(in.Holder, s.Rec.Version))
 		case (in.Op == trace.StoreRenew || in.Op == trace.StoreTakeover) && s.is(in.Rec):
-			return []State{s, wild(writer(in), in.Rec.Version)}
+			return append(dst, s, wild(writer(in), in.Rec.Version))
 		case in.Op == trace.StoreRelease && s.is(in.Rec):
-			return []State{s, empty}
+			return append(dst, s, empty)
 		}
-		return []State{s}
+		return append(dst, s)
 	}
 	switch in.Op {
 	case trace.StoreExpire:
 		// Only the current record can expire.
 		if s.is(in.Rec) {
-			return []State{empty}
+			return append(dst, empty)
 		}
 	case trace.StoreRead:
 		switch out.Res {
 		case trace.ResOK:
 			if s.is(out.Rec) {
-				return []State{record(out.Rec)}
+				return append(dst, record(out.Rec))
 			}
 		case trace.ResNotFound:
 			if !s.Present {
-				return []State{s}
+				return append(dst, s)
 			}
 		}
 		// ResCorrupt is never legal: a register holds a whole record or
@@ -177,11 +180,11 @@ func step(s State, in Input, out Output) []State {
 		switch out.Res {
 		case trace.ResOK:
 			if !s.Present && out.Rec.Holder == in.Holder {
-				return []State{record(out.Rec)}
+				return append(dst, record(out.Rec))
 			}
 		case trace.ResExists:
 			if s.Present {
-				return []State{s}
+				return append(dst, s)
 			}
 		}
 	case trace.StoreRenew, trace.StoreTakeover, trace.StoreRelease:
@@ -191,20 +194,20 @@ func step(s State, in Input, out Output) []State {
 				break
 			}
 			if in.Op == trace.StoreRelease {
-				return []State{empty}
+				return append(dst, empty)
 			}
 			if out.Rec.Holder == writer(in) {
-				return []State{record(out.Rec)}
+				return append(dst, record(out.Rec))
 			}
 		case trace.ResConflict:
 			if s.isNot(in.Rec) {
-				return []State{s}
+				return append(dst, s)
 			}
 		}
 	}
 	// Any other outcome (NotFound from a write, Exists from a renew) is
 	// not one the Store contract has.
-	return nil
+	return dst
 }
 
 // nondeterministic is the register as porcupine's nondeterministic model;
@@ -254,15 +257,7 @@ var Register = nondeterministic.ToModel()
 var ExpiringRegister = func() porcupine.Model {
 	m := nondeterministic
 	m.Step = func(state, input, output any) []any {
-		s, in, out := state.(State), input.(Input), output.(Output)
-		next := step(s, in, out)
-		if s.Present {
-			for _, t := range step(empty, in, out) {
-				if !slices.Contains(next, t) {
-					next = append(next, t)
-				}
-			}
-		}
+		next := expiringStep(state.(State), input.(Input), output.(Output))
 		r := make([]any, len(next))
 		for i, t := range next {
 			r[i] = t
@@ -271,6 +266,28 @@ var ExpiringRegister = func() porcupine.Model {
 	}
 	return m.ToModel()
 }()
+
+// expiringStep is ExpiringRegister's transition relation: step, and from
+// a record, step from an empty register too.
+func expiringStep(s State, in Input, out Output) []State { return appendExpiringStep(nil, s, in, out) }
+
+// appendExpiringStep appends expiringStep's states to dst.
+func appendExpiringStep(dst []State, s State, in Input, out Output) []State {
+	at := len(dst)
+	dst = appendStep(dst, s, in, out)
+	if s.Present {
+		n := len(dst)
+		dst = appendStep(dst, empty, in, out)
+		for i := n; i < len(dst); {
+			if slices.Contains(dst[at:n], dst[i]) {
+				dst = slices.Delete(dst, i, i+1)
+				continue
+			}
+			i++
+		}
+	}
+	return dst
+}
 
 // recString renders a record with the fields its store writes: the seed's
 // {holder until} (Unix seconds), a versioned store's {holder epoch E

@@ -1,0 +1,182 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// witnessBudget bounds the search for a witness: this many steps of the
+// model an operation, and witnessSlack more.
+const (
+	witnessBudget = 4
+	witnessSlack  = 64
+)
+
+// Verdict is what a search for a witness found.
+type Verdict uint8
+
+const (
+	// Unsure: the search gave up (its budget spent, or a history that is
+	// not FromTrace's); nothing is known.
+	Unsure Verdict = iota
+	// Witnessed: a linearization was found, so the history is
+	// linearizable.
+	Witnessed
+	// NoOrder: every order the search could take was tried and none fits.
+	// Check then asks porcupine's verbose check alone, which decides.
+	NoOrder
+)
+
+// Witness looks for a linearization of ops under Register (or, when
+// expiring, ExpiringRegister). It is a cheap first look, not the decision:
+// a depth-first search that offers, at each point, the operations that may
+// come next (those called before every remaining operation returned; a
+// call at the instant of another's return is concurrent with it, as
+// porcupine orders them), earliest return first, tracking the set of
+// states the register may be in, and that gives up after witnessBudget
+// steps of the model an operation. Every step it takes is the model's own
+// transition relation, so a linearization it finds is one porcupine would
+// accept (TestWitnessAgreesWithPorcupine compares the two, on histories
+// that are linearizable and on histories that are not). On the simulator's
+// histories it finds one for nearly every linearizable history, at a small
+// part of porcupine's cost, which sorts and links entries, boxes every
+// state and starts a goroutine a history.
+func Witness(ops []porcupine.Operation, expiring bool) Verdict {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	return sc.search(ops, expiring)
+}
+
+// witnessOp is an operation as the search reads it.
+type witnessOp struct {
+	call, ret int64
+	in        Input
+	out       Output
+}
+
+// frame is a point of the search's path: the candidates offered there
+// (cands[candAt:candEnd]), the one being tried, the states the register
+// may be in there (states[stateAt:stateEnd]), and the first operation not
+// yet placed, in order of call.
+type frame struct {
+	candAt, candEnd, tried int
+	stateAt, stateEnd      int
+	lo                     int
+}
+
+// scratch is a search's memory, reused: a check makes one search a run.
+type scratch struct {
+	ops    []witnessOp
+	done   []bool
+	path   []frame
+	cands  []int
+	states []State
+	next   []State
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
+	n := len(ops)
+	sc.ops = sc.ops[:0]
+	for _, o := range ops {
+		in, ok1 := o.Input.(Input)
+		out, ok2 := o.Output.(Output)
+		if !ok1 || !ok2 {
+			return Unsure
+		}
+		sc.ops = append(sc.ops, witnessOp{o.Call, o.Return, in, out})
+	}
+	// In order of call (ties: of the history), so that the operations that
+	// may come next are found by scanning from the first not yet placed.
+	slices.SortStableFunc(sc.ops, func(a, b witnessOp) int { return cmp.Compare(a.call, b.call) })
+	sc.done = append(sc.done[:0], make([]bool, n)...)
+	sc.path = slices.Grow(sc.path[:0], n+1) // (offer's frames never move: f stays valid)
+	sc.cands = sc.cands[:0]
+	sc.states = append(sc.states[:0], empty)
+	budget := witnessBudget*n + witnessSlack
+
+	sc.offer(0, 0, 1)
+	for placed := 0; placed < n; {
+		f := &sc.path[len(sc.path)-1]
+		if f.tried >= f.candAt {
+			sc.done[sc.cands[f.tried]] = false // back from the one tried last
+		}
+		f.tried++
+		if f.tried == f.candEnd {
+			// Nothing fits here: back up one operation.
+			sc.cands, sc.states = sc.cands[:f.candAt], sc.states[:f.stateAt]
+			sc.path = sc.path[:len(sc.path)-1]
+			if len(sc.path) == 0 {
+				return NoOrder
+			}
+			placed--
+			continue
+		}
+		if budget == 0 {
+			return Unsure
+		}
+		budget--
+		o := &sc.ops[sc.cands[f.tried]]
+		next := sc.next[:0]
+		for _, s := range sc.states[f.stateAt:f.stateEnd] {
+			at := len(next)
+			if expiring {
+				next = appendExpiringStep(next, s, o.in, o.out)
+			} else {
+				next = appendStep(next, s, o.in, o.out)
+			}
+			for i := at; i < len(next); {
+				if slices.Contains(next[:at], next[i]) {
+					next = slices.Delete(next, i, i+1)
+					continue
+				}
+				i++
+			}
+		}
+		sc.next = next
+		if len(next) == 0 {
+			continue
+		}
+		sc.done[sc.cands[f.tried]] = true
+		placed++
+		at := len(sc.states)
+		sc.states = append(sc.states, next...)
+		sc.offer(f.lo, at, len(sc.states))
+	}
+	return Witnessed
+}
+
+// offer pushes a frame whose states are states[sa:se], with the candidates
+// after the operations placed so far: scanning in order of call from the
+// first not placed, every one called no later than the earliest return
+// among them (each one called later returns later still, so the scan stops
+// at the first), earliest return first.
+func (sc *scratch) offer(lo, sa, se int) {
+	n := len(sc.ops)
+	for lo < n && sc.done[lo] {
+		lo++
+	}
+	at := len(sc.cands)
+	minRet := int64(1<<63 - 1)
+	for j := lo; j < n; j++ {
+		if sc.done[j] {
+			continue
+		}
+		if sc.ops[j].call > minRet {
+			break
+		}
+		minRet = min(minRet, sc.ops[j].ret)
+		sc.cands = append(sc.cands, j)
+	}
+	slices.SortFunc(sc.cands[at:], func(a, b int) int {
+		if r := cmp.Compare(sc.ops[a].ret, sc.ops[b].ret); r != 0 {
+			return r
+		}
+		return cmp.Compare(a, b)
+	})
+	sc.path = append(sc.path, frame{candAt: at, candEnd: len(sc.cands), tried: at - 1, stateAt: sa, stateEnd: se, lo: lo})
+}
