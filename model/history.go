@@ -42,6 +42,7 @@ func (w Who) String() string {
 func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
+	var who []any // each client's Who, boxed once
 	pending := map[key]int{} // index in ops of the pair's outstanding call
 	n := 0                   // (the history's length, counted first: growing it by appends was most of a check's allocation here)
 	for i := range tr.Events {
@@ -63,6 +64,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 			if !ok {
 				id = len(clients)
 				clients[k] = id
+				who = append(who, Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))})
 			}
 			pending[k] = len(ops)
 			ops = append(ops, porcupine.Operation{
@@ -71,7 +73,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 				Call:     e.T,
 				Output:   Output{Res: trace.ResUnknown},
 				Return:   -1,
-				Metadata: Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))},
+				Metadata: who[id],
 			})
 		case trace.EvStore:
 			if e.Store == trace.StoreExpire {
