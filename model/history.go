@@ -42,7 +42,7 @@ func (w Who) String() string {
 func FromTrace(tr *trace.Trace) []porcupine.Operation {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
-	var who []any // each client's Who, boxed once
+	var who []any            // each client's Who, boxed once
 	pending := map[key]int{} // index in ops of the pair's outstanding call
 	n := 0                   // (the history's length, counted first: growing it by appends was most of a check's allocation here)
 	for i := range tr.Events {
