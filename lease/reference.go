@@ -369,8 +369,8 @@ func (r *Reference) elect(ctx context.Context) {
 			// live record and waits. Waiting instead left the store empty,
 			// and a process that joined then led beside the lost holder:
 			// spec.TestServerLossSearch.)
-			var ve *VanishedError
-			if r.vanishes && errors.As(err, &ve) && ve.Version != waitedFor && r.mistake&mVanishedAtOnce == 0 {
+			ve, vanished := errors.AsType[*VanishedError](err)
+			if r.vanishes && vanished && ve.Version != waitedFor && r.mistake&mVanishedAtOnce == 0 {
 				waitedFor = ve.Version
 				if haveSeen && !seenGone && seen.Holder > 0 && ve.Version == seen.Version {
 					// (This process's own record, of a term over, is held by

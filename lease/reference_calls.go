@@ -254,8 +254,8 @@ func outcome(op string, err error) bool {
 // again. (Found by a probe: Run over a path in a removed directory retried
 // for ever and reported nothing.)
 func missingDir(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && pe.Op == "readdir" && errors.Is(pe.Err, fs.ErrNotExist)
+	pe, ok := errors.AsType[*fs.PathError](err)
+	return ok && pe.Op == "readdir" && errors.Is(pe.Err, fs.ErrNotExist)
 }
 
 // wait blocks until the record may have changed, until the monotonic

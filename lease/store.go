@@ -115,8 +115,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 // FailedStep returns the failed step of a store operation, or "" when err
 // is not a *StepError.
 func FailedStep(err error) string {
-	var se *StepError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*StepError](err); ok {
 		return se.Step
 	}
 	return ""

@@ -326,9 +326,9 @@ func (s *VersionedFile) Read() (Record, error) {
 		}
 	}
 	rec, err := s.readLatest()
-	var ue *unreadError
+	ue, unread := errors.AsType[*unreadError](err)
 	switch {
-	case errors.As(err, &ue):
+	case unread:
 		return rec, ue.err
 	case err == nil && rec.Holder == 0:
 		return Record{}, &fs.PathError{Op: "read", Path: s.name(rec.Version), Err: syscall.ENOENT}
@@ -430,9 +430,9 @@ func (s *VersionedFile) readLatest() (Record, error) {
 // not say a record exists when the version may be a release.
 func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) {
 	cur, err := s.readLatest()
-	var ue *unreadError
+	ue, unread := errors.AsType[*unreadError](err)
 	switch {
-	case errors.As(err, &ue):
+	case unread:
 		// (First: an unreadable version is not an absent lease.)
 		return Record{}, ue.err
 	case errors.Is(err, fs.ErrNotExist):

@@ -301,8 +301,7 @@ func errno(err error) trace.Errno {
 			return trace.ErrnoOf(e)
 		}
 	}
-	var e syscall.Errno
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[syscall.Errno](err); ok {
 		return trace.ErrnoOf(e)
 	}
 	return 0 // not a system call's error (a parse error, say)
