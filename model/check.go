@@ -12,13 +12,12 @@ import (
 // Result is the outcome of checking a trace's Store history against
 // Register.
 type Result struct {
-	// Linearizable is true when porcupine found a linearization.
+	// Linearizable is true when Witness or porcupine found a
+	// linearization.
 	Linearizable bool
 	// Unknown is true when the check timed out first; Linearizable is
 	// then false but no violation was found.
 	Unknown bool
-	// Ops is the history checked (FromTrace's).
-	Ops []porcupine.Operation
 	// Info holds the (partial) linearizations, for WriteHTML and Culprit.
 	Info porcupine.LinearizationInfo
 	// End is the true time at which the run stopped, in ns: an operation
@@ -27,6 +26,8 @@ type Result struct {
 
 	model   porcupine.Model
 	timeout time.Duration
+	ops     []porcupine.Operation // the history checked, when porcupine was asked;
+	hist    []histOp              // otherwise, unboxed (see Ops)
 }
 
 // Check checks the Store operations of tr for linearizability against
@@ -47,11 +48,13 @@ func Check(tr *trace.Trace, timeout time.Duration) Result {
 	if expiring {
 		m = ExpiringRegister
 	}
-	ops, end := FromTrace(tr), int64(tr.End)
-	switch Witness(ops, expiring) {
-	case Witnessed:
-		return Result{Linearizable: true, Ops: ops, End: end, model: m, timeout: timeout}
-	case NoOrder:
+	h, end := historyOf(tr), int64(tr.End)
+	verdict := witnessHistory(h, expiring)
+	if verdict == Witnessed {
+		return Result{Linearizable: true, hist: h, End: end, model: m, timeout: timeout}
+	}
+	ops := boxed(h)
+	if verdict == NoOrder {
 		return verbose(m, ops, end, timeout)
 	}
 	return CheckOpsWith(m, ops, end, timeout)
@@ -71,7 +74,7 @@ func CheckOps(ops []porcupine.Operation, end int64, timeout time.Duration) Resul
 // the plain one 1.2 s. Each is given timeout.
 func CheckOpsWith(m porcupine.Model, ops []porcupine.Operation, end int64, timeout time.Duration) Result {
 	if porcupine.CheckOperationsTimeout(m, ops, timeout) == porcupine.Ok {
-		return Result{Linearizable: true, Ops: ops, End: end, model: m, timeout: timeout}
+		return Result{Linearizable: true, ops: ops, End: end, model: m, timeout: timeout}
 	}
 	return verbose(m, ops, end, timeout)
 }
@@ -80,7 +83,15 @@ func CheckOpsWith(m porcupine.Model, ops []porcupine.Operation, end int64, timeo
 // Culprit and WriteHTML read.
 func verbose(m porcupine.Model, ops []porcupine.Operation, end int64, timeout time.Duration) Result {
 	res, info := porcupine.CheckOperationsVerbose(m, ops, timeout)
-	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, Ops: ops, Info: info, End: end, model: m, timeout: timeout}
+	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, ops: ops, Info: info, End: end, model: m, timeout: timeout}
+}
+
+// Ops returns the history checked (FromTrace's).
+func (r Result) Ops() []porcupine.Operation {
+	if r.ops == nil && r.hist != nil {
+		return boxed(r.hist)
+	}
+	return r.ops
 }
 
 // WriteHTML writes porcupine's visualization of the history and its
@@ -88,7 +99,7 @@ func verbose(m porcupine.Model, ops []porcupine.Operation, end int64, timeout ti
 // the verbose check then: CheckOpsWith skipped it.)
 func (r Result) WriteHTML(path string) error {
 	if r.Linearizable && r.Info.PartialLinearizations() == nil {
-		_, r.Info = porcupine.CheckOperationsVerbose(r.model, r.Ops, r.timeout)
+		_, r.Info = porcupine.CheckOperationsVerbose(r.model, r.Ops(), r.timeout)
 	}
 	return porcupine.VisualizePath(r.model, r.Info, path)
 }
@@ -113,7 +124,7 @@ func (r Result) Culprit() (op porcupine.Operation, ok bool) {
 		longest = max(longest, len(p))
 	}
 	found := -1
-	in := make([]bool, len(r.Ops))
+	in := make([]bool, len(r.ops))
 	for _, p := range parts[0] {
 		if len(p) != longest {
 			continue
@@ -123,7 +134,7 @@ func (r Result) Culprit() (op porcupine.Operation, ok bool) {
 			in[id] = true
 		}
 		first := -1
-		for i := range r.Ops {
+		for i := range r.ops {
 			if !in[i] && (first < 0 || r.before(i, first)) {
 				first = i
 			}
@@ -135,12 +146,12 @@ func (r Result) Culprit() (op porcupine.Operation, ok bool) {
 	if found < 0 {
 		return op, false
 	}
-	return r.Ops[found], true
+	return r.ops[found], true
 }
 
 // before orders operations by return, then call, then index.
 func (r Result) before(i, j int) bool {
-	a, b := &r.Ops[i], &r.Ops[j]
+	a, b := &r.ops[i], &r.ops[j]
 	if a.Return != b.Return {
 		return a.Return < b.Return
 	}

@@ -39,7 +39,31 @@ func (w Who) String() string {
 // error or after the end of a member outage that began by then
 // (trace.MemberKill, MemberStop), whichever is later. (A file system's call, or SQLite's,
 // that failed has done whatever it did by its return.) Metadata is a Who.
-func FromTrace(tr *trace.Trace) []porcupine.Operation {
+func FromTrace(tr *trace.Trace) []porcupine.Operation { return boxed(historyOf(tr)) }
+
+// histOp is an operation of FromTrace's history before its input and
+// output are boxed for porcupine, which a history that Witness linearizes
+// never needs.
+type histOp struct {
+	ClientId int
+	Input    Input
+	Call     int64
+	Output   Output
+	Return   int64
+	Metadata any
+}
+
+// boxed returns h as porcupine's operations.
+func boxed(h []histOp) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(h))
+	for i, o := range h {
+		ops[i] = porcupine.Operation{ClientId: o.ClientId, Input: o.Input, Call: o.Call, Output: o.Output, Return: o.Return, Metadata: o.Metadata}
+	}
+	return ops
+}
+
+// historyOf is FromTrace's history, unboxed.
+func historyOf(tr *trace.Trace) []histOp {
 	type key struct{ proc, act int16 }
 	clients := map[key]int{}
 	var who []any            // each client's Who, boxed once
@@ -50,7 +74,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 			n++
 		}
 	}
-	ops := make([]porcupine.Operation, 0, n)
+	ops := make([]histOp, 0, n)
 	var expiries []int // indices in ops of the server's expiries
 	var late []int     // indices in ops of failed server requests
 	var last int64
@@ -67,7 +91,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 				who = append(who, Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))})
 			}
 			pending[k] = len(ops)
-			ops = append(ops, porcupine.Operation{
+			ops = append(ops, histOp{
 				ClientId: id,
 				Input:    Input{Op: e.Store, Rec: e.Record(), Holder: e.Writer()},
 				Call:     e.T,
@@ -80,7 +104,7 @@ func FromTrace(tr *trace.Trace) []porcupine.Operation {
 				// The server's own step, at the instant the record expired:
 				// a client of its own, so it orders with nothing but time.
 				expiries = append(expiries, len(ops))
-				ops = append(ops, porcupine.Operation{
+				ops = append(ops, histOp{
 					Input:    Input{Op: trace.StoreExpire, Rec: e.Record()},
 					Call:     e.ExpiredAt(),
 					Output:   Output{Res: trace.ResOK},

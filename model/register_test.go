@@ -424,7 +424,7 @@ func TestScenarios(t *testing.T) {
 			if r.Unknown {
 				t.Fatal("check timed out")
 			}
-			if len(r.Ops) == 0 {
+			if len(r.Ops()) == 0 {
 				t.Fatal("no store operations in the trace")
 			}
 			if r.Linearizable != tt.want {
@@ -461,7 +461,7 @@ func TestCrashAfterExclCreate(t *testing.T) {
 		t.Errorf("culprit %s, want a read by 200 that found the record corrupt", r.Describe(got))
 	}
 	// 100's create never returned: unknown, after everything else.
-	first := r.Ops[0]
+	first := r.Ops()[0]
 	if first.Input != create(100) || first.Output.(Output).Res != trace.ResUnknown || first.Return <= int64(tr.End) {
 		t.Errorf("first operation %s (return %d, end %d), want 100's create, never returned", r.Describe(first), first.Return, tr.End)
 	}

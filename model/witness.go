@@ -8,8 +8,9 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// witnessBudget bounds the search for a witness: this many steps of the
-// model an operation, and witnessSlack more.
+// witnessBudget bounds the search for a witness: this many candidates
+// tried an operation (each through the model's step from every state the
+// register may be in), and witnessSlack more.
 const (
 	witnessBudget = 4
 	witnessSlack  = 64
@@ -19,8 +20,9 @@ const (
 type Verdict uint8
 
 const (
-	// Unsure: the search gave up (its budget spent, or a history that is
-	// not FromTrace's); nothing is known.
+	// Unsure: the search gave up (its budget spent, or a history whose
+	// inputs and outputs are not Input and Output values, or with an
+	// operation that returns before its call); nothing is known.
 	Unsure Verdict = iota
 	// Witnessed: a linearization was found, so the history is
 	// linearizable.
@@ -37,7 +39,7 @@ const (
 // call at the instant of another's return is concurrent with it, as
 // porcupine orders them), earliest return first, tracking the set of
 // states the register may be in, and that gives up after witnessBudget
-// steps of the model an operation. Every step it takes is the model's own
+// candidates tried an operation. Every step it takes is the model's own
 // transition relation, so a linearization it finds is one porcupine would
 // accept (TestWitnessAgreesWithPorcupine compares the two, on histories
 // that are linearizable and on histories that are not). On the simulator's
@@ -58,29 +60,34 @@ type witnessOp struct {
 }
 
 // frame is a point of the search's path: the candidates offered there
-// (cands[candAt:candEnd]), the one being tried, the states the register
-// may be in there (states[stateAt:stateEnd]), and the first operation not
-// yet placed, in order of call.
+// (cands[candAt:candEnd]), the one being tried, and the states the
+// register may be in there (states[stateAt:stateEnd]).
 type frame struct {
 	candAt, candEnd, tried int
 	stateAt, stateEnd      int
-	lo                     int
 }
 
 // scratch is a search's memory, reused: a check makes one search a run.
+// The operations not placed are a list in order of call (succ, pred; n is
+// its head and tail), from which placing an operation unlinks it and
+// backing up links it again (in the reverse order: each link it had is as
+// it left it), so that offering candidates costs their number, not the
+// history's length. (Scanning from the first operation not placed was
+// quadratic on a long run with one operation that never returned, which
+// stays unplaced to the end.)
 type scratch struct {
-	ops    []witnessOp
-	done   []bool
-	path   []frame
-	cands  []int
-	states []State
-	next   []State
+	ops        []witnessOp
+	succ, pred []int
+	path       []frame
+	cands      []int
+	states     []State
+	next       []State
+	scanned    int // operations offer has looked at (for a test of its cost)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
-	n := len(ops)
 	sc.ops = sc.ops[:0]
 	for _, o := range ops {
 		in, ok1 := o.Input.(Input)
@@ -90,20 +97,47 @@ func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
 		}
 		sc.ops = append(sc.ops, witnessOp{o.Call, o.Return, in, out})
 	}
+	return sc.run(expiring)
+}
+
+// witnessHistory is Witness of FromTrace's history before boxing.
+func witnessHistory(h []histOp, expiring bool) Verdict {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.ops = sc.ops[:0]
+	for _, o := range h {
+		sc.ops = append(sc.ops, witnessOp{o.Call, o.Return, o.Input, o.Output})
+	}
+	return sc.run(expiring)
+}
+
+// run searches sc.ops.
+func (sc *scratch) run(expiring bool) Verdict {
+	n := len(sc.ops)
+	for i := range sc.ops {
+		if sc.ops[i].ret < sc.ops[i].call {
+			return Unsure // (not FromTrace's: porcupine decides)
+		}
+	}
 	// In order of call (ties: of the history), so that the operations that
-	// may come next are found by scanning from the first not yet placed.
+	// may come next are found by scanning the list from its head.
 	slices.SortStableFunc(sc.ops, func(a, b witnessOp) int { return cmp.Compare(a.call, b.call) })
-	sc.done = append(sc.done[:0], make([]bool, n)...)
+	sc.succ, sc.pred = slices.Grow(sc.succ[:0], n+1)[:n+1], slices.Grow(sc.pred[:0], n+1)[:n+1]
+	for i := 0; i <= n; i++ {
+		sc.succ[i], sc.pred[i] = (i+1)%(n+1), (i+n)%(n+1)
+	}
 	sc.path = slices.Grow(sc.path[:0], n+1) // (offer's frames never move: f stays valid)
 	sc.cands = sc.cands[:0]
 	sc.states = append(sc.states[:0], empty)
+	sc.scanned = 0
 	budget := witnessBudget*n + witnessSlack
 
-	sc.offer(0, 0, 1)
+	sc.offer(0, 1)
 	for placed := 0; placed < n; {
 		f := &sc.path[len(sc.path)-1]
 		if f.tried >= f.candAt {
-			sc.done[sc.cands[f.tried]] = false // back from the one tried last
+			j := sc.cands[f.tried] // back from the one tried last
+			sc.succ[sc.pred[j]], sc.pred[sc.succ[j]] = j, j
 		}
 		f.tried++
 		if f.tried == f.candEnd {
@@ -120,7 +154,8 @@ func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
 			return Unsure
 		}
 		budget--
-		o := &sc.ops[sc.cands[f.tried]]
+		j := sc.cands[f.tried]
+		o := &sc.ops[j]
 		next := sc.next[:0]
 		for _, s := range sc.states[f.stateAt:f.stateEnd] {
 			at := len(next)
@@ -130,7 +165,7 @@ func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
 				next = appendStep(next, s, o.in, o.out)
 			}
 			for i := at; i < len(next); {
-				if slices.Contains(next[:at], next[i]) {
+				if slices.Contains(next[:i], next[i]) {
 					next = slices.Delete(next, i, i+1)
 					continue
 				}
@@ -141,31 +176,26 @@ func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
 		if len(next) == 0 {
 			continue
 		}
-		sc.done[sc.cands[f.tried]] = true
+		sc.succ[sc.pred[j]], sc.pred[sc.succ[j]] = sc.succ[j], sc.pred[j]
 		placed++
 		at := len(sc.states)
 		sc.states = append(sc.states, next...)
-		sc.offer(f.lo, at, len(sc.states))
+		sc.offer(at, len(sc.states))
 	}
 	return Witnessed
 }
 
 // offer pushes a frame whose states are states[sa:se], with the candidates
-// after the operations placed so far: scanning in order of call from the
-// first not placed, every one called no later than the earliest return
+// after the operations placed so far: scanning the operations not placed
+// in order of call, every one called no later than the earliest return
 // among them (each one called later returns later still, so the scan stops
 // at the first), earliest return first.
-func (sc *scratch) offer(lo, sa, se int) {
+func (sc *scratch) offer(sa, se int) {
 	n := len(sc.ops)
-	for lo < n && sc.done[lo] {
-		lo++
-	}
 	at := len(sc.cands)
 	minRet := int64(1<<63 - 1)
-	for j := lo; j < n; j++ {
-		if sc.done[j] {
-			continue
-		}
+	for j := sc.succ[n]; j != n; j = sc.succ[j] {
+		sc.scanned++
 		if sc.ops[j].call > minRet {
 			break
 		}
@@ -178,5 +208,5 @@ func (sc *scratch) offer(lo, sa, se int) {
 		}
 		return cmp.Compare(a, b)
 	})
-	sc.path = append(sc.path, frame{candAt: at, candEnd: len(sc.cands), tried: at - 1, stateAt: sa, stateEnd: se, lo: lo})
+	sc.path = append(sc.path, frame{candAt: at, candEnd: len(sc.cands), tried: at - 1, stateAt: sa, stateEnd: se})
 }

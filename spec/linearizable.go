@@ -14,7 +14,8 @@ import (
 var LinearizeTimeout = 10 * time.Second
 
 // CheckLinearizable checks the run's Store history against the lease
-// register model (package model) with porcupine.
+// register model (package model): model.Check, with its Witness and
+// porcupine.
 func CheckLinearizable(tr *trace.Trace) *Violation {
 	r := model.Check(tr, LinearizeTimeout)
 	if r.Linearizable {
