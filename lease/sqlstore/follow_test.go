@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -159,5 +160,58 @@ func TestTableMadeAgain(t *testing.T) {
 				t.Errorf("a create after the table was made again: %v", err)
 			}
 		})
+	}
+}
+
+// childEnv names the database a child process of TestFollowsRemovedLog
+// creates its lease in.
+const childEnv = "LEASELAB_SQLSTORE_CHILD_DB"
+
+// TestChildCreate is TestFollowsRemovedLog's other process: it opens the
+// database and creates holder 3's lease (skipped unless run as that).
+func TestChildCreate(t *testing.T) {
+	path := os.Getenv(childEnv)
+	if path == "" {
+		t.Skip("the other process of TestFollowsRemovedLog")
+	}
+	s := open(t, SQLite, path, "job", storetest.ContractTimeout, nil)
+	if _, err := s.Create(3, 9*time.Second); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+}
+
+// The database file kept and its write-ahead log and index (-wal, -shm)
+// deleted under a leader: a process started afterwards, in a process of
+// its own (SQLite shares one index among a process's connections), reads
+// the database without the log's writes, finds no lease and creates one,
+// locking through an index of its own. The old leader follows the path:
+// its renewal meets the newcomer's record, a conflict. Before, it renewed
+// in the unlinked log for good, two leaders (a probe, 2026-12-06).
+func TestFollowsRemovedLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lease.db")
+	var leaderLog errorLog
+	leader := open(t, SQLite, path, "job", storetest.ContractTimeout, leaderLog.add)
+	rec, err := leader.Create(1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range logSuffixes {
+		if err := os.Remove(path + suffix); err != nil {
+			t.Fatalf("the log is not where SQLite keeps it: %v", err)
+		}
+	}
+	child := osexec.Command(os.Args[0], "-test.run=^TestChildCreate$", "-test.count=1")
+	child.Env = append(os.Environ(), childEnv+"="+path)
+	if out, err := child.CombinedOutput(); err != nil {
+		t.Fatalf("the process started after the removal could not create its lease (the case is not shown): %v\n%s", err, out)
+	}
+	if _, err := leader.Renew(rec, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
+		t.Errorf("the old leader's renewal: %v, want a conflict with the newcomer's record", err)
+	}
+	if !leaderLog.has("removed or replaced") {
+		t.Errorf("the reopening was not reported to OnError: %q", leaderLog.errs)
+	}
+	if got, err := leader.Read(); err != nil || got.Holder != 3 {
+		t.Errorf("the old leader reads %+v, %v; want the newcomer's record", got, err)
 	}
 }

@@ -16,10 +16,47 @@ import (
 )
 
 // conn is a store's database and, for a SQLite file Open opened, the
-// file it found at the path (nil otherwise).
+// file it found at the path (nil otherwise) and its write-ahead log and
+// the log's index (the -wal and -shm files; nil if there were none).
 type conn struct {
 	db   *sql.DB
 	file os.FileInfo
+	logs [2]os.FileInfo
+}
+
+// logSuffixes name the write-ahead log and its index beside the database.
+var logSuffixes = [2]string{"-wal", "-shm"}
+
+// sqliteConn is the conn of db, open at path, with the files found there.
+func sqliteConn(db *sql.DB, path string) *conn {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	c := &conn{db: db, file: fi}
+	for i, suffix := range logSuffixes {
+		c.logs[i], _ = os.Stat(path + suffix)
+	}
+	return c
+}
+
+// current reports whether path still names the files c found: the
+// database and, when it found them, its log and the log's index. (While
+// any connection has the database open, SQLite keeps both; the store
+// keeps its connections open.)
+func (c *conn) current(path string) bool {
+	if fi, err := os.Stat(path); err != nil || !os.SameFile(fi, c.file) {
+		return false
+	}
+	for i, suffix := range logSuffixes {
+		if c.logs[i] == nil {
+			continue
+		}
+		if fi, err := os.Stat(path + suffix); err != nil || !os.SameFile(fi, c.logs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // db is the database the store's calls use now.
@@ -27,20 +64,19 @@ func (s *Store) db() *sql.DB { return s.cur.Load().db }
 
 // follow is called before each call: for a SQLite database Open opened by
 // its path, it checks that the path still names the file it opened, and
-// when that file was removed or replaced (deleted with its log, a backup
-// restored over it) opens the path again, reporting it to OnError. The
-// processes that had it open went on with the unlinked file, one leading
-// there, while a process started afterwards made a new database at the
-// path and led there too, for good (a probe, 2026-12-05). Following the
-// path, a leader's next renewal meets the new file's record (or none): a
+// its log and index, and when one was removed or replaced (deleted with its
+// log, a backup restored over it) opens the path again, reporting it to
+// OnError. The processes that had it open went on with the unlinked file,
+// one leading there, while a process started afterwards made a new
+// database at the path and led there too, for good (a probe, 2026-12-05);
+// the same with the database kept and its -wal and -shm files deleted: the
+// newcomer read the database without the log's writes and locked through
+// an index of its own (a probe, the next day). Following the path, a
+// leader's next renewal meets the new file's record (or none): a
 // conflict, and it steps down.
 func (s *Store) follow() {
 	c := s.cur.Load()
-	if c.file == nil {
-		return
-	}
-	fi, err := os.Stat(s.path)
-	if err == nil && os.SameFile(fi, c.file) {
+	if c.file == nil || c.current(s.path) {
 		return
 	}
 	s.reopen.Lock()
@@ -49,14 +85,14 @@ func (s *Store) follow() {
 		return
 	}
 	c = s.cur.Load()
-	if fi, err := os.Stat(s.path); err == nil && os.SameFile(fi, c.file) {
+	if c.current(s.path) {
 		return // another call opened it again
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	n, err := Open(ctx, SQLite, s.dsn, s.opts)
 	if err != nil {
-		s.fail("reopen", fmt.Errorf("the database file %s was removed or replaced, and opening it again failed: %w", s.path, err))
+		s.fail("reopen", fmt.Errorf("the database file %s or its log was removed or replaced, and opening it again failed: %w", s.path, err))
 		return
 	}
 	s.cur.Store(n.cur.Load())
@@ -64,7 +100,7 @@ func (s *Store) follow() {
 	// (within their timeout) before it is closed.
 	time.AfterFunc(2*s.timeout, func() { c.db.Close() })
 	if s.onError != nil {
-		s.onError("reopen", fmt.Errorf("sqlstore: %q: the database file %s was removed or replaced: opened it again", s.name, s.path))
+		s.onError("reopen", fmt.Errorf("sqlstore: %q: the database file %s or its log was removed or replaced: opened it again", s.name, s.path))
 	}
 }
 

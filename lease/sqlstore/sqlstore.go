@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -168,9 +167,9 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	if d == SQLite {
 		if path := sqlitePath(dsn); path != "" {
 			s.path, _ = filepath.Abs(path)
-			if fi, err := os.Stat(s.path); err == nil {
+			if c := sqliteConn(db, s.path); c != nil {
 				s.dsn, s.opts = given, o
-				s.cur.Store(&conn{db: db, file: fi})
+				s.cur.Store(c)
 			}
 		}
 	}
