@@ -177,3 +177,38 @@ func TestSingletonIdentity(t *testing.T) {
 		t.Error("two Redis servers share a mark")
 	}
 }
+
+// One server's lease spelt in different ways has one mark; other servers,
+// databases and leases have others (a probe: 127.0.0.1:16399 and
+// redis://localhost:16399/0 had two, and an orphan of one ran beside the
+// other's command).
+func TestServerKeySpellings(t *testing.T) {
+	same := [][3]string{
+		{"redis", "127.0.0.1:16399", "redis://localhost:16399/0"},
+		{"redis", "localhost:6379", "redis://127.0.0.1"},
+		{"redis", "redis://user:secret@[::1]:16399", "127.0.0.1:16399"},
+		{"etcd", "127.0.0.1:2379,127.0.0.2:2379", "http://127.0.0.2:2379,localhost"},
+		{"postgres", "postgres://job@localhost:5432/leases", "host=127.0.0.1 port=5432 dbname=leases user=job"},
+	}
+	for _, c := range same {
+		if a, b := serverSingleton(c[0], c[1], "leader"), serverSingleton(c[0], c[2], "leader"); a != b {
+			t.Errorf("%s %q and %q: marks %s and %s, want one", c[0], c[1], c[2], a, b)
+		}
+	}
+	other := [][3]string{
+		{"redis", "127.0.0.1:16399", "127.0.0.1:16400"},
+		{"redis", "redis://localhost:16399/0", "redis://localhost:16399/1"},
+		{"etcd", "127.0.0.1:2379", "127.0.0.1:2379,127.0.0.1:22379"},
+		{"postgres", "postgres://job@localhost/leases", "postgres://job@localhost/other"},
+		{"postgres", "postgres://job@localhost/leases", "postgres://boss@localhost/leases"},
+		{"postgres", "postgres://job@localhost/leases", "postgres://job@localhost/leases?search_path=other"},
+	}
+	for _, c := range other {
+		if a, b := serverSingleton(c[0], c[1], "leader"), serverSingleton(c[0], c[2], "leader"); a == b {
+			t.Errorf("%s %q and %q share a mark", c[0], c[1], c[2])
+		}
+	}
+	if serverSingleton("redis", "127.0.0.1:6379", "leader") == serverSingleton("redis", "127.0.0.1:6379", "other") {
+		t.Error("two leases of one Redis server share a mark")
+	}
+}

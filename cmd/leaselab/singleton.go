@@ -78,7 +78,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -176,17 +175,10 @@ func serverSingleton(store, dsn, name string) string {
 		return fileSingleton(path, "sqlite", name)
 	}
 	netns, _ := os.Readlink("/proc/self/ns/net") // "" outside Linux
-	parts := []string{store, dsn, name, netns}
-	if store == "postgres" {
-		// (PGUSER, PGOPTIONS and the user id too, whose name is the
-		// default PostgreSQL user: the table is unqualified, so the
-		// user's search_path picks it: a review.)
-		parts = append(parts, "uid="+strconv.Itoa(os.Getuid()))
-		for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE", "PGSERVICEFILE", "PGUSER", "PGOPTIONS"} {
-			parts = append(parts, v+"="+os.Getenv(v))
-		}
-	}
-	return singletonID(parts...)
+	// (For PostgreSQL serverKey has the user, the options and the
+	// search_path as pgx completes them: the table is unqualified, so
+	// the user's search_path picks it: a review.)
+	return singletonID(store, serverKey(store, dsn), name, netns)
 }
 
 // runner runs the command, through a supervisor, while this process leads.
