@@ -113,6 +113,8 @@ func (c Config) ValidateDeadline() error {
 	}
 	d := c.RenewDeadlineInEffect()
 	switch {
+	case c.RenewDeadline < 0:
+		return fmt.Errorf("renew deadline %v must be positive (0: the safe deadline less a slack)", c.RenewDeadline)
 	case d <= 0:
 		return fmt.Errorf("drift bound %d ppm leaves no margin: lease %v x (1-rho)/(1+rho) = %v is not longer than the slack %v",
 			rho, c.LeaseDuration, c.SafeDeadline(), deadlineSlack)

@@ -43,6 +43,11 @@ type SetupOptions struct {
 // them all in its trace per process and simulated hour).
 const MaxHorizon = 24 * time.Hour
 
+// MinHorizon is the shortest run a search draws: faults are drawn at
+// instants within it (a probe's -horizon 1ns drew from an empty range and
+// panicked).
+const MinHorizon = time.Millisecond
+
 // FaultKinds are the faults of a process or its clock, in the order names
 // list them. "emfile" is a stretch of one process's opens failing (it ran
 // out of descriptors), lease/64 to eight leases long.
@@ -192,8 +197,8 @@ func (o *SetupOptions) Normalize() error {
 	default:
 		return fmt.Errorf("unknown scheduler %q (valid: random, pct, mixed)", o.Scheduler)
 	}
-	if o.Horizon < 0 || o.Horizon > MaxHorizon {
-		return fmt.Errorf("-horizon %v: want a length of simulated time up to %v (0: four leases and watch intervals)", o.Horizon, MaxHorizon)
+	if o.Horizon < 0 || o.Horizon > MaxHorizon || o.Horizon > 0 && o.Horizon < MinHorizon {
+		return fmt.Errorf("-horizon %v: want a length of simulated time from %v to %v (0: four leases and watch intervals)", o.Horizon, MinHorizon, MaxHorizon)
 	}
 	return nil
 }

@@ -272,8 +272,12 @@ func TestCheckBadInput(t *testing.T) {
 		{[]string{"check", "-props", "nope"}, []string{`"nope"`, strings.Join(spec.Properties, ", ")}},
 		{[]string{"check", "-lease", "3s", "-renew", "3s"}, []string{"longer than the renew interval"}},
 		{[]string{"check", "-max-drift", "1.5"}, []string{"[0, 1)"}},
-		{[]string{"check", "-horizon", "-1s"}, []string{"-horizon -1s", "up to 24h"}},
-		{[]string{"check", "-horizon", "25h"}, []string{"-horizon 25h", "up to 24h"}},
+		{[]string{"check", "-variant", "reference", "-renew-deadline", "-1s"}, []string{"renew deadline -1s must be positive"}}, // (a probe: it spoke of the drift bound)
+		{[]string{"check", "-horizon", "-1s"}, []string{"-horizon -1s", "to 24h"}},
+		{[]string{"check", "-horizon", "25h"}, []string{"-horizon 25h", "to 24h"}},
+		{[]string{"check", "-horizon", "1ns"}, []string{"-horizon 1ns", "from 1ms"}}, // (a probe: it panicked)
+		{[]string{"replay", "-seed", "1", "-horizon", "999us"}, []string{"-horizon 999µs", "from 1ms"}},
+		{[]string{"viz", "-seed", "1", "-o", "/nonexistent/x.html", "-horizon", "1ns"}, []string{"-horizon 1ns", "from 1ms"}},
 		{[]string{"check", "-horizon", "two hours"}, []string{"invalid value", "-horizon"}},
 		{[]string{"replay", "-seed", "1", "-horizon", "-5m"}, []string{"-horizon -5m"}},
 		{[]string{"check", "-bogus"}, []string{"-runs", "-variant"}},
