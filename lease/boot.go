@@ -23,8 +23,11 @@ type BootIDer interface {
 // record PATH.boot.K of the machine's current boot. A power loss can take
 // back version names that were never fsynced, so versions may repeat after
 // one; K cannot (its record is fsynced, data and name, before any epoch of
-// that boot is used), so epochs never do. Versions stay far below the
-// stride (a renewal a second for thirty years).
+// that boot is used). The link that starts a term is fsynced too: a
+// process without a boot id sharing the directory takes the epoch after
+// the record that survived, not a boot's base, and took a lost epoch
+// again when it was not (a probe). Versions stay far below the stride (a
+// renewal a second for thirty years).
 const BootStride = 1_000_000_000
 
 // MaxBootRecord is the highest boot record number the reference store

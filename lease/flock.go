@@ -58,10 +58,10 @@ var ErrUnreadable = errors.New("lease record unreadable")
 type EpochFile struct {
 	FS   FS
 	Path string
-	// Boot and PID, if Boot is set, make epochs unique across power
-	// losses by boot records (see BootStride) instead of an fsync of the
-	// record before every lead: epochs are then at least (K-1)*BootStride+1
-	// for the current boot's record K.
+	// Boot and PID, if Boot is set, number epochs by boot records (see
+	// BootStride): epochs are then at least (K-1)*BootStride+1 for the
+	// current boot's record K. The record is fsynced before every lead
+	// all the same (see EpochFile.write).
 	Boot func() (string, error)
 	PID  int64
 
@@ -164,10 +164,12 @@ func (s *EpochFile) write(rec Record) (Record, error) {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
 	_, err = s.FS.Write(fd, s.buf)
-	if err == nil && s.Boot == nil && s.mistake&mNoRecordSync == 0 { // (mutant: never)
-		// Without boot records the epoch must be durable before its
-		// holder acts; with them, a lost record costs nothing (the next
-		// boot's epochs are above every epoch of this one).
+	if err == nil && s.mistake&mNoRecordSync == 0 { // (mutant: never)
+		// The epoch must be durable before its holder acts. (Boot
+		// records were to make a lost record cost nothing, the next
+		// boot's epochs being above every epoch of this one; but a
+		// process without a boot id beside them takes the epoch after
+		// the record that survived, and took a lost one again: a probe.)
 		err = s.FS.Fsync(fd)
 	}
 	if err1 := s.FS.Close(fd); err == nil {

@@ -554,7 +554,12 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 		return Record{}, &StepError{Step: "verify", Err: errSuperseded{rec.Version, l.max}}
 	}
 	s.sweep(l, rec.Version)
-	if startsTerm && s.Boot == nil && !s.NoDirSync {
+	if startsTerm && !s.NoDirSync {
+		// (With boot records too: an epoch a process with a boot id
+		// took without this fsync, lost to a power loss, was taken
+		// again by a process without one, whose epochs follow the
+		// record that survived (nextEpoch) and not a boot's base: a
+		// probe, with containers of both kinds on one directory.)
 		if err := syncDir(s.FS, s.Path); err != nil {
 			// The version exists but may not survive a power loss: its
 			// epoch must not be used. The caller sees a failed write and

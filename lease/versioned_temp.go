@@ -115,9 +115,9 @@ func (s *VersionedFile) epochBase() (int64, error) {
 
 // syncDir makes the directory of path durable: an fsync of the directory,
 // which commits the names linked into it. The reference runs it once per
-// boot, for its boot record (see BootStride), or, on a runtime that cannot
-// tell its boot, after every link that starts a term, before the caller
-// acts on the new epoch: were that name lost to a power loss, the next
+// boot, for its boot record (see BootStride), and after every link that
+// starts a term, before the caller acts on the new epoch: were that name
+// lost to a power loss, the next
 // process to acquire after the restart would link the same version and
 // lead with the same epoch, which a fenced resource has already accepted
 // from the dead leader. Renewals and releases need none: losing one costs

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,10 @@ type ProcSpec struct {
 	// rolling change of -lease, -renew, -watch or the drift bound. Its
 	// Callbacks are Config.Lease's.
 	Lease lease.Config
+	// NoBootID makes this process one that cannot tell its boot (a
+	// container without /proc/sys/kernel/random/boot_id) beside processes
+	// that can, on one lock directory (Config.NoBootID: the whole machine).
+	NoBootID bool
 }
 
 // File is a file that exists before the run starts.
@@ -299,6 +304,15 @@ func (c Config) String() string {
 	}
 	if c.NoBootID {
 		b.WriteString(" nobootid")
+	}
+	var some []string
+	for i, p := range c.Procs {
+		if p.NoBootID {
+			some = append(some, strconv.Itoa(i))
+		}
+	}
+	if len(some) > 0 {
+		fmt.Fprintf(&b, " nobootid-procs=%s", strings.Join(some, ","))
 	}
 	if c.SharedPIDs {
 		b.WriteString(" samepid")

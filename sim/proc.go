@@ -388,7 +388,7 @@ func (p *proc) AwaitShutdown() {
 // one does where /proc/sys/kernel/random/boot_id is missing.
 func (p *proc) BootID() (string, error) {
 	p.w.porCall()
-	if p.w.cfg.NoBootID {
+	if p.w.cfg.NoBootID || p.w.cfg.Procs[p.idx].NoBootID {
 		return "", bootIDErr
 	}
 	return "boot-" + strconv.Itoa(p.w.boots), nil

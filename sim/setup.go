@@ -330,7 +330,17 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	}
 	defer func() {
 		if noBoot {
+			// Half of the runs on a machine without a boot id; of the
+			// others, half with some processes without one beside others
+			// with one (containers on one volume; a probe: the two kinds
+			// of epoch base repeated an epoch after a power loss, and no
+			// run had both).
 			cfg.NoBootID = rng.IntN(2) == 0
+			if !cfg.NoBootID && rng.IntN(2) == 0 {
+				for i := range cfg.Procs {
+					cfg.Procs[i].NoBootID = rng.IntN(2) == 0
+				}
+			}
 		}
 	}()
 	if len(kinds) == 0 {

@@ -350,16 +350,30 @@ func TestRandomStretchSetups(t *testing.T) {
 		if base == "none" {
 			o.Faults, _ = ParseFaults("nobootid")
 		}
-		without := 0
+		without, mixed := 0, 0
 		for seed := range uint64(200) {
 			a, b := RandomSetup(withOut, seed), RandomSetup(o, seed)
 			if !b.NoBootID {
 				without++
 			}
+			some, all := false, true
+			for _, p := range b.Procs {
+				some = some || p.NoBootID
+				all = all && p.NoBootID
+			}
+			if some && !all && !b.NoBootID {
+				mixed++ // processes with and without a boot id, on one directory
+			}
 			b.NoBootID = false
+			for i := range b.Procs {
+				b.Procs[i].NoBootID = false
+			}
 			if a.String() != b.String() {
 				t.Fatalf("%s: nobootid changed the rest of seed %d's setup:\n%s\n%s", base, seed, a, b)
 			}
+		}
+		if mixed < 15 {
+			t.Errorf("%s,nobootid: %d of 200 setups mix processes with and without a boot id, want about a fifth", base, mixed)
 		}
 		if without < 60 || without > 140 {
 			t.Errorf("%s,nobootid: %d of 200 setups kept their boot id, want about half", base, without)
