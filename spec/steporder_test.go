@@ -160,7 +160,7 @@ func pausedAcquisition(seed uint64) sim.Config {
 		Procs: []sim.ProcSpec{{PID: 100}, {PID: 200, Start: time.Millisecond}},
 		Faults: []sim.Fault{
 			{Kind: trace.Stop, Proc: 0, After: "close", Nth: 5, Dur: 18 * time.Second}, // right after its create's last call (the close of the directory it fsynced after its link)
-			{Kind: trace.Term, Proc: 1, After: "log", Nth: 4},                            // right after "Takeover successful"
+			{Kind: trace.Term, Proc: 1, After: "log", Nth: 4},                          // right after "Takeover successful"
 		}}
 }
 
