@@ -61,8 +61,12 @@ package main
 //     parent-death signal, and what it started is inherited by init, with
 //     no one left to kill it. Every process of the command carries the
 //     lease's mark in its environment (singletonEnv), and the next
-//     leader SIGKILLs whatever carries it before it starts its own
-//     command (killStale).
+//     leader kills whatever carries it, and whatever descends from that,
+//     before it starts its own command (killStale). On the flock store
+//     the next leader leads within milliseconds of run's SIGKILL, while
+//     the supervisor may still be killing the tree: killStale stops the
+//     whole tree, that supervisor and its strays with it, before it
+//     kills any of it, so that none is orphaned out of its sight.
 //
 // When the command exits on its own, run ends lease.Run's context (so it
 // steps down and releases) and exits with the command's status (128+N for
@@ -286,7 +290,9 @@ func (r *runner) start(ctx context.Context) {
 	// and its supervisor were killed at once (kill -9 $(pidof leaselab)),
 	// nobody killed the command's descendants, and the next leader's
 	// command ran beside them for good (a probe: 11 of 11 tries). This
-	// term holds the lease, so whatever carries its mark is stale. Off
+	// term holds the lease, so whatever carries its mark, and whatever
+	// descends from that, is stale (an earlier term's supervisor may be
+	// killing its command's tree still: killStale takes the whole). Off
 	// the callback, which must not block (a process in uninterruptible
 	// sleep takes a while to die); launch starts nothing once the term
 	// has ended meanwhile.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -95,52 +96,259 @@ func closeOnExecFrom(fd int) {
 	}
 }
 
-// killStale SIGKILLs every process on the machine whose environment marks
-// it as part of a command run under the lease singleton (singletonEnv),
-// this process and its ancestors spared, round after round until none is
-// left (a killed process's children may have been forking), for at most
-// 2 s and while ctx, the term's, lasts (after it, a marked process may be
-// the next term's: a review); it returns how many it killed. Only a
-// leader calls it: any other process with the mark was started under an
-// earlier term, and outlived it. A process that cleared its environment, or runs as another user,
-// is not seen. A killed process is a zombie until its parent reaps it:
-// its environment reads empty, so it is not counted again.
+// killStale SIGKILLs what is left of the commands run under the lease
+// singleton by earlier terms: every process on the machine whose
+// environment carries the lease's mark (singletonEnv), and every
+// descendant of one, marked or not; this process, its ancestors and init
+// are spared, and not descended through. It returns how many it killed.
+// Only a leader calls it: any other process with the mark was started
+// under an earlier term, and outlived it. It goes round until a look
+// finds nothing, for at most 2 s and while ctx, the term's, lasts (after
+// it, a marked process may be the next term's: a review).
+//
+// The descendants, and the order, are what a probe found missing: on the
+// flock store a successor leads within milliseconds of the old run's
+// SIGKILL, while the old term's supervisor is still killing its command's
+// tree. Killing only what carries the mark killed that supervisor, a
+// child subreaper, with a stray of the command in its care that had
+// cleared its environment (setsid env -i ..., or a daemon rewriting it):
+// the stray was reparented to init, out of every later look, and ran
+// beside every later leader's command (about 1 in 30 SIGKILLs). So the
+// whole tree is taken, and stopped before anything of it is killed
+// (stopTree): a stopped process neither forks nor exits, so its children
+// stay its children, where a look at /proc finds them; once every member
+// has stopped and a fresh look finds no new one, the tree is complete,
+// and all of it is killed. Killing in any order then orphans only
+// processes already doomed. (Letting a live supervisor finish was
+// weighed and not done: a supervisor may be stopped or slow, and one
+// cannot tell a finishing supervisor from a stuck one.)
+//
+// A process with another lease's mark is not touched, nor anything below
+// it: the mark names the lease, and that process is another lease's
+// command, even when it was started by this lease's. A process of
+// another user cannot be stopped or killed; its children still are. What
+// cannot be found: a process that cleared its environment and was
+// orphaned before the look (its parent killed with no subreaper alive
+// above it: run and its supervisor SIGKILLed at once).
 func killStale(ctx context.Context, singleton string) int {
 	if singleton == "" || !procIsOurs() {
 		return 0
 	}
 	mark := []byte(singletonEnv + "=" + singleton)
-	spare := map[int]bool{}
+	// (And init, whose descendants are everything: should it carry the
+	// mark, its own death is not this sweep's to cause, nor every
+	// process's.)
+	spare := map[int]bool{1: true}
 	for pid := os.Getpid(); pid > 1 && !spare[pid]; pid = parentOf(pid) {
 		spare[pid] = true
 	}
-	killed := map[int]bool{} // (a killed process is found again until it has died)
+	killed := map[procID]bool{}
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && ctx.Err() == nil; {
-		var found []int
-		ents, err := os.ReadDir("/proc")
-		if err != nil {
+		held := stopTree(mark, spare, end)
+		if len(held) == 0 {
 			return len(killed)
 		}
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || spare[pid] {
-				continue
+		if ctx.Err() != nil { // the term ended while the tree was stopped: hands off
+			for _, p := range held {
+				p.signal(syscall.SIGCONT)
+				p.close()
 			}
-			if hasEnv(pid, mark) { // (not if gone, or not ours to read)
-				found = append(found, pid)
-			}
+			break
 		}
-		if len(found) == 0 {
-			return len(killed)
-		}
-		for _, pid := range found {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed[pid] = true
+		for _, p := range held {
+			if p.signal(syscall.SIGKILL) == nil {
+				killed[p.procID] = true
 			}
 		}
-		time.Sleep(time.Millisecond)
+		// Each dead (or a zombie, whose environment reads empty) before
+		// the next look, which would not find an unmarked one again.
+		for _, p := range held {
+			for p.alive() && time.Now().Before(end) {
+				time.Sleep(time.Millisecond)
+			}
+			p.close()
+		}
 	}
 	return len(killed)
+}
+
+// procID is one process for good: its pid, and when it started (clock
+// ticks since boot, /proc/PID/stat's 22nd field). A pid is reused, by
+// another process, only once its own has died and been reaped.
+type procID struct {
+	pid   int
+	start uint64
+}
+
+// heldProc is a process a sweep has stopped, with a pidfd on it where the
+// kernel has them (Linux 5.3), through which it is signalled: a pidfd
+// names the process, not its number, so a signal never reaches a process
+// that has reused the pid. (-1: signalled by its pid, its start time
+// checked first.)
+type heldProc struct {
+	procID
+	fd int
+}
+
+// hold takes hold of p and stops it (SIGSTOP); nil if p is gone, or not
+// ours to signal.
+func hold(p procID) *heldProc {
+	fd, err := unix.PidfdOpen(p.pid, 0)
+	if err == unix.ESRCH {
+		return nil // gone
+	}
+	if err != nil { // (no pidfds: Linux before 5.3, or none left)
+		fd = -1
+	}
+	h := &heldProc{p, fd}
+	// (Opened by its number: the start time, read after, says whether the
+	// process the pidfd names is the one the look saw.)
+	if st, ok := procStatOf(p.pid); !ok || st.start != p.start || h.signal(syscall.SIGSTOP) != nil {
+		h.close()
+		return nil
+	}
+	return h
+}
+
+func (h *heldProc) signal(sig syscall.Signal) error {
+	if h.fd >= 0 {
+		return unix.PidfdSendSignal(h.fd, sig, nil, 0)
+	}
+	if st, ok := procStatOf(h.pid); !ok || st.start != h.start {
+		return syscall.ESRCH
+	}
+	return syscall.Kill(h.pid, sig)
+}
+
+// stopped reports whether h no longer runs: stopped, dead or a zombie.
+func (h *heldProc) stopped() bool {
+	st, ok := procStatOf(h.pid)
+	return !ok || st.start != h.start || st.state == 'T' || st.state == 't' || st.state == 'Z' || st.state == 'X'
+}
+
+// alive reports whether h has not died yet (a zombie has).
+func (h *heldProc) alive() bool {
+	st, ok := procStatOf(h.pid)
+	return ok && st.start == h.start && st.state != 'Z' && st.state != 'X'
+}
+
+func (h *heldProc) close() {
+	if h.fd >= 0 {
+		unix.Close(h.fd)
+		h.fd = -1
+	}
+}
+
+// stopTree stops the stale tree (staleTree) and returns it, every member
+// held and, but for one blocked in the kernel past end or 250 ms, stopped:
+// it stops what a look finds, waits until all of it has stopped, and looks
+// again, until a look finds nothing new. A process stopped cannot fork;
+// one that forked as it was stopped has its child listed, under it, by
+// the time it shows stopped. (One that never shows stopped is in
+// uninterruptible sleep, where it cannot fork either: a vfork's parent
+// whose child was stopped before its exec, a hung file system.)
+func stopTree(mark []byte, spare map[int]bool, end time.Time) []*heldProc {
+	held := map[procID]*heldProc{}
+	var out []*heldProc
+	for {
+		fresh := 0
+		for _, p := range staleTree(mark, spare) {
+			if _, seen := held[p]; seen {
+				continue
+			}
+			h := hold(p)
+			held[p] = h // (nil: gone, or not ours; tried once)
+			if h != nil {
+				out = append(out, h)
+				fresh++
+			}
+		}
+		if fresh == 0 || !time.Now().Before(end) {
+			return out
+		}
+		wait := time.Now().Add(250 * time.Millisecond)
+		if end.Before(wait) {
+			wait = end
+		}
+		for ; time.Now().Before(wait); time.Sleep(time.Millisecond) {
+			if !slices.ContainsFunc(out, func(h *heldProc) bool { return !h.stopped() }) {
+				break
+			}
+		}
+	}
+}
+
+// staleTree lists, from one look at /proc, the processes that carry mark
+// and their descendants, found by the parent each names: neither a spared
+// process nor one with another lease's mark, nor anything below either.
+// Zombies are left out (dead already, and childless).
+func staleTree(mark []byte, spare map[int]bool) []procID {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	type entry struct {
+		procStat
+		id    procID
+		ours  bool // carries mark
+		other bool // carries another lease's mark, and not ours
+	}
+	procs := map[int]*entry{}
+	children := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, ok := procStatOf(pid)
+		if !ok || st.state == 'Z' || st.state == 'X' {
+			continue
+		}
+		ours, other := marks(pid, mark)
+		procs[pid] = &entry{st, procID{pid, st.start}, ours, other}
+		children[st.ppid] = append(children[st.ppid], pid)
+	}
+	var out []procID
+	in := map[int]bool{}
+	var take func(pid int)
+	take = func(pid int) {
+		p := procs[pid]
+		if p == nil || in[pid] || spare[pid] || p.other {
+			return
+		}
+		in[pid] = true
+		out = append(out, p.id)
+		for _, c := range children[pid] {
+			take(c)
+		}
+	}
+	for pid, p := range procs {
+		if p.ours {
+			take(pid)
+		}
+	}
+	return out
+}
+
+// marks reports whether process pid's environment holds mark
+// ("LEASELAB_SINGLETON=ID"), and whether it holds another lease's
+// (singletonEnv with another ID) and not mark. Neither if it is gone, or
+// not ours to read.
+func marks(pid int, mark []byte) (ours, other bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false, false
+	}
+	name := []byte(singletonEnv + "=")
+	for v := range bytes.SplitSeq(b, []byte{0}) {
+		if bytes.Equal(v, mark) {
+			return true, false
+		}
+		if bytes.HasPrefix(v, name) {
+			other = true
+		}
+	}
+	return false, other
 }
 
 // parentOf is pid's parent, from /proc/PID/stat (0 if unknown).
@@ -149,35 +357,39 @@ func parentOf(pid int) int {
 	return ppid
 }
 
-// statOf is pid's state and parent, from /proc/PID/stat: the third and
-// fourth fields, after the command name in parentheses (0, 0 if unknown).
+// statOf is pid's state and parent, from /proc/PID/stat (0, 0 if unknown).
 func statOf(pid int) (state byte, ppid int) {
+	st, _ := procStatOf(pid)
+	return st.state, st.ppid
+}
+
+// procStat is what /proc/PID/stat says of a process: its state, its
+// parent, and when it started (clock ticks since boot).
+type procStat struct {
+	state byte
+	ppid  int
+	start uint64
+}
+
+// procStatOf reads pid's procStat: the third, fourth and 22nd fields,
+// after the command name in parentheses (false if unknown).
+func procStatOf(pid int) (procStat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0
+		return procStat{}, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0
+		return procStat{}, false
 	}
 	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 || len(f[0]) != 1 {
-		return 0, 0
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, false
 	}
-	ppid, _ = strconv.Atoi(string(f[1]))
-	return f[0][0], ppid
-}
-
-// hasEnv reports whether process pid's environment holds kv ("NAME=value").
-func hasEnv(pid int, kv []byte) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
 	}
-	for v := range bytes.SplitSeq(b, []byte{0}) {
-		if bytes.Equal(v, kv) {
-			return true
-		}
-	}
-	return false
+	return procStat{f[0][0], ppid, start}, true
 }
