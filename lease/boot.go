@@ -2,8 +2,10 @@ package lease
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,7 +73,17 @@ func (p *osProc) BootID() (string, error) {
 // it are removed once it is durable, so they need not be contiguous).
 func (s *VersionedFile) bootBase(id string) (int64, error) {
 	name := func(k int64) string { return s.Path + ".boot." + strconv.FormatInt(k, 10) }
-	for {
+	// linked is the record this pass found existing (EEXIST) when it tried
+	// to link it: the next listing must show it, or one above it. One that
+	// does not (the listing and the names disagree: a path naming no file,
+	// or a record number past MaxBootRecord) would have this loop link
+	// temporary files and fail for ever, so it is an error; and the loop
+	// ends after bootPasses passes whatever happens.
+	linked := int64(0)
+	for pass := 0; ; pass++ {
+		if pass == bootPasses {
+			return 0, fmt.Errorf("boot record of %s: no record of this boot after %d attempts", s.Path, bootPasses)
+		}
 		l, err := s.list()
 		if err != nil {
 			return 0, err
@@ -79,6 +91,9 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 		k := int64(0)
 		if n := len(l.boots); n > 0 {
 			k = l.boots[n-1]
+		}
+		if linked > k {
+			return 0, fmt.Errorf("boot record %s exists, but a listing of %s does not show it", name(linked), filepath.Dir(s.Path))
 		}
 		if k > 0 {
 			b, err := s.FS.ReadFile(name(k))
@@ -110,9 +125,15 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return 0, err
 		}
+		linked = k + 1
 		// Ours, or another process of this boot linked it first: read it.
 	}
 }
+
+// bootPasses bounds bootBase's passes: each pass that goes on finds a
+// higher record than the last (one that another process of this boot, or
+// this one, linked), so a few suffice unless others keep linking.
+const bootPasses = 16
 
 // publishDurably links a file holding data at name (EEXIST if it exists),
 // with the data and the name fsynced before it returns.

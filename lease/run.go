@@ -63,8 +63,9 @@ type RunOptions struct {
 //     first: give stores a timeout). Once Run has returned it makes no
 //     more store calls and calls no callback.
 //   - It returns nil after ctx has ended, and an error, having done
-//     nothing, for a config it cannot run (see [Config.ValidateDeadline])
-//     or a missing store or context. It never calls os.Exit and installs
+//     nothing, for a config it cannot run (see [Config.ValidateDeadline]),
+//     a missing store or context, or a file store whose path names no
+//     file in a directory (see [CheckLockPath]). It never calls os.Exit and installs
 //     no signal handler: map signals onto ctx yourself
 //     (signal.NotifyContext).
 //
@@ -95,6 +96,11 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 	}
 	if err := cfg.ValidateDeadline(); err != nil {
 		return fmt.Errorf("lease.Run: %w", err)
+	}
+	if path, ok := lockPathOf(s); ok {
+		if err := CheckLockPath(path); err != nil {
+			return fmt.Errorf("lease.Run: %w", err)
+		}
 	}
 	p := o.Proc
 	if p == nil {
@@ -157,6 +163,42 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 func NewFileStore(path string) *VersionedFile {
 	p := &osProc{pid: os.Getpid()}
 	return &VersionedFile{FS: OSFS{}, Path: path, PID: int64(p.pid), Boot: bootOf(p)}
+}
+
+// CheckLockPath refuses a lock path that names no file in a directory:
+// empty, ending in a path separator, or whose last element is "." or "..".
+// The file stores derive their names by appending to the path (PATH.N,
+// PATH.boot.K) and find them by listing its directory for its base name,
+// so over such a path they never find what they write (until 2026-12-05,
+// Run over NewFileStore("") or NewFileStore("/some/dir/") created boot
+// records for ever, ignoring its context). [Run] and the file stores'
+// operations return its error.
+func CheckLockPath(path string) error {
+	switch {
+	case path == "":
+		return errors.New("empty lock path: want the path of a file in an existing directory")
+	case os.IsPathSeparator(path[len(path)-1]):
+		return fmt.Errorf("lock path %q ends in a path separator: want the path of a file in an existing directory, not a directory", path)
+	}
+	if b := filepath.Base(path); b == "." || b == ".." {
+		return fmt.Errorf("lock path %q ends in %q: want the path of a file in an existing directory, not a directory", path, b)
+	}
+	return nil
+}
+
+// lockPathOf returns the lock path of a file store.
+func lockPathOf(s Store) (string, bool) {
+	switch s := s.(type) {
+	case *VersionedFile:
+		return s.Path, true
+	case *EpochFile:
+		return s.Path, true
+	case FlockRegister:
+		return s.Path, true
+	case *FlockRegister:
+		return s.Path, true
+	}
+	return "", false
 }
 
 // isNilPointer reports whether v holds a nil pointer (a typed nil: a

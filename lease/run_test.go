@@ -1032,3 +1032,89 @@ func TestRunReleasesAgainAfterAFailedRelease(t *testing.T) {
 		t.Errorf("after one failed release: %d releases, the lease still there: %v; log:\n%s", releases, present, log.String())
 	}
 }
+
+// TestRunRefusesPathNamingNoFile: a file store over a path that names no
+// file in a directory is an error from Run, at once, with nothing written.
+// Until 2026-12-05 Run over NewFileStore("") or NewFileStore("dir/") looped
+// in the boot record's creation, ignoring its context: the listing never
+// showed the PATH.boot.1 it linked, and every pass left a temporary file
+// (3,400 in 3 s, a probe).
+func TestRunRefusesPathNamingNoFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir) // NewFileStore("") writes in the working directory
+	cfg := lease.Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second}
+	for i, s := range []lease.Store{
+		lease.NewFileStore(""),
+		lease.NewFileStore(dir + "/"),
+		lease.NewFileStore(dir + "/."),
+		lease.NewFileStore(dir + "/sub/.."),
+		lease.FlockRegister{FS: lease.OSFS{}, Path: dir + "/"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		done := make(chan error, 1)
+		go func() { done <- lease.Run(ctx, s, cfg, lease.RunOptions{}) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "lock path") {
+				t.Errorf("Run over %T %d returned %v, want an error about the lock path", s, i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Run over %T %d did not return 3 s after its context ended", s, i)
+		}
+		cancel()
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("Run wrote %d files (%v) for paths it refused", len(ents), err)
+	}
+}
+
+func TestCheckLockPath(t *testing.T) {
+	for _, p := range []string{"", "/", "//", "/var/lib/", "x/", ".", "..", "/a/.", "/a/.."} {
+		if err := lease.CheckLockPath(p); err == nil {
+			t.Errorf("CheckLockPath(%q) = nil, want an error", p)
+		}
+	}
+	for _, p := range []string{"lease", "./lease", "/var/lib/job/lease", "a//b", "/a/.lease", "/a/..b"} {
+		if err := lease.CheckLockPath(p); err != nil {
+			t.Errorf("CheckLockPath(%q) = %v, want nil", p, err)
+		}
+	}
+}
+
+// hiddenBoots is the real file system, except that its listings leave out
+// boot records: names the store links that its listing never shows.
+type hiddenBoots struct{ lease.OSFS }
+
+func (f hiddenBoots) ReadDir(dir string) ([]string, error) { return f.drop(f.OSFS.ReadDir(dir)) }
+func (f hiddenBoots) ReadDirPrefix(dir, prefix string) ([]string, error) {
+	return f.drop(f.OSFS.ReadDirPrefix(dir, prefix))
+}
+func (hiddenBoots) drop(names []string, err error) ([]string, error) {
+	return slices.DeleteFunc(names, func(n string) bool { return strings.Contains(n, ".boot.") }), err
+}
+
+// TestBootRecordUnseenIsAnError: a boot record whose name exists but no
+// listing shows is an error, not a loop linking temporary files for ever
+// (how a path naming no file spun until 2026-12-05).
+func TestBootRecordUnseenIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	s := &lease.VersionedFile{FS: hiddenBoots{}, Path: filepath.Join(dir, "lease"), PID: 1,
+		Boot: func() (string, error) { return "boot-a", nil }}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Create(1, time.Second)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "does not show it") {
+			t.Errorf("Create returned %v, want an error saying the listing does not show the boot record", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Create did not return in 5 s")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) > 2 {
+		t.Errorf("Create left %d files, want at most the boot record", len(ents))
+	}
+}

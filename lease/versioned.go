@@ -186,6 +186,12 @@ func decimal(s string) (int64, bool) {
 
 // list reads the lock directory's names.
 func (s *VersionedFile) list() (listing, error) {
+	// Over a path that names no file in a directory the listing never
+	// shows the names the store writes (bootBase would link boot records
+	// for ever).
+	if err := CheckLockPath(s.Path); err != nil {
+		return listing{}, err
+	}
 	prefix := filepath.Base(s.Path) + "."
 	var names []string
 	var err error

@@ -21,6 +21,11 @@ import (
 // anywhere another local user chose), or a lock file another user owns
 // (that user could rewrite or remove the lease at will).
 func checkLockPath(path string) error {
+	// A path naming no file (a name ending in "/" that does not exist yet
+	// passes the checks below) made the stores loop for ever.
+	if err := lease.CheckLockPath(path); err != nil {
+		return usagef("-path: %v", err)
+	}
 	// The stores derive names from the lock's: PATH.N, PATH.boot.N and
 	// PATH.tmp.ID.SEQ, the longest, ID and SEQ up to 19 digits each. A
 	// name whose derived names pass NAME_MAX (255 bytes) fails every

@@ -30,6 +30,10 @@ func TestRunRefusesBadLockPath(t *testing.T) {
 		filepath.Join(dir, strings.Repeat("L", 212)): "at most 211",
 		// A directory access(2) passes for root where no file can be made.
 		"/proc/leaselab-test.lock": "cannot create files",
+		// Names no file: the store's listing never saw its boot record,
+		// and it linked temporary files for ever.
+		filepath.Join(dir, "new.lock") + "/": "ends in a path separator",
+		dir + "/new.lock/..":                 "ends in \"..\"",
 	}
 	if os.Geteuid() == 0 {
 		other := filepath.Join(dir, "other.lock")
