@@ -349,6 +349,17 @@ func TestRunStoreFlag(t *testing.T) {
 	}
 }
 
+// An in-memory SQLite database is refused: each runner would have its
+// own, and every one led (a probe).
+func TestRunRefusesInMemorySQLite(t *testing.T) {
+	for _, dsn := range []string{":memory:", "file::memory:", "file:lease?mode=memory&cache=shared", "?mode=memory", "file:"} {
+		code, _, errOut := runCLI("run", "-store", "sqlite", "-dsn", dsn, "-lease", "1s", "-renew", "300ms", "-watch", "300ms", "--", "true")
+		if code != 2 || !strings.Contains(errOut, "one process's own") {
+			t.Errorf("run -store sqlite -dsn %q: exit %d, stderr %q; want 2 and a refusal of the in-memory database", dsn, code, errOut)
+		}
+	}
+}
+
 // An unreachable Redis is said once, by leaselab, not also by go-redis's
 // own logger on standard error.
 func TestRunUnreachableRedisSaidOnce(t *testing.T) {

@@ -172,9 +172,9 @@ func fileSingleton(path string, kind ...string) string {
 // by its file (fileSingleton), and none for one in memory.
 func serverSingleton(store, dsn, name string) string {
 	if store == "sqlite" {
-		path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-		if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
-			return "" // every process its own database
+		path, inMemory := sqliteFile(dsn)
+		if inMemory {
+			return "" // every process its own database (run refuses it)
 		}
 		return fileSingleton(path, "sqlite", name)
 	}
@@ -183,6 +183,18 @@ func serverSingleton(store, dsn, name string) string {
 	// search_path as pgx completes them: the table is unqualified, so
 	// the user's search_path picks it: a review.)
 	return singletonID(store, serverKey(store, dsn), name, netns)
+}
+
+// sqliteFile returns the database file an SQLite dsn names, or
+// inMemory for a database that is one process's own: in memory
+// (":memory:", mode=memory, vfs=memdb) or SQLite's private temporary
+// database (an empty file name).
+func sqliteFile(dsn string) (path string, inMemory bool) {
+	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") || strings.Contains(query, "vfs=memdb") {
+		return "", true
+	}
+	return path, false
 }
 
 // runner runs the command, through a supervisor, while this process leads.
