@@ -99,9 +99,12 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"run", "-variant", c.variant, "-path", c.lock, "-id", strconv.Itoa(id),
+		args := []string{"run", "-variant", c.variant, "-id", strconv.Itoa(id),
 			"-lease", c.cfg.LeaseDuration.String(), "-renew", c.cfg.RenewInterval.String(),
 			"-watch", c.cfg.WatchInterval.String(), "-events", "/dev/fd/3"}
+		if len(c.extra) == 0 {
+			args = append(args, "-path", c.lock) // a file store's (a server store's flags refuse it)
+		}
 		if startAt != 0 {
 			args = append(args, "-start-at", strconv.FormatInt(startAt, 10))
 		}

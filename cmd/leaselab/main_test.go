@@ -69,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"variants", "x"}, "no arguments"},
 		{[]string{"run"}, "needs -path"},
 		{[]string{"run", "-path", "/dev/stdin"}, "symbolic link"},
-		{[]string{"run", "-path", lock, "-store", "redis"}, "needs -dsn"},
+		{[]string{"run", "-store", "redis"}, "needs -dsn"},
 		{[]string{"run", "-path", lock, "-store", "nosuch"}, "valid: file"},
 		{[]string{"run", "-path", lock, "-lease", "1s", "-renew", "2s"}, "longer than the renew interval"},
 		{[]string{"check", "-variant", "reference", "-renew-deadline", "9s"}, "must be shorter than lease 9s x (1-rho)/(1+rho)"},

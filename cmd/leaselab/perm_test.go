@@ -83,7 +83,7 @@ func TestRunRefusesReadOnlyUser(t *testing.T) {
 // for ever) and wants exit 2 with the refusal and why.
 func refused(t *testing.T, store, dsn, refusal, why string) {
 	t.Helper()
-	a, out := startRun(t, filepath.Join(t.TempDir(), "unused.lock"), []string{"-store", store, "-dsn", dsn, "-lease", "1s", "-renew", "300ms", "-watch", "300ms"})
+	a, out := startRun(t, "", []string{"-store", store, "-dsn", dsn, "-lease", "1s", "-renew", "300ms", "-watch", "300ms"})
 	code := waitExit(t, a, store+" run as a user who may only read")
 	if s := out.String(); code != 2 || !strings.Contains(s, refusal) || !strings.Contains(s, why) {
 		t.Errorf("%s as a user who may only read: exit %d, output %q; want 2, %q and %q", store, code, s, refusal, why)
@@ -93,7 +93,7 @@ func refused(t *testing.T, store, dsn, refusal, why string) {
 // starts runs leaselab run over dsn as a real process until it leads.
 func starts(t *testing.T, store, dsn string) {
 	t.Helper()
-	a, out := startRun(t, filepath.Join(t.TempDir(), "unused.lock"), []string{"-store", store, "-dsn", dsn, "-name", "perm-test", "-lease", "1s", "-renew", "300ms", "-watch", "300ms"})
+	a, out := startRun(t, "", []string{"-store", store, "-dsn", dsn, "-name", "perm-test", "-lease", "1s", "-renew", "300ms", "-watch", "300ms"})
 	poll(t, "a writer to lead", func() bool { return strings.Contains(out.String(), "Acquired lease") })
 	a.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, a, "run after SIGTERM"); code != 0 {

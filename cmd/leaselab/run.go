@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 )
 
 // cmdRun is a real leader-election process: the variant's algorithm on the
@@ -61,10 +62,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sc := singletonCommand{argv: command, path: cmdPath, restart: *restart}
-	explicitVariant := false
-	fs.Visit(func(f *flag.Flag) { explicitVariant = explicitVariant || f.Name == "variant" })
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	explicitVariant := given["variant"]
 	if kind, ok := serverStores[*store]; ok {
+		// A flag that means nothing here was silently ignored (a probe).
+		if given["path"] {
+			return usagef("-path is the lock file of the file and flock stores; -store %s keeps its lease on the server at -dsn, under -name", *store)
+		}
 		return runServer(*store, kind, *variant, explicitVariant, *dsn, *name, *timeout, *id, *startAt, *events, cfg, sc, stdout, stderr)
+	}
+	for _, f := range []string{"dsn", "name", "timeout"} {
+		if given[f] {
+			return usagef("-%s is for the server stores (-store redis|etcd|sqlite|postgres); -store %s does not use it", f, *store)
+		}
+	}
+	// A server variant over a lock file is the simulator's model of a
+	// server with no server: it never led and never exited, logging that
+	// for ever (a probe).
+	if slices.Contains(sim.ServerKinds, *variant) && *store == "file" {
+		use := "-store " + *variant
+		if *variant == "sql" {
+			use = "-store sqlite or -store postgres"
+		}
+		return usagef("-variant %s is the simulator's model of a server store; on real processes run %s -dsn ADDRESS (the reference over a real server)", *variant, use)
 	}
 	if *path == "" {
 		return usagef("run needs -path LOCKFILE")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -330,16 +331,16 @@ func (l *lockedLog) contains(s string) bool { return strings.Contains(l.String()
 func TestRunStoreFlag(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "leader.lock")
 	for args, want := range map[string]string{
-		"-store flock -variant reference":                      "-store flock runs the flock variant, not -variant reference",
-		"-store flock -variant seed":                           "not -variant seed",
+		"-path LOCK -store flock -variant reference":           "-store flock runs the flock variant, not -variant reference",
+		"-path LOCK -store flock -variant seed":                "not -variant seed",
 		"-store redis":                                         "-store redis needs -dsn",
-		"-store nosuch":                                        `-store "nosuch": valid: file, flock, redis, etcd, sqlite, postgres`,
+		"-path LOCK -store nosuch":                             `-store "nosuch": valid: file, flock, redis, etcd, sqlite, postgres`,
 		"-store redis -dsn 127.0.0.1:1":                        "connection refused",
 		"-store etcd -variant seed -dsn x":                     "-store etcd runs the reference over etcd, not -variant seed",
 		"-store redis -dsn 127.0.0.1:1 -renew 1s -timeout 10s": "-timeout 10s: want more than 0 and less than -renew (1s)",
 		"-store redis -dsn 127.0.0.1:1 -timeout -1s":           "-timeout -1s: want more than 0",
 	} {
-		code, _, errOut := runCLI(append([]string{"run", "-path", lock}, strings.Fields(args)...)...)
+		code, _, errOut := runCLI(append([]string{"run"}, strings.Fields(strings.ReplaceAll(args, "LOCK", lock))...)...)
 		if code != 2 || !strings.Contains(errOut, want) {
 			t.Errorf("run %s: exit %d, stderr %q; want 2 and %q", args, code, errOut, want)
 		}
@@ -349,11 +350,67 @@ func TestRunStoreFlag(t *testing.T) {
 	}
 }
 
+// Flags that mean nothing for the store are refused, not ignored, and so
+// is a server variant over a lock file: the simulator's model of a server,
+// which never led and never exited.
+func TestRunRefusesFlagsTheStoreIgnores(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "leader.lock")
+	for args, want := range map[string]string{
+		"-path LOCK -variant redis":                   "-variant redis is the simulator's model of a server store; on real processes run -store redis -dsn",
+		"-path LOCK -variant etcd":                    "run -store etcd -dsn",
+		"-path LOCK -variant sql":                     "run -store sqlite or -store postgres -dsn",
+		"-store redis -path LOCK -dsn 127.0.0.1:1":    "-path is the lock file of the file and flock stores",
+		"-store sqlite -path LOCK -dsn LOCK.db":       "-path is the lock file of the file and flock stores",
+		"-path LOCK -name job":                        "-name is for the server stores",
+		"-path LOCK -store flock -timeout 1s":         "-timeout is for the server stores",
+		"-path LOCK -dsn 127.0.0.1:1":                 "-dsn is for the server stores",
+		"-store etcd -dsn http://127.0.0.1:1/foo?x":   `endpoint "http://127.0.0.1:1/foo?x": want host:port or http(s)://host:port, with no path, query or user`,
+		"-store etcd -dsn 127.0.0.1:1,127.0.0.1:2/a":  `endpoint "127.0.0.1:2/a"`,
+		"-store etcd -dsn unix://x":                   "want host:port",
+		"-store etcd -dsn http://user:pw@127.0.0.1:1": "no path, query or user",
+	} {
+		argv := append([]string{"run"}, strings.Fields(strings.ReplaceAll(args, "LOCK", lock))...)
+		code, errOut := runBinary(t, append(argv, "-lease", "1s", "-renew", "300ms", "-watch", "300ms", "--", "true")...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("run %s: exit %d, stderr %q; want 2 and %q", args, code, errOut, want)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(lock)); len(ents) != 0 {
+		t.Errorf("refused runs left %d files", len(ents))
+	}
+}
+
+// runBinary runs the leaselab binary with args in a directory of its own,
+// for at most 20 s, and returns its exit status (-1: killed) and standard
+// error. (Not run in-process: a run that leads starts its supervisor as
+// this executable, which in a test is the test binary.)
+func runBinary(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, leaselabBinary(t), args...)
+	cmd.Dir = t.TempDir()
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, errb.String()
+	case ctx.Err() != nil:
+		return -1, errb.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), errb.String()
+	}
+	t.Fatal(err)
+	return 0, ""
+}
+
 // An in-memory SQLite database is refused: each runner would have its
 // own, and every one led (a probe).
 func TestRunRefusesInMemorySQLite(t *testing.T) {
 	for _, dsn := range []string{":memory:", "file::memory:", "file:lease?mode=memory&cache=shared", "?mode=memory", "file:"} {
-		code, _, errOut := runCLI("run", "-store", "sqlite", "-dsn", dsn, "-lease", "1s", "-renew", "300ms", "-watch", "300ms", "--", "true")
+		code, errOut := runBinary(t, "run", "-store", "sqlite", "-dsn", dsn, "-lease", "1s", "-renew", "300ms", "-watch", "300ms", "--", "true")
 		if code != 2 || !strings.Contains(errOut, "one process's own") {
 			t.Errorf("run -store sqlite -dsn %q: exit %d, stderr %q; want 2 and a refusal of the in-memory database", dsn, code, errOut)
 		}

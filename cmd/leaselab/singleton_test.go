@@ -100,7 +100,11 @@ func startRun(t *testing.T, lock string, args []string, command ...string) (*exe
 		t.Fatal(err)
 	}
 	defer f.Close()
-	all := append(append([]string{"run", "-path", lock}, args...), "--")
+	all := []string{"run"}
+	if lock != "" { // "": a server store's run, which takes no -path
+		all = append(all, "-path", lock)
+	}
+	all = append(append(all, args...), "--")
 	cmd := exec.Command(leaselabBinary(t), append(all, command...)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	// A process group of its own, run's pid, as a shell gives a job: the
