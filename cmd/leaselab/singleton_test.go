@@ -326,6 +326,69 @@ func TestRunCommandSignalDispositions(t *testing.T) {
 	}
 }
 
+// The command gets descriptors 0, 1 and 2 and no other of run's: not the
+// ones run inherited without close-on-exec (here 3 to 10, a pipe), with
+// run's standard streams open or closed. The shell lists its own table
+// with a glob, not with a redirection in effect: dash keeps a copy of a
+// descriptor it redirects at 10 or above while the redirection lasts,
+// which a probe's `ls -l /proc/$$/fd >FILE` took for run's.
+func TestRunCommandGetsNoOtherDescriptor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	dir := t.TempDir()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	// (Tested one by one with the shell's builtin test: a glob or a
+	// command substitution opens a descriptor of the shell's own.)
+	const list = `for n in $(seq 0 40) 250 251 252 253 254 255; do [ -e /proc/$$/fd/$n ] && echo "fd $n"; done; true`
+	for _, closed := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("fds-%v", closed))
+		script := list
+		if closed {
+			script = "exec >" + out + "; " + list
+		}
+		args := []string{"run", "-path", filepath.Join(dir, "leader.lock"),
+			"-lease", "30s", "-renew", "10s", "-watch", "10s", "--", "sh", "-c", script}
+		cmd := exec.Command(leaselabBinary(t), args...)
+		if closed {
+			cmd = exec.Command("sh", append([]string{"-c", `exec "$0" "$@" <&- >&- 2>&-`, leaselabBinary(t)}, args...)...)
+		}
+		cmd.ExtraFiles = []*os.File{pw, pw, pw, pw, pw, pw, pw, pw} // 3 to 10, not close-on-exec
+		var stdout *os.File
+		if !closed {
+			if stdout, err = os.Create(out); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout, cmd.Stderr = stdout, stdout
+		} else {
+			// Run with no standard streams at all (the Go runtime gives
+			// it /dev/null on 0, 1 and 2): the command writes the list
+			// to the file itself.
+		}
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("run (standard streams closed: %v): %v", closed, err)
+		}
+		if stdout != nil {
+			stdout.Close()
+		}
+		b, _ := os.ReadFile(out)
+		var fds []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "fd" {
+				fds = append(fds, f[1])
+			}
+		}
+		if strings.Join(fds, " ") != "0 1 2" {
+			t.Errorf("the command (run's standard streams closed: %v) has descriptors %v, want 0 1 2:\n%s", closed, fds, b)
+		}
+	}
+}
+
 // A command that cannot start is refused before anything is contended or
 // written: exit 2, one line, no lock file, no version file.
 func TestRunRefusesCommandThatCannotStart(t *testing.T) {
