@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,6 +110,18 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 	}
 	if *bin == "" {
 		if *bin, err = os.Executable(); err != nil {
+			return err
+		}
+	} else if _, err := exec.LookPath(*bin); err != nil {
+		// Every process failed to start, and the run reported that as
+		// violations, exit 1 (a probe).
+		return usagef("-bin %s: not a program torture can run: %v", *bin, err)
+	}
+	if len(extra) > 0 {
+		// An unreachable server failed every process at start, and the
+		// run reported "2 properties violated: no-own-exit", exit 1 (a
+		// probe). A bad address is bad input: connect once first.
+		if err := checkServer(*store, *dsn, cfg); err != nil {
 			return err
 		}
 	}
@@ -473,4 +487,20 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 			len(tr.Leadership()), len(gaps), gapSummary(gaps), judged, leaderSignals, summary)
 	}
 	return rep, found, nil
+}
+
+// checkServer connects to the server store once, as leaselab run would,
+// and closes the connection: a usage error if it cannot.
+func checkServer(store, dsn string, cfg lease.Config) error {
+	if _, inMemory := sqliteFile(dsn); store == "sqlite" && inMemory {
+		return usagef("-store sqlite -dsn %q: an in-memory or temporary database is one process's own, so every process would lead in its own: give the path of a database file", dsn)
+	}
+	s, err := openServerStore(context.Background(), store, dsn, "torture-check", min(cfg.RenewInterval/3, time.Second), nil)
+	if err != nil {
+		return usagef("-store %s -dsn %s: cannot reach the server: %v", store, dsn, err)
+	}
+	if c, ok := s.(io.Closer); ok {
+		c.Close()
+	}
+	return nil
 }

@@ -219,6 +219,25 @@ func TestTortureBadInput(t *testing.T) {
 			t.Errorf("torture %v: exit %d, want 2 (%s)", args, code, errb.String())
 		}
 	}
+	// Until 2026-12-05 these ran: every process failed at start, and the
+	// run reported violations (no-own-exit, twice), exit 1.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-bin", "/nonexistent/leaselab"}, "-bin /nonexistent/leaselab: not a program torture can run"},
+		{[]string{"-bin", t.TempDir()}, "is a directory"},
+		// (-bin: run in-process, torture's processes are otherwise this
+		// executable, the test binary.)
+		{[]string{"-bin", leaselabBinary(t), "-store", "redis", "-dsn", "127.0.0.1:1"}, "-store redis -dsn 127.0.0.1:1: cannot reach the server"},
+		{[]string{"-bin", leaselabBinary(t), "-store", "sqlite", "-dsn", ":memory:"}, "one process's own"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"torture", "-procs", "2", "-duration", "2s"}, c.args...), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("torture %v: exit %d, stderr %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
 }
 
 // A process's history survives what a SIGKILL does to it: a line cut
