@@ -65,6 +65,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"help", "frobnicate"}, "unknown command"},
 		{[]string{"run", "-id", "-5", "-path", lock}, "-id -5: a holder id is a positive number"},
 		{[]string{"run", "-store", "sqlite", "-dsn", "/nonexistent-leaselab/dir/l.db"}, "the directory /nonexistent-leaselab/dir does not exist"},
+		{[]string{"run", "-store", "sqlite", "-dsn", filepath.Dir(lock)}, filepath.Dir(lock) + " is a directory, not a database file"},
+		{[]string{"run", "-store", "sqlite", "-dsn", "file:" + filepath.Dir(lock) + "?cache=shared"}, filepath.Dir(lock) + " is a directory"},
 		{[]string{"failover", "-variants", "none", "-redis", "127.0.0.1:1"}, "nothing to measure: redis: redisstore: 127.0.0.1:1: dial tcp"},
 		{[]string{"variants", "x"}, "no arguments"},
 		{[]string{"run"}, "needs -path"},

@@ -104,8 +104,6 @@ func (s *Store) follow() {
 	}
 }
 
-// sqliteDir checks that the directory of an SQLite database file exists,
-// which SQLite reports only as "unable to open database file (14)".
 // sqlitePath is the database file a SQLite dsn names ("" for an
 // in-memory database).
 func sqlitePath(dsn string) string {
@@ -116,6 +114,9 @@ func sqlitePath(dsn string) string {
 	return path
 }
 
+// sqliteDir checks that the directory of an SQLite database file exists
+// and that the file is not a directory, which SQLite reports only as
+// "unable to open database file (14)".
 func sqliteDir(dsn string) error {
 	path := sqlitePath(dsn)
 	if path == "" {
@@ -130,6 +131,11 @@ func sqliteDir(dsn string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	case !fi.IsDir():
 		return fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	// SQLite says only "unable to open database file (14)" of a directory
+	// too (a probe's -dsn /tmp/somedir).
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not a database file", path)
 	}
 	return nil
 }

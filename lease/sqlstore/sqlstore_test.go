@@ -204,3 +204,18 @@ func TestLostReply(t *testing.T) {
 		t.Errorf("the statement was sent, but the renewal returned no nonce: %+v", sent)
 	}
 }
+
+// A directory at the database's path is said to be one: SQLite says only
+// "unable to open database file (14)".
+func TestOpenSQLiteDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, dsn := range []string{dir, "file:" + dir + "?cache=shared"} {
+		s, err := Open(context.Background(), SQLite, dsn, Options{Name: "n"})
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), dir+" is a directory") {
+			t.Errorf("Open(%q) = %v, want an error saying %s is a directory", dsn, err, dir)
+		}
+	}
+}
