@@ -184,34 +184,66 @@ func TestChildCreate(t *testing.T) {
 // deleted under a leader: a process started afterwards, in a process of
 // its own (SQLite shares one index among a process's connections), reads
 // the database without the log's writes, finds no lease and creates one,
-// locking through an index of its own. The old leader follows the path:
-// its renewal meets the newcomer's record, a conflict. Before, it renewed
-// in the unlinked log for good, two leaders (a probe, 2026-12-06).
+// locking through an index of its own. Before, the old leader renewed in
+// the unlinked log for good: two leaders (a probe, 2026-12-06). It cannot
+// open the database again (its process's index is the old one: a review
+// saw "disk I/O error (522)" and the renewals go on), so its store stops:
+// every call fails from the first after the removal, whether the
+// newcomer came first or the leader's call did, after one renewal or
+// twenty, and it says so to OnError once.
 func TestFollowsRemovedLog(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lease.db")
-	var leaderLog errorLog
-	leader := open(t, SQLite, path, "job", storetest.ContractTimeout, leaderLog.add)
-	rec, err := leader.Create(1, 9*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, suffix := range logSuffixes {
-		if err := os.Remove(path + suffix); err != nil {
-			t.Fatalf("the log is not where SQLite keeps it: %v", err)
+	for _, c := range []struct {
+		renewals   int
+		childFirst bool
+	}{{0, true}, {20, true}, {5, false}} {
+		path := filepath.Join(t.TempDir(), "lease.db")
+		var leaderLog errorLog
+		leader := open(t, SQLite, path, "job", storetest.ContractTimeout, leaderLog.add)
+		rec, err := leader.Create(1, 9*time.Second)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	child := osexec.Command(os.Args[0], "-test.run=^TestChildCreate$", "-test.count=1")
-	child.Env = append(os.Environ(), childEnv+"="+path)
-	if out, err := child.CombinedOutput(); err != nil {
-		t.Fatalf("the process started after the removal could not create its lease (the case is not shown): %v\n%s", err, out)
-	}
-	if _, err := leader.Renew(rec, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
-		t.Errorf("the old leader's renewal: %v, want a conflict with the newcomer's record", err)
-	}
-	if !leaderLog.has("removed or replaced") {
-		t.Errorf("the reopening was not reported to OnError: %q", leaderLog.errs)
-	}
-	if got, err := leader.Read(); err != nil || got.Holder != 3 {
-		t.Errorf("the old leader reads %+v, %v; want the newcomer's record", got, err)
+		for range c.renewals {
+			if rec, err = leader.Renew(rec, 9*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, suffix := range logSuffixes {
+			if err := os.Remove(path + suffix); err != nil {
+				t.Fatalf("the log is not where SQLite keeps it: %v", err)
+			}
+		}
+		newcomer := func() {
+			child := osexec.Command(os.Args[0], "-test.run=^TestChildCreate$", "-test.count=1")
+			child.Env = append(os.Environ(), childEnv+"="+path)
+			if out, err := child.CombinedOutput(); err != nil {
+				t.Fatalf("%+v: the process started after the removal could not create its lease (the case is not shown): %v\n%s", c, err, out)
+			}
+		}
+		if c.childFirst {
+			newcomer()
+		} else if _, err := leader.Read(); err == nil {
+			t.Errorf("%+v: the leader's first read after the removal worked", c)
+		}
+		if !c.childFirst {
+			newcomer()
+		}
+		for i := range 3 {
+			if got, err := leader.Renew(rec, 9*time.Second); err == nil {
+				t.Errorf("%+v: the old leader's renewal %d after the removal worked (%+v): two leaders", c, i, got)
+			}
+		}
+		if got, err := leader.Read(); err == nil {
+			t.Errorf("%+v: the old leader reads %+v after the removal", c, got)
+		}
+		n := 0
+		for _, e := range leaderLog.errs {
+			if strings.Contains(e, "removed or replaced under this process") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%+v: told OnError %d times that the log was replaced, want once: %q", c, n, leaderLog.errs)
+		}
 	}
 }

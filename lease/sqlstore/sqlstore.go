@@ -167,7 +167,7 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	if d == SQLite {
 		if path := sqlitePath(dsn); path != "" {
 			s.path, _ = filepath.Abs(path)
-			if c := sqliteConn(db, s.path); c != nil {
+			if c := sqliteConn(ctx, db, s.path); c != nil {
 				s.dsn, s.opts = given, o
 				s.cur.Store(c)
 			}
@@ -297,9 +297,16 @@ func (s *Store) Close() error {
 	s.reopen.Lock()
 	s.closed = true
 	s.reopen.Unlock()
-	if s.ownDB {
-		return s.db().Close()
+	c := s.cur.Load()
+	if c.pin != nil && c.broken == nil {
+		c.pin.Close()
 	}
+	if s.ownDB && c.broken == nil {
+		return c.db.Close()
+	}
+	// (A database whose log was replaced is left open: its last close
+	// would checkpoint the old log into the database and remove the new
+	// one. Its connections end with the process.)
 	return nil
 }
 
@@ -376,7 +383,9 @@ func (s *Store) Vanishes() bool { return true }
 // for which errors.Is(err, fs.ErrNotExist); a released one also
 // errors.Is(err, lease.ErrReleased), an expired one lease.ErrVanished.
 func (s *Store) Read() (lease.Record, error) {
-	s.follow()
+	if err := s.follow(); err != nil {
+		return lease.Record{}, err
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	rec, err := s.read(ctx)
@@ -466,7 +475,9 @@ func (s *Store) scanDest(dest ...any) []any {
 // one (epoch and version: the row's version plus one); if the row is live
 // it fails with an error for which errors.Is(err, fs.ErrExist).
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
-	s.follow()
+	if err := s.follow(); err != nil {
+		return lease.Record{}, err
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	nonce := newNonce()
@@ -519,7 +530,9 @@ func (s *Store) write(ctx context.Context, q string, args []any, dest ...any) er
 // update runs a compare-and-set UPDATE ... RETURNING epoch, version that
 // writes holder with a lease of ttl and a new nonce, its last parameter.
 func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...any) (lease.Record, error) {
-	s.follow()
+	if err := s.follow(); err != nil {
+		return lease.Record{}, err
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	nonce := newNonce()
@@ -553,7 +566,9 @@ func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (l
 // live record, else fails with lease.ErrConflict. The row stays, and with
 // it the version the next epoch follows.
 func (s *Store) Release(cur lease.Record) error {
-	s.follow()
+	if err := s.follow(); err != nil {
+		return err
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	var n int64
