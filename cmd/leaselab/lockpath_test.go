@@ -190,7 +190,7 @@ func TestServerKeySpellings(t *testing.T) {
 	same := [][3]string{
 		{"redis", "127.0.0.1:16399", "redis://localhost:16399/0"},
 		{"redis", "localhost:6379", "redis://127.0.0.1"},
-		{"redis", "redis://user:secret@[::1]:16399", "127.0.0.1:16399"},
+		{"redis", "redis://user:secret@[::1]:16399", "[0:0::1]:16399"},
 		{"etcd", "127.0.0.1:2379,127.0.0.2:2379", "http://127.0.0.2:2379,localhost"},
 		{"postgres", "postgres://job@localhost:5432/leases", "host=127.0.0.1 port=5432 dbname=leases user=job"},
 	}
@@ -201,6 +201,8 @@ func TestServerKeySpellings(t *testing.T) {
 	}
 	other := [][3]string{
 		{"redis", "127.0.0.1:16399", "127.0.0.1:16400"},
+		{"redis", "127.0.0.1:16399", "127.0.0.2:16399"}, // (two servers on loopback: not merged)
+		{"etcd", "unix:///run/a.sock", "unix:///run/b.sock"},
 		{"redis", "redis://localhost:16399/0", "redis://localhost:16399/1"},
 		{"etcd", "127.0.0.1:2379", "127.0.0.1:2379,127.0.0.1:22379"},
 		{"postgres", "postgres://job@localhost/leases", "postgres://job@localhost/other"},

@@ -14,8 +14,8 @@ import (
 // spelt, for the singleton mark: Redis's host:port and redis:// URL, with
 // the default port and database filled in; etcd's endpoints in any order,
 // with or without http://; a PostgreSQL URL or key=value string as pgx
-// completes it (from the PG* variables and the service file too). A host
-// is its addresses, every loopback address one. (A probe ran two runners
+// completes it (from the PG* variables and the service file too); a host
+// as hostKey writes it. (A probe ran two runners
 // on one Redis server as 127.0.0.1:16399 and redis://localhost:16399/0:
 // their marks differed, and after a FLUSHALL a newcomer's command ran
 // beside an orphan of the other's.) A DSN it cannot read is its own text.
@@ -43,6 +43,10 @@ func serverKey(store, dsn string) string {
 			if s, rest, ok := strings.Cut(e, "://"); ok {
 				scheme, e = strings.ToLower(s), rest
 			}
+			if strings.HasPrefix(scheme, "unix") {
+				eps = append(eps, scheme+"://"+e) // a socket's path, as written
+				continue
+			}
 			e, _, _ = strings.Cut(e, "/")
 			eps = append(eps, scheme+"://"+hostKey(e, "2379"))
 		}
@@ -64,9 +68,11 @@ func serverKey(store, dsn string) string {
 	return dsn
 }
 
-// hostKey is host:port with the port filled in, the host as its
-// addresses (sorted; every loopback address "loopback"; a name that does
-// not resolve, or a socket directory, as spelt).
+// hostKey is host:port with the port filled in and the host as written,
+// lowercased, but for "localhost", which is 127.0.0.1, and an address,
+// in its one form. A name is not resolved: a name a proxy routes by (one
+// address for many databases) would give two leases one mark, and one
+// whose addresses change on a failover, one lease two (a review).
 func hostKey(hostport, defPort string) string {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -76,25 +82,11 @@ func hostKey(hostport, defPort string) string {
 		port = defPort
 	}
 	host = strings.ToLower(strings.Trim(host, "[]"))
-	if strings.HasPrefix(host, "/") {
-		return host + ":" + port // a Unix socket's directory
+	switch ip := net.ParseIP(host); {
+	case host == "" || host == "localhost":
+		host = "127.0.0.1"
+	case ip != nil:
+		host = ip.String()
 	}
-	addrs := []string{host}
-	if host == "" || host == "localhost" {
-		addrs = []string{"127.0.0.1"}
-	} else if net.ParseIP(host) == nil {
-		if found, err := net.LookupHost(host); err == nil && len(found) > 0 {
-			addrs = found
-		}
-	}
-	for i, a := range addrs {
-		if ip := net.ParseIP(a); ip != nil {
-			addrs[i] = ip.String()
-			if ip.IsLoopback() {
-				addrs[i] = "loopback"
-			}
-		}
-	}
-	slices.Sort(addrs)
-	return strings.Join(slices.Compact(addrs), "|") + ":" + port
+	return net.JoinHostPort(host, port)
 }

@@ -70,10 +70,13 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 			// An endpoint is a server's address: a path, query or user
 			// in it was silently ignored (a probe:
 			// http://127.0.0.1:12399/foo?x).
+			if strings.HasPrefix(eps[i], "unix://") || strings.HasPrefix(eps[i], "unixs://") {
+				continue // a socket's path, as the etcd client takes it (a review)
+			}
 			u, err := url.Parse(eps[i])
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 				(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
-				return nil, fmt.Errorf("-dsn %q: endpoint %q: want host:port or http(s)://host:port, with no path, query or user (the lease's key is -name)", dsn, e)
+				return nil, fmt.Errorf("-dsn %q: endpoint %q: want host:port, http(s)://host:port or unix(s)://PATH, with no path, query or user (the lease's key is -name)", dsn, e)
 			}
 		}
 		return etcdstore.New(ctx, etcdstore.Options{Endpoints: eps, Name: name, Timeout: timeout, OnError: onError})
