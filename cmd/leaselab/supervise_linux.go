@@ -126,7 +126,8 @@ func closeOnExecFrom(fd int) {
 // A process with another lease's mark is not touched, nor anything below
 // it: the mark names the lease, and that process is another lease's
 // command, even when it was started by this lease's. A process of
-// another user cannot be stopped or killed; its children still are. What
+// another user cannot be stopped or killed unless run is root (then it is,
+// as any descendant of a marked process); its children still are. What
 // cannot be found: a process that cleared its environment and was
 // orphaned before the look (its parent killed with no subreaper alive
 // above it: run and its supervisor SIGKILLed at once).
@@ -144,7 +145,7 @@ func killStale(ctx context.Context, singleton string) int {
 	}
 	killed := map[procID]bool{}
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && ctx.Err() == nil; {
-		held := stopTree(mark, spare, end)
+		held := stopTree(ctx, mark, spare, end)
 		if len(held) == 0 {
 			return len(killed)
 		}
@@ -242,12 +243,13 @@ func (h *heldProc) close() {
 // stopTree stops the stale tree (staleTree) and returns it, every member
 // held and, but for one blocked in the kernel past end or 250 ms, stopped:
 // it stops what a look finds, waits until all of it has stopped, and looks
-// again, until a look finds nothing new. A process stopped cannot fork;
+// again, until a look finds nothing new (or ctx, the term, ends: an old
+// term's sweep must not hold the next term's command stopped). A process stopped cannot fork;
 // one that forked as it was stopped has its child listed, under it, by
 // the time it shows stopped. (One that never shows stopped is in
 // uninterruptible sleep, where it cannot fork either: a vfork's parent
 // whose child was stopped before its exec, a hung file system.)
-func stopTree(mark []byte, spare map[int]bool, end time.Time) []*heldProc {
+func stopTree(ctx context.Context, mark []byte, spare map[int]bool, end time.Time) []*heldProc {
 	held := map[procID]*heldProc{}
 	var out []*heldProc
 	for {
@@ -263,14 +265,14 @@ func stopTree(mark []byte, spare map[int]bool, end time.Time) []*heldProc {
 				fresh++
 			}
 		}
-		if fresh == 0 || !time.Now().Before(end) {
-			return out
+		if fresh == 0 || !time.Now().Before(end) || ctx.Err() != nil {
+			return out // (the caller continues them all if ctx ended: a review)
 		}
 		wait := time.Now().Add(250 * time.Millisecond)
 		if end.Before(wait) {
 			wait = end
 		}
-		for ; time.Now().Before(wait); time.Sleep(time.Millisecond) {
+		for ; time.Now().Before(wait) && ctx.Err() == nil; time.Sleep(time.Millisecond) {
 			if !slices.ContainsFunc(out, func(h *heldProc) bool { return !h.stopped() }) {
 				break
 			}
