@@ -129,10 +129,8 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if dsn == "" {
 		return usagef("-store %s needs -dsn (the server's address)", store)
 	}
-	// Each runner over an in-memory database had one of its own, and
-	// every one of them led (a probe).
-	if _, inMemory := sqliteFile(dsn); store == "sqlite" && inMemory {
-		return usagef("-store sqlite -dsn %q: an in-memory or temporary database is one process's own, so every runner would lead in its own: give the path of a database file every runner opens", dsn)
+	if err := refuseInMemory(store, dsn); err != nil {
+		return err
 	}
 	v, err := lease.LookupVariant(kind)
 	if err != nil {

@@ -88,6 +88,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/sqlstore"
 )
 
 // stopGrace is how long a command may take to exit after SIGTERM when its
@@ -172,8 +173,8 @@ func fileSingleton(path string, kind ...string) string {
 // by its file (fileSingleton), and none for one in memory.
 func serverSingleton(store, dsn, name string) string {
 	if store == "sqlite" {
-		path, inMemory := sqliteFile(dsn)
-		if inMemory {
+		path := sqlstore.SQLitePath(dsn)
+		if path == "" {
 			return "" // every process its own database (run refuses it)
 		}
 		return fileSingleton(path, "sqlite", name)
@@ -185,16 +186,14 @@ func serverSingleton(store, dsn, name string) string {
 	return singletonID(store, serverKey(store, dsn), name, netns)
 }
 
-// sqliteFile returns the database file an SQLite dsn names, or
-// inMemory for a database that is one process's own: in memory
-// (":memory:", mode=memory, vfs=memdb) or SQLite's private temporary
-// database (an empty file name).
-func sqliteFile(dsn string) (path string, inMemory bool) {
-	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
-	if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") || strings.Contains(query, "vfs=memdb") {
-		return "", true
+// refuseInMemory refuses an SQLite dsn whose database is one process's
+// own (sqlstore.SQLitePath): each runner over one had its own, and every
+// one of them led (a probe).
+func refuseInMemory(store, dsn string) error {
+	if store == "sqlite" && sqlstore.SQLitePath(dsn) == "" {
+		return usagef("-store sqlite -dsn %q: an in-memory or temporary database is one process's own, so every process would lead in its own: give the path of a database file every process opens", dsn)
 	}
-	return path, false
+	return nil
 }
 
 // runner runs the command, through a supervisor, while this process leads.

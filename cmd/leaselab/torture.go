@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -121,8 +120,11 @@ func cmdTorture(args []string, stdout, stderr io.Writer) error {
 		// An unreachable server failed every process at start, and the
 		// run reported "2 properties violated: no-own-exit", exit 1 (a
 		// probe). A bad address is bad input: connect once first.
-		if err := checkServer(*store, *dsn, cfg); err != nil {
+		if err := refuseInMemory(*store, *dsn); err != nil {
 			return err
+		}
+		if err := probeServer(*store, *dsn); err != nil {
+			return usagef("-store %s -dsn %s: cannot reach the server: %v", *store, *dsn, err)
 		}
 	}
 	if *outPath != "" {
@@ -487,20 +489,4 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 			len(tr.Leadership()), len(gaps), gapSummary(gaps), judged, leaderSignals, summary)
 	}
 	return rep, found, nil
-}
-
-// checkServer connects to the server store once, as leaselab run would,
-// and closes the connection: a usage error if it cannot.
-func checkServer(store, dsn string, cfg lease.Config) error {
-	if _, inMemory := sqliteFile(dsn); store == "sqlite" && inMemory {
-		return usagef("-store sqlite -dsn %q: an in-memory or temporary database is one process's own, so every process would lead in its own: give the path of a database file", dsn)
-	}
-	s, err := openServerStore(context.Background(), store, dsn, "torture-check", min(cfg.RenewInterval/3, time.Second), nil)
-	if err != nil {
-		return usagef("-store %s -dsn %s: cannot reach the server: %v", store, dsn, err)
-	}
-	if c, ok := s.(io.Closer); ok {
-		c.Close()
-	}
-	return nil
 }

@@ -205,8 +205,8 @@ func TestSQLitePathInMemory(t *testing.T) {
 		"/var/lib/job/lease.db":                "/var/lib/job/lease.db",
 		"file:/var/lib/job/lease.db?_pragma=busy_timeout(500)": "/var/lib/job/lease.db",
 	} {
-		if got := sqlitePath(dsn); got != want {
-			t.Errorf("sqlitePath(%q) = %q, want %q", dsn, got, want)
+		if got := SQLitePath(dsn); got != want {
+			t.Errorf("SQLitePath(%q) = %q, want %q", dsn, got, want)
 		}
 	}
 }

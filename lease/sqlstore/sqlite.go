@@ -154,9 +154,11 @@ func (s *Store) follow() error {
 	return nil
 }
 
-// sqlitePath is the database file a SQLite dsn names ("" for an
-// in-memory database).
-func sqlitePath(dsn string) string {
+// SQLitePath is the database file a SQLite dsn names (a path, or a
+// modernc "file:" URI), or "" for a database that is one process's own:
+// in memory (":memory:", mode=memory, vfs=memdb) or SQLite's private
+// temporary one (an empty file name).
+func SQLitePath(dsn string) string {
 	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
 	if path == ":memory:" || strings.Contains(query, "mode=memory") || strings.Contains(query, "vfs=memdb") {
 		return "" // in memory: no file, no directory to watch or ring a bell in
@@ -168,7 +170,7 @@ func sqlitePath(dsn string) string {
 // and that the file is not a directory, which SQLite reports only as
 // "unable to open database file (14)".
 func sqliteDir(dsn string) error {
-	path := sqlitePath(dsn)
+	path := SQLitePath(dsn)
 	if path == "" {
 		return nil
 	}

@@ -165,7 +165,7 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 	}
 	s.ownDB = true
 	if d == SQLite {
-		if path := sqlitePath(dsn); path != "" {
+		if path := SQLitePath(dsn); path != "" {
 			s.path, _ = filepath.Abs(path)
 			if c := sqliteConn(ctx, db, s.path); c != nil {
 				s.dsn, s.opts = given, o
