@@ -64,11 +64,24 @@ func boxed(h []histOp) []porcupine.Operation {
 
 // historyOf is FromTrace's history, unboxed.
 func historyOf(tr *trace.Trace) []histOp {
-	type key struct{ proc, act int16 }
-	clients := map[key]int{}
-	var who []any            // each client's Who, boxed once
-	pending := map[key]int{} // index in ops of the pair's outstanding call
-	n := 0                   // (the history's length, counted first: growing it by appends was most of a check's allocation here)
+	// Each (process, activity) pair's slot in clients and pending, dense:
+	// maps keyed by the pair were half of this function's time.
+	base := make([]int, len(tr.Acts)+1)
+	for p, acts := range tr.Acts {
+		base[p+1] = base[p] + len(acts)
+	}
+	slots := make([]int, 2*base[len(tr.Acts)])
+	clients := slots[:base[len(tr.Acts)]] // the pair's client id + 1; 0: none yet
+	pending := slots[base[len(tr.Acts)]:] // index in ops of the pair's outstanding call + 1; 0: none
+	nclients := 0
+	slot := func(e *trace.Event) int {
+		if int(e.Proc) < 0 || int(e.Proc) >= len(tr.Acts) || int(e.Act) < 0 || int(e.Act) >= len(tr.Acts[e.Proc]) {
+			return -1
+		}
+		return base[e.Proc] + int(e.Act)
+	}
+	var who []any // each client's Who, boxed once
+	n := 0        // (the history's length, counted first: growing it by appends was most of a check's allocation here)
 	for i := range tr.Events {
 		if e := &tr.Events[i]; e.Kind == trace.EvStoreCall || e.Kind == trace.EvStore && e.Store == trace.StoreExpire {
 			n++
@@ -81,16 +94,20 @@ func historyOf(tr *trace.Trace) []histOp {
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		last = max(last, e.T)
-		k := key{e.Proc, e.Act}
 		switch e.Kind {
 		case trace.EvStoreCall:
-			id, ok := clients[k]
-			if !ok {
-				id = len(clients)
-				clients[k] = id
+			k := slot(e)
+			if k < 0 {
+				continue // a pair the trace does not name (a hand-made trace)
+			}
+			id := clients[k] - 1
+			if id < 0 {
+				id = nclients
+				nclients++
+				clients[k] = id + 1
 				who = append(who, Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))})
 			}
-			pending[k] = len(ops)
+			pending[k] = len(ops) + 1
 			ops = append(ops, histOp{
 				ClientId: id,
 				Input:    Input{Op: e.Store, Rec: e.Record(), Holder: e.Writer()},
@@ -113,11 +130,15 @@ func historyOf(tr *trace.Trace) []histOp {
 				})
 				continue
 			}
-			j, ok := pending[k]
-			if !ok {
+			k := slot(e)
+			j := -1
+			if k >= 0 {
+				j = pending[k] - 1
+			}
+			if j < 0 {
 				continue // a return without a call: not from recStore
 			}
-			delete(pending, k)
+			pending[k] = 0
 			if e.Res == trace.ResUnknown && tr.Run.Remote {
 				// A request to a server that failed (a timeout, a lost
 				// connection) may still take effect after its client
@@ -138,13 +159,13 @@ func historyOf(tr *trace.Trace) []histOp {
 		}
 	}
 	for k, j := range expiries {
-		ops[j].ClientId = len(clients) + k
+		ops[j].ClientId = nclients + k
 	}
 	never := max(last, int64(tr.End)) + 1
 	outages := tr.MemberOutages()
 	bound := int64(LateBound(tr.Run.Lease.LeaseDuration))
 	for k, j := range late {
-		ops[j].ClientId = len(clients) + len(expiries) + k
+		ops[j].ClientId = nclients + len(expiries) + k
 		// From the error's instant, or the end of a member outage that
 		// began before the request could no longer apply (in time order,
 		// so that outages one after another chain).
@@ -157,7 +178,9 @@ func historyOf(tr *trace.Trace) []histOp {
 		ops[j].Return = min(from+bound, never)
 	}
 	for _, j := range pending {
-		ops[j].Return = never
+		if j > 0 {
+			ops[j-1].Return = never
+		}
 	}
 	return ops
 }

@@ -118,3 +118,28 @@ func alter(ops []porcupine.Operation, rng *rand.Rand) []porcupine.Operation {
 	h[i].Output = out
 	return h
 }
+
+// BenchmarkCheckRun reports model.Check's cost on the histories of the
+// runs `leaselab check -variant seed -faults all` makes (an op is one
+// run's check: the history's extraction, Witness and, where Witness is
+// not enough, porcupine), apart from the simulation.
+func BenchmarkCheckRun(b *testing.B) {
+	o := sim.SetupOptions{Variant: "seed", Faults: sim.AllFaults, Scheduler: "mixed"}
+	if err := o.Normalize(); err != nil {
+		b.Fatal(err)
+	}
+	var trs []*trace.Trace
+	for seed := uint64(1); seed <= 200; seed++ {
+		tr, err := sim.Run(sim.RandomSetup(o, seed))
+		if err != nil {
+			b.Fatal(err)
+		}
+		trs = append(trs, tr)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		model.Check(trs[i%len(trs)], 0)
+		i++
+	}
+}
