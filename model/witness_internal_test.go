@@ -2,6 +2,7 @@ package model
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -240,4 +241,27 @@ func BenchmarkWitnessPending(b *testing.B) {
 			porcupine.CheckOperations(Register, h)
 		}
 	})
+}
+
+// Check is Decide then Resolve, and Resolve says so when porcupine
+// linearizes a history Decide found none for (a bug in Witness), never
+// taking it for a pass.
+func TestResolveDisagreement(t *testing.T) {
+	ops := []porcupine.Operation{
+		{ClientId: 0, Input: Input{Op: trace.StoreRead}, Call: 0, Output: Output{Res: trace.ResUnknown}, Return: 1},
+	}
+	if !porcupine.CheckOperations(Register, ops) {
+		t.Fatal("the history should be linearizable")
+	}
+	r := Result{ops: ops, model: Register, pending: true} // as if Witness had found no order
+	got := r.Resolve()
+	if got.Linearizable || !got.disagree {
+		t.Fatalf("resolved %+v: want not linearizable, disagreeing", got)
+	}
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "bug in the checker") {
+		t.Fatalf("Err() = %v", err)
+	}
+	if _, ok := r.Culprit(); ok {
+		t.Fatal("a culprit for a disagreement")
+	}
 }

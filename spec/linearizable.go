@@ -17,16 +17,28 @@ var LinearizeTimeout = 10 * time.Second
 // register model (package model): model.Check, with its Witness and
 // porcupine.
 func CheckLinearizable(tr *trace.Trace) *Violation {
-	r := model.Check(tr, LinearizeTimeout)
+	v := decideLinearizable(tr)
+	v.settle()
+	return v
+}
+
+// decideLinearizable is CheckLinearizable with the violation's details
+// (the culprit, its time and process: porcupine's verbose check) left for
+// settle: a search settles only the violations it keeps (model.Decide).
+func decideLinearizable(tr *trace.Trace) *Violation {
+	r := model.Decide(tr, LinearizeTimeout)
 	if r.Linearizable {
 		return nil
 	}
-	v := &Violation{Property: LinearizableStore, At: tr.End, Detail: r.Err().Error(), HTML: r.WriteHTML}
-	if op, ok := r.Culprit(); ok {
-		v.At = time.Duration(min(op.Return, int64(tr.End)))
-		if w, ok := op.Metadata.(model.Who); ok {
-			v.PIDs = []int{w.PID}
+	end := tr.End
+	return &Violation{Property: LinearizableStore, At: end, settler: func(v *Violation) {
+		r := r.Resolve()
+		v.Detail, v.HTML = r.Err().Error(), r.WriteHTML
+		if op, ok := r.Culprit(); ok {
+			v.At = time.Duration(min(op.Return, int64(end)))
+			if w, ok := op.Metadata.(model.Who); ok {
+				v.PIDs = []int{w.PID}
+			}
 		}
-	}
-	return v
+	}}
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -127,15 +128,26 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 			// (The replay line, a hash of the setup, is made for the runs
 			// kept: a search with thousands of violating runs spent 3.5%
 			// of its time on lines it dropped.)
-			f := Found{Violation: *v.Violation, Run: i, RunSeed: seed, Config: cfg, Trace: tr, Verdicts: verdicts}
+			// The details of a violation decided without them (porcupine's
+			// culprit: decideLinearizable) are worked out only for a run
+			// kept, or compared by its time.
+			found := func() Found {
+				settleAll(verdicts) // (a Found carries every verdict of its run)
+				return Found{Violation: *v.Violation, Run: i, RunSeed: seed, Config: cfg, Trace: tr, Verdicts: verdicts}
+			}
 			switch k := indexOf(rep.Found, v.Property); {
 			case s.Smallest && k >= 0:
-				if smaller(f, rep.Found[k]) {
-					rep.Found[k] = s.digest(f)
+				c := compareSize(cfg, rep.Found[k].Config)
+				if c == 0 {
+					v.Violation.settle()
+					c = cmp.Compare(v.Violation.At, rep.Found[k].At)
+				}
+				if c < 0 {
+					rep.Found[k] = s.digest(found())
 					kept = true
 				}
 			case s.Smallest || rep.Counts[v.Property] <= keep:
-				rep.Found = append(rep.Found, s.digest(f))
+				rep.Found = append(rep.Found, s.digest(found()))
 				kept = true
 			}
 		}
@@ -181,16 +193,14 @@ func indexOf(fs []Found, prop string) int {
 	return -1
 }
 
-// smaller orders violating runs by how small a counterexample they are.
-func smaller(a, b Found) bool {
-	ca, cb := a.Config, b.Config
-	if len(ca.Procs) != len(cb.Procs) {
-		return len(ca.Procs) < len(cb.Procs)
+// compareSize orders two runs' setups for -smallest: fewer processes,
+// then fewer faults, first (0: as small; the earlier violation is then
+// the smaller).
+func compareSize(a, b sim.Config) int {
+	if c := cmp.Compare(len(a.Procs), len(b.Procs)); c != 0 {
+		return c
 	}
-	if len(ca.Faults) != len(cb.Faults) {
-		return len(ca.Faults) < len(cb.Faults)
-	}
-	return a.At < b.At
+	return cmp.Compare(len(a.Faults), len(b.Faults))
 }
 
 // SetupFlags prints the flags that, with a seed, determine a run's setup.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -89,6 +90,101 @@ func TestSearchDropTraces(t *testing.T) {
 		}
 		if tr := dropped.Found[0].Trace; tr == nil || tr.Events == nil {
 			t.Errorf("smallest=%v: the first run found lost its trace", smallest)
+		}
+	}
+}
+
+// A search decides linearizable-store without its details (porcupine's
+// culprit) and works them out only for the runs it keeps: what it keeps
+// must be what Check says of the same run, for every property, with
+// -smallest (which compares the violations' times) and without; and it
+// must count as many violations as Check finds.
+func TestSearchSettlesWhatItKeeps(t *testing.T) {
+	for _, c := range []struct {
+		smallest bool
+		props    []string
+	}{{false, nil}, {true, nil}, {true, []string{LinearizableStore}}} {
+		smallest := c.smallest
+		o := sim.SetupOptions{Variant: "seed", Faults: sim.AllFaults, Scheduler: "mixed"}
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		s := Search{Setup: o, Runs: 120, Seed: 3, KeepGoing: true, Smallest: smallest, Workers: 2, Properties: c.props}
+		rep, err := s.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]int{}
+		type best struct {
+			run int
+			cfg sim.Config
+			at  time.Duration
+		}
+		smallestRun := map[string]best{} // what -smallest must keep, by Check
+		byTime := -1                     // the last run kept as linearizable-store's smallest for its time alone
+		for i := range s.Runs {
+			cfg := sim.RandomSetup(o, RunSeed(s.Seed, i))
+			tr, err := sim.Run(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range Check(tr) {
+				if v.Violation == nil || c.props != nil && !slices.Contains(c.props, v.Property) {
+					continue
+				}
+				counts[v.Property]++
+				b, ok := smallestRun[v.Property]
+				size := compareSize(cfg, b.cfg)
+				if ok && size == 0 && v.Violation.At < b.at && v.Property == LinearizableStore {
+					byTime = i
+				}
+				if !ok || size < 0 || size == 0 && v.Violation.At < b.at {
+					smallestRun[v.Property] = best{i, cfg, v.Violation.At}
+				}
+			}
+			tr.Release()
+		}
+		if !reflect.DeepEqual(counts, rep.Counts) {
+			t.Fatalf("smallest=%v: the search counted %v, Check %v", smallest, rep.Counts, counts)
+		}
+		if byTime < 0 || smallestRun[LinearizableStore].run != byTime {
+			t.Fatal("no run is the smallest linearizable-store counterexample by its time alone: -smallest's use of the details is not tested")
+		}
+		if smallest {
+			for _, f := range rep.Found {
+				if want := smallestRun[f.Property].run; f.Run != want {
+					t.Errorf("-smallest kept run %d for %s, Check's smallest is run %d", f.Run, f.Property, want)
+				}
+			}
+		}
+		if counts[LinearizableStore] == 0 {
+			t.Fatal("no linearizable-store violation in the runs: the test shows nothing")
+		}
+		for _, f := range rep.Found {
+			tr, err := sim.Run(f.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Check(tr)
+			if len(want) != len(f.Verdicts) {
+				t.Fatalf("run %d: %d verdicts kept, Check gives %d", f.Run, len(f.Verdicts), len(want))
+			}
+			for j, w := range want {
+				g := f.Verdicts[j]
+				if (w.Violation == nil) != (g.Violation == nil) {
+					t.Fatalf("run %d, %s: kept %v, Check %v", f.Run, w.Property, g.Violation, w.Violation)
+				}
+				if w.Violation == nil {
+					continue
+				}
+				if g.Violation.settler != nil || g.Violation.String() != w.Violation.String() || !reflect.DeepEqual(g.Violation.PIDs, w.Violation.PIDs) {
+					t.Errorf("run %d, %s: kept %q %v, Check %q %v", f.Run, w.Property, g.Violation, g.Violation.PIDs, w.Violation, w.Violation.PIDs)
+				}
+			}
+			if f.Property == LinearizableStore && (f.Detail == "" || f.HTML == nil) {
+				t.Errorf("run %d: linearizable-store kept without its details", f.Run)
+			}
+			tr.Release()
 		}
 	}
 }

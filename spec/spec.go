@@ -36,6 +36,27 @@ type Violation struct {
 	// HTML is set for linearizable-store: porcupine's visualisation, to
 	// be written to a file on request.
 	HTML func(path string) error
+
+	// settler fills in the details of a violation decided before they
+	// were worked out (decideLinearizable); a search calls it, through
+	// settle, only for the runs it keeps.
+	settler func(*Violation)
+}
+
+// settle fills in v's details if they were left for later (nil: nothing).
+func (v *Violation) settle() {
+	if v != nil && v.settler != nil {
+		f := v.settler
+		v.settler = nil
+		f(v)
+	}
+}
+
+// settleAll settles every violation of a run's verdicts.
+func settleAll(vs []Verdict) {
+	for _, v := range vs {
+		v.Violation.settle()
+	}
 }
 
 func (v *Violation) String() string {
@@ -250,6 +271,14 @@ func RecordedBounds(v lease.Variant, c lease.Config) Bounds {
 
 // Check evaluates every property on a run.
 func Check(tr *trace.Trace) []Verdict {
+	vs := decide(tr)
+	settleAll(vs)
+	return vs
+}
+
+// decide is Check with linearizable-store's details left for settle
+// (decideLinearizable).
+func decide(tr *trace.Trace) []Verdict {
 	v, err := lease.LookupVariant(tr.Run.Variant)
 	if err != nil {
 		panic(err) // a trace is made from a valid config
@@ -350,7 +379,7 @@ func checkLinearizableIf(applicable bool, tr *trace.Trace) *Violation {
 	if !applicable {
 		return nil
 	}
-	return CheckLinearizable(tr)
+	return decideLinearizable(tr)
 }
 
 // CheckExclusive reports the first instant at which two processes lead at
