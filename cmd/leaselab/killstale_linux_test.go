@@ -191,3 +191,58 @@ func TestKillStaleTakesAForkingTree(t *testing.T) {
 		t.Errorf("the child with another lease's mark is in state %c", state)
 	}
 }
+
+// A sweep whose term ends while it holds the stale tree stopped hands it
+// back: every process it stopped is continued, none is killed, and
+// killStale says it killed nothing (the next term sweeps again). Made
+// deterministic by ending the term from inside the sweep, right after its
+// first look has stopped the tree.
+func TestKillStaleEndedTermContinuesTheTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	singleton := singletonID("test", t.Name(), commandToken(t))
+	tok := commandToken(t)
+	t.Cleanup(func() { killProcsWith(tok) })
+	sh := exec.Command("sh", "-c", `sleep "$1" & sleep "$1" & wait`, "sh", tok)
+	sh.Env = append(os.Environ(), singletonEnv+"="+singleton)
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Process.Kill(); sh.Wait() })
+	// (sh's own command line has the token too.)
+	poll(t, "the stale command's two sleeps to run", func() bool { return len(procsWith(tok)) == 3 })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := 0
+	stopTreeHeld = func(held []*heldProc) {
+		if ctx.Err() != nil {
+			return
+		}
+		for _, h := range held {
+			for deadline := time.Now().Add(2 * time.Second); !h.stopped() && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			if h.stopped() {
+				stopped++
+			}
+		}
+		cancel() // the term ends while the sweep holds the tree stopped
+	}
+	defer func() { stopTreeHeld = nil }()
+	if n := killStale(ctx, singleton); n != 0 {
+		t.Errorf("killStale killed %d processes after its term ended", n)
+	}
+	if stopped != 3 {
+		t.Fatalf("the sweep held %d processes stopped, want sh and its two sleeps: the test shows nothing", stopped)
+	}
+	for _, pid := range procsWith(tok) {
+		state, _ := statOf(pid)
+		if state != 'S' && state != 'R' {
+			t.Errorf("process %d is in state %c after the sweep handed it back, want running or sleeping", pid, state)
+		}
+	}
+	if len(procsWith(tok)) != 3 {
+		t.Errorf("the stale command and its sleeps: %v, want all three alive", procsWith(tok))
+	}
+}

@@ -249,6 +249,10 @@ func (h *heldProc) close() {
 // the time it shows stopped. (One that never shows stopped is in
 // uninterruptible sleep, where it cannot fork either: a vfork's parent
 // whose child was stopped before its exec, a hung file system.)
+// stopTreeHeld, if set (by a test), is told after each of stopTree's
+// looks what it holds stopped.
+var stopTreeHeld func([]*heldProc)
+
 func stopTree(ctx context.Context, mark []byte, spare map[int]bool, end time.Time) []*heldProc {
 	held := map[procID]*heldProc{}
 	var out []*heldProc
@@ -264,6 +268,9 @@ func stopTree(ctx context.Context, mark []byte, spare map[int]bool, end time.Tim
 				out = append(out, h)
 				fresh++
 			}
+		}
+		if stopTreeHeld != nil {
+			stopTreeHeld(out)
 		}
 		if fresh == 0 || !time.Now().Before(end) || ctx.Err() != nil {
 			return out // (the caller continues them all if ctx ended: a review)
