@@ -276,7 +276,7 @@ func (r *runner) lead(epoch int64, deadline time.Duration) {
 	s := r.cur
 	r.mu.Unlock()
 	if s != nil {
-		s.send(fmt.Sprintf("deadline %d\n", abs))
+		s.setDeadline(abs)
 	}
 }
 
@@ -383,6 +383,12 @@ func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started 
 			r.logf("the term still holds (a renewal raced the supervisor's timer): starting the command again")
 			r.relaunch(ctx, epoch, started)
 		}
+	case "stopped":
+		// Not by run (stop marks its own): the supervisor was sent a
+		// signal and stopped the command in order (a probe's SIGTERM to
+		// the supervisor alone read "ended unexpectedly (<nil>)").
+		r.logf("the command's supervisor stopped the command (%s): releasing the lease", s.detail)
+		r.finish(1)
 	default:
 		if ctx.Err() != nil {
 			// The term was over already (a new leader's killStale may
@@ -468,7 +474,7 @@ func (r *runner) stopIf(match func(*supervised) bool) {
 		return
 	}
 	s.stop()
-	<-s.done
+	s.wait()
 	r.mu.Lock()
 	if r.cur == s {
 		r.cur = nil
@@ -482,7 +488,7 @@ func (s *supervised) stop() {
 		s.mu.Lock()
 		s.stopped = true
 		s.mu.Unlock()
-		s.send("stop\n")
+		s.poke()
 	})
 }
 

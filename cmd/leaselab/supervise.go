@@ -212,8 +212,8 @@ func superviseMain(args []string) int {
 				end("stopped", "run is gone", 0)
 				ctlCh = nil
 			}
-		case <-stopSig:
-			end("stopped", "supervisor signalled", stopGrace)
+		case sig := <-stopSig:
+			end("stopped", "the supervisor got "+sig.String(), stopGrace)
 		case r, ok := <-reapCh:
 			if !ok { // no child left
 				switch outcome {
@@ -223,7 +223,7 @@ func superviseMain(args []string) int {
 					now := monoNow()
 					report("deadline %s; command dead %.1f ms after it (CLOCK_MONOTONIC %d)", detail, float64(now-endAt)/1e6, now)
 				default:
-					report("stopped")
+					report("stopped %s", detail)
 				}
 				return 0
 			}

@@ -21,6 +21,9 @@ type supervised struct {
 	ctl      *os.File // the control pipe's write end: closing it kills the command
 	stopOnce sync.Once
 	stopped  bool
+	next     int64         // the latest deadline not yet written (if hasNext)
+	hasNext  bool          //
+	wake     chan struct{} // (one slot) the writer has something to write
 	done     chan struct{} // closed once the supervisor has exited and its command's tree is dead
 
 	// Set before done is closed: the command's pid (its process group),
@@ -79,7 +82,8 @@ func startSupervisor(path string, argv []string, singleton string, epoch, deadli
 		stR.Close()
 		return nil, err
 	}
-	s := &supervised{cmd: cmd, ctl: ctlW, reap: reap, done: make(chan struct{})}
+	s := &supervised{cmd: cmd, ctl: ctlW, reap: reap, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.write()
 	go func() {
 		sc := bufio.NewScanner(stR)
 		for sc.Scan() {
@@ -100,9 +104,10 @@ func startSupervisor(path string, argv []string, singleton string, epoch, deadli
 		s.err = cmd.Wait()
 		removeSupervisor(cmd.Process.Pid)
 		s.mu.Lock()
-		s.ctl.Close()
+		s.ctl.Close() // (a write blocked on it returns)
 		s.ctl = nil
 		s.mu.Unlock()
+		s.poke() // the writer ends
 		if s.outcome == "" {
 			s.cleanup()
 		}
@@ -208,12 +213,79 @@ func sweepStrays() {
 	}
 }
 
-// send writes one control line, if the supervisor still listens.
-func (s *supervised) send(line string) {
+// setDeadline passes a new local deadline on to the supervisor. It never
+// blocks: the writer (write) writes it.
+func (s *supervised) setDeadline(abs int64) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ctl != nil {
-		s.ctl.WriteString(line)
+	s.next, s.hasNext = abs, true
+	s.mu.Unlock()
+	s.poke()
+}
+
+func (s *supervised) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // (a wake-up is pending already)
+	}
+}
+
+// write writes the control lines, the latest deadline and then the stop,
+// off the callers' paths, until the supervisor has exited. A write to a
+// supervisor that does not read (stopped: SIGSTOP, a debugger) blocks once
+// the pipe is full: written by the renewal that moved the deadline, with
+// the mutex held, it blocked the renewals, and stop, which needed the
+// mutex, and with it run's SIGTERM (a probe: a stopped supervisor made run
+// deaf to SIGTERM for good, and after 64 KiB of deadlines, at 2,807
+// renewals, its renewals hung). Deadlines not yet written are replaced by
+// the next: only the latest matters.
+func (s *supervised) write() {
+	sentStop := false
+	for range s.wake {
+		s.mu.Lock()
+		ctl, next, has, stop := s.ctl, s.next, s.hasNext, s.stopped
+		s.hasNext = false
+		s.mu.Unlock()
+		if ctl == nil {
+			return
+		}
+		if has {
+			ctl.WriteString("deadline " + strconv.FormatInt(next, 10) + "\n")
+		}
+		if stop && !sentStop {
+			ctl.WriteString("stop\n")
+			sentStop = true
+		}
+	}
+}
+
+// wait waits until the supervisor has exited and its command's tree is
+// dead. A stopped supervisor (SIGSTOP, a debugger) cannot stop its
+// command, and run waited for it for good (a probe): it is continued at
+// once, and one still stopped, or traced, after stopGrace and a second
+// more is killed (its command dies with it: its parent-death signal, and
+// cleanup's sweep of its group and strays). One that runs is waited for
+// however long its command's tree takes to die.
+func (s *supervised) wait() {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var since time.Time // when it was first seen stopped
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		if state, _ := statOf(s.cmd.Process.Pid); state != 'T' && state != 't' {
+			since = time.Time{}
+			continue
+		}
+		switch {
+		case since.IsZero():
+			since = time.Now()
+			s.cmd.Process.Signal(syscall.SIGCONT)
+		case time.Since(since) > stopGrace+time.Second:
+			s.cmd.Process.Kill()
+		}
 	}
 }
 
