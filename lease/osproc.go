@@ -167,7 +167,13 @@ func (p *osProc) notifyShutdown() chan os.Signal {
 	defer p.mu.Unlock()
 	if p.shutdownCh == nil {
 		p.shutdownCh = make(chan os.Signal, 1)
-		signal.Notify(p.shutdownCh, syscall.SIGTERM, syscall.SIGINT)
+		// Not SIGINT if the process was started with it ignored (a shell's
+		// "&" without job control): Notify would take it back.
+		if signal.Ignored(syscall.SIGINT) {
+			signal.Notify(p.shutdownCh, syscall.SIGTERM)
+		} else {
+			signal.Notify(p.shutdownCh, syscall.SIGTERM, syscall.SIGINT)
+		}
 	}
 	return p.shutdownCh
 }

@@ -34,6 +34,8 @@ type Proc interface {
 	// AwaitShutdown installs a handler for SIGTERM and SIGINT, as
 	// signal.Notify does, and blocks until one arrives. Before the first
 	// call a SIGTERM kills the process outright, as the default action does.
+	// (On the OS, SIGINT is left ignored if the process was started with it
+	// ignored, as a shell's "&" without job control starts it.)
 	AwaitShutdown()
 	// Log writes one line to standard output: a write(2), so a scheduling
 	// point. The line is m formatted with a and b (see [Msg.Format]); the

@@ -153,7 +153,7 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	// A SIGTERM or SIGINT while connecting (up to 5 s) ends run with
 	// status 0, as at any other time: nothing is held yet (its default
 	// action, status 143, is what a probe saw).
-	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	sig, stop := signal.NotifyContext(context.Background(), stopSignals(false)...)
 	s, err := openServerStore(sig, store, dsn, name, timeout, stderr)
 	// A user the server lets read but not write (a Redis ACL without
 	// EVALSHA, a PostgreSQL role with SELECT alone) watched for ever and
@@ -290,13 +290,8 @@ func elect(v lease.Variant, p lease.Proc, s lease.Store, path string, cfg lease.
 	r.setCancel(cancel)
 	// SIGHUP too: a closed terminal, or a supervisor's hang-up, would
 	// otherwise kill a leader with its default action, and its lease
-	// would have to expire. Not when it was ignored at start (nohup):
-	// then a hang-up must not end the term (Notify would take it back).
-	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
-	}
-	ctx, stop := signal.NotifyContext(ctx, sigs...)
+	// would have to expire (stopSignals).
+	ctx, stop := signal.NotifyContext(ctx, stopSignals(true)...)
 	defer stop()
 	// Over a server, a leader that released waits a moment for its
 	// successor before it exits (departing).
@@ -412,4 +407,24 @@ func (d *departing) awaitSuccessor(wait time.Duration) {
 			return
 		}
 	}
+}
+
+// stopSignals are the signals on which run steps down, releases and
+// exits: SIGTERM, SIGINT and, with hangup, SIGHUP, but not SIGINT or
+// SIGHUP when run was started with it ignored (nohup ignores SIGHUP; a
+// shell's "&" without job control ignores SIGINT, so that a Ctrl-C meant
+// for the script spares its background jobs): Notify would take an
+// ignored signal back, for run and, through the supervisor, for the
+// command, which then keeps it ignored (superviseMain). Go's runtime keeps
+// these two ignored when they were at start (signal.Ignored reports it);
+// of every other signal it cannot tell.
+func stopSignals(hangup bool) []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGINT) {
+		sigs = append(sigs, syscall.SIGINT)
+	}
+	if hangup && !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }

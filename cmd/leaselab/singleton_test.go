@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leaselab/leaselab/spec/storetest"
 )
 
 // These tests run leaselab run as real processes with real commands, and
@@ -323,6 +325,64 @@ func TestRunCommandSignalDispositions(t *testing.T) {
 	waitExit(t, a, "run -- cat")
 	if got, want := sigIgn(out.String()), sigIgn(string(direct)); got != want {
 		t.Errorf("the command's ignored signals are %s, want %s, as a child of the test's (run's output:\n%s)", got, want, out.String())
+	}
+	// Started with SIGHUP and SIGINT ignored (nohup; a shell's "&" without
+	// job control), run keeps them ignored, and the command gets them
+	// ignored: as a command started directly would (a probe: the
+	// supervisor's handlers reset them to their defaults in the command).
+	// SIGQUIT, which Go's runtime takes over whatever it was at start, is
+	// at its default.
+	const script = `trap '' HUP INT QUIT; exec "$0" "$@"`
+	direct, err = exec.Command("sh", "-c", script, "cat", "/proc/self/status").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", script, leaselabBinary(t), "run", "-path", filepath.Join(dir, "leader.lock"),
+		"-lease", "30s", "-renew", "10s", "-watch", "10s", "--", "cat", "/proc/self/status")
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run -- cat: %v\n%s", err, got)
+	}
+	const hupInt = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1)
+	var mask, directMask uint64
+	fmt.Sscanf(sigIgn(string(got)), "%x", &mask)
+	fmt.Sscanf(sigIgn(string(direct)), "%x", &directMask)
+	if directMask&hupInt != hupInt {
+		t.Fatalf("sh did not ignore SIGHUP and SIGINT (%x): the test shows nothing", directMask)
+	}
+	if mask&hupInt != hupInt || mask != directMask&^(1<<(syscall.SIGQUIT-1)) {
+		t.Errorf("under run the command's ignored signals are %x, want %x (a direct child's, SIGQUIT aside)", mask, directMask&^(1<<(syscall.SIGQUIT-1)))
+	}
+}
+
+// A run started with SIGINT ignored (a shell's "&" without job control)
+// keeps it ignored, as one under nohup keeps SIGHUP ignored (TestRunNohup):
+// a Ctrl-C meant for the script does not end its background job's term.
+func TestRunKeepsIgnoredInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	tok := commandToken(t)
+	t.Cleanup(func() { killProcsWith(tok) })
+	var out storetest.SyncBuffer
+	cmd := exec.Command("sh", "-c", `trap '' INT; exec "$0" "$@"`, leaselabBinary(t), "run", "-path", filepath.Join(t.TempDir(), "leader.lock"),
+		"-lease", "30s", "-renew", "10s", "-watch", "10s", "--", "sleep", tok)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	poll(t, "the command to run", func() bool { return len(procsWith(tok)) == 1 })
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(500 * time.Millisecond)
+	if strings.Contains(out.String(), "released") || len(procsWith(tok)) != 1 {
+		t.Errorf("a leader started with SIGINT ignored ended its term on SIGINT:\n%s", out.String())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd, "run, SIGTERMed"); code != 0 {
+		t.Errorf("run exited %d on SIGTERM, want 0:\n%s", code, out.String())
 	}
 }
 

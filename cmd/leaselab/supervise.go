@@ -56,16 +56,20 @@ func superviseMain(args []string) int {
 		report("exec-error bad deadline %q", args[0])
 		return 2
 	}
-	// Signals are caught, never ignored: an ignored signal stays ignored
-	// across exec, in the command. The supervisor has a process group of
+	// Signals are caught, never ignored (but for those run was given
+	// ignored, below): an ignored signal stays ignored across exec, in the
+	// command. The supervisor has a process group of
 	// its own (startSupervisor), so no terminal's or job's signal reaches
 	// it; one sent to it alone (or the SIGHUP of a stopped supervisor
 	// whose group run's death orphaned) stops the command in order. SIGTSTP and a broken pipe do
 	// nothing to it: it must run on to kill the command at the deadline,
 	// and to report. (It never writes to a terminal, where its background
 	// group would get SIGTTOU.)
+	// Not SIGINT or SIGHUP if run was started with it ignored (run keeps it
+	// ignored, and so the supervisor is started with it ignored): the
+	// command keeps it ignored, as run was given it (stopSignals).
 	stopSig := make(chan os.Signal, 1)
-	signal.Notify(stopSig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(stopSig, stopSignals(true)...)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE, syscall.SIGTSTP)
 	sweep := mistake != "nosweep"
 	if sweep {
