@@ -45,6 +45,7 @@ func TestMsgFormat(t *testing.T) {
 		{lease.MsgRefVanishedUnknown, 7, 0, "[WATCHER] The store lost lease version 7, its holder unknown: waiting it out", false},
 		{lease.MsgRefReleaseFailed, 0, 0, "Could not release the lease: it expires at its lease's end", false},
 		{lease.MsgRefReleaseSkipped, 0, 0, "Lease no longer ours, nothing to release", false},
+		{lease.MsgRefReleaseLate, 0, 0, "Local deadline passed before the release: the lease expires at its lease's end", false},
 		{lease.MsgRefNotLeading, 0, 0, "Not leading, nothing to release", false},
 		{lease.MsgRefWriteFailed, 640, 0, "[WATCHER] Could not write the lease, trying again in 640 ms", false},
 		{lease.MsgRefOwn, 7, 0, "[WATCHER] Lease version 7 is still our own last write, taking it back", false},

@@ -25,6 +25,7 @@ const (
 	MsgRefVanished                             // [WATCHER] The store lost the lease held by a, version b: waiting it out
 	MsgRefReleaseFailed                        // Could not release the lease: it expires at its lease's end
 	MsgRefVanishedUnknown                      // [WATCHER] The store lost lease version a, its holder unknown: waiting it out
+	MsgRefReleaseLate                          // Local deadline passed before the release: the lease expires at its lease's end
 	refEnd
 )
 
@@ -44,6 +45,7 @@ var refMsgs = [...]msgText{
 	MsgRefVanished - refBase:        {text: "[WATCHER] The store lost the lease held by %, version %: waiting it out", a: argPID, b: argNum},
 	MsgRefReleaseFailed - refBase:   {text: "Could not release the lease: it expires at its lease's end"},
 	MsgRefVanishedUnknown - refBase: {text: "[WATCHER] The store lost lease version %, its holder unknown: waiting it out", a: argNum},
+	MsgRefReleaseLate - refBase:     {text: "Local deadline passed before the release: the lease expires at its lease's end"},
 }
 
 // Reference is the corrected algorithm, the one to copy. Over a Store

@@ -54,7 +54,12 @@ func (r *Reference) shutdown(rec Record, term *Term, cancel context.CancelFunc) 
 func (r *Reference) release(cur Record, term *Term) {
 	for range 3 {
 		if !term.Valid() {
-			r.p.Log(MsgRefReleaseSkipped, 0, 0)
+			// Not "no longer ours": the stepping down (the user's
+			// OnStoppedLeading, a command slow to stop) outlasted the
+			// term, and whether the lease is still ours is not for this
+			// process to act on (a probe read "no longer ours" of a lease
+			// nobody else had written).
+			r.p.Log(MsgRefReleaseLate, 0, 0)
 			return
 		}
 		err := r.s.Release(cur)
