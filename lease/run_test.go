@@ -1118,3 +1118,35 @@ func TestBootRecordUnseenIsAnError(t *testing.T) {
 		t.Errorf("Create left %d files, want at most the boot record", len(ents))
 	}
 }
+
+// A leader whose stepping down (a slow OnStoppedLeading) outlasts its local
+// deadline does not release, and says why: the deadline passed, not
+// another write (a probe read "Lease no longer ours" of a lease nobody
+// else had written). The lease, unreleased, is still its version.
+func TestRunReleaseLateSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	cb.OnStoppedLeading = func() { time.Sleep(cfg.LeaseDuration) } // outlasts the local deadline
+	cfg.Callbacks = cb
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, lease.NewFileStore(path), cfg, lease.RunOptions{Log: &log})
+	waitCtx(t, leading, "a lone process")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "Local deadline passed before the release") || strings.Contains(log.String(), "no longer ours") || strings.Contains(log.String(), "Lease released") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	if rec, err := lease.NewFileStore(path).Read(); err != nil || rec.Holder == 0 {
+		t.Errorf("after Run: record %+v, %v; want its unreleased lease", rec, err)
+	}
+}
