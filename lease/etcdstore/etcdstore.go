@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -155,7 +156,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			// The client waits for a connection rather than failing: say
 			// what it was waiting for.
-			return nil, fmt.Errorf("etcdstore: %s: no answer within %v: %w", strings.Join(o.Endpoints, ","), time.Since(start).Round(100*time.Millisecond), err)
+			return nil, fmt.Errorf("etcdstore: %s: no answer within %v (%s): %w", strings.Join(o.Endpoints, ","), time.Since(start).Round(100*time.Millisecond), unreachable(o.Endpoints), err)
 		}
 		return nil, fmt.Errorf("etcdstore: %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
@@ -535,4 +536,29 @@ func (s *Store) Release(cur lease.Record) error {
 		return fmt.Errorf("etcdstore: release %s: %w", s.key, lease.ErrConflict)
 	}
 	return nil
+}
+
+// unreachable says why endpoints gave no answer, as far as a connection
+// to each can tell (the client keeps its dial errors to itself, and a
+// refused port read as a 5 s wait for "context deadline exceeded": a
+// probe): the first endpoint's that fails, or that every one accepts
+// connections (then it is not etcd, or not over the endpoint's scheme).
+func unreachable(endpoints []string) string {
+	for _, ep := range endpoints {
+		network, addr := "tcp", ep
+		if u, err := url.Parse(ep); err == nil && u.Host != "" {
+			addr = u.Host
+			if u.Scheme == "unix" || u.Scheme == "unixs" {
+				network, addr = "unix", u.Host+u.Path
+			}
+		} else if p, ok := strings.CutPrefix(ep, "unix://"); ok {
+			network, addr = "unix", p
+		}
+		c, err := net.DialTimeout(network, addr, 500*time.Millisecond)
+		if err != nil {
+			return err.Error()
+		}
+		c.Close()
+	}
+	return "every endpoint accepts connections: is it etcd, and is it http or https, as the endpoint says?"
 }

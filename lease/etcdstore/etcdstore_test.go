@@ -292,6 +292,11 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("New took %v to fail", d)
 	}
 	t.Logf("unreachable: %v", err)
+	// It says why, as far as a connection can tell (the client keeps its
+	// dial errors: a probe read only "context deadline exceeded").
+	if !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("error %q does not say the connection was refused", err)
+	}
 	// The error says how long New really waited: a setup deadline on ctx
 	// (here 1 s), not the 300 ms call timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
