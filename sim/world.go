@@ -179,7 +179,10 @@ func New(cfg Config) (*World, error) {
 		w.faults = append(w.faults, f)
 	}
 	slices.SortStableFunc(w.faults, func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
-	for _, f := range w.faults {
+	// Any power loss, whatever aims it (a time, a call, another fault):
+	// one aimed after a call used to find nothing tracked, and every write
+	// since the last fsync survived it (a probe).
+	for _, f := range cfg.Faults {
 		if f.Kind == trace.Power {
 			w.fs.TrackDurability() // everything placed before the run is durable
 			break
