@@ -361,10 +361,13 @@ func replayOrViz(name string, args []string, stdout io.Writer) error {
 		if err != nil {
 			return usagef("%v", err)
 		}
-		_, list, err := sim.ReadDecisions(f)
+		header, list, err := sim.ReadDecisions(f)
 		f.Close()
 		if err != nil {
 			return usagef("%s: %v", *decisions, err)
+		}
+		if err := sameSetup(*decisions, header, spec.SetupFlags(o)); err != nil {
+			return err
 		}
 		dec = &sim.Decisions{List: list}
 		cfg = sim.SetupFrom(o, dec)
@@ -519,4 +522,16 @@ func writeVerdicts(w io.Writer, reports []searchReport) {
 		}
 		io.WriteString(w, "\n")
 	}
+}
+
+// sameSetup refuses a decision file written for other flags than those
+// given (its header; a file without one is taken as it is): replayed under
+// others, its choices drive another setup, which may well replay without
+// the violation, and said "no violation" (a probe: explore's seed file
+// under -variant reference, another -horizon or -skews).
+func sameSetup(path, header, flags string) error {
+	if header == "" || header == flags {
+		return nil
+	}
+	return usagef("setup mismatch: %s was written for %q, not these flags (%q): replay it with its own", path, header, flags)
 }

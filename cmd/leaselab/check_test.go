@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // cli runs the command and returns its exit status and output.
@@ -499,5 +501,39 @@ func TestCheckSameOnEveryCoreCount(t *testing.T) {
 		if len(outs) == 2 && !strings.Contains(outs[0], "VIOLATION") {
 			t.Errorf("%v: no violation: the comparison is vacuous:\n%s", args, outs[0])
 		}
+	}
+}
+
+// replay -decisions refuses a decision file written for other flags than
+// those given (its header: what lease_test's rapid failures and explore
+// write), and replays it under its own.
+func TestReplayDecisionsChecksItsSetup(t *testing.T) {
+	o := sim.SetupOptions{Variant: "seed", Procs: 2, Faults: []trace.FaultKind{trace.Kill}, Scheduler: "random"}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	rec := &sim.Recorder{C: sim.NewPCG(7, 7)}
+	cfg := sim.SetupFrom(o, rec)
+	cfg.Chooser = rec
+	if _, err := sim.Run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "last.decisions")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.WriteDecisions(f, spec.SetupFlags(o), rec.Log); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	flags := strings.Fields(spec.SetupFlags(o))
+	if code, _, errOut := runCLI(append(append([]string{"replay"}, flags...), "-decisions", path)...); code == 2 {
+		t.Fatalf("replay under its own flags: exit 2: %s", errOut)
+	}
+	other := append([]string(nil), flags...)
+	other[1] = "reference"
+	if code, out, errOut := runCLI(append(append([]string{"replay"}, other...), "-decisions", path)...); code != 2 || !strings.Contains(errOut, "setup mismatch") {
+		t.Errorf("replay under -variant reference: exit %d, %q\n%s", code, errOut, out)
 	}
 }

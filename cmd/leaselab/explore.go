@@ -48,8 +48,20 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if _, err := lease.LookupVariant(o.Variant); err != nil {
 		return err
 	}
-	if o.Procs < 1 || o.Procs > 8 || o.Crashes < 0 || o.Terms < 0 || o.Pauses < 0 || o.FSErrors < 0 || o.Jumps < 0 || o.Powers < 0 || o.Drifts < 0 || o.Preemptions < 0 || o.Horizon <= 0 {
-		return usagef("bounds out of range: want 1 to 8 -procs, budgets of 0 or more and a positive -horizon")
+	if o.Procs < 1 || o.Procs > 8 || o.Crashes < 0 || o.Terms < 0 || o.Pauses < 0 || o.FSErrors < 0 || o.Jumps < 0 || o.Powers < 0 || o.Drifts < 0 || o.Preemptions < 0 {
+		return usagef("bounds out of range: want 1 to 8 -procs and budgets of 0 or more")
+	}
+	// check's limits (a probe: -horizon 1ns explored one empty schedule and
+	// said "complete, no violation"; a day took 860 MB for one schedule,
+	// and more grows without end).
+	if o.Horizon < sim.MinHorizon || o.Horizon > sim.MaxHorizon {
+		return usagef("-horizon %v: want a length of simulated time from %v to %v", o.Horizon, sim.MinHorizon, sim.MaxHorizon)
+	}
+	if *limit < 0 {
+		return usagef("-max-schedules %d: want 0 (no limit) or more", *limit)
+	}
+	if o.DPOR && o.Preemptions != 0 {
+		return usagef("-dpor runs every order of dependent steps: it takes no -preemptions bound")
 	}
 	if *skews != "" {
 		for _, f := range strings.Split(*skews, ",") {
@@ -62,7 +74,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	}
 	o.Limit = *limit
 	if *replay != "" {
-		return exploreReplay(o, *replay, stdout)
+		return exploreReplay(o, exploreFlags(o, *skews), *replay, stdout)
 	}
 	est, steps, err := spec.EstimateSchedules(o)
 	if err != nil {
@@ -160,15 +172,18 @@ func exploreFlags(o spec.ExploreOptions, skews string) string {
 	return s
 }
 
-func exploreReplay(o spec.ExploreOptions, path string, stdout io.Writer) error {
+func exploreReplay(o spec.ExploreOptions, flags, path string, stdout io.Writer) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	defer f.Close()
-	_, list, err := sim.ReadDecisions(f)
+	header, list, err := sim.ReadDecisions(f)
 	if err != nil {
 		return usagef("%s: %v", path, err)
+	}
+	if err := sameSetup(path, header, flags); err != nil {
+		return err
 	}
 	d := &sim.Decisions{List: list}
 	cfg, err := spec.ExploreConfig(o, d)

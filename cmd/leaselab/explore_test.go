@@ -26,9 +26,43 @@ func TestExploreSeedFindsAndReplays(t *testing.T) {
 		t.Fatalf("%+v", j)
 	}
 	v := j.Violations[0]
-	code, out, errOut = runCLI(strings.Fields(strings.TrimPrefix(v.Replay, "leaselab "))...)
+	replay := strings.Fields(strings.TrimPrefix(v.Replay, "leaselab "))
+	code, out, errOut = runCLI(replay...)
 	if code != 1 || !strings.Contains(out, "VIOLATION "+v.Property) {
 		t.Fatalf("replay %q: exit %d %s\n%s", v.Replay, code, errOut, out)
+	}
+	// The decision file under other flags than its own is refused, not
+	// replayed into another setup that may say "no violation" (a probe:
+	// -variant reference, another -horizon, -skews).
+	for _, change := range [][2]string{{"-variant", "reference"}, {"-horizon", "2s"}, {"-procs", "3"}} {
+		args := append([]string(nil), replay...)
+		found := false
+		for i := range args {
+			if args[i] == change[0] && i+1 < len(args) {
+				args[i+1], found = change[1], true
+			}
+		}
+		if !found {
+			args = append(args, change[0], change[1])
+		}
+		code, out, errOut = runCLI(args...)
+		if code != 2 || !strings.Contains(errOut, "setup mismatch") || strings.Contains(out, "no violation") {
+			t.Errorf("replay %v: exit %d, %q\n%s", args, code, errOut, out)
+		}
+	}
+}
+
+// explore refuses what check refuses of a horizon, a negative limit, and
+// -preemptions with -dpor, which has no such bound (a probe: -horizon 1ns
+// said "complete, no violation"; the others were taken silently).
+func TestExploreRefusesBadBounds(t *testing.T) {
+	for _, args := range [][]string{
+		{"-horizon", "1ns"}, {"-horizon", "25h"}, {"-horizon", "0s"}, {"-max-schedules", "-1"}, {"-dpor", "-preemptions", "2"},
+	} {
+		code, out, errOut := runCLI(append([]string{"explore"}, args...)...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("explore %v: exit %d, out %q, err %q", args, code, out, errOut)
+		}
 	}
 }
 
