@@ -438,7 +438,7 @@ func (r *Reference) elect(ctx context.Context) {
 			// (explore -procs 2 -fserrs 1 -crashes 1: 11.5 s after a
 			// SIGKILL, against 9.3 s, when it waited 3 s).
 			r.report("read", err)
-			readBackoff = min(max(2*readBackoff, renewBackoff), r.cfg.WatchInterval)
+			readBackoff = min(max(2*readBackoff, renewBackoff), r.maxBackoff())
 			if r.mistake&mReadErrorWaitsWatch != 0 { // mutant: a whole watch interval
 				readBackoff = r.cfg.WatchInterval
 			}

@@ -102,13 +102,14 @@ func (r *Reference) newLeader(holder int64) {
 // at once (0): the read shows the winner and waits on it. Any other error
 // (a full disk, an I/O error) says nothing about the lease, and trying
 // again at once would spin while the disk stays full: the next write
-// waits, from renewBackoff, doubling up to the watch interval.
+// waits, from renewBackoff, doubling up to the watch interval or the
+// lease, whichever is shorter (maxBackoff).
 func (r *Reference) failed(err error, backoff time.Duration) time.Duration {
 	if errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
 		r.p.Log(MsgLostRace, 0, 0)
 		return 0
 	}
-	backoff = min(max(2*backoff, renewBackoff), r.cfg.WatchInterval)
+	backoff = min(max(2*backoff, renewBackoff), r.maxBackoff())
 	r.p.Log(MsgRefWriteFailed, int64(backoff/time.Millisecond), 0)
 	return backoff
 }
@@ -285,4 +286,15 @@ func (r *Reference) sleep(ctx context.Context, d time.Duration) {
 	} else {
 		r.p.Sleep(d)
 	}
+}
+
+// maxBackoff is the longest a watcher waits after a failed read or write:
+// the watch interval, but never more than the lease. Once the disk takes
+// writes again nothing else wakes a watcher whose writes failed (nobody
+// writes), and with a watch interval longer than the lease (-watch 20s
+// -lease 9s) it waited up to 20 s before trying, leaderless meanwhile (a
+// probe: 12.9 s without a leader after a full disk recovered, against
+// the 9.3 s bound).
+func (r *Reference) maxBackoff() time.Duration {
+	return min(r.cfg.WatchInterval, r.cfg.LeaseDuration)
 }
