@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -31,8 +32,62 @@ type Result struct {
 	hist    []histOp              // otherwise, unboxed (see Ops)
 	// pending marks Decide's verdict on a history that is not
 	// linearizable, whose partial linearizations are not computed yet
-	// (Resolve); disagree, a Resolve whose verbose check linearized it.
-	pending, disagree bool
+	// (Resolve); disagree, a Resolve whose verbose check linearized it;
+	// overBudget, a porcupine search that passed its step budget.
+	pending, disagree, overBudget bool
+}
+
+// StepBudget bounds porcupine's search on a history of n operations to
+// StepBudget + 64n steps of the model (calls of its Step): past it the
+// search stops, and the history is undecided (Unknown). The bound is a
+// count, not a time, so that a check's verdict is a function of the
+// history alone, as a run is of its seed: porcupine's own timeout made it
+// one of the machine's speed and load (a probe: 25 of 1,000 runs of 32
+// processes "unknown" after 10 s, the number varying with the machine).
+// The runs of check's default setups take at most about 3,000 steps
+// (2026-12-06: 1,500 runs each of seed and reference, -faults all), so the
+// budget decides every one of them; some runs of 16 or 32 processes pass
+// it (about 2.5 s of search here). The timeout a check is given stays as
+// a backstop.
+var StepBudget = 4_000_000
+
+// budgeted returns m counting its steps against StepBudget for a history
+// of n operations: past the budget every step fails, which ends
+// porcupine's search at once; over reports whether it was passed.
+func budgeted(m porcupine.Model, n int) (porcupine.Model, func() bool) {
+	left, over := StepBudget+64*n, false
+	step, stepCtx := m.Step, m.StepContext
+	if stepCtx != nil {
+		m.Step = nil
+		m.StepContext = func(ctx context.Context, s, in, out any) (bool, any) {
+			if left <= 0 {
+				over = true
+				return false, nil
+			}
+			left--
+			return stepCtx(ctx, s, in, out)
+		}
+	} else {
+		m.Step = func(s, in, out any) (bool, any) {
+			if left <= 0 {
+				over = true
+				return false, nil
+			}
+			left--
+			return step(s, in, out)
+		}
+	}
+	return m, func() bool { return over }
+}
+
+// plain is porcupine's plain check within the budget.
+func plain(m porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, bool) {
+	bm, over := budgeted(m, len(ops))
+	res := porcupine.CheckOperationsTimeout(bm, ops, timeout)
+	if over() {
+		return porcupine.Unknown, true
+	}
+	return res, false
 }
 
 // Check checks the Store operations of tr for linearizability against
@@ -80,13 +135,14 @@ func Decide(tr *trace.Trace, timeout time.Duration) Result {
 		return r
 	}
 	r.ops = boxed(h)
-	switch porcupine.CheckOperationsTimeout(m, r.ops, timeout) {
+	res, over := plain(m, r.ops, timeout)
+	switch res {
 	case porcupine.Ok:
 		r.Linearizable = true
 	case porcupine.Unknown:
 		// (The verbose check is the same search with more bookkeeping: it
-		// would time out too.)
-		r.Unknown = true
+		// would time out, or pass the budget, too.)
+		r.Unknown, r.overBudget = true, over
 	default:
 		r.pending = true
 	}
@@ -101,6 +157,13 @@ func (r Result) Resolve() Result {
 		return r
 	}
 	v := verbose(r.model, r.ops, r.End, r.timeout)
+	if v.Unknown {
+		// The search for the culprit passed its budget or timed out: the
+		// verdict stands (Decide's search, or porcupine's plain check
+		// within the budget, found no linearization), without a culprit.
+		v.Unknown, v.Info = false, porcupine.LinearizationInfo{}
+		return v
+	}
 	if v.Linearizable {
 		// Decide's search and porcupine's disagree: a bug in the checker,
 		// said as such, never taken as a pass (the run was counted as a
@@ -123,8 +186,11 @@ func CheckOps(ops []porcupine.Operation, end int64, timeout time.Duration) Resul
 // 94,000 operations) the verbose check took 10 s, past the timeout, and
 // the plain one 1.2 s. Each is given timeout.
 func CheckOpsWith(m porcupine.Model, ops []porcupine.Operation, end int64, timeout time.Duration) Result {
-	if porcupine.CheckOperationsTimeout(m, ops, timeout) == porcupine.Ok {
+	switch res, over := plain(m, ops, timeout); res {
+	case porcupine.Ok:
 		return Result{Linearizable: true, ops: ops, End: end, model: m, timeout: timeout}
+	case porcupine.Unknown:
+		return Result{Unknown: true, overBudget: over, ops: ops, End: end, model: m, timeout: timeout}
 	}
 	return verbose(m, ops, end, timeout)
 }
@@ -132,7 +198,11 @@ func CheckOpsWith(m porcupine.Model, ops []porcupine.Operation, end int64, timeo
 // verbose is porcupine's verbose check, whose partial linearizations
 // Culprit and WriteHTML read.
 func verbose(m porcupine.Model, ops []porcupine.Operation, end int64, timeout time.Duration) Result {
-	res, info := porcupine.CheckOperationsVerbose(m, ops, timeout)
+	bm, over := budgeted(m, len(ops))
+	res, info := porcupine.CheckOperationsVerbose(bm, ops, timeout)
+	if over() {
+		return Result{Unknown: true, overBudget: true, ops: ops, End: end, model: m, timeout: timeout}
+	}
 	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, ops: ops, Info: info, End: end, model: m, timeout: timeout}
 }
 
@@ -234,6 +304,8 @@ func (r Result) Err() error {
 	switch {
 	case r.Linearizable:
 		return nil
+	case r.Unknown && r.overBudget:
+		return fmt.Errorf("store linearizability undecided: porcupine's search passed its budget of %d model steps (model.StepBudget)", StepBudget+64*len(r.ops))
 	case r.Unknown:
 		return errors.New("store linearizability unknown: the check timed out")
 	case r.disagree:

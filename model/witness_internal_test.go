@@ -7,6 +7,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -263,5 +264,52 @@ func TestResolveDisagreement(t *testing.T) {
 	}
 	if _, ok := r.Culprit(); ok {
 		t.Fatal("a culprit for a disagreement")
+	}
+}
+
+// porcupine's search is bounded by a count of model steps, not by time, so
+// that a verdict is a function of the history: a history porcupine must
+// decide (Witness unsure of it) is undecided within a budget too small for
+// it, the same each time and saying why, and decided within the default
+// budget; one Witness found no order for stays not linearizable whatever
+// the budget of the search for its culprit.
+func TestStepBudget(t *testing.T) {
+	defer func(b int) { StepBudget = b }(StepBudget)
+	o := sim.SetupOptions{Variant: "seed", Faults: sim.AllFaults, Scheduler: "mixed"}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	unsure, noOrder := 0, 0
+	for seed := uint64(1); seed <= 300 && (unsure < 5 || noOrder < 5); seed++ {
+		tr, err := sim.Run(sim.RandomSetup(o, seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := witnessHistory(historyOf(tr), false)
+		if v == Witnessed || tr.Run.Server {
+			continue
+		}
+		StepBudget = 4_000_000
+		want := Check(tr, 0)
+		if want.Unknown {
+			t.Fatalf("seed %d: undecided within the default budget", seed)
+		}
+		StepBudget = -64 * 1_000_000 // (none at all, for any history here)
+		got, again := Check(tr, 0), Check(tr, 0)
+		switch v {
+		case Unsure:
+			unsure++
+			if !got.Unknown || !again.Unknown || got.Linearizable || !strings.Contains(got.Err().Error(), "budget") {
+				t.Errorf("seed %d: with no budget: %+v, %v", seed, got, got.Err())
+			}
+		case NoOrder:
+			noOrder++
+			if got.Unknown || got.Linearizable || got.Err() == nil {
+				t.Errorf("seed %d: a history with no order, with no budget for its culprit: %+v", seed, got)
+			}
+		}
+	}
+	if unsure == 0 || noOrder == 0 {
+		t.Fatalf("%d unsure and %d no-order histories: the test shows too little", unsure, noOrder)
 	}
 }
