@@ -356,17 +356,18 @@ func TestRunStoreFlag(t *testing.T) {
 func TestRunRefusesFlagsTheStoreIgnores(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "leader.lock")
 	for args, want := range map[string]string{
-		"-path LOCK -variant redis":                   "-variant redis is the simulator's model of a server store; on real processes run -store redis -dsn",
-		"-path LOCK -variant etcd":                    "run -store etcd -dsn",
-		"-path LOCK -variant sql":                     "run -store sqlite or -store postgres -dsn",
-		"-store redis -path LOCK -dsn 127.0.0.1:1":    "-path is the lock file of the file and flock stores",
-		"-store sqlite -path LOCK -dsn LOCK.db":       "-path is the lock file of the file and flock stores",
-		"-path LOCK -name job":                        "-name is for the server stores",
-		"-path LOCK -store flock -timeout 1s":         "-timeout is for the server stores",
-		"-path LOCK -dsn 127.0.0.1:1":                 "-dsn is for the server stores",
-		"-store etcd -dsn http://127.0.0.1:1/foo?x":   `endpoint "http://127.0.0.1:1/foo?x": want host:port, http(s)://host:port or unix(s)://PATH, with no path, query or user`,
-		"-store etcd -dsn 127.0.0.1:1,127.0.0.1:2/a":  `endpoint "127.0.0.1:2/a"`,
-		"-store etcd -dsn http://user:pw@127.0.0.1:1": "no path, query or user",
+		"-path LOCK -variant redis":                       "-variant redis is the simulator's model of a server store; on real processes run -store redis -dsn",
+		"-path LOCK -variant etcd":                        "run -store etcd -dsn",
+		"-path LOCK -variant sql":                         "run -store sqlite or -store postgres -dsn",
+		"-store redis -path LOCK -dsn 127.0.0.1:1":        "-path is the lock file of the file and flock stores",
+		"-store sqlite -path LOCK -dsn LOCK.db":           "-path is the lock file of the file and flock stores",
+		"-path LOCK -name job":                            "-name is for the server stores",
+		"-path LOCK -store flock -timeout 1s":             "-timeout is for the server stores",
+		"-path LOCK -dsn 127.0.0.1:1":                     "-dsn is for the server stores",
+		"-store etcd -dsn http://127.0.0.1:1/foo?x":       `endpoint "http://127.0.0.1:1/foo?x": want host:port, http(s)://host:port or unix(s)://PATH, with no path, query or user`,
+		"-store etcd -dsn 127.0.0.1:1,127.0.0.1:2/a":      `endpoint "127.0.0.1:2/a"`,
+		"-store etcd -dsn http://user:pw@127.0.0.1:1":     "no path, query or user",
+		"-store redis -dsn redis://127.0.0.1:1/0?foo=bar": "with no query",
 	} {
 		argv := append([]string{"run"}, strings.Fields(strings.ReplaceAll(args, "LOCK", lock))...)
 		code, errOut := runBinary(t, append(argv, "-lease", "1s", "-renew", "300ms", "-watch", "300ms", "--", "true")...)

@@ -44,8 +44,10 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 		o := redisstore.Options{Addr: dsn, Name: name, Timeout: timeout, OnError: onError}
 		if strings.Contains(dsn, "://") {
 			u, err := url.Parse(dsn)
-			if err != nil || u.Scheme != "redis" || u.Host == "" {
-				return nil, fmt.Errorf("-dsn %q: want host:port or redis://[user:password@]host:port[/db]", dsn)
+			// (A query or fragment was silently ignored, where an etcd
+			// endpoint's is refused: a probe.)
+			if err != nil || u.Scheme != "redis" || u.Host == "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+				return nil, fmt.Errorf("-dsn %q: want host:port or redis://[user:password@]host:port[/db], with no query", dsn)
 			}
 			o.Addr = u.Host
 			o.Username = u.User.Username()
