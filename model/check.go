@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -16,8 +17,9 @@ type Result struct {
 	// Linearizable is true when Witness or porcupine found a
 	// linearization.
 	Linearizable bool
-	// Unknown is true when the check timed out first; Linearizable is
-	// then false but no violation was found.
+	// Unknown is true when porcupine's search passed its step budget
+	// (StepBudget) or timed out first; Linearizable is then false but no
+	// violation was found.
 	Unknown bool
 	// Info holds the (partial) linearizations, for WriteHTML and Culprit
 	// (once resolved: see Decide).
@@ -33,8 +35,11 @@ type Result struct {
 	// pending marks Decide's verdict on a history that is not
 	// linearizable, whose partial linearizations are not computed yet
 	// (Resolve); disagree, a Resolve whose verbose check linearized it;
-	// overBudget, a porcupine search that passed its step budget.
-	pending, disagree, overBudget bool
+	// overBudget, a porcupine search that passed its step budget (of
+	// budget steps); noCulprit, a violation whose culprit the verbose
+	// search could not find within its budget or timeout.
+	pending, disagree, overBudget, noCulprit bool
+	budget                                   int
 }
 
 // StepBudget bounds porcupine's search on a history of n operations to
@@ -47,42 +52,54 @@ type Result struct {
 // The runs of check's default setups take at most about 3,000 steps
 // (2026-12-06: 1,500 runs each of seed and reference, -faults all), so the
 // budget decides every one of them; some runs of 16 or 32 processes pass
-// it (about 2.5 s of search here). The timeout a check is given stays as
-// a backstop.
-var StepBudget = 4_000_000
+// it (about 0.6 s of search here, 2 s on a loaded machine). The timeout a
+// check is given (spec.LinearizeTimeout: two minutes) is a backstop far
+// past it: with 4 million steps and a 10 s timeout a review saw the
+// timeout win on a loaded machine, and the verdict's words change.
+var StepBudget = 1_000_000
 
 // budgeted returns m counting its steps against StepBudget for a history
 // of n operations: past the budget every step fails, which ends
 // porcupine's search at once; over reports whether it was passed.
+// (Atomics: porcupine returns at its timeout without waiting for its
+// search, which may still be stepping: a review.)
 func budgeted(m porcupine.Model, n int) (porcupine.Model, func() bool) {
-	left, over := StepBudget+64*n, false
+	var left atomic.Int64
+	var over atomic.Bool
+	left.Store(int64(budgetFor(n)))
+	spend := func() bool {
+		if left.Add(-1) < 0 {
+			over.Store(true)
+			return false
+		}
+		return true
+	}
 	step, stepCtx := m.Step, m.StepContext
 	if stepCtx != nil {
 		m.Step = nil
 		m.StepContext = func(ctx context.Context, s, in, out any) (bool, any) {
-			if left <= 0 {
-				over = true
+			if !spend() {
 				return false, nil
 			}
-			left--
 			return stepCtx(ctx, s, in, out)
 		}
 	} else {
 		m.Step = func(s, in, out any) (bool, any) {
-			if left <= 0 {
-				over = true
+			if !spend() {
 				return false, nil
 			}
-			left--
 			return step(s, in, out)
 		}
 	}
-	return m, func() bool { return over }
+	return m, over.Load
 }
+
+// budgetFor is the step budget of a history of n operations.
+func budgetFor(n int) int { return StepBudget + 64*n }
 
 // plain is porcupine's plain check within the budget.
 func plain(m porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, bool) {
-	bm, over := budgeted(m, len(ops))
+	bm, over := budgeted(m, len(ops)) // (over is read after the search: porcupine may time out first)
 	res := porcupine.CheckOperationsTimeout(bm, ops, timeout)
 	if over() {
 		return porcupine.Unknown, true
@@ -142,7 +159,7 @@ func Decide(tr *trace.Trace, timeout time.Duration) Result {
 	case porcupine.Unknown:
 		// (The verbose check is the same search with more bookkeeping: it
 		// would time out, or pass the budget, too.)
-		r.Unknown, r.overBudget = true, over
+		r.Unknown, r.overBudget, r.budget = true, over, budgetFor(len(r.ops))
 	default:
 		r.pending = true
 	}
@@ -161,7 +178,7 @@ func (r Result) Resolve() Result {
 		// The search for the culprit passed its budget or timed out: the
 		// verdict stands (Decide's search, or porcupine's plain check
 		// within the budget, found no linearization), without a culprit.
-		v.Unknown, v.Info = false, porcupine.LinearizationInfo{}
+		v.Unknown, v.Info, v.noCulprit = false, porcupine.LinearizationInfo{}, true
 		return v
 	}
 	if v.Linearizable {
@@ -184,13 +201,13 @@ func CheckOps(ops []porcupine.Operation, end int64, timeout time.Duration) Resul
 // and WriteHTML read, only when that does not find the history
 // linearizable: on the history of a run of hours (check -horizon 2h:
 // 94,000 operations) the verbose check took 10 s, past the timeout, and
-// the plain one 1.2 s. Each is given timeout.
+// the plain one 1.2 s. Each is given timeout, and the step budget.
 func CheckOpsWith(m porcupine.Model, ops []porcupine.Operation, end int64, timeout time.Duration) Result {
 	switch res, over := plain(m, ops, timeout); res {
 	case porcupine.Ok:
 		return Result{Linearizable: true, ops: ops, End: end, model: m, timeout: timeout}
 	case porcupine.Unknown:
-		return Result{Unknown: true, overBudget: over, ops: ops, End: end, model: m, timeout: timeout}
+		return Result{Unknown: true, overBudget: over, budget: budgetFor(len(ops)), ops: ops, End: end, model: m, timeout: timeout}
 	}
 	return verbose(m, ops, end, timeout)
 }
@@ -201,7 +218,7 @@ func verbose(m porcupine.Model, ops []porcupine.Operation, end int64, timeout ti
 	bm, over := budgeted(m, len(ops))
 	res, info := porcupine.CheckOperationsVerbose(bm, ops, timeout)
 	if over() {
-		return Result{Unknown: true, overBudget: true, ops: ops, End: end, model: m, timeout: timeout}
+		return Result{Unknown: true, overBudget: true, budget: budgetFor(len(ops)), ops: ops, End: end, model: m, timeout: timeout}
 	}
 	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, ops: ops, Info: info, End: end, model: m, timeout: timeout}
 }
@@ -305,7 +322,7 @@ func (r Result) Err() error {
 	case r.Linearizable:
 		return nil
 	case r.Unknown && r.overBudget:
-		return fmt.Errorf("store linearizability undecided: porcupine's search passed its budget of %d model steps (model.StepBudget)", StepBudget+64*len(r.ops))
+		return fmt.Errorf("store linearizability undecided: porcupine's search passed its budget of %d model steps (model.StepBudget)", r.budget)
 	case r.Unknown:
 		return errors.New("store linearizability unknown: the check timed out")
 	case r.disagree:
@@ -313,6 +330,9 @@ func (r Result) Err() error {
 	}
 	if op, ok := r.Culprit(); ok {
 		return errors.New("store not linearizable: " + r.Describe(op))
+	}
+	if r.noCulprit {
+		return errors.New("store not linearizable (its culprit undecided: the search for it passed its budget or timed out)")
 	}
 	return errors.New("store not linearizable")
 }

@@ -70,15 +70,34 @@ func historyOf(tr *trace.Trace) []histOp {
 	for p, acts := range tr.Acts {
 		base[p+1] = base[p] + len(acts)
 	}
-	slots := make([]int, 2*base[len(tr.Acts)])
-	clients := slots[:base[len(tr.Acts)]] // the pair's client id + 1; 0: none yet
-	pending := slots[base[len(tr.Acts)]:] // index in ops of the pair's outstanding call + 1; 0: none
+	named := base[len(tr.Acts)]
+	clients := make([]int, named) // the pair's client id + 1; 0: none yet
+	pending := make([]int, named) // index in ops of the pair's outstanding call + 1; 0: none
 	nclients := 0
+	// A pair the trace does not name (a hand-made or damaged trace) gets a
+	// slot after the named ones: its operations are judged like any other,
+	// never dropped (a dropped call could leave a history that passes).
+	var unnamed map[[2]int16]int
 	slot := func(e *trace.Event) int {
-		if int(e.Proc) < 0 || int(e.Proc) >= len(tr.Acts) || int(e.Act) < 0 || int(e.Act) >= len(tr.Acts[e.Proc]) {
-			return -1
+		if int(e.Proc) >= 0 && int(e.Proc) < len(tr.Acts) && int(e.Act) >= 0 && int(e.Act) < len(tr.Acts[e.Proc]) {
+			return base[e.Proc] + int(e.Act)
 		}
-		return base[e.Proc] + int(e.Act)
+		k, ok := unnamed[[2]int16{e.Proc, e.Act}]
+		if !ok {
+			if unnamed == nil {
+				unnamed = map[[2]int16]int{}
+			}
+			k = len(clients)
+			unnamed[[2]int16{e.Proc, e.Act}] = k
+			clients, pending = append(clients, 0), append(pending, 0)
+		}
+		return k
+	}
+	whoOf := func(e *trace.Event) Who {
+		if int(e.Proc) >= 0 && int(e.Proc) < len(tr.Procs) && int(e.Proc) < len(tr.Acts) && int(e.Act) >= 0 && int(e.Act) < len(tr.Acts[e.Proc]) {
+			return Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))}
+		}
+		return Who{Act: "process " + strconv.Itoa(int(e.Proc)) + " activity " + strconv.Itoa(int(e.Act)) + " (not in the trace)"}
 	}
 	var who []any // each client's Who, boxed once
 	n := 0        // (the history's length, counted first: growing it by appends was most of a check's allocation here)
@@ -97,15 +116,12 @@ func historyOf(tr *trace.Trace) []histOp {
 		switch e.Kind {
 		case trace.EvStoreCall:
 			k := slot(e)
-			if k < 0 {
-				continue // a pair the trace does not name (a hand-made trace)
-			}
 			id := clients[k] - 1
 			if id < 0 {
 				id = nclients
 				nclients++
 				clients[k] = id + 1
-				who = append(who, Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))})
+				who = append(who, whoOf(e))
 			}
 			pending[k] = len(ops) + 1
 			ops = append(ops, histOp{
@@ -131,10 +147,7 @@ func historyOf(tr *trace.Trace) []histOp {
 				continue
 			}
 			k := slot(e)
-			j := -1
-			if k >= 0 {
-				j = pending[k] - 1
-			}
+			j := pending[k] - 1
 			if j < 0 {
 				continue // a return without a call: not from recStore
 			}

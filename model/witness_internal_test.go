@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leaselab/leaselab/lease"
@@ -311,5 +312,39 @@ func TestStepBudget(t *testing.T) {
 	}
 	if unsure == 0 || noOrder == 0 {
 		t.Fatalf("%d unsure and %d no-order histories: the test shows too little", unsure, noOrder)
+	}
+}
+
+// A store call from a process and activity the trace does not name (a
+// hand-made or damaged trace) is judged like any other, not dropped: a
+// dropped call could leave a history that passes.
+func TestHistoryKeepsUnnamedCallers(t *testing.T) {
+	tr, err := sim.Run(sim.Config{Variant: "seed", Seed: 1, Horizon: 10 * time.Second, Procs: []sim.ProcSpec{{PID: 10}, {PID: 20}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(historyOf(tr))
+	renamed := 0
+	for i := range tr.Events {
+		if e := &tr.Events[i]; (e.Kind == trace.EvStoreCall || e.Kind == trace.EvStore && e.Store != trace.StoreExpire) && e.Proc == 1 {
+			e.Act += 40 // no such activity
+			renamed++
+		}
+	}
+	h := historyOf(tr)
+	if renamed == 0 || len(h) != want {
+		t.Fatalf("%d calls renamed; the history has %d operations, want %d", renamed, len(h), want)
+	}
+	unnamed := 0
+	for _, o := range h {
+		if w := o.Metadata.(Who); strings.Contains(w.Act, "not in the trace") {
+			unnamed++
+			if o.Return < 0 {
+				t.Errorf("an unnamed caller's operation lost its return: %+v", o)
+			}
+		}
+	}
+	if unnamed == 0 {
+		t.Fatal("no operation of the unnamed caller")
 	}
 }
