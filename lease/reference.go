@@ -430,7 +430,8 @@ func (r *Reference) elect(ctx context.Context) {
 				r.p.Log(MsgRefUnreadable, rec.Version, 0)
 			}
 			// An I/O error says nothing about the lease: try again soon,
-			// from renewBackoff doubling up to a watch interval. Not a
+			// from renewBackoff doubling up to a watch interval or the
+			// lease, whichever is shorter (maxBackoff). Not a
 			// whole watch interval at once: a watcher whose first read
 			// failed has not seen the lease yet, and its expiry clock
 			// starts only when it does, so that each millisecond of

@@ -533,5 +533,13 @@ func sameSetup(path, header, flags string) error {
 	if header == "" || header == flags {
 		return nil
 	}
+	// explore's flags bound a search (-crashes ...), check's and replay's
+	// draw a setup (-faults ...): a file of the one is no use to the other.
+	switch explore := strings.Contains(header, " -crashes "); {
+	case explore && !strings.Contains(flags, " -crashes "):
+		return usagef("%s was written by explore: replay it with leaselab explore %s -replay %s", path, header, path)
+	case !explore && strings.Contains(flags, " -crashes "):
+		return usagef("%s was written for replay: replay it with leaselab replay %s -decisions %s", path, header, path)
+	}
 	return usagef("setup mismatch: %s was written for %q, not these flags (%q): replay it with its own", path, header, flags)
 }

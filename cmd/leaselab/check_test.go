@@ -505,8 +505,9 @@ func TestCheckSameOnEveryCoreCount(t *testing.T) {
 }
 
 // replay -decisions refuses a decision file written for other flags than
-// those given (its header: what lease_test's rapid failures and explore
-// write), and replays it under its own.
+// those given (its header: the setup flags lease_test's rapid failures
+// write), and replays it under its own; one explore wrote is sent to
+// explore -replay.
 func TestReplayDecisionsChecksItsSetup(t *testing.T) {
 	o := sim.SetupOptions{Variant: "seed", Procs: 2, Faults: []trace.FaultKind{trace.Kill}, Scheduler: "random"}
 	if err := o.Normalize(); err != nil {
@@ -535,5 +536,15 @@ func TestReplayDecisionsChecksItsSetup(t *testing.T) {
 	other[1] = "reference"
 	if code, out, errOut := runCLI(append(append([]string{"replay"}, other...), "-decisions", path)...); code != 2 || !strings.Contains(errOut, "setup mismatch") {
 		t.Errorf("replay under -variant reference: exit %d, %q\n%s", code, errOut, out)
+	}
+	f, err = os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const explore = "-variant seed -procs 2 -crashes 1 -terms 0 -pauses 0 -fserrs 0 -jumps 0 -preemptions 0 -horizon 27s"
+	sim.WriteDecisions(f, explore, rec.Log)
+	f.Close()
+	if code, _, errOut := runCLI(append(append([]string{"replay"}, flags...), "-decisions", path)...); code != 2 || !strings.Contains(errOut, "leaselab explore "+explore+" -replay") {
+		t.Errorf("replay of explore's file: exit %d, %q", code, errOut)
 	}
 }

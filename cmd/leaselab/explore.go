@@ -64,13 +64,18 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 		return usagef("-dpor runs every order of dependent steps: it takes no -preemptions bound")
 	}
 	if *skews != "" {
+		var canon []string
 		for _, f := range strings.Split(*skews, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(f))
 			if err != nil {
 				return usagef("-skews: %v", err)
 			}
 			o.Skews = append(o.Skews, d)
+			canon = append(canon, d.String())
 		}
+		// As the replay lines and decision files say it, one way: a
+		// file's header is compared with these flags (sameSetup).
+		*skews = strings.Join(canon, ",")
 	}
 	o.Limit = *limit
 	if *replay != "" {

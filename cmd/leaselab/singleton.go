@@ -387,6 +387,10 @@ func (r *runner) watch(ctx context.Context, s *supervised, epoch int64, started 
 		// Not by run (stop marks its own): the supervisor was sent a
 		// signal and stopped the command in order (a probe's SIGTERM to
 		// the supervisor alone read "ended unexpectedly (<nil>)").
+		if ctx.Err() != nil { // after its term: run watches on (as below)
+			r.logf("the command's supervisor stopped the command (%s) after its term", s.detail)
+			return
+		}
 		r.logf("the command's supervisor stopped the command (%s): releasing the lease", s.detail)
 		r.finish(1)
 	default:

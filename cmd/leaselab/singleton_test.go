@@ -374,7 +374,11 @@ func TestRunKeepsIgnoredInterrupt(t *testing.T) {
 	}
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
-	poll(t, "the command to run", func() bool { return len(procsWith(tok)) == 1 })
+	// (sh's command line has the token until it execs run, after its trap:
+	// wait for run's own word that it leads, then for the command.)
+	poll(t, "run to lead and its command to run", func() bool {
+		return strings.Contains(out.String(), "Acquired lease") && len(procsWith(tok)) == 1
+	})
 	cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(500 * time.Millisecond)
 	if strings.Contains(out.String(), "released") || len(procsWith(tok)) != 1 {

@@ -240,6 +240,10 @@ func (h *heldProc) close() {
 	}
 }
 
+// stopTreeHeld, if set (by a test), is told after each of stopTree's
+// looks what it holds stopped.
+var stopTreeHeld func([]*heldProc)
+
 // stopTree stops the stale tree (staleTree) and returns it, every member
 // held and, but for one blocked in the kernel past end or 250 ms, stopped:
 // it stops what a look finds, waits until all of it has stopped, and looks
@@ -249,10 +253,6 @@ func (h *heldProc) close() {
 // the time it shows stopped. (One that never shows stopped is in
 // uninterruptible sleep, where it cannot fork either: a vfork's parent
 // whose child was stopped before its exec, a hung file system.)
-// stopTreeHeld, if set (by a test), is told after each of stopTree's
-// looks what it holds stopped.
-var stopTreeHeld func([]*heldProc)
-
 func stopTree(ctx context.Context, mark []byte, spare map[int]bool, end time.Time) []*heldProc {
 	held := map[procID]*heldProc{}
 	var out []*heldProc

@@ -43,7 +43,7 @@ type supervised struct {
 // "stop" lines; its EOF means run is gone), fd 4 the status pipe (the
 // supervisor writes "started PID", "reaped CODE" once the command itself
 // has exited, then one of "exited CODE", "exec-error MSG", "deadline
-// DETAIL", "stopped", once the command's whole tree is dead).
+// DETAIL", "stopped DETAIL", once the command's whole tree is dead).
 //
 // The supervisor runs in a process group of its own, so that a signal to
 // run's group reaches run alone (see "process groups" above).

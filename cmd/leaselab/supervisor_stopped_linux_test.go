@@ -70,9 +70,14 @@ func TestSupervisedNeverBlocksItsCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 4096) // (full sooner; nobody reads r)
+	// (Full sooner; nobody reads r. Through Control, not Fd, which would
+	// make the write end blocking, as run's is not.)
+	if rc, err := w.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 4096) })
+	}
 	s := &supervised{ctl: w, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go s.write()
+	ended := make(chan struct{})
+	go func() { s.write(); close(ended) }()
 	began := time.Now()
 	for i := range 20000 { // a few hundred kilobytes of deadline lines
 		s.setDeadline(int64(i) << 32)
@@ -88,11 +93,18 @@ func TestSupervisedNeverBlocksItsCaller(t *testing.T) {
 	if n < 4000 {
 		t.Fatalf("%d bytes in the pipe: the writer never filled it, the test shows nothing", n)
 	}
+	// The writer is blocked on the full pipe: the supervisor's exit (its
+	// status goroutine closes the pipe and pokes) ends it.
 	s.mu.Lock()
 	w.Close()
 	s.ctl = nil
 	s.mu.Unlock()
 	s.poke()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer did not end once the pipe was closed")
+	}
 }
 
 // A SIGTERM to the supervisor alone stops the command in order, and run
