@@ -543,8 +543,12 @@ func (s *Store) Release(cur lease.Record) error {
 // refused port read as a 5 s wait for "context deadline exceeded": a
 // probe): the first endpoint's that fails, or that every one accepts
 // connections (then it is not etcd, or not over the endpoint's scheme).
+//
+// The endpoints are tried at once, for half a second at most in all.
 func unreachable(endpoints []string) string {
-	for _, ep := range endpoints {
+	errs := make([]error, len(endpoints))
+	var wg sync.WaitGroup
+	for i, ep := range endpoints {
 		network, addr := "tcp", ep
 		if u, err := url.Parse(ep); err == nil && u.Host != "" {
 			addr = u.Host
@@ -554,11 +558,19 @@ func unreachable(endpoints []string) string {
 		} else if p, ok := strings.CutPrefix(ep, "unix://"); ok {
 			network, addr = "unix", p
 		}
-		c, err := net.DialTimeout(network, addr, 500*time.Millisecond)
+		wg.Go(func() {
+			c, err := net.DialTimeout(network, addr, 500*time.Millisecond)
+			if err == nil {
+				c.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return err.Error()
 		}
-		c.Close()
 	}
 	return "every endpoint accepts connections: is it etcd, and is it http or https, as the endpoint says?"
 }
