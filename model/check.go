@@ -123,7 +123,8 @@ func Check(tr *trace.Trace, timeout time.Duration) Result {
 
 // Decide is Check without the partial linearizations of a history that is
 // not linearizable: its Result says so (Linearizable and Unknown false,
-// or Unknown when porcupine timed out), and Resolve computes what Culprit,
+// or Unknown when porcupine passed its step budget or timed out), and
+// Resolve computes what Culprit,
 // Err and WriteHTML read (each of which resolves a Result that was not).
 // A search that keeps the details of a few of its violating runs decides
 // every run and resolves those few: porcupine's verbose check was the
