@@ -70,16 +70,19 @@ func historyOf(tr *trace.Trace) []histOp {
 	for p, acts := range tr.Acts {
 		base[p+1] = base[p] + len(acts)
 	}
-	named := base[len(tr.Acts)]
-	clients := make([]int, named) // the pair's client id + 1; 0: none yet
-	pending := make([]int, named) // index in ops of the pair's outstanding call + 1; 0: none
+	pairs := base[len(tr.Acts)]
+	clients := make([]int, pairs) // the pair's client id + 1; 0: none yet
+	pending := make([]int, pairs) // index in ops of the pair's outstanding call + 1; 0: none
 	nclients := 0
 	// A pair the trace does not name (a hand-made or damaged trace) gets a
 	// slot after the named ones: its operations are judged like any other,
 	// never dropped (a dropped call could leave a history that passes).
 	var unnamed map[[2]int16]int
+	named := func(e *trace.Event) bool {
+		return int(e.Proc) >= 0 && int(e.Proc) < len(tr.Acts) && int(e.Proc) < len(tr.Procs) && int(e.Act) >= 0 && int(e.Act) < len(tr.Acts[e.Proc])
+	}
 	slot := func(e *trace.Event) int {
-		if int(e.Proc) >= 0 && int(e.Proc) < len(tr.Acts) && int(e.Act) >= 0 && int(e.Act) < len(tr.Acts[e.Proc]) {
+		if named(e) {
 			return base[e.Proc] + int(e.Act)
 		}
 		k, ok := unnamed[[2]int16{e.Proc, e.Act}]
@@ -94,7 +97,7 @@ func historyOf(tr *trace.Trace) []histOp {
 		return k
 	}
 	whoOf := func(e *trace.Event) Who {
-		if int(e.Proc) >= 0 && int(e.Proc) < len(tr.Procs) && int(e.Proc) < len(tr.Acts) && int(e.Act) >= 0 && int(e.Act) < len(tr.Acts[e.Proc]) {
+		if named(e) {
 			return Who{PID: tr.Procs[e.Proc].PID, Act: tr.Acts[e.Proc][e.Act], Name: tr.ProcName(int(e.Proc))}
 		}
 		return Who{Act: "process " + strconv.Itoa(int(e.Proc)) + " activity " + strconv.Itoa(int(e.Act)) + " (not in the trace)"}
