@@ -56,6 +56,13 @@ type Explore struct {
 	OnTie func(cands []Candidate) (stop bool)
 	// OnStep, if set with DPOR, is told what each step touched, after it.
 	OnStep func(Footprint)
+	// OnNode, if set, is called before every pick with the state the run
+	// is in, named up to the reordering of independent steps (Node,
+	// por_node.go); the steps are recorded as for DPOR, which OnNode does
+	// not otherwise change. If it returns true the run stops there (the
+	// explorer has searched from an equivalent state with as much budget
+	// left).
+	OnNode func(Node) (stop bool)
 }
 
 // exploreState is a run's use of its Explore budgets.
@@ -66,8 +73,20 @@ type exploreState struct {
 	// of configured processes, those a restart starts again.
 	started bool
 	procs   int
-	// stop ends the run at once (Explore.OnTie).
+	// stop ends the run at once (Explore.OnTie, Explore.OnNode).
 	stop bool
+	// asking marks the explorer's own questions (ask).
+	asking bool
+}
+
+// ask asks the explorer's Chooser a question of its own: a fault here or
+// not, which of a tie's steps first. (What follows is the answer: a
+// merged search's state names leave these choices out, drawHash.)
+func (w *World) ask(n int) int {
+	w.ex.asking = true
+	v := w.xc.Choose(n)
+	w.ex.asking = false
+	return v
 }
 
 // exploreStep offers the faults at the step activity a is about to take.
@@ -83,17 +102,17 @@ func (w *World) exploreStep(a *activity) bool {
 	}
 	// (A reduced exploration offers its processes' faults as candidates
 	// of their own: faultCands.)
-	if !e.DPOR && s.crashes < e.Crashes && e.Chooser.Choose(2) == 1 {
+	if !e.DPOR && s.crashes < e.Crashes && w.ask(2) == 1 {
 		s.crashes++
 		w.fire(Fault{Kind: trace.Kill, Proc: p.idx, At: time.Duration(w.now)}, nil)
 		return false
 	}
-	if s.powers < e.Powers && e.Chooser.Choose(2) == 1 {
+	if s.powers < e.Powers && w.ask(2) == 1 {
 		s.powers++
 		w.explorePowerLoss()
 		return false
 	}
-	if !e.DPOR && s.terms < e.Terms && e.Chooser.Choose(2) == 1 {
+	if !e.DPOR && s.terms < e.Terms && w.ask(2) == 1 {
 		s.terms++
 		w.fire(Fault{Kind: trace.Term, Proc: p.idx, At: time.Duration(w.now)}, nil)
 		if p.dead {
@@ -101,7 +120,7 @@ func (w *World) exploreStep(a *activity) bool {
 		}
 	}
 	if !e.DPOR && s.pauses < e.Pauses && len(e.PauseLengths) > 0 {
-		if k := e.Chooser.Choose(1 + len(e.PauseLengths)); k > 0 {
+		if k := w.ask(1 + len(e.PauseLengths)); k > 0 {
 			s.pauses++
 			w.fire(Fault{Kind: trace.Stop, Proc: p.idx, At: time.Duration(w.now), Dur: e.PauseLengths[k-1]}, nil)
 			p.parked = append(p.parked, a)
@@ -109,12 +128,12 @@ func (w *World) exploreStep(a *activity) bool {
 		}
 	}
 	if s.jumps < e.Jumps && len(e.JumpSizes) > 0 {
-		if k := e.Chooser.Choose(1 + len(e.JumpSizes)); k > 0 {
+		if k := w.ask(1 + len(e.JumpSizes)); k > 0 {
 			s.jumps++
 			w.fire(Fault{Kind: trace.Jump, At: time.Duration(w.now), Delta: e.JumpSizes[k-1]}, nil)
 		}
 	}
-	if s.fserrs < e.FSErrors && a.pendingSyscall && e.Chooser.Choose(2) == 1 {
+	if s.fserrs < e.FSErrors && a.pendingSyscall && w.ask(2) == 1 {
 		s.fserrs++
 		a.inject = syscall.ENOSPC
 	}
@@ -202,7 +221,7 @@ func (w *World) exploreFault(c Candidate, t int64) {
 func (w *World) explorePowerLoss() {
 	e := w.cfg.Explore
 	c := w.choose
-	w.choose = &tornChooser{c: e.Chooser, budget: e.TornFiles}
+	w.choose = &tornChooser{c: w.xc, budget: e.TornFiles}
 	w.fire(Fault{Kind: trace.Power, At: time.Duration(w.now)}, nil)
 	w.choose = c
 	at := w.now + int64(e.PowerRestart)
@@ -324,7 +343,7 @@ func (d delayBounded) Pick(cands []Candidate) int {
 		w.ex.stop = true
 		return def
 	}
-	k := e.Chooser.Choose(len(cands))
+	k := w.ask(len(cands))
 	if k != def {
 		w.ex.deviations++
 	}
@@ -353,5 +372,6 @@ func (w *World) FaultsLeft() (proc, global bool) {
 // instant whose tie it is asked about.
 func (w *World) TieInstant() int64 { return w.tieAt }
 
-// Stopped reports whether the run was stopped by Explore.OnTie.
+// Stopped reports whether the run was stopped by Explore.OnTie or
+// Explore.OnNode.
 func (w *World) Stopped() bool { return w.ex.stop }

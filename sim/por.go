@@ -206,6 +206,9 @@ type Race struct {
 
 func (w *World) porBegin(a *activity) {
 	l := w.por
+	if w.nh != nil {
+		w.nodeFlush()
+	}
 	l.steps = append(l.steps, porStep{proc: int16(a.p.idx), act: int16(a.id), t: a.ready, tie: l.tie, cand: l.cand,
 		acc0: len(l.acc), ev0: len(w.tr.Events), iso: a.isolated || a.inSim || !a.started, start: !a.started, isoAct: a.isolated,
 		enabler: a.enabler})
@@ -218,6 +221,9 @@ func (w *World) porBegin(a *activity) {
 // its process's, no activity's.
 func (w *World) porBeginFault(proc int) {
 	l := w.por
+	if w.nh != nil {
+		w.nodeFlush()
+	}
 	l.steps = append(l.steps, porStep{proc: int16(proc), act: -1, t: w.now, tie: l.tie, cand: l.cand,
 		acc0: len(l.acc), ev0: len(w.tr.Events), enabler: -1, fault: true})
 	l.open = true
@@ -232,6 +238,9 @@ func (w *World) porEnd() {
 		s.mask |= a.obj.bit()
 	}
 	l.open = false
+	if w.nh != nil {
+		w.nodeStep()
+	}
 	if f := w.cfg.Explore.OnStep; f != nil {
 		fp := l.footprint(s)
 		fp.acc = slices.Clone(fp.acc)

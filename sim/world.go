@@ -76,8 +76,12 @@ type World struct {
 	// Config.Calm after the last fault that took effect or exit.
 	end int64
 	// por records the steps' accesses for partial-order reduction
-	// (Explore.DPOR; nil otherwise).
+	// (Explore.DPOR, Explore.OnNode; nil otherwise).
 	por *porLog
+	// xc is the explorer's Chooser (Explore.Chooser, wrapped by drawHash
+	// with OnNode); nh names the run's states for OnNode (por_node.go).
+	xc Chooser
+	nh *nodeHash
 }
 
 // countDir notes a new peak of the lock directory's name count.
@@ -118,8 +122,19 @@ func New(cfg Config) (*World, error) {
 	if cfg.Explore != nil {
 		w.noFastPath = true
 		w.sched = delayBounded{w}
-		if cfg.Explore.DPOR {
+		w.xc = cfg.Explore.Chooser
+		if cfg.Explore.DPOR || cfg.Explore.OnNode != nil {
 			w.por = &porLog{tie: -1}
+		}
+		if cfg.Explore.OnNode != nil {
+			w.nh = newNodeHash(&w.cfg)
+			x := &drawHash{w: w, c: w.xc}
+			if w.choose == w.xc {
+				w.choose = x
+			} else if w.choose != nil {
+				w.choose = &drawHash{w: w, c: w.choose}
+			}
+			w.xc = x
 		}
 	}
 	switch {
@@ -214,6 +229,10 @@ func (w *World) Run() {
 			continue
 		}
 		if next == nil || next.ready > w.end || w.limit > 0 && w.syscalls >= w.limit {
+			break
+		}
+		if w.nh != nil && w.cfg.Explore.OnNode(w.node(next.ready != w.nh.t)) {
+			w.ex.stop = true
 			break
 		}
 		a := w.pick()

@@ -41,6 +41,13 @@ type ExploreOptions struct {
 	// dependent steps is run once, whatever Preemptions says, on one
 	// core.
 	DPOR bool
+	// Merge cuts a run that reaches a state already searched from with
+	// at least as much budget left, its steps reordered (explore_merge.go):
+	// the delay-bounded search, on one core, without its equivalent
+	// schedules. Not with DPOR.
+	Merge bool
+	// mergeEvery remembers every pick's state (merger.every).
+	mergeEvery bool
 	// Horizon is the simulated time of each run (default three leases).
 	Horizon time.Duration
 	// Skews are the wall-clock offsets a process may start with (default
@@ -97,7 +104,8 @@ type ExploreResult struct {
 	Complete   bool // every schedule within the bounds was run
 	Violations []ExploreViolation
 	Wall       time.Duration
-	DPOR       DPORStats // with ExploreOptions.DPOR
+	DPOR       DPORStats  // with ExploreOptions.DPOR
+	Merge      MergeStats // with ExploreOptions.Merge
 }
 
 // dfs is a Chooser that replays a prefix of choices, then takes the first
@@ -175,9 +183,15 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 	}
 	var res ExploreResult
 	var err error
+	if o.DPOR && o.Merge {
+		return ExploreResult{}, fmt.Errorf("explore: DPOR and Merge: choose one")
+	}
+	if o.Merge && o.Preemptions > MaxMergeDeviations {
+		return ExploreResult{}, fmt.Errorf("explore: Merge takes at most %d deviations (Preemptions %d)", MaxMergeDeviations, o.Preemptions)
+	}
 	if o.DPOR {
 		res, err = exploreDPOR(o, o.Limit, progress)
-	} else if o.Limit > 0 || workers == 1 {
+	} else if o.Limit > 0 || workers == 1 || o.Merge {
 		res, err = exploreSubtree(o, nil, o.Limit, progress, nil)
 	} else {
 		res, err = exploreShared(o, workers, progress)
@@ -191,8 +205,20 @@ func Explore(o ExploreOptions, progress func(schedules, violations int)) (Explor
 // set, it gives sh the alternatives left at the shallowest choice of its
 // path whenever sh is hungry, and leaves them.
 func exploreSubtree(o ExploreOptions, root []int, limit int, progress func(schedules, violations int), sh *shared) (ExploreResult, error) {
+	return exploreSubtreeWith(o, root, limit, progress, sh, nil)
+}
+
+// exploreSubtreeWith is exploreSubtree; each, if set with o.Merge, is
+// called with every schedule's world after its run (not with the runs
+// cut short).
+func exploreSubtreeWith(o ExploreOptions, root []int, limit int, progress func(schedules, violations int), sh *shared, each func(*sim.World)) (res ExploreResult, err error) {
 	keep := keeper(o)
-	var res ExploreResult
+	var m *merger
+	if o.Merge {
+		m = newMerger()
+		m.every = o.mergeEvery
+		defer func() { res.Merge.States = len(m.seen) }()
+	}
 	prefix := slices.Clone(root)
 	last := map[int]int{} // depth: the last alternative this piece explores there, once it gave the rest away
 	top := func(log []sim.Choice, i int) int {
@@ -207,12 +233,33 @@ func exploreSubtree(o ExploreOptions, root []int, limit int, progress func(sched
 		if err != nil {
 			return res, err
 		}
-		tr, err := sim.Run(cfg)
-		if err != nil {
-			return res, err
+		var tr *trace.Trace
+		if m == nil {
+			tr, err = sim.Run(cfg)
+			if err != nil {
+				return res, err
+			}
+		} else {
+			cfg.Explore.OnNode = m.onNode(d)
+			w, err := sim.New(cfg)
+			if err != nil {
+				return res, err
+			}
+			w.Run()
+			tr = w.Trace()
+			if each != nil && !w.Stopped() {
+				each(w)
+			}
+			if w.Stopped() {
+				res.Merge.Cut++
+				tr.Release()
+				tr = nil
+			}
 		}
-		res.Schedules++
-		keep(&res, tr, d.log)
+		if tr != nil {
+			res.Schedules++
+			keep(&res, tr, d.log)
+		}
 		if progress != nil {
 			progress(res.Schedules, len(res.Violations))
 		}

@@ -30,7 +30,7 @@
 // Draw one simulated run as a self-contained HTML timeline.
 //
 //	leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K]
-//	                 [-powers K] [-drifts K] [-preemptions K | -dpor] [-horizon D] [-skews LIST] [-max-schedules N]
+//	                 [-powers K] [-drifts K] [-preemptions K [-merge] | -dpor] [-horizon D] [-skews LIST] [-max-schedules N]
 //	                 [-force] [-json] [-replay FILE] [-out-dir DIR]
 //
 // Search every schedule within the bounds, depth first.

@@ -30,6 +30,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Drifts, "drifts", 0, "processes whose clocks run slow or fast by the drift bound the algorithm is configured for (1%)")
 	fs.IntVar(&o.Preemptions, "preemptions", 0, "deviations from the default schedule (delay bounding)")
 	fs.BoolVar(&o.DPOR, "dpor", false, "every order of dependent same-instant steps, by dynamic partial-order reduction with sleep sets, instead of -preemptions (one core)")
+	fs.BoolVar(&o.Merge, "merge", false, "cut a schedule where it reaches a state already searched from, up to the order of independent steps, with no more budget left (one core)")
 	fs.DurationVar(&o.Horizon, "horizon", 27*time.Second, "simulated time of each schedule (default three leases)")
 	skews := fs.String("skews", "", "wall-clock offsets a process may start with, comma list (e.g. 0,5s)")
 	limit := fs.Int("max-schedules", 0, "stop after this many schedules (0: none; the result is then incomplete)")
@@ -62,6 +63,12 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.DPOR && o.Preemptions != 0 {
 		return usagef("-dpor runs every order of dependent steps: it takes no -preemptions bound")
+	}
+	if o.DPOR && o.Merge {
+		return usagef("-merge cuts the delay-bounded search; -dpor has its own reduction: choose one")
+	}
+	if o.Merge && o.Preemptions > spec.MaxMergeDeviations {
+		return usagef("-merge takes at most -preemptions %d", spec.MaxMergeDeviations)
 	}
 	if *skews != "" {
 		var canon []string
@@ -127,8 +134,8 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		err := writeJSON(stdout, exploreReport{Variant: o.Variant, Bounds: exploreBounds{
 			Procs: o.Procs, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors, Jumps: o.Jumps,
-			Powers: o.Powers, Drifts: o.Drifts, Preemptions: o.Preemptions, DPOR: o.DPOR, HorizonS: o.Horizon.Seconds(), Skews: *skews},
-			Schedules: res.Schedules, Complete: res.Complete, Violations: vs,
+			Powers: o.Powers, Drifts: o.Drifts, Preemptions: o.Preemptions, DPOR: o.DPOR, Merge: o.Merge, HorizonS: o.Horizon.Seconds(), Skews: *skews},
+			Schedules: res.Schedules, States: res.Merge.States, Cut: res.Merge.Cut, Complete: res.Complete, Violations: vs,
 			WallS: res.Wall.Seconds(), Estimate: est})
 		if err == nil && len(res.Violations) > 0 {
 			err = errViolation
@@ -139,6 +146,9 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 		float64(res.Schedules)/res.Wall.Seconds(), res.Complete)
 	if o.DPOR {
 		fmt.Fprintf(stdout, "# partial-order reduction: %d races, %d runs cut short (every step asleep)\n", res.DPOR.Races, res.DPOR.Blocked)
+	}
+	if o.Merge {
+		fmt.Fprintf(stdout, "# merged: %d runs cut short at a state already searched from, %d states remembered\n", res.Merge.Cut, res.Merge.States)
 	}
 	for i, v := range res.Violations {
 		fmt.Fprintf(stdout, "VIOLATION %s in %d steps\n  %s\n", v.Property, v.Steps, v.Violation.String())
@@ -227,7 +237,8 @@ type exploreReport struct {
 	Complete   bool               `json:"complete"`
 	Estimate   float64            `json:"estimate"`
 	Schedules  int                `json:"schedules"`
-	States     int                `json:"states"` // always 0: the search is stateless
+	States     int                `json:"states"` // states remembered: 0 but with -merge
+	Cut        int                `json:"cut"`    // runs cut short at a state already searched from (-merge)
 	Variant    string             `json:"variant"`
 	Violations []exploreViolation `json:"violations"`
 	WallS      float64            `json:"wall_s"`
@@ -237,6 +248,7 @@ type exploreReport struct {
 type exploreBounds struct {
 	Crashes     int     `json:"crashes"`
 	DPOR        bool    `json:"dpor"`
+	Merge       bool    `json:"merge"`
 	Drifts      int     `json:"drifts"`
 	FSErrors    int     `json:"fserrs"`
 	HorizonS    float64 `json:"horizon_s"`

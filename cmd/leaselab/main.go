@@ -55,7 +55,7 @@ var commands = []command{
              [-max-drift F] [-drift-bound F] [-lease D -renew D -watch D] [-renew-deadline D] [-horizon D] -o FILE`,
 		"draw one simulated run as a self-contained HTML timeline", cmdViz},
 	{"explore", `leaselab explore [-variant V] [-procs N] [-crashes K] [-terms K] [-pauses K] [-fserrs K] [-jumps K]
-                 [-powers K] [-drifts K] [-preemptions K | -dpor] [-horizon D] [-skews LIST] [-max-schedules N]
+                 [-powers K] [-drifts K] [-preemptions K [-merge] | -dpor] [-horizon D] [-skews LIST] [-max-schedules N]
                  [-force] [-json] [-replay FILE] [-out-dir DIR]`,
 		"search every schedule within the bounds, depth first", cmdExplore},
 	{"run", `leaselab run (-path LOCKFILE [-variant V] [-store file|flock] | -store redis|etcd|sqlite|postgres -dsn DSN [-name N] [-timeout D])

@@ -1,0 +1,185 @@
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// boundedOutcomes are what a delay-bounded search reached: each
+// schedule's trace up to the reordering of independent steps, and, per
+// property violated, the fewest steps to a violation.
+type boundedOutcomes struct {
+	traces    map[uint64]bool
+	violated  map[string]int
+	schedules int
+}
+
+func (b *boundedOutcomes) add(w *sim.World) {
+	b.schedules++
+	b.traces[w.Fingerprint()] = true
+	tr := w.Trace()
+	for _, v := range Check(tr) {
+		if v.Violation == nil {
+			continue
+		}
+		steps := stepsUntil(tr, v.Violation.At)
+		if s, ok := b.violated[v.Property]; !ok || steps < s {
+			b.violated[v.Property] = steps
+		}
+	}
+}
+
+// unmergedSearch runs every schedule within o's bounds, as Explore does
+// without Merge, recording each one's steps for its fingerprint.
+func unmergedSearch(t *testing.T, o ExploreOptions) boundedOutcomes {
+	t.Helper()
+	out := boundedOutcomes{traces: map[uint64]bool{}, violated: map[string]int{}}
+	var prefix []int
+	for {
+		d := &dfs{prefix: prefix}
+		cfg, err := ExploreConfig(o, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Explore.OnNode = func(sim.Node) bool { return false } // steps recorded, nothing cut
+		w, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run()
+		out.add(w)
+		i := len(d.log) - 1
+		for i >= 0 && d.log[i].V+1 >= d.log[i].N {
+			i--
+		}
+		if i < 0 {
+			return out
+		}
+		if out.schedules >= 300000 {
+			t.Fatalf("the search of %+v passed %d schedules: too big for this test", o, out.schedules)
+		}
+		prefix = prefix[:0]
+		for _, c := range d.log[:i] {
+			prefix = append(prefix, c.V)
+		}
+		prefix = append(prefix, d.log[i].V+1)
+	}
+}
+
+func mergedSearch(t *testing.T, o ExploreOptions, every bool) (boundedOutcomes, ExploreResult) {
+	t.Helper()
+	out := boundedOutcomes{traces: map[uint64]bool{}, violated: map[string]int{}}
+	o.Merge, o.mergeEvery = true, every
+	res, err := exploreSubtreeWith(o, nil, 0, nil, nil, out.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, res
+}
+
+// mergeBounds are the bounds TestMergeSound searches both ways: toys
+// built around one rule of the dependency relation each, and the real
+// variants' first seconds, with every kind of fault and deviations.
+func mergeBounds(t *testing.T) []ExploreOptions {
+	registerOnce(t, toyVariant("toy-excl", false))
+	registerOnce(t, toyVariant("toy-racy", true))
+	registerOnce(t, toyWatch("toy-watch"))
+	registerOnce(t, toyData("toy-data"))
+	registerOnce(t, toyFlockQueue("toy-flockq"))
+	registerOnce(t, toyFiles("toy-files"))
+	registerOnce(t, toyServer("toy-server"))
+	registerOnce(t, toyExit("toy-exit"))
+	registerOnce(t, toyExitWaiter("toy-exitwait-flock", "flock"))
+	registerOnce(t, toyExitWaiter("toy-exitwait-watch", "watch"))
+	for _, how := range []string{"under", "unclean", "mvdir"} {
+		registerOnce(t, toyPaths("toy-paths-"+how, how))
+	}
+	registerOnce(t, toyFailover("toy-failover"))
+	registerOnce(t, toyErrLead("toy-errlead"))
+	ms := 10 * time.Millisecond
+	bounds := []ExploreOptions{
+		{Variant: "toy-excl", Procs: 3, Preemptions: 3, Horizon: ms},
+		{Variant: "toy-excl", Procs: 3, Crashes: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-racy", Procs: 2, Preemptions: 3, Horizon: ms},
+		{Variant: "toy-racy", Procs: 3, Crashes: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-racy", Procs: 2, Pauses: 1, Terms: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-watch", Procs: 3, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-data", Procs: 2, Preemptions: 3, Horizon: ms},
+		{Variant: "toy-flockq", Procs: 3, Crashes: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-files", Procs: 2, Preemptions: 3, Horizon: ms},
+		{Variant: "toy-server", Procs: 2, Crashes: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-exit", Procs: 2, Crashes: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-exitwait-flock", Procs: 2, Terms: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-exitwait-watch", Procs: 2, Preemptions: 3, Horizon: ms},
+		{Variant: "toy-paths-under", Procs: 2, Preemptions: 3, Horizon: ms},
+		{Variant: "toy-paths-unclean", Procs: 2, Preemptions: 3, Horizon: ms},
+		{Variant: "toy-paths-mvdir", Procs: 2, Crashes: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-failover", Procs: 2, Crashes: 1, FSErrors: 1, Preemptions: 1, Horizon: 300 * time.Millisecond},
+		{Variant: "toy-errlead", Procs: 2, Crashes: 1, FSErrors: 1, Preemptions: 2, Horizon: ms},
+		// The real variants: deviations with every kind of fault, a
+		// power loss's outcomes, a clock jump, drift and skew (choices of
+		// the setup).
+		{Variant: "seed", Procs: 2, Crashes: 1, Preemptions: 1, Horizon: 4 * time.Second},
+		{Variant: "seed", Procs: 3, Preemptions: 2, Horizon: time.Second},
+		{Variant: "seed-rename", Procs: 2, Pauses: 1, Preemptions: 1, Horizon: 4 * time.Second},
+		{Variant: "flock", Procs: 2, Crashes: 1, Pauses: 1, Horizon: 4 * time.Second},
+		{Variant: "flock", Procs: 2, Crashes: 1, Preemptions: 1, Horizon: 4 * time.Second},
+		{Variant: "flock", Procs: 3, Terms: 1, Preemptions: 1, Horizon: time.Second},
+		{Variant: "reference", Procs: 2, Crashes: 1, FSErrors: 1, Preemptions: 1, Horizon: 2 * time.Second},
+		{Variant: "reference", Procs: 2, Powers: 1, Preemptions: 1, Horizon: 2 * time.Second},
+		{Variant: "reference", Procs: 2, Jumps: 1, Drifts: 1, Preemptions: 1, Horizon: 4 * time.Second, Skews: []time.Duration{0, 5 * time.Second}},
+		{Variant: "reference", Procs: 3, Preemptions: 2, Horizon: 4 * time.Second},
+	}
+	if testing.Short() {
+		bounds = slices.DeleteFunc(bounds, func(o ExploreOptions) bool { return o.Procs == 3 && o.Preemptions == 2 && o.Horizon > ms })
+	}
+	return bounds
+}
+
+// Merging is sound: on bounds small enough to run every schedule of the
+// delay-bounded search, the merged search reaches the same traces (up to
+// the order of independent steps) and the same violations, each in as
+// few steps, while it cuts runs.
+func TestMergeSound(t *testing.T) {
+	cutAny := 0
+	for _, o := range mergeBounds(t) {
+		name := fmt.Sprintf("%s procs %d crashes %d terms %d pauses %d fserrs %d powers %d jumps %d drifts %d preemptions %d",
+			o.Variant, o.Procs, o.Crashes, o.Terms, o.Pauses, o.FSErrors, o.Powers, o.Jumps, o.Drifts, o.Preemptions)
+		full := unmergedSearch(t, o)
+		for _, every := range []bool{false, true} {
+			name := fmt.Sprintf("%s (every pick %v)", name, every)
+			merged, res := mergedSearch(t, o, every)
+			t.Logf("%s: %d schedules, %d traces, violated %v; merged %d schedules + %d cut, %d states, %d traces",
+				name, full.schedules, len(full.traces), full.violated, merged.schedules, res.Merge.Cut, res.Merge.States, len(merged.traces))
+			if !res.Complete {
+				t.Errorf("%s: the merged search did not complete", name)
+			}
+			if !maps.Equal(full.traces, merged.traces) {
+				missing := 0
+				for k := range full.traces {
+					if !merged.traces[k] {
+						missing++
+					}
+				}
+				t.Errorf("%s: the merged search reached %d traces, the full one %d; %d of the full search's missing", name, len(merged.traces), len(full.traces), missing)
+			}
+			if !maps.Equal(full.violated, merged.violated) {
+				t.Errorf("%s: violated (fewest steps) %v merged, %v in full", name, merged.violated, full.violated)
+			}
+			if res.Merge.Cut > 0 {
+				cutAny++
+			}
+			if merged.schedules > full.schedules {
+				t.Errorf("%s: the merged search ran %d schedules, the full one %d", name, merged.schedules, full.schedules)
+			}
+		}
+	}
+	if cutAny < 10 {
+		t.Errorf("only %d bounds had a run cut: the test shows little", cutAny)
+	}
+}
