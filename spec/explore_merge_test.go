@@ -130,10 +130,19 @@ func mergeBounds(t *testing.T) []ExploreOptions {
 		{Variant: "flock", Procs: 2, Crashes: 1, Pauses: 1, Horizon: 4 * time.Second},
 		{Variant: "flock", Procs: 2, Crashes: 1, Preemptions: 1, Horizon: 4 * time.Second},
 		{Variant: "flock", Procs: 3, Terms: 1, Preemptions: 1, Horizon: time.Second},
-		{Variant: "reference", Procs: 2, Crashes: 1, FSErrors: 1, Preemptions: 1, Horizon: 2 * time.Second},
-		{Variant: "reference", Procs: 2, Powers: 1, Preemptions: 1, Horizon: 2 * time.Second},
-		{Variant: "reference", Procs: 2, Jumps: 1, Drifts: 1, Preemptions: 1, Horizon: 4 * time.Second, Skews: []time.Duration{0, 5 * time.Second}},
+		{Variant: "reference", Procs: 2, Crashes: 1, Preemptions: 1, Horizon: 2 * time.Second},
+		{Variant: "reference", Procs: 2, FSErrors: 1, Preemptions: 1, Horizon: 2 * time.Second},
+		{Variant: "reference", Procs: 2, Powers: 1, Horizon: 2 * time.Second},
+		{Variant: "seed-rename", Procs: 2, Powers: 1, Preemptions: 1, Horizon: time.Second},
+		{Variant: "reference", Procs: 2, Jumps: 1, Preemptions: 1, Horizon: 2 * time.Second, Skews: []time.Duration{0, 5 * time.Second}},
+		{Variant: "reference", Procs: 2, Drifts: 1, Preemptions: 1, Horizon: 4 * time.Second},
 		{Variant: "reference", Procs: 3, Preemptions: 2, Horizon: 4 * time.Second},
+	}
+	if *long { // faults together (about 2 minutes more)
+		bounds = append(bounds,
+			ExploreOptions{Variant: "reference", Procs: 2, Crashes: 1, FSErrors: 1, Preemptions: 1, Horizon: 2 * time.Second},
+			ExploreOptions{Variant: "reference", Procs: 2, Powers: 1, Preemptions: 1, Horizon: 2 * time.Second},
+			ExploreOptions{Variant: "reference", Procs: 2, Jumps: 1, Drifts: 1, Preemptions: 1, Horizon: 4 * time.Second, Skews: []time.Duration{0, 5 * time.Second}})
 	}
 	if testing.Short() {
 		bounds = slices.DeleteFunc(bounds, func(o ExploreOptions) bool { return o.Procs == 3 && o.Preemptions == 2 && o.Horizon > ms })
@@ -150,6 +159,7 @@ func TestMergeSound(t *testing.T) {
 	for _, o := range mergeBounds(t) {
 		name := fmt.Sprintf("%s procs %d crashes %d terms %d pauses %d fserrs %d powers %d jumps %d drifts %d preemptions %d",
 			o.Variant, o.Procs, o.Crashes, o.Terms, o.Pauses, o.FSErrors, o.Powers, o.Jumps, o.Drifts, o.Preemptions)
+		start := time.Now()
 		full := unmergedSearch(t, o)
 		for _, every := range []bool{false, true} {
 			name := fmt.Sprintf("%s (every pick %v)", name, every)
@@ -178,6 +188,7 @@ func TestMergeSound(t *testing.T) {
 				t.Errorf("%s: the merged search ran %d schedules, the full one %d", name, merged.schedules, full.schedules)
 			}
 		}
+		t.Logf("(%.1f s)", time.Since(start).Seconds())
 	}
 	if cutAny < 10 {
 		t.Errorf("only %d bounds had a run cut: the test shows little", cutAny)
