@@ -235,10 +235,10 @@ func exploreReplay(o spec.ExploreOptions, flags, path string, stdout io.Writer) 
 type exploreReport struct {
 	Bounds     exploreBounds      `json:"bounds"`
 	Complete   bool               `json:"complete"`
+	Cut        int                `json:"cut"` // runs cut short at a state already searched from (-merge)
 	Estimate   float64            `json:"estimate"`
 	Schedules  int                `json:"schedules"`
 	States     int                `json:"states"` // states remembered: 0 but with -merge
-	Cut        int                `json:"cut"`    // runs cut short at a state already searched from (-merge)
 	Variant    string             `json:"variant"`
 	Violations []exploreViolation `json:"violations"`
 	WallS      float64            `json:"wall_s"`
