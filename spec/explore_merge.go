@@ -6,27 +6,27 @@ import "github.com/leaselab/leaselab/sim"
 // search runs, among its schedules, many that differ from one already
 // run only in the order of independent steps; from the state such a
 // reordering reaches, it then searches again everything it searched from
-// there before. With Merge each run names its state before every pick
-// (sim.Node: the steps so far as a partial order, the faults used, the
-// activity that ran last and the deviations left), and a run that
-// reaches a state already searched from is cut there, unless it has more
-// budget left than that search had.
+// there before. With Merge each run names its state before the first
+// pick of every instant (sim.Node: the steps so far as a partial order,
+// the faults used, the parked activities), and a run that reaches a
+// state already searched from, with the same activity last run (the
+// delay bound's default) and no more deviations left than that search
+// had, is cut there.
 //
 // Why a cut loses nothing. The search is depth first, and a state's name
-// includes how many steps led to it, so no state is named twice on one
-// path: the earlier visit's subtree has been searched in full (less its
-// own cuts, each covered the same way by a still earlier one). From one
-// state, the choices and their outcomes are the same: the next steps,
-// the faults each may have (the budgets used are in the name), and the
-// default order, which depends on the activity that ran last. A
-// continuation costs, from a state where another activity ran last, at
-// most one deviation more (its first step; from then on the two agree).
-// So a run is cut where the earlier visit had, with the same last
-// activity, at least as many deviations left, or, with another, at
-// least one more. What it relies on is the dependency relation (package
-// sim's por.go), as the reduction does: TestMergeSound holds the merged
-// search to the full one on bounds small enough to run both, traces and
-// violations.
+// includes its steps, so no state is named twice on one path: the
+// earlier visit's subtree has been searched in full (less its own cuts,
+// each covered the same way by a still earlier one). From one state,
+// with one last activity, the choices and their outcomes are the same
+// (the next steps, the faults each may have, the default order), and a
+// search with as many deviations left runs every continuation one with
+// fewer would. (A state reached with another activity last is searched
+// again: a continuation costs no more than one deviation more from there
+// only until a step runs, and a fault or a paused process's step runs
+// none, so no fixed allowance covers it.) What it relies on is the
+// dependency relation (package sim's por.go), as the reduction does:
+// TestMergeSound holds the merged search to the full one on bounds small
+// enough to run both, traces and violations.
 //
 // A violation found by a run the cut would have continued is found by
 // the equivalent run from the earlier visit, in as many steps (steps are
@@ -39,11 +39,10 @@ type MergeStats struct {
 	States int // states named and remembered
 }
 
-// merger is a merged search's memory: for each state, the most
-// deviations left with which a search from it ran, and the activity that
-// ran last then.
+// merger is a merged search's memory: for each state and activity that
+// ran last, the most deviations left with which a search from it ran.
 type merger struct {
-	seen map[[2]uint64]visit
+	seen map[[2]uint64]int16
 	// every remembers the state at every pick, not only at the first of
 	// each instant (sim.Node.First): more cuts, and much more memory
 	// (the tests, whose toys run in one instant).
@@ -54,17 +53,16 @@ type merger struct {
 // (what a remembered state's record holds).
 const MaxMergeDeviations = 1000
 
-// visit is a remembered state's search: 6 bytes, beside a 16-byte name
-// (a search remembers millions).
-type visit struct {
-	left int16 // (Explore refuses a bound beyond MaxMergeDeviations)
-	proc int8
-	act  int16
+// newMerger returns an empty memory (2 bytes a state beside its 16-byte
+// name: a search remembers millions).
+func newMerger() *merger { return &merger{seen: map[[2]uint64]int16{}} }
+
+// key folds the activity that ran last into the state's name.
+func key(n sim.Node) [2]uint64 {
+	k := n.State
+	k[0] ^= (uint64(uint16(n.Last.Proc))<<16 | uint64(uint16(n.Last.Act))) * 0x9e3779b97f4a7c15
+	return k
 }
-
-func (v visit) lastIs(c sim.Candidate) bool { return int(v.proc) == c.Proc && int(v.act) == c.Act }
-
-func newMerger() *merger { return &merger{seen: map[[2]uint64]visit{}} }
 
 // onNode is the hook for the run whose choices d makes: it remembers the
 // states past d's prefix (those before it are the current path's, run
@@ -74,13 +72,12 @@ func (m *merger) onNode(d *dfs) func(sim.Node) bool {
 		if len(d.log) < len(d.prefix) || !n.First && !m.every {
 			return false // replaying the path to the new choice
 		}
-		v, ok := m.seen[n.State]
-		if ok && (int(v.left) >= n.Left+1 || v.lastIs(n.Last) && int(v.left) >= n.Left) {
+		k := key(n)
+		left, ok := m.seen[k]
+		if ok && int(left) >= n.Left {
 			return true
 		}
-		if !ok || n.Left > int(v.left) {
-			m.seen[n.State] = visit{left: int16(n.Left), proc: int8(n.Last.Proc), act: int16(n.Last.Act)}
-		}
+		m.seen[k] = int16(n.Left)
 		return false
 	}
 }
