@@ -194,3 +194,28 @@ func TestMergeSound(t *testing.T) {
 		t.Errorf("only %d bounds had a run cut: the test shows little", cutAny)
 	}
 }
+
+// A merged search is a function of its bounds: run twice, and with
+// Workers set (which it ignores: one core), the same schedules, cuts,
+// states and kept counterexamples.
+func TestMergeDeterministic(t *testing.T) {
+	o := ExploreOptions{Variant: "seed", Procs: 2, Crashes: 1, Preemptions: 1, Horizon: 4 * time.Second, Merge: true}
+	var rs []ExploreResult
+	for _, workers := range []int{1, 2} {
+		o.Workers = workers
+		r, err := Explore(o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	a, b := rs[0], rs[1]
+	if !a.Complete || a.Schedules != b.Schedules || a.Merge != b.Merge || a.Merge.Cut == 0 || len(a.Violations) == 0 || len(a.Violations) != len(b.Violations) {
+		t.Fatalf("two runs: %d/%d schedules, %+v/%+v, %d/%d violations (complete %v)", a.Schedules, b.Schedules, a.Merge, b.Merge, len(a.Violations), len(b.Violations), a.Complete)
+	}
+	for i := range a.Violations {
+		if !slices.Equal(a.Violations[i].Decisions, b.Violations[i].Decisions) {
+			t.Errorf("%s: the kept counterexample differs between two runs", a.Violations[i].Property)
+		}
+	}
+}
