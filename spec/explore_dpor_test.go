@@ -348,19 +348,9 @@ func cappedFullSearch(t *testing.T, o ExploreOptions, limit int) (outcomes, bool
 	t.Helper()
 	out := outcomes{traces: map[uint64]bool{}, violated: map[string]bool{}}
 	verdicts := map[uint64]string{}
-	var prefix []int
-	for {
-		d := &dfs{prefix: prefix}
-		cfg, err := ExploreConfig(o, d)
-		if err != nil {
-			t.Fatal(err)
-		}
+	complete := runEvery(t, o, limit, func(cfg *sim.Config) {
 		cfg.Explore.DPOR = true // every tie asked, the steps recorded; no reduction
-		w, err := sim.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Run()
+	}, func(w *sim.World) {
 		out.schedules++
 		fp := w.Fingerprint()
 		out.traces[fp] = true
@@ -377,15 +367,38 @@ func cappedFullSearch(t *testing.T, o ExploreOptions, limit int) (outcomes, bool
 			t.Errorf("%+v: one fingerprint, two verdicts: %s and %v", o, was, bad)
 		}
 		verdicts[fp] = fmt.Sprint(bad)
+	})
+	return out, complete
+}
+
+// runEvery runs every schedule of o's tree of choices, depth first, each
+// run's config set by adjust, and calls f with each run's world; it
+// gives up (false) after limit schedules.
+func runEvery(t *testing.T, o ExploreOptions, limit int, adjust func(*sim.Config), f func(*sim.World)) bool {
+	t.Helper()
+	var prefix []int
+	for n := 1; ; n++ {
+		d := &dfs{prefix: prefix}
+		cfg, err := ExploreConfig(o, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adjust(&cfg)
+		w, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run()
+		f(w)
 		i := len(d.log) - 1
 		for i >= 0 && d.log[i].V+1 >= d.log[i].N {
 			i--
 		}
 		if i < 0 {
-			return out, true
+			return true
 		}
-		if out.schedules >= limit {
-			return out, false
+		if n >= limit {
+			return false
 		}
 		prefix = prefix[:0]
 		for _, c := range d.log[:i] {
@@ -417,7 +430,9 @@ func reducedSearch(t *testing.T, o ExploreOptions) (outcomes, ExploreResult) {
 // The reduced search is sound: on bounds small enough to run every
 // schedule, it reaches the same traces (up to the order of independent
 // steps) and the same violations as the full search, in fewer schedules.
-func TestDPORSound(t *testing.T) {
+// registerToys registers the toys, each built around one rule of the
+// dependency relation.
+func registerToys(t *testing.T) {
 	registerOnce(t, toyVariant("toy-excl", false))
 	registerOnce(t, toyVariant("toy-racy", true))
 	registerOnce(t, toyWatch("toy-watch"))
@@ -433,6 +448,10 @@ func TestDPORSound(t *testing.T) {
 	}
 	registerOnce(t, toyFailover("toy-failover"))
 	registerOnce(t, toyErrLead("toy-errlead"))
+}
+
+func TestDPORSound(t *testing.T) {
+	registerToys(t)
 	for _, o := range []ExploreOptions{
 		{Variant: "toy-errlead", Procs: 2, FSErrors: 1},
 		{Variant: "toy-errlead", Procs: 2, Crashes: 1, FSErrors: 1},
@@ -475,13 +494,7 @@ func TestDPORSound(t *testing.T) {
 			t.Errorf("%+v: the reduced search did not complete", o)
 		}
 		if !maps.Equal(full.traces, red.traces) {
-			missing := 0
-			for k := range full.traces {
-				if !red.traces[k] {
-					missing++
-				}
-			}
-			t.Errorf("%+v: the reduced search reached %d traces, the full one %d; %d of the full search's missing", o, len(red.traces), len(full.traces), missing)
+			t.Errorf("%+v: the reduced search reached %d traces, the full one %d; %d of the full search's missing", o, len(red.traces), len(full.traces), missing(full.traces, red.traces))
 		}
 		if !maps.Equal(full.violated, red.violated) {
 			t.Errorf("%+v: violated %v in the reduced search, %v in the full one", o, red.violated, full.violated)
@@ -501,6 +514,17 @@ func TestDPORSound(t *testing.T) {
 			t.Errorf("%s: the full search does not find %s: the test shows nothing", c.variant, c.property)
 		}
 	}
+}
+
+// missing counts the traces of full that got lacks.
+func missing(full, got map[uint64]bool) int {
+	n := 0
+	for k := range full {
+		if !got[k] {
+			n++
+		}
+	}
+	return n
 }
 
 func fullFound(t *testing.T, o ExploreOptions, property string) bool {

@@ -39,36 +39,12 @@ func (b *boundedOutcomes) add(w *sim.World) {
 func unmergedSearch(t *testing.T, o ExploreOptions) boundedOutcomes {
 	t.Helper()
 	out := boundedOutcomes{traces: map[uint64]bool{}, violated: map[string]int{}}
-	var prefix []int
-	for {
-		d := &dfs{prefix: prefix}
-		cfg, err := ExploreConfig(o, d)
-		if err != nil {
-			t.Fatal(err)
-		}
+	if !runEvery(t, o, 300000, func(cfg *sim.Config) {
 		cfg.Explore.OnNode = func(sim.Node) bool { return false } // steps recorded, nothing cut
-		w, err := sim.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Run()
-		out.add(w)
-		i := len(d.log) - 1
-		for i >= 0 && d.log[i].V+1 >= d.log[i].N {
-			i--
-		}
-		if i < 0 {
-			return out
-		}
-		if out.schedules >= 300000 {
-			t.Fatalf("the search of %+v passed %d schedules: too big for this test", o, out.schedules)
-		}
-		prefix = prefix[:0]
-		for _, c := range d.log[:i] {
-			prefix = append(prefix, c.V)
-		}
-		prefix = append(prefix, d.log[i].V+1)
+	}, out.add) {
+		t.Fatalf("the search of %+v passed %d schedules: too big for this test", o, out.schedules)
 	}
+	return out
 }
 
 func mergedSearch(t *testing.T, o ExploreOptions, every bool) (boundedOutcomes, ExploreResult) {
@@ -86,21 +62,7 @@ func mergedSearch(t *testing.T, o ExploreOptions, every bool) (boundedOutcomes, 
 // built around one rule of the dependency relation each, and the real
 // variants' first seconds, with every kind of fault and deviations.
 func mergeBounds(t *testing.T) []ExploreOptions {
-	registerOnce(t, toyVariant("toy-excl", false))
-	registerOnce(t, toyVariant("toy-racy", true))
-	registerOnce(t, toyWatch("toy-watch"))
-	registerOnce(t, toyData("toy-data"))
-	registerOnce(t, toyFlockQueue("toy-flockq"))
-	registerOnce(t, toyFiles("toy-files"))
-	registerOnce(t, toyServer("toy-server"))
-	registerOnce(t, toyExit("toy-exit"))
-	registerOnce(t, toyExitWaiter("toy-exitwait-flock", "flock"))
-	registerOnce(t, toyExitWaiter("toy-exitwait-watch", "watch"))
-	for _, how := range []string{"under", "unclean", "mvdir"} {
-		registerOnce(t, toyPaths("toy-paths-"+how, how))
-	}
-	registerOnce(t, toyFailover("toy-failover"))
-	registerOnce(t, toyErrLead("toy-errlead"))
+	registerToys(t)
 	ms := 10 * time.Millisecond
 	bounds := []ExploreOptions{
 		{Variant: "toy-excl", Procs: 3, Preemptions: 3, Horizon: ms},
@@ -170,13 +132,7 @@ func TestMergeSound(t *testing.T) {
 				t.Errorf("%s: the merged search did not complete", name)
 			}
 			if !maps.Equal(full.traces, merged.traces) {
-				missing := 0
-				for k := range full.traces {
-					if !merged.traces[k] {
-						missing++
-					}
-				}
-				t.Errorf("%s: the merged search reached %d traces, the full one %d; %d of the full search's missing", name, len(merged.traces), len(full.traces), missing)
+				t.Errorf("%s: the merged search reached %d traces, the full one %d; %d of the full search's missing", name, len(merged.traces), len(full.traces), missing(full.traces, merged.traces))
 			}
 			if !maps.Equal(full.violated, merged.violated) {
 				t.Errorf("%s: violated (fewest steps) %v merged, %v in full", name, merged.violated, full.violated)
