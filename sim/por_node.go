@@ -46,8 +46,8 @@ type Node struct {
 	// Left is how many deviations from the default order the delay bound
 	// still allows.
 	Left int
-	// First marks the first pick of an instant (or the first after a
-	// timed fault): an explorer that remembers only these states still
+	// First marks the first pick of an instant: an explorer that
+	// remembers only these states still
 	// meets two orders of one instant's independent steps where they
 	// end, at a fraction of the memory.
 	First bool

@@ -53,6 +53,11 @@ func (w *World) serverOf(kind, name string) *server {
 	}
 	s := &server{kind: kind, key: kind + "\x00" + name}
 	w.servers = append(w.servers, namedServer{kind, name, s})
+	// Made by the step that first dials it: a death before that step
+	// touches no server, one after it touches this one (porKill), so the
+	// two steps are dependent (a probe: two orders of a kill and the
+	// first dial, the traces alike, named apart).
+	w.touch(objKey{kind: objServer, s: s.key}, true)
 	return s
 }
 

@@ -128,13 +128,12 @@ func New(cfg Config) (*World, error) {
 		}
 		if cfg.Explore.OnNode != nil {
 			w.nh = newNodeHash(&w.cfg)
-			x := &drawHash{w: w, c: w.xc}
-			if w.choose == w.xc {
-				w.choose = x
-			} else if w.choose != nil {
+			// (Wrapped apart even when they are one Chooser: comparing
+			// two interfaces panics on a type that is not comparable.)
+			w.xc = &drawHash{w: w, c: w.xc}
+			if w.choose != nil {
 				w.choose = &drawHash{w: w, c: w.choose}
 			}
-			w.xc = x
 		}
 	}
 	switch {

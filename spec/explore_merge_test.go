@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -63,6 +64,8 @@ func mergedSearch(t *testing.T, o ExploreOptions, every bool) (boundedOutcomes, 
 // variants' first seconds, with every kind of fault and deviations.
 func mergeBounds(t *testing.T) []ExploreOptions {
 	registerToys(t)
+	registerOnce(t, toyLastCrash("toy-lastcrash"))
+	registerOnce(t, toyLastPause("toy-lastpause"))
 	ms := 10 * time.Millisecond
 	bounds := []ExploreOptions{
 		{Variant: "toy-excl", Procs: 3, Preemptions: 3, Horizon: ms},
@@ -83,6 +86,14 @@ func mergeBounds(t *testing.T) []ExploreOptions {
 		{Variant: "toy-paths-mvdir", Procs: 2, Crashes: 1, Preemptions: 2, Horizon: ms},
 		{Variant: "toy-failover", Procs: 2, Crashes: 1, FSErrors: 1, Preemptions: 1, Horizon: 300 * time.Millisecond},
 		{Variant: "toy-errlead", Procs: 2, Crashes: 1, FSErrors: 1, Preemptions: 2, Horizon: ms},
+		// A state reached with another activity last: a fault runs no
+		// step, so the default order differs past it (a probe's toys,
+		// which a one-deviation allowance lost traces on).
+		{Variant: "toy-lastcrash", Procs: 3, Crashes: 1, Preemptions: 1, Horizon: ms},
+		{Variant: "toy-lastcrash", Procs: 3, Terms: 1, Preemptions: 2, Horizon: ms},
+		{Variant: "toy-lastpause", Procs: 3, Pauses: 1, Preemptions: 1, Horizon: ms},
+		{Variant: "toy-exitwait-watch", Procs: 3, Crashes: 1, Pauses: 1, Preemptions: 1, Horizon: ms},
+		{Variant: "toy-server", Procs: 3, Crashes: 1, Preemptions: 2, Horizon: ms},
 		// The real variants: deviations with every kind of fault, a
 		// power loss's outcomes, a clock jump, drift and skew (choices of
 		// the setup).
@@ -174,4 +185,50 @@ func TestMergeDeterministic(t *testing.T) {
 			t.Errorf("%s: the kept counterexample differs between two runs", a.Violations[i].Property)
 		}
 	}
+}
+
+// toyLastCrash: the second process holds a flock from the start; 1 ms
+// in, the others each try it once without waiting and log whether they
+// got it, while the holder's only step then is its wake, where a SIGKILL
+// or SIGTERM releases the lock.
+func toyLastCrash(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		fl := p.(lease.FlockFS)
+		if p.PID() == 200 {
+			fd, err := p.Open(path, lease.O_RDWR|lease.O_CREATE, 0o644)
+			if err != nil {
+				return nil
+			}
+			fl.Flock(fd, lease.LOCK_EX)
+			p.Sleep(time.Millisecond)
+			p.Sleep(time.Hour)
+			return nil
+		}
+		p.Sleep(time.Millisecond)
+		fd, err := p.Open(path, lease.O_RDWR|lease.O_CREATE, 0o644)
+		if err != nil {
+			return nil
+		}
+		if fl.Flock(fd, lease.LOCK_EX|lease.LOCK_NB) == nil {
+			p.Log(lease.MsgStarted, int64(p.PID()), 0)
+		}
+		p.Sleep(time.Hour)
+		return nil
+	}
+	return v
+}
+
+// toyLastPause: every process sleeps 1 ms; then all but the second lead.
+func toyLastPause(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		p.Sleep(time.Millisecond)
+		if p.PID() != 200 {
+			toyLead(p, cfg)
+		}
+		p.Sleep(time.Hour)
+		return nil
+	}
+	return v
 }
