@@ -58,10 +58,10 @@ type Explore struct {
 	OnStep func(Footprint)
 	// OnNode, if set, is called before every pick with the state the run
 	// is in, named up to the reordering of independent steps (Node,
-	// por_node.go); the steps are recorded as for DPOR, which OnNode does
-	// not otherwise change. If it returns true the run stops there (the
-	// explorer has searched from an equivalent state with as much budget
-	// left).
+	// por_node.go); the steps are recorded as for DPOR, which changes
+	// nothing else in the run. If it returns true the run stops there
+	// (the explorer has searched from an equivalent state with as much
+	// budget left).
 	OnNode func(Node) (stop bool)
 }
 

@@ -47,9 +47,9 @@ type Node struct {
 	// still allows.
 	Left int
 	// First marks the first pick of an instant: an explorer that
-	// remembers only these states still
-	// meets two orders of one instant's independent steps where they
-	// end, at a fraction of the memory.
+	// remembers only these states still meets two orders of one
+	// instant's independent steps where they end, at a fraction of the
+	// memory.
 	First bool
 }
 
