@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"maps"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -208,5 +209,26 @@ func TestExploreMerge(t *testing.T) {
 		if code, _, errOut := runCLI(append([]string{"explore"}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d %q, want 2", args, code, errOut)
 		}
+	}
+}
+
+// A merged search runs at the collector's default target (it keeps its
+// states), restored after; GOGC set by the user wins.
+func TestMergeGC(t *testing.T) {
+	percent := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }
+	defer debug.SetGCPercent(debug.SetGCPercent(400)) // as main sets it
+	t.Setenv("GOGC", "")
+	restore := mergeGC()
+	if p := percent(); p != 100 {
+		t.Errorf("GC percent %d during a merged search, want 100", p)
+	}
+	restore()
+	if p := percent(); p != 400 {
+		t.Errorf("GC percent %d after, want 400 as before", p)
+	}
+	t.Setenv("GOGC", "150")
+	defer mergeGC()()
+	if p := percent(); p != 400 {
+		t.Errorf("GOGC set: GC percent %d, want 400 untouched", p)
 	}
 }
