@@ -50,6 +50,11 @@
 //     [Decisions], [Recorder], [ReadDecisions], [WriteDecisions]) and
 //     schedulers ([Random], [PCT]).
 //   - explore.go: bounds for systematic exploration ([Explore]).
+//   - por.go, por_footprint.go: what each step of an exploration reads
+//     and writes, the dependency relation, races and fingerprints for
+//     partial-order reduction ([Race], [Footprint]).
+//   - por_node.go: a state's name up to the order of independent steps,
+//     for a merged exploration ([Node], Explore.OnNode).
 //
 // The trace a run writes is package trace's; the checks that judge it are
 // packages spec and model; the post's experiments are package scenario.

@@ -39,7 +39,10 @@
 //     depth first, built by [ExploreConfig], and keeps the shortest
 //     counterexample of each property ([ExploreResult],
 //     [ExploreViolation]); [EstimateSchedules] estimates how many
-//     schedules the bounds allow.
+//     schedules the bounds allow. ExploreOptions.DPOR orders steps by
+//     dynamic partial-order reduction instead of the delay bound
+//     ([DPORStats]); ExploreOptions.Merge keeps the bound and cuts a run
+//     at a state already searched from ([MergeStats]).
 //   - The bug catalogue: [Bugs] lists every known way the seed variants
 //     break, each a [Bug] with the search that finds it ([Bug.Search],
 //     [Bug.Find], [Bug.ExploreOptions]) and a matcher that recognises it in
