@@ -56,13 +56,17 @@ type Explore struct {
 	OnTie func(cands []Candidate) (stop bool)
 	// OnStep, if set with DPOR, is told what each step touched, after it.
 	OnStep func(Footprint)
-	// OnNode, if set, is called before every pick with the state the run
-	// is in, named up to the reordering of independent steps (Node,
+	// OnNode, if set, is called before the first pick of every instant
+	// (before every pick with NodeEvery) with the state the run is in,
+	// named up to the reordering of independent steps (Node,
 	// por_node.go); the steps are recorded as for DPOR, which changes
 	// nothing else in the run. If it returns true the run stops there
 	// (the explorer has searched from an equivalent state with as much
-	// budget left).
-	OnNode func(Node) (stop bool)
+	// budget left). An explorer that sees only each instant's first
+	// state still meets two orders of one instant's independent steps
+	// where they end, at a fraction of the memory and the hashing.
+	OnNode    func(Node) (stop bool)
+	NodeEvery bool
 }
 
 // exploreState is a run's use of its Explore budgets.

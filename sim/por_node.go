@@ -11,8 +11,8 @@ import (
 // runs schedules that differ only in the order of independent steps:
 // two processes' steps that touch nothing in common, run in either order,
 // reach one state, and from it the search runs the same continuations
-// twice. With OnNode the world names, before every pick, the state the
-// run is in, up to that reordering, so that the explorer can cut a run
+// twice. With OnNode the world names, before the first pick of every
+// instant, the state the run is in, up to that reordering, so that the explorer can cut a run
 // that reaches a state it has already searched from with at least as
 // much budget left.
 //
@@ -46,11 +46,6 @@ type Node struct {
 	// Left is how many deviations from the default order the delay bound
 	// still allows.
 	Left int
-	// First marks the first pick of an instant: an explorer that
-	// remembers only these states still meets two orders of one
-	// instant's independent steps where they end, at a fraction of the
-	// memory.
-	First bool
 }
 
 // lanes is a pair of 64-bit hashes, summed or chained lane by lane.
@@ -207,9 +202,8 @@ func (w *World) nodeStep() {
 	nh.sum.add(h)
 }
 
-// node names the state before the next pick; first says whether it is
-// its instant's first.
-func (w *World) node(first bool) Node {
+// node names the state before the next pick.
+func (w *World) node() Node {
 	w.nodeFlush()
 	nh, s := w.nh, &w.ex
 	k := nh.chain
@@ -236,7 +230,7 @@ func (w *World) node(first bool) Node {
 			}
 		}
 	}
-	n := Node{State: k, First: first, Last: Candidate{Proc: -1, Act: -1}, Left: w.cfg.Explore.Preemptions - s.deviations}
+	n := Node{State: k, Last: Candidate{Proc: -1, Act: -1}, Left: w.cfg.Explore.Preemptions - s.deviations}
 	if a := s.last; a != nil {
 		n.Last = Candidate{Proc: a.p.idx, Act: a.id}
 	}

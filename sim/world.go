@@ -230,7 +230,7 @@ func (w *World) Run() {
 		if next == nil || next.ready > w.end || w.limit > 0 && w.syscalls >= w.limit {
 			break
 		}
-		if w.nh != nil && w.cfg.Explore.OnNode(w.node(next.ready != w.nh.t)) {
+		if w.nh != nil && (next.ready != w.nh.t || w.cfg.Explore.NodeEvery) && w.cfg.Explore.OnNode(w.node()) {
 			w.ex.stop = true
 			break
 		}

@@ -46,7 +46,9 @@ type ExploreOptions struct {
 	// the delay-bounded search, on one core, without its equivalent
 	// schedules. Not with DPOR.
 	Merge bool
-	// mergeEvery remembers every pick's state (merger.every).
+	// mergeEvery remembers the state at every pick, not only at the
+	// first of each instant (sim.Explore.NodeEvery): more cuts, and much
+	// more memory (the tests, whose toys run in one instant).
 	mergeEvery bool
 	// Horizon is the simulated time of each run (default three leases).
 	Horizon time.Duration
@@ -216,7 +218,6 @@ func exploreSubtreeWith(o ExploreOptions, root []int, limit int, progress func(s
 	var m *merger
 	if o.Merge {
 		m = newMerger()
-		m.every = o.mergeEvery
 		defer func() { res.Merge.States = len(m.seen) }()
 	}
 	prefix := slices.Clone(root)
@@ -240,20 +241,19 @@ func exploreSubtreeWith(o ExploreOptions, root []int, limit int, progress func(s
 				return res, err
 			}
 		} else {
-			cfg.Explore.OnNode = m.onNode(d)
+			cfg.Explore.OnNode, cfg.Explore.NodeEvery = m.onNode(d), o.mergeEvery
 			w, err := sim.New(cfg)
 			if err != nil {
 				return res, err
 			}
 			w.Run()
-			tr = w.Trace()
-			if each != nil && !w.Stopped() {
-				each(w)
-			}
-			if w.Stopped() {
+			switch tr = w.Trace(); {
+			case w.Stopped():
 				res.Merge.Cut++
 				tr.Release()
 				tr = nil
+			case each != nil:
+				each(w)
 			}
 		}
 		if tr != nil {

@@ -43,10 +43,6 @@ type MergeStats struct {
 // ran last, the most deviations left with which a search from it ran.
 type merger struct {
 	seen map[[2]uint64]int16
-	// every remembers the state at every pick, not only at the first of
-	// each instant (sim.Node.First): more cuts, and much more memory
-	// (the tests, whose toys run in one instant).
-	every bool
 }
 
 // MaxMergeDeviations is the largest delay bound a merged search takes
@@ -69,7 +65,7 @@ func key(n sim.Node) [2]uint64 {
 // already) and cuts the run at one searched from with enough budget.
 func (m *merger) onNode(d *dfs) func(sim.Node) bool {
 	return func(n sim.Node) bool {
-		if len(d.log) < len(d.prefix) || !n.First && !m.every {
+		if len(d.log) < len(d.prefix) {
 			return false // replaying the path to the new choice
 		}
 		k := key(n)
