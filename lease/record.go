@@ -174,7 +174,9 @@ func jsonInt(b []byte) (v int64, n int, ok bool) {
 		n++
 	}
 	start := n
-	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+	var u uint64 // 19 digits fit: below 10^19 < 2^64 (more are refused below)
+	for n < len(b) && b[n]-'0' <= 9 {
+		u = u*10 + uint64(b[n]-'0')
 		n++
 	}
 	digits := n - start
@@ -183,10 +185,6 @@ func jsonInt(b []byte) (v int64, n int, ok bool) {
 	}
 	if n < len(b) && (b[n] == '.' || b[n] == 'e' || b[n] == 'E') {
 		return 0, 0, false
-	}
-	var u uint64 // 19 digits fit: below 10^19 < 2^64
-	for _, c := range b[start:n] {
-		u = u*10 + uint64(c-'0')
 	}
 	// (A holder id of 19 digits, 10^18 or more, was refused until a probe:
 	// its record read as garbage to every other process, which took over

@@ -40,7 +40,9 @@ func BenchmarkSimSyscall(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	done, runs := 0, 0
 	for seed := uint64(0); done < b.N; seed++ {
-		w, err := New(benchConfig(seed))
+		// As sim.Run does for a search: the world on a finished one's
+		// memory, given back at the end.
+		w, err := newWorld(benchConfig(seed), getSpare())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +50,9 @@ func BenchmarkSimSyscall(b *testing.B) {
 		w.Run()
 		done += w.Syscalls()
 		runs++
-		w.Trace().Release() // as a search does with the traces it does not keep
+		tr := w.tr
+		w.recycle()
+		tr.Release() // as a search does with the traces it does not keep
 	}
 	runtime.ReadMemStats(&after)
 	// Per run, too: most of a run's memory is its setup, not its steps.

@@ -26,12 +26,21 @@ type rateSeg struct {
 
 // procClock is one process's clocks.
 type procClock struct {
-	segs []rateSeg // ordered by t0; segs[0].t0 == 0
-	skew int64     // wall offset in ns
+	segs  []rateSeg  // ordered by t0; segs[0].t0 == 0
+	skew  int64      // wall offset in ns
+	first [1]rateSeg // segs' first array, after init
 }
 
 func newProcClock(ppm, skew int64) procClock {
 	return procClock{segs: []rateSeg{{ppm: ppm}}, skew: skew}
+}
+
+// init makes c the clock newProcClock(ppm, skew) returns, in place: its
+// first segment lives in c, so a process whose rate never changes costs
+// no allocation (c must not be copied afterwards).
+func (c *procClock) init(ppm, skew int64) {
+	*c = procClock{skew: skew, first: [1]rateSeg{{ppm: ppm}}}
+	c.segs = c.first[:]
 }
 
 // scale returns d*(1e6+ppm)/1e6 without overflow for |d| < 2^63/1e6 s.

@@ -156,8 +156,8 @@ func (w *World) observe() {
 		return
 	}
 	for _, p := range w.procs {
-		if !p.stopped && !p.dead {
-			p.observe()
+		if len(p.leaders) > 0 && !p.stopped && !p.dead {
+			p.look(true) // (a process leads in few steps: no call for the rest)
 		}
 	}
 }
@@ -175,14 +175,11 @@ func (w *World) observeAtEnd() {
 	}
 }
 
-// observe looks at the process's leader contexts: a context seen live
-// extends its leadership to now, after every event recorded so far; one
-// seen done ends it where it was last seen live.
-func (p *proc) observe() { p.look(true) }
-
 // look asks each leader context whether it is live, ending the leadership
-// of one that is done; seen live, a context's leadership extends to now if
-// extend (the process is running and could act on it now).
+// of one that is done; seen live, a context's leadership extends to now
+// (after every event recorded so far) if extend (the process is running
+// and could act on it now), and a context seen done ends its leadership
+// where it was last seen live.
 func (p *proc) look(extend bool) {
 	if len(p.leaders) == 0 {
 		return
@@ -212,8 +209,10 @@ func (p *proc) look(extend bool) {
 		}
 		p.w.leading--
 	}
-	clear(p.leaders[len(kept):])
-	p.leaders = kept
+	if len(kept) < len(p.leaders) {
+		clear(p.leaders[len(kept):])
+		p.leaders = kept
+	}
 }
 
 // diedLeading ends the leadership of a process that dies: at the last

@@ -103,6 +103,9 @@ type FileSystem struct {
 	// as they come and go: watchN of them now.
 	watch  string
 	watchN int
+	// clean is the last name clean found clean: most calls name the lock
+	// file, and a string compared with itself costs a pointer compare.
+	cleaned string
 }
 
 // diskErrs are the errors of a full or failing disk (FileSystem.full), by
@@ -115,8 +118,11 @@ type diskErrs struct {
 
 // NewFileSystem returns a file system holding only the directory "/".
 func NewFileSystem() *FileSystem {
-	return &FileSystem{names: map[string]*inode{"/": {mode: fs.ModeDir | 0o755, id: 1}}, inodes: 1}
+	return &FileSystem{names: map[string]*inode{"/": {mode: rootMode, id: 1}}, inodes: 1}
 }
+
+// rootMode is the mode of the root directory, inode 1.
+const rootMode = fs.ModeDir | 0o755
 
 // newInode returns a new inode of mode, numbered after the last.
 func (f *FileSystem) newInode(mode fs.FileMode) *inode {
@@ -150,7 +156,7 @@ func (f *FileSystem) MkdirAll(dir string) {
 // lease). An existing file keeps its identity, so links to it see the new
 // content. Errors are *fs.PathError with Op "place".
 func (f *FileSystem) Place(name string, data []byte, perm fs.FileMode) error {
-	p, ok := clean(name)
+	p, ok := f.clean(name)
 	if !ok {
 		return pathErr("place", name, syscall.ENOENT)
 	}
@@ -236,7 +242,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 	if flag&^modelled != 0 {
 		return -1, pathErr("open", name, syscall.EINVAL)
 	}
-	p, ok := clean(name)
+	p, ok := f.clean(name)
 	if !ok {
 		return -1, pathErr("open", name, syscall.ENOENT)
 	}
@@ -447,7 +453,7 @@ func (f *FileSystem) Remove(name string) error {
 // atomically replacing a file or an empty directory of the same kind there,
 // and oldname disappears. The checks and their order follow Linux.
 func (f *FileSystem) Rename(oldname, newname string) error {
-	op, np, ok := cleanPair(oldname, newname)
+	op, np, ok := f.cleanPair(oldname, newname)
 	if !ok {
 		return linkErr("rename", oldname, newname, syscall.ENOENT)
 	}
@@ -508,7 +514,7 @@ func (f *FileSystem) Rename(oldname, newname string) error {
 
 // Link is link(2): newname becomes a second name of the file oldname.
 func (f *FileSystem) Link(oldname, newname string) error {
-	op, np, ok := cleanPair(oldname, newname)
+	op, np, ok := f.cleanPair(oldname, newname)
 	if !ok {
 		return linkErr("link", oldname, newname, syscall.ENOENT)
 	}

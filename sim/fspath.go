@@ -14,7 +14,7 @@ import (
 // lookup finds the clean path and inode of an existing name, or returns the
 // error the kernel's path walk would.
 func (f *FileSystem) lookup(op, name string) (string, *inode, error) {
-	p, ok := clean(name)
+	p, ok := f.clean(name)
 	if !ok {
 		return "", nil, pathErr(op, name, syscall.ENOENT)
 	}
@@ -87,29 +87,43 @@ func isUnder(p, dir string) bool {
 // clean returns the absolute clean form of name, and false for the empty
 // name, which the kernel rejects with ENOENT. Names are nearly always clean
 // already, so it checks before paying for path.Join.
-func clean(name string) (string, bool) {
+func (f *FileSystem) clean(name string) (string, bool) {
+	if name == f.cleaned && name != "" {
+		return name, true
+	}
 	if name == "" {
 		return "", false
 	}
 	if isClean(name) {
+		f.cleaned = name
 		return name, true
 	}
 	return path.Join("/", name), true
 }
 
-func cleanPair(a, b string) (string, string, bool) {
-	a, aok := clean(a)
-	b, bok := clean(b)
+func (f *FileSystem) cleanPair(a, b string) (string, string, bool) {
+	a, aok := f.clean(a)
+	b, bok := f.clean(b)
 	return a, b, aok && bok
 }
 
 // isClean reports whether p is absolute and has no empty, "." or ".."
-// component, that is whether path.Clean would leave it alone.
+// component, that is whether path.Clean would leave it alone. Such a
+// component starts after a slash that another slash, a dot or the end
+// follows, so a path with neither "//" nor "/." nor a final slash is clean
+// (two vectorised searches: this runs at every call that names a path);
+// one with a "/." goes through the components.
 func isClean(p string) bool {
 	if p == "" || p[0] != '/' {
 		return false
 	}
 	if p == "/" {
+		return true
+	}
+	if p[len(p)-1] == '/' || strings.Contains(p, "//") {
+		return false
+	}
+	if !strings.Contains(p, "/.") {
 		return true
 	}
 	start := 1

@@ -60,14 +60,14 @@ func (w *World) unwatch(a *activity) {
 // notify delivers a change to path's directory to every activity waiting
 // for one: it wakes a system-call latency from now, unless it would wake
 // sooner anyway.
-func (w *World) notify(path string) { w.notifyDir(dirOf(canon(path))) }
+func (w *World) notify(path string) { w.notifyDir(dirOf(w.canon(path))) }
 
 // canonDir is a watched directory as the file system names it; a server
 // client's notice key (not a path: it does not begin with a slash) is
 // left as it is.
-func canonDir(dir string) string {
+func (w *World) canonDir(dir string) string {
 	if strings.HasPrefix(dir, "/") {
-		return canon(dir)
+		return w.canon(dir)
 	}
 	return dir
 }
@@ -123,14 +123,14 @@ func (w *World) notifyKey(dir string, release bool) {
 // ChangeToken implements lease.Notifier.
 func (p *proc) ChangeToken(dir string) uint64 {
 	p.w.porCall()
-	return p.w.changesOf(canonDir(dir))
+	return p.w.changesOf(p.w.canonDir(dir))
 }
 
 // WaitChange implements lease.Notifier: the activity sleeps until a
 // change under dir is delivered (a system-call latency after it happens)
 // or its local deadline until. A change since token returns at once.
 func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
-	dir = canonDir(dir)
+	dir = p.w.canonDir(dir)
 	w := p.w
 	a := w.cur
 	if w.changesOf(dir) != token {

@@ -297,8 +297,8 @@ func (w *World) porGlobal() {
 
 // canon is the path the file system resolves path to (clean, absolute):
 // what objects are named by, however a caller spells it.
-func canon(path string) string {
-	if p, ok := clean(path); ok {
+func (w *World) canon(path string) string {
+	if p, ok := w.fs.clean(path); ok {
 		return p
 	}
 	return path
@@ -321,7 +321,7 @@ func (w *World) touchName(path string, write bool) {
 	if w.por == nil {
 		return
 	}
-	path = canon(path)
+	path = w.canon(path)
 	w.touchAncestors(path)
 	w.touch(objKey{kind: objName, s: path}, write)
 	if write {
@@ -336,7 +336,7 @@ func (w *World) touchName(path string, write bool) {
 // addition, a removal or a shuffle.
 func (w *World) touchNames(path string, m mode) {
 	if w.por != nil {
-		w.touchMode(objKey{kind: objDir, s: dirOf(canon(path))}, m)
+		w.touchMode(objKey{kind: objDir, s: dirOf(w.canon(path))}, m)
 	}
 }
 
@@ -345,7 +345,7 @@ func (w *World) touchDir(dir string) {
 	if w.por == nil {
 		return
 	}
-	dir = canon(dir)
+	dir = w.canon(dir)
 	w.touchAncestors(dir)
 	w.touch(objKey{kind: objName, s: dir}, false)
 	w.touch(objKey{kind: objDir, s: dir}, false)
@@ -503,7 +503,7 @@ func (w *World) touchRename(oldname, newname string) {
 	if w.por == nil {
 		return
 	}
-	oldname, newname = canon(oldname), canon(newname)
+	oldname, newname = w.canon(oldname), w.canon(newname)
 	exists := w.fs.names[newname] != nil
 	switch {
 	case dirOf(oldname) != dirOf(newname):

@@ -28,7 +28,7 @@ func injectedPair(op, oldname, newname string, e syscall.Errno) error {
 func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 	a, inj := p.enter(trace.OpOpen, flag)
 	p.w.touchName(name, flag&(lease.O_CREATE|lease.O_TRUNC) != 0)
-	if flag&lease.O_CREATE != 0 && p.w.fs.names[canon(name)] == nil {
+	if flag&lease.O_CREATE != 0 && p.w.fs.names[p.w.canon(name)] == nil {
 		p.w.touchNames(name, add)
 	}
 	fd, err := lease.FD(-1), injected("open", name, inj)
@@ -140,7 +140,7 @@ func (p *proc) Rename(oldname, newname string) error {
 		err = p.w.fs.Rename(oldname, newname)
 		if err == nil {
 			p.w.notify(newname)
-			if dirOf(canon(oldname)) != dirOf(canon(newname)) {
+			if dirOf(p.w.canon(oldname)) != dirOf(p.w.canon(newname)) {
 				p.w.notify(oldname) // (inotify: IN_MOVED_FROM in the source's directory)
 			}
 		}

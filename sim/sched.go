@@ -28,8 +28,11 @@ type Random struct{ rng *rand.Rand }
 
 // NewRandom returns a uniform random scheduler seeded with seed.
 func NewRandom(seed uint64) *Random {
-	return &Random{rng: rand.New(rand.NewPCG(seed, 0x5ced))}
+	return &Random{rng: rand.New(rand.NewPCG(seed, randomStream))}
 }
+
+// randomStream is the PCG stream of NewRandom.
+const randomStream = 0x5ced
 
 // Pick implements Scheduler.
 func (r *Random) Pick(cands []Candidate) int { return r.rng.IntN(len(cands)) }

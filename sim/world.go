@@ -82,6 +82,9 @@ type World struct {
 	// with OnNode); nh names the run's states for OnNode (por_node.go).
 	xc Chooser
 	nh *nodeHash
+	// spare, if set, is the memory this world reuses (sim.Run's worlds),
+	// given back when the run ends (recycle).
+	spare *spare
 }
 
 // countDir notes a new peak of the lock directory's name count.
@@ -94,28 +97,50 @@ func (w *World) countDir() {
 
 // Run runs cfg to its horizon and returns the trace.
 func Run(cfg Config) (*trace.Trace, error) {
-	w, err := New(cfg)
+	s := getSpare()
+	w, err := newWorld(cfg, s)
 	if err != nil {
+		spares.Put(s)
 		return nil, err
 	}
 	w.Run()
-	return w.tr, nil
+	tr := w.tr
+	w.recycle() // no one else sees w
+	return tr, nil
 }
 
+// chooserStream is the PCG stream of a world's own Chooser.
+const chooserStream = 0x1ea5e1ab
+
 // New prepares a run.
-func New(cfg Config) (*World, error) {
+func New(cfg Config) (*World, error) { return newWorld(cfg, nil) }
+
+// newWorld prepares a run, on the spare memory s if it is not nil.
+func newWorld(cfg Config, s *spare) (*World, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, err
 	}
 	v, _ := lease.LookupVariant(cfg.Variant)
-	w := &World{
+	var w *World
+	if s != nil {
+		w = &s.w
+	} else {
+		w = new(World)
+	}
+	*w = World{
 		cfg:     cfg,
 		variant: v,
 		choose:  cfg.Chooser,
 		sched:   cfg.Scheduler,
-		fs:      NewFileSystem(),
 		base:    cfg.WallBase.UnixNano(),
 		tr:      trace.New(),
+		spare:   s,
+	}
+	if s != nil {
+		w.fs = s.newFileSystem()
+		w.queue, w.faults, w.cands, w.candAct = s.queue, s.faults, s.cand, s.acts
+	} else {
+		w.fs = NewFileSystem()
 	}
 	w.limit = cfg.syscallLimit()
 	w.end = int64(cfg.Horizon)
@@ -137,8 +162,13 @@ func New(cfg Config) (*World, error) {
 		}
 	}
 	switch {
+	case w.choose == nil && s != nil:
+		w.choose = s.newPCG(cfg.Seed, chooserStream)
+		if w.sched == nil {
+			w.sched = s.newRandom(cfg.Seed)
+		}
 	case w.choose == nil:
-		w.choose = NewPCG(cfg.Seed, 0x1ea5e1ab)
+		w.choose = NewPCG(cfg.Seed, chooserStream)
 		if w.sched == nil {
 			w.sched = NewRandom(cfg.Seed)
 		}
@@ -160,17 +190,31 @@ func New(cfg Config) (*World, error) {
 	w.setup = &setup{cfg: cfg}
 	w.tr.Run = trace.Run{Variant: cfg.Variant, Lease: cfg.Lease, LockPath: cfg.LockPath, Server: v.Claims.Handover == lease.ServerExpiry, Setup: w.setup,
 		CallMax: cfg.callMax(), SharedPIDs: cfg.SharedPIDs}
-	slab := make([]proc, len(cfg.Procs)) // one allocation for the configured processes
-	w.procs = make([]*proc, 0, len(cfg.Procs))
+	var slab []proc
+	if s != nil && cap(s.slab) >= len(cfg.Procs) {
+		slab, w.procs = s.slab[:len(cfg.Procs)], s.procs[:0]
+	} else {
+		slab = make([]proc, len(cfg.Procs)) // one allocation for the configured processes
+		w.procs = make([]*proc, 0, len(cfg.Procs))
+	}
+	if s != nil {
+		s.slab = slab
+	}
 	w.tr.Procs = make([]trace.ProcInfo, 0, len(cfg.Procs))
 	w.tr.Acts = make([][]string, 0, len(cfg.Procs))
 	for i, ps := range cfg.Procs {
 		p := &slab[i]
-		*p = proc{w: w, idx: i, pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew)), slow: ps.Slow}
+		*p = proc{w: w, idx: i, pid: ps.PID, slow: ps.Slow}
+		p.clock.init(ps.DriftPPM, int64(ps.Skew))
+		if s != nil {
+			p.fds = s.newFDTable(w.fs, i)
+		} else {
+			p.fds = w.fs.NewFDTable()
+		}
 		p.acts = p.actPtrs[:0]
 		w.procs = append(w.procs, p)
 		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease})
-		w.tr.Acts = append(w.tr.Acts, nil)
+		w.tr.Acts = append(w.tr.Acts, make([]string, 0, 4)) // (a process spawns a handful)
 	}
 	if len(cfg.Faults) > 0 {
 		w.setup.fates = make([]uint8, len(cfg.Faults))
@@ -365,6 +409,7 @@ func (w *World) step(a *activity) {
 	}
 	w.cur = a
 	a.state = actRunning
+	a.t = w.now // the time of the step it resumes into (suspend's caller reads it)
 	alive := a.wk.resume()
 	w.cur = nil
 	if !alive {

@@ -1,0 +1,87 @@
+package sim
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// A run on a spare world's memory (sim.Run's) is the run on fresh memory,
+// event for event: every variant, every fault kind (opt-in ones too), two
+// to five processes, and the memory handed from run to run across them
+// all, so that a field reclaim forgets to empty shows up in the next run.
+func TestSpareWorldsChangeNothing(t *testing.T) {
+	kinds := append(AllFaults[:len(AllFaults):len(AllFaults)], OptInFaults...)
+	s := new(spare)
+	runs, reused := 0, 0
+	for _, v := range lease.Variants() {
+		for seed := uint64(0); seed < 6; seed++ {
+			o := SetupOptions{Variant: v.Name, Faults: kinds, Scheduler: "mixed"}
+			if err := o.Normalize(); err != nil {
+				t.Fatal(err)
+			}
+			fresh := freshRun(t, RandomSetup(o, seed)) // (a setup's scheduler is used up by its run)
+			cfg := RandomSetup(o, seed)
+			var want bytes.Buffer
+			fresh.WriteTrace(&want)
+			fresh.Release()
+
+			reused += min(cap(s.slab), len(cfg.Procs))
+			w, err := newWorld(cfg, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Run()
+			tr := w.tr
+			s.reclaim(w)
+			var got bytes.Buffer
+			tr.WriteTrace(&got)
+			tr.Release()
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%s seed %d: a spare world's run differs from a fresh one's:\n%s", v.Name, seed, firstLineDiff(want.String(), got.String()))
+			}
+			runs++
+		}
+	}
+	if reused == 0 {
+		t.Fatalf("%d runs, and none reused a process slab", runs)
+	}
+}
+
+// sim.Run gives its world's memory back, and takes it again.
+func TestRunReusesSpareWorlds(t *testing.T) {
+	cfg := benchConfig(1)
+	a := freshRun(t, cfg)
+	var want bytes.Buffer
+	a.WriteTrace(&want)
+	for range 3 {
+		tr, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		tr.WriteTrace(&got)
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("sim.Run differs from New+Run:\n%s", firstLineDiff(want.String(), got.String()))
+		}
+	}
+	if allocs := testing.AllocsPerRun(20, func() {
+		tr, _ := Run(cfg)
+		tr.Release()
+	}); allocs > 120 {
+		t.Errorf("sim.Run allocates %.0f times a run; spare worlds should keep it under 120", allocs)
+	}
+}
+
+// freshRun runs cfg on fresh memory (New, not Run).
+func freshRun(t *testing.T, cfg Config) *trace.Trace {
+	t.Helper()
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Run()
+	return w.Trace()
+}
