@@ -179,6 +179,7 @@ func (p *proc) main() {
 	}
 }
 
+// spawn starts an activity running f (nil: the process's main).
 func (p *proc) spawn(name string, at int64, f func()) {
 	w := p.w
 	var a *activity
@@ -315,6 +316,9 @@ func (p *proc) PID() int { return p.pid }
 
 // Go implements lease.Proc.
 func (p *proc) Go(name string, f func()) {
+	if f == nil {
+		panic("go of nil func value") // as the go statement does (spawn's nil is the process's main)
+	}
 	p.w.porCall()
 	a := p.w.cur
 	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvSpawn, Text: p.w.tr.Str(name)})

@@ -33,6 +33,7 @@ type spare struct {
 	faults []Fault
 	cand   []Candidate
 	acts   []*activity
+	reap   []*activity
 }
 
 var spares sync.Pool // of *spare
@@ -63,13 +64,15 @@ func (s *spare) reclaim(w *World) {
 	for i := range s.fdts {
 		clear(s.fdts[i].fds[:cap(s.fdts[i].fds)])
 	}
-	names := s.fs.names
+	names, unlocked := s.fs.names, s.fs.unlocked
 	clear(names)
-	s.fs = FileSystem{names: names}
+	s.fs = FileSystem{names: names, unlocked: unlocked} // (unlocked is &s.w's: the next world's)
 	s.queue = w.queue[:0]
 	clear(s.queue[:cap(s.queue)])
-	s.faults = w.faults[:0]
+	s.faults = s.faults[:0] // (w.faults was consumed from its front)
 	clear(s.faults[:cap(s.faults)])
+	s.reap = w.reap[:0]
+	clear(s.reap[:cap(s.reap)])
 	s.cand = w.cands[:0]
 	s.acts = w.candAct[:0]
 	clear(s.acts[:cap(s.acts)])

@@ -44,6 +44,10 @@ func (wk *worker) run() {
 	a := wk.act
 	a.started = true
 	a.t = a.p.w.now
+	if wk.fn == nil {
+		a.p.main() // (the process's first activity: no method value made each run)
+		return
+	}
 	wk.fn()
 }
 

@@ -138,7 +138,7 @@ func newWorld(cfg Config, s *spare) (*World, error) {
 	}
 	if s != nil {
 		w.fs = s.newFileSystem()
-		w.queue, w.faults, w.cands, w.candAct = s.queue, s.faults, s.cand, s.acts
+		w.queue, w.faults, w.cands, w.candAct, w.reap = s.queue, s.faults, s.cand, s.acts, s.reap
 	} else {
 		w.fs = NewFileSystem()
 	}
@@ -175,7 +175,9 @@ func newWorld(cfg Config, s *spare) (*World, error) {
 	case w.sched == nil:
 		w.sched = chooserScheduler{w.choose}
 	}
-	w.fs.unlocked = w.unlocked
+	if w.fs.unlocked == nil { // (a spare world's is bound to this very world)
+		w.fs.unlocked = w.unlocked
+	}
 	w.fs.MkdirAll(dirOf(cfg.LockPath))
 	for _, f := range cfg.Files {
 		w.fs.MkdirAll(dirOf(f.Path))
@@ -202,6 +204,7 @@ func newWorld(cfg Config, s *spare) (*World, error) {
 	}
 	w.tr.Procs = make([]trace.ProcInfo, 0, len(cfg.Procs))
 	w.tr.Acts = make([][]string, 0, len(cfg.Procs))
+	names := make([]string, 4*len(cfg.Procs)) // each process's first four activities' names, in one array
 	for i, ps := range cfg.Procs {
 		p := &slab[i]
 		*p = proc{w: w, idx: i, pid: ps.PID, slow: ps.Slow}
@@ -214,7 +217,7 @@ func newWorld(cfg Config, s *spare) (*World, error) {
 		p.acts = p.actPtrs[:0]
 		w.procs = append(w.procs, p)
 		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease})
-		w.tr.Acts = append(w.tr.Acts, make([]string, 0, 4)) // (a process spawns a handful)
+		w.tr.Acts = append(w.tr.Acts, names[4*i:4*i:4*i+4]) // (a fifth is appended elsewhere)
 	}
 	if len(cfg.Faults) > 0 {
 		w.setup.fates = make([]uint8, len(cfg.Faults))
@@ -237,6 +240,9 @@ func newWorld(cfg Config, s *spare) (*World, error) {
 		w.faults = append(w.faults, f)
 	}
 	slices.SortStableFunc(w.faults, func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
+	if s != nil {
+		s.faults = w.faults // (the whole array: the run consumes w.faults from its front)
+	}
 	// Any power loss, whatever aims it (a time, a call, another fault):
 	// one aimed after a call used to find nothing tracked, and every write
 	// since the last fsync survived it (a probe).
@@ -247,7 +253,7 @@ func newWorld(cfg Config, s *spare) (*World, error) {
 		}
 	}
 	for i, p := range w.procs {
-		p.spawn("main", int64(cfg.Procs[i].Start), p.main)
+		p.spawn("main", int64(cfg.Procs[i].Start), nil) // nil: p.main
 	}
 	return w, nil
 }
