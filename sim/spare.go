@@ -46,6 +46,13 @@ func getSpare() *spare {
 	return new(spare)
 }
 
+// Release gives the memory of a world that has run back for later worlds
+// (New's, and sim.Run's, which releases its own): a search that makes
+// many runs allocates little for each. Neither the world nor anything
+// it returned may be used afterwards, but its trace may. A world never
+// released is left to the garbage collector.
+func (w *World) Release() { w.recycle() }
+
 // recycle gives the memory of w, which came from spare memory and has
 // finished its run, back for the next run. Nothing of w may be used
 // afterwards but its trace.

@@ -75,10 +75,10 @@ func TestRunReusesSpareWorlds(t *testing.T) {
 	}
 }
 
-// freshRun runs cfg on fresh memory (New, not Run).
+// freshRun runs cfg on fresh memory.
 func freshRun(t *testing.T, cfg Config) *trace.Trace {
 	t.Helper()
-	w, err := New(cfg)
+	w, err := newWorld(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

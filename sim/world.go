@@ -112,8 +112,16 @@ func Run(cfg Config) (*trace.Trace, error) {
 // chooserStream is the PCG stream of a world's own Chooser.
 const chooserStream = 0x1ea5e1ab
 
-// New prepares a run.
-func New(cfg Config) (*World, error) { return newWorld(cfg, nil) }
+// New prepares a run, on the memory of a released world if there is one
+// (Release).
+func New(cfg Config) (*World, error) {
+	s := getSpare()
+	w, err := newWorld(cfg, s)
+	if err != nil {
+		spares.Put(s)
+	}
+	return w, err
+}
 
 // newWorld prepares a run, on the spare memory s if it is not nil.
 func newWorld(cfg Config, s *spare) (*World, error) {

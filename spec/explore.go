@@ -255,6 +255,7 @@ func exploreSubtreeWith(o ExploreOptions, root []int, limit int, progress func(s
 			case each != nil:
 				each(w)
 			}
+			w.Release() // (its trace is kept, or released above)
 		}
 		if tr != nil {
 			res.Schedules++
@@ -377,6 +378,8 @@ func EstimateSchedules(o ExploreOptions) (float64, int, error) {
 	tr := w.Trace()
 	s := float64(stepsUntil(tr, tr.End))
 	power := max(1, w.PowerLossOutcomes(TornFilesPerPowerLoss)/3)
+	w.Release()
+	tr.Release()
 	est := 1.0
 	for _, k := range []struct {
 		budget int
