@@ -144,6 +144,7 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 			}
 			res.DPOR.Races++
 		}
+		r.w.Release() // (its trace is kept, or left to the collector)
 		// Backtrack to the last choice with an alternative left.
 		i, v := len(r.log)-1, 0
 		for ; i >= 0; i-- {
