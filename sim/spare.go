@@ -92,6 +92,7 @@ func (s *spare) newFileSystem() *FileSystem {
 	if f.names == nil {
 		f.names = make(map[string]*inode)
 	}
+	clear(f.names) // (reclaim emptied it; this once held a setup that failed: a probe)
 	f.names["/"] = &inode{mode: rootMode, id: 1}
 	f.inodes = 1
 	return f

@@ -85,3 +85,48 @@ func freshRun(t *testing.T, cfg Config) *trace.Trace {
 	w.Run()
 	return w.Trace()
 }
+
+// A run whose setup fails leaves nothing behind for the next: its files
+// were once in the next run's file system (a probe: the next O_EXCL
+// create met EEXIST).
+func TestFailedSetupLeavesNothing(t *testing.T) {
+	bad := benchConfig(1)
+	bad.Files = []File{
+		{Path: "/tmp/leader.lock", Data: `{"processId":99999,"leaseUntil":1760476600}`},
+		{Path: "/tmp"}, // the lock's directory: placing a file there fails
+	}
+	var want bytes.Buffer
+	freshRun(t, benchConfig(1)).WriteTrace(&want)
+	for range 3 {
+		if _, err := Run(bad); err == nil {
+			t.Fatal("a setup that places a file over a directory was accepted")
+		}
+		if w, err := New(bad); err == nil {
+			w.Release()
+			t.Fatal("a setup that places a file over a directory was accepted")
+		}
+		s := new(spare)
+		if _, err := newWorld(bad, s); err == nil {
+			t.Fatal("a setup that places a file over a directory was accepted")
+		}
+		w, err := newWorld(benchConfig(1), s) // the same spare memory, as a pool could give it
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run()
+		var got bytes.Buffer
+		w.Trace().WriteTrace(&got)
+		if got.String() != want.String() {
+			t.Fatalf("a run after a failed setup differs:\n%s", firstLineDiff(want.String(), got.String()))
+		}
+		tr, err := Run(benchConfig(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Reset()
+		tr.WriteTrace(&got)
+		if got.String() != want.String() {
+			t.Fatalf("sim.Run after a failed setup differs:\n%s", firstLineDiff(want.String(), got.String()))
+		}
+	}
+}

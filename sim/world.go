@@ -97,11 +97,9 @@ func (w *World) countDir() {
 
 // Run runs cfg to its horizon and returns the trace.
 func Run(cfg Config) (*trace.Trace, error) {
-	s := getSpare()
-	w, err := newWorld(cfg, s)
+	w, err := newWorld(cfg, getSpare())
 	if err != nil {
-		spares.Put(s)
-		return nil, err
+		return nil, err // (its spare memory, half set up, is dropped)
 	}
 	w.Run()
 	tr := w.tr
@@ -115,12 +113,9 @@ const chooserStream = 0x1ea5e1ab
 // New prepares a run, on the memory of a released world if there is one
 // (Release).
 func New(cfg Config) (*World, error) {
-	s := getSpare()
-	w, err := newWorld(cfg, s)
-	if err != nil {
-		spares.Put(s)
-	}
-	return w, err
+	// (When it fails, the spare memory it took, half set up, is dropped:
+	// given back, it held that setup's files.)
+	return newWorld(cfg, getSpare())
 }
 
 // newWorld prepares a run, on the spare memory s if it is not nil.
