@@ -189,7 +189,7 @@ func (p *proc) spawn(name string, at int64, f func()) {
 		a = new(activity)
 	}
 	*a = activity{p: p, id: len(p.acts), name: name, hidx: -1, t: at, enabler: w.porCurrent()}
-	a.wk = getWorker()
+	a.wk = w.getWorker()
 	a.wk.act, a.wk.fn = a, f
 	p.acts = append(p.acts, a)
 	w.tr.Acts[p.idx] = append(w.tr.Acts[p.idx], name)

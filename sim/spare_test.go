@@ -2,7 +2,9 @@ package sim
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/trace"
@@ -14,7 +16,7 @@ import (
 // all, so that a field reclaim forgets to empty shows up in the next run.
 func TestSpareWorldsChangeNothing(t *testing.T) {
 	kinds := append(AllFaults[:len(AllFaults):len(AllFaults)], OptInFaults...)
-	s := new(spare)
+	s := newSpare()
 	runs, reused := 0, 0
 	for _, v := range lease.Variants() {
 		for seed := uint64(0); seed < 6; seed++ {
@@ -105,7 +107,7 @@ func TestFailedSetupLeavesNothing(t *testing.T) {
 			w.Release()
 			t.Fatal("a setup that places a file over a directory was accepted")
 		}
-		s := new(spare)
+		s := newSpare()
 		if _, err := newWorld(bad, s); err == nil {
 			t.Fatal("a setup that places a file over a directory was accepted")
 		}
@@ -128,5 +130,38 @@ func TestFailedSetupLeavesNothing(t *testing.T) {
 		if got.String() != want.String() {
 			t.Fatalf("sim.Run after a failed setup differs:\n%s", firstLineDiff(want.String(), got.String()))
 		}
+	}
+}
+
+// A spare world's parked workers are coroutines, each a goroutine: when
+// the spare is collected (a sync.Pool drops what it holds), they are
+// stopped, not left waiting forever.
+func TestDroppedSpareStopsItsWorkers(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for range 20 {
+		s := newSpare()
+		w, err := newWorld(benchConfig(1), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run()
+		tr := w.tr
+		s.reclaim(w)
+		tr.Release()
+		if len(s.workers.ws) == 0 {
+			t.Fatal("a finished world parked no workers")
+		}
+	}
+	parked := runtime.NumGoroutine() - before
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine() - before; n > 0 {
+		t.Fatalf("%d goroutines were parked by 20 dropped spares; %d are still there after collections", parked, n)
+	}
+	if parked < 20 {
+		t.Fatalf("only %d goroutines were parked by 20 spares", parked)
 	}
 }

@@ -426,7 +426,7 @@ func (w *World) step(a *activity) {
 	}
 	if !alive {
 		a.state = actDone
-		putWorker(a.wk)
+		w.putWorker(a.wk)
 		a.wk = nil
 	}
 	for len(w.reap) > 0 {
@@ -446,7 +446,7 @@ func (w *World) finish(a *activity) {
 		return
 	}
 	if !a.started {
-		putWorker(wk) // its body never ran: nothing to unwind
+		w.putWorker(wk) // its body never ran: nothing to unwind
 		return
 	}
 	prev := w.cur
@@ -455,7 +455,7 @@ func (w *World) finish(a *activity) {
 		panic("sim: a killed activity kept running")
 	}
 	w.cur = prev
-	putWorker(wk)
+	w.putWorker(wk)
 }
 
 // fire applies a fault now. at is the activity that triggered it, if any.
