@@ -131,6 +131,9 @@ func ParseRecord(b []byte) (Record, error) {
 	if r, ok := parseCanonical(b); ok {
 		return r, nil
 	}
+	if len(b) == 0 {
+		return Record{}, errEmptyRecord // (the post's empty file, read at every poll of a wedged run)
+	}
 	var c struct {
 		ProcessId  int   `json:"processId"`
 		LeaseUntil int64 `json:"leaseUntil"`
@@ -140,6 +143,9 @@ func ParseRecord(b []byte) (Record, error) {
 	}
 	return Record{Holder: int64(c.ProcessId), Until: c.LeaseUntil}, nil
 }
+
+// errEmptyRecord is encoding/json's error for empty input, made once.
+var errEmptyRecord = json.Unmarshal(nil, &struct{}{})
 
 // parseCanonical accepts exactly {"processId":N,"leaseUntil":M} with N and M
 // JSON integers that fit in int64 (and so in int on the 64-bit machines the

@@ -95,6 +95,7 @@ var parseCases = []struct {
 	{in: `{"processid":3,"leaseuntil":4}`, want: lease.Record{Holder: 3, Until: 4}},
 	{in: `{"processId":1}`, want: lease.Record{Holder: 1}},
 	{in: `{}`},
+	{in: ``, wantErr: true}, // the post's empty file (its error is made once)
 	{in: `{"processId":1,"processId":2,"leaseUntil":3}`, want: lease.Record{Holder: 2, Until: 3}},
 	{in: `null`},
 	{in: `{"processId":null,"leaseUntil":null}`},

@@ -30,8 +30,8 @@ type Result struct {
 
 	model   porcupine.Model
 	timeout time.Duration
-	ops     []porcupine.Operation // the history checked, when porcupine was asked;
-	hist    []histOp              // otherwise, unboxed (see Ops)
+	ops     []porcupine.Operation // the history checked, when porcupine was asked (Decide's: boxedRefs of hist);
+	hist    []histOp              // Decide's history, unboxed (see Ops)
 	// pending marks Decide's verdict on a history that is not
 	// linearizable, whose partial linearizations are not computed yet
 	// (Resolve); disagree, a Resolve whose verbose check linearized it;
@@ -149,10 +149,10 @@ func Decide(tr *trace.Trace, timeout time.Duration) Result {
 		r.Linearizable, r.hist = true, h
 		return r
 	case NoOrder:
-		r.ops, r.pending = boxed(h), true
+		r.ops, r.hist, r.pending = boxedRefs(h), h, true
 		return r
 	}
-	r.ops = boxed(h)
+	r.ops, r.hist = boxedRefs(h), h
 	res, over := plain(m, r.ops, timeout)
 	switch res {
 	case porcupine.Ok:
@@ -175,6 +175,7 @@ func (r Result) Resolve() Result {
 		return r
 	}
 	v := verbose(r.model, r.ops, r.End, r.timeout)
+	v.hist = r.hist // (what r.ops point into: Ops unboxes it)
 	if v.Unknown {
 		// The search for the culprit passed its budget or timed out: the
 		// verdict stands (Decide's search, or porcupine's plain check
@@ -228,8 +229,8 @@ func verbose(m porcupine.Model, ops []porcupine.Operation, end int64, timeout ti
 
 // Ops returns the history checked (FromTrace's).
 func (r Result) Ops() []porcupine.Operation {
-	if r.ops == nil && r.hist != nil {
-		return boxed(r.hist)
+	if r.hist != nil {
+		return boxed(r.hist) // (Decide's ops, if any, point into it)
 	}
 	return r.ops
 }
@@ -288,7 +289,9 @@ func (r Result) Culprit() (op porcupine.Operation, ok bool) {
 	if found < 0 {
 		return op, false
 	}
-	return r.ops[found], true
+	op = r.ops[found]
+	op.Input, op.Output = inputOf(op.Input), outputOf(op.Output) // (Decide's point into its history)
+	return op, true
 }
 
 // before orders operations by return, then call, then index.
@@ -307,7 +310,7 @@ func (r Result) before(i, j int) bool {
 // {300 1760476499} at 12.100341s", with its return time (or its call
 // time and "never returned").
 func (r Result) Describe(op porcupine.Operation) string {
-	s := describeOp(op.Input.(Input), op.Output.(Output))
+	s := describeOp(inputOf(op.Input), outputOf(op.Output))
 	if op.Metadata != nil {
 		s = fmt.Sprint(op.Metadata) + " " + s
 	}

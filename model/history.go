@@ -62,6 +62,55 @@ func boxed(h []histOp) []porcupine.Operation {
 	return ops
 }
 
+// boxedRefs returns h as porcupine's operations whose Input and Output
+// are pointers into h: boxing each Input and Output value was two
+// allocations an operation, a fifth of a check's (Decide's histories,
+// whose operations no caller sees but through Culprit, which unboxes).
+func boxedRefs(h []histOp) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(h))
+	for i := range h {
+		o := &h[i]
+		ops[i] = porcupine.Operation{ClientId: o.ClientId, Input: &o.Input, Call: o.Call, Output: &o.Output, Return: o.Return, Metadata: o.Metadata}
+	}
+	return ops
+}
+
+// asInput returns an operation's Input, given as a value (FromTrace's
+// histories, hand-written ones) or as a pointer (boxedRefs).
+func asInput(x any) (Input, bool) {
+	if p, ok := x.(*Input); ok && p != nil {
+		return *p, true
+	}
+	in, ok := x.(Input)
+	return in, ok
+}
+
+// asOutput is asInput for an Output.
+func asOutput(x any) (Output, bool) {
+	if p, ok := x.(*Output); ok && p != nil {
+		return *p, true
+	}
+	out, ok := x.(Output)
+	return out, ok
+}
+
+// inputOf is asInput for the model, which is given nothing else: it
+// panics, as the type assertion it replaces did, on anything else.
+func inputOf(x any) Input {
+	if in, ok := asInput(x); ok {
+		return in
+	}
+	return x.(Input)
+}
+
+// outputOf is inputOf for an Output.
+func outputOf(x any) Output {
+	if out, ok := asOutput(x); ok {
+		return out
+	}
+	return x.(Output)
+}
+
 // historyOf is FromTrace's history, unboxed.
 func historyOf(tr *trace.Trace) []histOp {
 	// Each (process, activity) pair's slot in clients and pending, dense:

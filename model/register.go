@@ -215,7 +215,7 @@ func appendStep(dst []State, s State, in Input, out Output) []State {
 var nondeterministic = porcupine.NondeterministicModel{
 	Init: func() []any { return []any{empty} },
 	Step: func(state, input, output any) []any {
-		next := step(state.(State), input.(Input), output.(Output))
+		next := step(state.(State), inputOf(input), outputOf(output))
 		r := make([]any, len(next))
 		for i, s := range next {
 			r[i] = s
@@ -236,7 +236,7 @@ var nondeterministic = porcupine.NondeterministicModel{
 		return h
 	},
 	DescribeOperation: func(input, output any) string {
-		return describeOp(input.(Input), output.(Output))
+		return describeOp(inputOf(input), outputOf(output))
 	},
 	DescribeState:             func(state any) string { return describeState(state.(State)) },
 	DescribeOperationMetadata: func(md any) string { return fmt.Sprint(md) },
@@ -257,7 +257,7 @@ var Register = nondeterministic.ToModel()
 var ExpiringRegister = func() porcupine.Model {
 	m := nondeterministic
 	m.Step = func(state, input, output any) []any {
-		next := expiringStep(state.(State), input.(Input), output.(Output))
+		next := expiringStep(state.(State), inputOf(input), outputOf(output))
 		r := make([]any, len(next))
 		for i, t := range next {
 			r[i] = t

@@ -90,8 +90,8 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
 	sc.ops = sc.ops[:0]
 	for _, o := range ops {
-		in, ok1 := o.Input.(Input)
-		out, ok2 := o.Output.(Output)
+		in, ok1 := asInput(o.Input)
+		out, ok2 := asOutput(o.Output)
 		if !ok1 || !ok2 {
 			return Unsure
 		}
