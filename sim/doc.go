@@ -24,6 +24,8 @@
 //     every system call is a scheduling point where a fault can land.
 //   - worker.go, queue.go: the coroutines that run activities and the
 //     queue of activities by ready time.
+//   - spare.go: a finished world's memory and parked coroutines, reused
+//     by the next world ([World.Release]).
 //   - clock.go: per-process wall and monotonic clocks with skew, drift
 //     and machine-wide jumps.
 //   - fs.go, fspath.go, fsdurable.go: the [FileSystem] (descriptors in an
