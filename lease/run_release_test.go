@@ -1,0 +1,378 @@
+package lease_test
+
+// Run's release and store-failure tests (run_test.go holds the rest).
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// downStore fails every Release and Read with a timeout once down is set:
+// a server gone while its leader shuts down.
+type downStore struct {
+	lease.Store
+	down atomic.Bool
+}
+
+func (s *downStore) Read() (lease.Record, error) {
+	if s.down.Load() {
+		return lease.Record{}, &os.PathError{Op: "read", Path: "down", Err: os.ErrDeadlineExceeded}
+	}
+	return s.Store.Read()
+}
+
+func (s *downStore) Release(cur lease.Record) error {
+	if s.down.Load() {
+		return &os.PathError{Op: "release", Path: "down", Err: os.ErrDeadlineExceeded}
+	}
+	return s.Store.Release(cur)
+}
+
+// A leader that can neither release nor read at shutdown says that it
+// could not release, and that the lease will expire, not that the lease
+// is no longer its own (a probe of leaselab run with its server stopped).
+func TestRunReleaseFailsSaysSo(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 10 * time.Second, WatchInterval: 10 * time.Second}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	s := &downStore{Store: lease.NewFileStore(filepath.Join(t.TempDir(), "job.lease"))}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log})
+	waitCtx(t, leading, "a lone process")
+	s.down.Store(true)
+	cancel()
+	waitReturn(t, done, &log)
+	if got := log.String(); !strings.Contains(got, "Could not release the lease: it expires at its lease's end") || strings.Contains(got, "no longer ours") {
+		t.Errorf("log:\n%s\nwant the failed release said, and not \"no longer ours\"", got)
+	}
+}
+
+// waitReturn waits up to 5 s for Run, whose context was cancelled, to
+// return, and fails t unless it returned nil.
+func waitReturn(t *testing.T, done <-chan error, log *lockedBuffer) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
+	}
+}
+
+// replyLostStore is a lease server's register, with a nonce per write,
+// whose renewal number lostAt loses its reply: it fails with EIO, having
+// taken effect, and returns what it sent (lease.Store). With other, the
+// record it makes instead is another process's of the same PID and epoch
+// (after a loss of the server's data, in another PID namespace): another
+// nonce. Then it calls onLost.
+type replyLostStore struct {
+	mu             sync.Mutex
+	rec            lease.Record
+	present        bool
+	nonces, renews uint64
+	lostAt         uint64
+	other          bool
+	onLost         func()
+}
+
+func (s *replyLostStore) Read() (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present {
+		return lease.Record{}, &fs.PathError{Op: "read", Path: "server", Err: syscall.ENOENT}
+	}
+	return s.rec, nil
+}
+
+func (s *replyLostStore) write(holder, epoch int64, ttl time.Duration) lease.Record {
+	s.nonces++
+	s.rec = lease.Record{Holder: holder, Epoch: epoch, Version: s.rec.Version + 1, TTL: ttl, Nonce: s.nonces}
+	if s.rec.Epoch == 0 {
+		s.rec.Epoch = s.rec.Version
+	}
+	s.present = true
+	return s.rec
+}
+
+func (s *replyLostStore) Create(holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.present {
+		return lease.Record{}, fs.ErrExist
+	}
+	return s.write(holder, 0, ttl), nil
+}
+
+func (s *replyLostStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present || s.rec != cur {
+		return lease.Record{}, lease.ErrConflict
+	}
+	s.renews++
+	if s.renews != s.lostAt {
+		return s.write(cur.Holder, cur.Epoch, ttl), nil
+	}
+	sent := s.write(cur.Holder, cur.Epoch, ttl)
+	if s.other {
+		s.write(cur.Holder, cur.Epoch, ttl) // another's, of its PID and epoch
+	}
+	if s.onLost != nil {
+		s.onLost()
+	}
+	sent.Epoch, sent.Version = 0, 0
+	return sent, &fs.PathError{Op: "renew", Path: "server", Err: syscall.EIO}
+}
+
+func (s *replyLostStore) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present || s.rec != stale {
+		return lease.Record{}, lease.ErrConflict
+	}
+	return s.write(holder, 0, ttl), nil
+}
+
+func (s *replyLostStore) Release(cur lease.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.present || s.rec != cur {
+		return lease.ErrConflict
+	}
+	s.present = false
+	return nil
+}
+
+// A leader whose renewal took effect but lost its reply finds, at its
+// next renewal or its release, a record of its PID and its term's epoch:
+// its own renewal only when its nonce is the one that renewal sent. It
+// renews from (or releases) its own; another's (another process of its
+// PID, after the server lost its data) it leaves, and steps down. (A
+// check with the loss and shared PIDs as faults: it took another's for
+// its own by PID and epoch, and two led.)
+func TestRunTellsItsLostRenewalByNonce(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 100 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	for _, tc := range []struct {
+		name           string
+		other, release bool
+	}{{"own renewal", false, false}, {"another's record", true, false}, {"own renewal, at the release", false, true}, {"another's record, at the release", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cb, leading := started()
+			stopped := make(chan struct{}, 1)
+			cb.OnStoppedLeading = func() { stopped <- struct{}{} }
+			cfg.Callbacks = cb
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := &replyLostStore{lostAt: 2, other: tc.other}
+			if tc.release {
+				s.onLost = cancel // the release comes next
+			}
+			var log lockedBuffer
+			done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log, ID: 100})
+			waitCtx(t, leading, "a lone process")
+			if !tc.release {
+				select {
+				case <-stopped:
+				case <-time.After(time.Second):
+				}
+				cancel()
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			rec, present, renews := s.rec, s.present, s.renews
+			s.mu.Unlock()
+			l := log.String()
+			switch stepped := strings.Contains(l, "replaced by another write"); {
+			case !tc.release && tc.other && !stepped:
+				t.Errorf("led on over another's record of its PID and epoch; log:\n%s", l)
+			case !tc.release && !tc.other && (stepped || renews < 4):
+				t.Errorf("want renewals from its own lost renewal and no step-down (%d renewals); log:\n%s", renews, l)
+			case tc.release && tc.other && !present:
+				t.Errorf("released another's record of its PID and epoch; log:\n%s", l)
+			case tc.release && !tc.other && present:
+				t.Errorf("left its own lost renewal unreleased (%+v); log:\n%s", rec, l)
+			}
+		})
+	}
+}
+
+// failingReleaseStore is a replyLostStore whose first release fails
+// with EIO before it reaches the server.
+type failingReleaseStore struct {
+	replyLostStore
+	releases int
+}
+
+func (s *failingReleaseStore) Release(cur lease.Record) error {
+	s.mu.Lock()
+	s.releases++
+	first := s.releases == 1
+	s.mu.Unlock()
+	if first {
+		return &fs.PathError{Op: "release", Path: "server", Err: syscall.EIO}
+	}
+	return s.replyLostStore.Release(cur)
+}
+
+// A release that failed before it reached the server, whose record a
+// read then shows unchanged, is tried again: the lease is given back, not
+// left to expire. (A review: once ownRenewal asked for a renewal's nonce,
+// the record released itself, whose nonce no failed renewal had sent,
+// was taken for another's.)
+func TestRunReleasesAgainAfterAFailedRelease(t *testing.T) {
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 100 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &failingReleaseStore{}
+	var log lockedBuffer
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log, ID: 100})
+	waitCtx(t, leading, "a lone process")
+	time.Sleep(250 * time.Millisecond) // a renewal or two
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	present, releases := s.present, s.releases
+	s.mu.Unlock()
+	if present || releases != 2 {
+		t.Errorf("after one failed release: %d releases, the lease still there: %v; log:\n%s", releases, present, log.String())
+	}
+}
+
+// TestRunRefusesPathNamingNoFile: a file store over a path that names no
+// file in a directory is an error from Run, at once, with nothing written.
+// Until 2026-12-05 Run over NewFileStore("") or NewFileStore("dir/") looped
+// in the boot record's creation, ignoring its context: the listing never
+// showed the PATH.boot.1 it linked, and every pass left a temporary file
+// (3,400 in 3 s, a probe).
+func TestRunRefusesPathNamingNoFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir) // NewFileStore("") writes in the working directory
+	cfg := lease.Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second}
+	for i, s := range []lease.Store{
+		lease.NewFileStore(""),
+		lease.NewFileStore(dir + "/"),
+		lease.NewFileStore(dir + "/."),
+		lease.NewFileStore(dir + "/sub/.."),
+		lease.FlockRegister{FS: lease.OSFS{}, Path: dir + "/"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		done := make(chan error, 1)
+		go func() { done <- lease.Run(ctx, s, cfg, lease.RunOptions{}) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "lock path") {
+				t.Errorf("Run over %T %d returned %v, want an error about the lock path", s, i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Run over %T %d did not return 3 s after its context ended", s, i)
+		}
+		cancel()
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("Run wrote %d files (%v) for paths it refused", len(ents), err)
+	}
+}
+
+func TestCheckLockPath(t *testing.T) {
+	for _, p := range []string{"", "/", "//", "/var/lib/", "x/", ".", "..", "/a/.", "/a/.."} {
+		if err := lease.CheckLockPath(p); err == nil {
+			t.Errorf("CheckLockPath(%q) = nil, want an error", p)
+		}
+	}
+	for _, p := range []string{"lease", "./lease", "/var/lib/job/lease", "a//b", "/a/.lease", "/a/..b"} {
+		if err := lease.CheckLockPath(p); err != nil {
+			t.Errorf("CheckLockPath(%q) = %v, want nil", p, err)
+		}
+	}
+}
+
+// hiddenBoots is the real file system, except that its listings leave out
+// boot records: names the store links that its listing never shows.
+type hiddenBoots struct{ lease.OSFS }
+
+func (f hiddenBoots) ReadDir(dir string) ([]string, error) { return f.drop(f.OSFS.ReadDir(dir)) }
+func (f hiddenBoots) ReadDirPrefix(dir, prefix string) ([]string, error) {
+	return f.drop(f.OSFS.ReadDirPrefix(dir, prefix))
+}
+func (hiddenBoots) drop(names []string, err error) ([]string, error) {
+	return slices.DeleteFunc(names, func(n string) bool { return strings.Contains(n, ".boot.") }), err
+}
+
+// TestBootRecordUnseenIsAnError: a boot record whose name exists but no
+// listing shows is an error, not a loop linking temporary files for ever
+// (how a path naming no file spun until 2026-12-05).
+func TestBootRecordUnseenIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	s := &lease.VersionedFile{FS: hiddenBoots{}, Path: filepath.Join(dir, "lease"), PID: 1,
+		Boot: func() (string, error) { return "boot-a", nil }}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Create(1, time.Second)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "does not show it") {
+			t.Errorf("Create returned %v, want an error saying the listing does not show the boot record", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Create did not return in 5 s")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) > 2 {
+		t.Errorf("Create left %d files, want at most the boot record", len(ents))
+	}
+}
+
+// A leader whose stepping down (a slow OnStoppedLeading) outlasts its local
+// deadline does not release, and says why: the deadline passed, not
+// another write (a probe read "Lease no longer ours" of a lease nobody
+// else had written). The lease, unreleased, is still its version.
+func TestRunReleaseLateSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
+	cb, leading := started()
+	cb.OnStoppedLeading = func() { time.Sleep(cfg.LeaseDuration) } // outlasts the local deadline
+	cfg.Callbacks = cb
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, lease.NewFileStore(path), cfg, lease.RunOptions{Log: &log})
+	waitCtx(t, leading, "a lone process")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Run had not returned 5 s after its context was cancelled; log:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "Local deadline passed before the release") || strings.Contains(log.String(), "no longer ours") || strings.Contains(log.String(), "Lease released") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	if rec, err := lease.NewFileStore(path).Read(); err != nil || rec.Holder == 0 {
+		t.Errorf("after Run: record %+v, %v; want its unreleased lease", rec, err)
+	}
+}
