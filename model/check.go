@@ -22,7 +22,9 @@ type Result struct {
 	// violation was found.
 	Unknown bool
 	// Info holds the (partial) linearizations, for WriteHTML and Culprit
-	// (once resolved: see Decide).
+	// (once resolved: see Decide). For Check's and Decide's results its
+	// operations' Input and Output are *Input and *Output, pointers into
+	// the history (no allocation each); Ops and Culprit give values.
 	Info porcupine.LinearizationInfo
 	// End is the true time at which the run stopped, in ns: an operation
 	// returning after it never returned.

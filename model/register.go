@@ -245,7 +245,8 @@ var nondeterministic = porcupine.NondeterministicModel{
 // Register is the Store contract as a sequential lease register: one
 // record or none; Read; Create if absent; Renew and Takeover, which
 // compare-and-set; Release, which compares-and-deletes. Operations are
-// Input and Output values; states are State sets.
+// Input and Output values, or pointers to them (Decide's); states are
+// State sets.
 var Register = nondeterministic.ToModel()
 
 // ExpiringRegister is Register for a history in which a server may have

@@ -55,7 +55,7 @@ func benchSyscalls(b *testing.B, horizon time.Duration) {
 		// memory, given back at the end.
 		cfg := benchConfig(seed)
 		cfg.Horizon = horizon
-		w, err := newWorld(cfg, getSpare())
+		w, err := newWorld(cfg, getSpare(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -103,8 +103,8 @@ type FileSystem struct {
 	// as they come and go: watchN of them now.
 	watch  string
 	watchN int
-	// clean is the last name clean found clean: most calls name the lock
-	// file, and a string compared with itself costs a pointer compare.
+	// cleaned is the last name clean found clean: most calls name the
+	// lock file, and a string compared with itself costs a pointer compare.
 	cleaned string
 }
 

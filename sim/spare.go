@@ -6,12 +6,14 @@ import (
 	"sync"
 )
 
-// spare is the memory of a finished world that no caller can see any more
-// (sim.Run's: it returns only the trace), kept for the next run: the world
-// struct, the process slab, the file system with its name map, the
-// descriptor tables, the random sources and the scheduler's slices.
-// Allocating them, and the collector's work that allocation causes, was
-// about a quarter of a short run's cost (BenchmarkSimSyscall).
+// spare is the memory of a finished world, kept for the next run: the
+// process slab, the file system with its name map, the descriptor tables,
+// the random sources, the scheduler's slices and parked coroutines, and
+// for sim.Run's worlds (which no caller sees) the world struct itself.
+// sim.Run gives its world's back when the run ends; New's caller gives
+// it back by Release. Allocating it all, and the collector's work that
+// allocation causes, was about a quarter of a short run's cost
+// (BenchmarkSimSyscall).
 //
 // Reuse cannot leak one run into the next: New zeroes every struct it
 // takes from here and keeps only the backing arrays of slices and maps,
@@ -36,12 +38,17 @@ type spare struct {
 	acts   []*activity
 	reap   []*activity
 	// workers are the coroutines that ran this memory's worlds'
-	// activities, parked for its next run. The pool of spares keeps one
-	// per processor (sync.Pool), and so these stay on the core that ran
-	// them: workers shared by every world moved their goroutines and
-	// stacks from core to core, and a check on two cores spent 6-10%
-	// more CPU time (coroutine switches on cold memory).
+	// activities, parked for its next run. The pool of spares caches
+	// them per processor (sync.Pool), and so these mostly stay on the
+	// core that ran them: workers shared by every world moved their
+	// goroutines and stacks from core to core, and a check on two cores
+	// spent 6-10% more CPU time (coroutine switches on cold memory).
 	workers *parked
+	// unlocked is s.w.unlocked, the file system's hook for a world in s.w
+	// (sim.Run's), made once. (A hook kept with the file system itself
+	// told a later world's flock waiters nothing: a world New made is not
+	// s.w. TestFlockSignalsWhileWaiting found it.)
+	unlocked func(*inode)
 }
 
 // parked is a spare's parked workers. When the spare is collected (a
@@ -68,6 +75,7 @@ func getSpare() *spare {
 // its parked workers once it is collected.
 func newSpare() *spare {
 	s := &spare{workers: new(parked)}
+	s.unlocked = s.w.unlocked
 	runtime.AddCleanup(s, func(pk *parked) {
 		for _, wk := range pk.ws {
 			wk.stop() // (its coroutine ends: parked, it waits at its loop's yield)
@@ -100,21 +108,33 @@ func (w *World) putWorker(wk *worker) {
 	putWorker(wk)
 }
 
-// Release gives the memory of a world that has run back for later worlds
-// (New's, and sim.Run's, which releases its own): a search that makes
-// many runs allocates little for each. Neither the world nor anything
-// it returned may be used afterwards, but its trace may. A world never
+// Release gives the world's memory back for later worlds (New's, and
+// sim.Run's, which releases its own): a search that makes many runs
+// allocates little for each. Afterwards the world may not be run, and
+// nothing of it may be used but its trace (Trace, and the trace itself);
+// a second Release does nothing. A world released before it ran gives
+// back the coroutines its processes were to start on. A world never
 // released is left to the garbage collector.
-func (w *World) Release() { w.recycle() }
-
-// recycle gives the memory of w, which came from spare memory and has
-// finished its run, back for the next run. Nothing of w may be used
-// afterwards but its trace.
-func (w *World) recycle() {
-	if s := w.spare; s != nil {
-		s.reclaim(w)
-		spares.Put(s)
+func (w *World) Release() {
+	if w.released {
+		return
 	}
+	w.released = true
+	w.recycle()
+}
+
+// recycle gives the memory of w, which has finished its run (or never
+// started it), back for the next run, if it came from spare memory.
+// Nothing of w may be used afterwards but its trace.
+func (w *World) recycle() {
+	s := w.spare
+	if s == nil {
+		return
+	}
+	w.unwindAll() // (a world that ran has none left)
+	s.reclaim(w)
+	w.spare = nil
+	spares.Put(s)
 }
 
 // reclaim empties s, the memory of the finished world w, for another run.
@@ -125,9 +145,9 @@ func (s *spare) reclaim(w *World) {
 	for i := range s.fdts {
 		clear(s.fdts[i].fds[:cap(s.fdts[i].fds)])
 	}
-	names, unlocked := s.fs.names, s.fs.unlocked
+	names := s.fs.names
 	clear(names)
-	s.fs = FileSystem{names: names, unlocked: unlocked} // (unlocked is &s.w's: the next world's)
+	s.fs = FileSystem{names: names}
 	s.queue = w.queue[:0]
 	clear(s.queue[:cap(s.queue)])
 	s.faults = s.faults[:0] // (w.faults was consumed from its front)
@@ -162,16 +182,23 @@ func (s *spare) newFDTable(f *FileSystem, i int) *FDTable {
 	return t
 }
 
-// newPCG is NewPCG on spare memory: the same stream.
+// newPCG is NewPCG on spare memory (a nil s: NewPCG): the same stream.
 func (s *spare) newPCG(seed, stream uint64) *PCG {
+	if s == nil {
+		return NewPCG(seed, stream)
+	}
 	s.pcgSrc.Seed(seed, stream)
 	s.pcgRnd = *rand.New(&s.pcgSrc)
 	s.pcg = PCG{&s.pcgRnd}
 	return &s.pcg
 }
 
-// newRandom is NewRandom on spare memory: the same stream.
+// newRandom is NewRandom on spare memory (a nil s: NewRandom): the same
+// stream.
 func (s *spare) newRandom(seed uint64) *Random {
+	if s == nil {
+		return NewRandom(seed)
+	}
 	s.rndSrc.Seed(seed, randomStream)
 	s.rndRnd = *rand.New(&s.rndSrc)
 	s.rnd = Random{&s.rndRnd}

@@ -10,10 +10,11 @@ import (
 	"github.com/leaselab/leaselab/trace"
 )
 
-// A run on a spare world's memory (sim.Run's) is the run on fresh memory,
-// event for event: every variant, every fault kind (opt-in ones too), two
-// to five processes, and the memory handed from run to run across them
-// all, so that a field reclaim forgets to empty shows up in the next run.
+// A run on a spare world's memory (sim.Run's and New's) is the run on
+// fresh memory, event for event: every variant, every fault kind (opt-in
+// ones too), two to five processes, and the memory handed from run to run
+// across them all, so that a field reclaim forgets to empty shows up in
+// the next run.
 func TestSpareWorldsChangeNothing(t *testing.T) {
 	kinds := append(AllFaults[:len(AllFaults):len(AllFaults)], OptInFaults...)
 	s := newSpare()
@@ -31,7 +32,14 @@ func TestSpareWorldsChangeNothing(t *testing.T) {
 			fresh.Release()
 
 			reused += min(cap(s.slab), len(cfg.Procs))
-			w, err := newWorld(cfg, s)
+			// The world struct in the spare (sim.Run's) or apart from it
+			// (New's), in turn on the same memory: a hook bound to the
+			// one once reached the other.
+			var own *World
+			if runs%2 == 1 {
+				own = new(World)
+			}
+			w, err := newWorld(cfg, s, own)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,6 +77,9 @@ func TestRunReusesSpareWorlds(t *testing.T) {
 			t.Fatalf("sim.Run differs from New+Run:\n%s", firstLineDiff(want.String(), got.String()))
 		}
 	}
+	if raceEnabled {
+		return // (the race detector's sync.Pool drops spares at random)
+	}
 	if allocs := testing.AllocsPerRun(20, func() {
 		tr, _ := Run(cfg)
 		tr.Release()
@@ -80,7 +91,7 @@ func TestRunReusesSpareWorlds(t *testing.T) {
 // freshRun runs cfg on fresh memory.
 func freshRun(t *testing.T, cfg Config) *trace.Trace {
 	t.Helper()
-	w, err := newWorld(cfg, nil)
+	w, err := newWorld(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +119,10 @@ func TestFailedSetupLeavesNothing(t *testing.T) {
 			t.Fatal("a setup that places a file over a directory was accepted")
 		}
 		s := newSpare()
-		if _, err := newWorld(bad, s); err == nil {
+		if _, err := newWorld(bad, s, nil); err == nil {
 			t.Fatal("a setup that places a file over a directory was accepted")
 		}
-		w, err := newWorld(benchConfig(1), s) // the same spare memory, as a pool could give it
+		w, err := newWorld(benchConfig(1), s, nil) // the same spare memory, as a pool could give it
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +151,7 @@ func TestDroppedSpareStopsItsWorkers(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for range 20 {
 		s := newSpare()
-		w, err := newWorld(benchConfig(1), s)
+		w, err := newWorld(benchConfig(1), s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,5 +174,62 @@ func TestDroppedSpareStopsItsWorkers(t *testing.T) {
 	}
 	if parked < 20 {
 		t.Fatalf("only %d goroutines were parked by 20 spares", parked)
+	}
+}
+
+// Release's contract (a review's findings): New's world is never another
+// world's struct, so a released world's pointer is not the next world; a
+// second Release does nothing; a world released before it ran gives back
+// the coroutines its processes were to start on; a released world keeps
+// its trace and refuses to run.
+func TestReleaseContract(t *testing.T) {
+	w1, err := New(benchConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.Run()
+	tr := w1.Trace()
+	n := len(tr.Events)
+	w1.Release()
+	w2, err := New(benchConfig(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w1 == w2 {
+		t.Fatal("New returned a released world's pointer")
+	}
+	w1.Release() // must not touch w2, which may be on w1's memory
+	w2.Run()
+	if w2.Trace() == nil || len(w2.Trace().Events) == 0 {
+		t.Fatal("a second Release of another world emptied this one")
+	}
+	if w1.Trace() != tr || len(tr.Events) != n {
+		t.Fatal("a released world lost its trace")
+	}
+	w2.Release()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Run of a released world did not panic")
+			}
+		}()
+		w1.Run()
+	}()
+
+	before := runtime.NumGoroutine()
+	for range 20 {
+		w, err := New(benchConfig(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Release() // never ran: its processes' coroutines go back
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+maxParked && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine() - before; n > maxParked {
+		t.Errorf("20 worlds released before they ran left %d goroutines (a spare parks at most %d)", n, maxParked)
 	}
 }

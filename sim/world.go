@@ -82,9 +82,11 @@ type World struct {
 	// with OnNode); nh names the run's states for OnNode (por_node.go).
 	xc Chooser
 	nh *nodeHash
-	// spare, if set, is the memory this world reuses (sim.Run's worlds),
-	// given back when the run ends (recycle).
-	spare *spare
+	// spare, if set, is the memory this world runs on, a finished one's
+	// or fresh: sim.Run gives it back when the run ends, New's caller by
+	// Release. released marks a world New made and its caller released.
+	spare    *spare
+	released bool
 }
 
 // countDir notes a new peak of the lock directory's name count.
@@ -97,7 +99,7 @@ func (w *World) countDir() {
 
 // Run runs cfg to its horizon and returns the trace.
 func Run(cfg Config) (*trace.Trace, error) {
-	w, err := newWorld(cfg, getSpare())
+	w, err := newWorld(cfg, getSpare(), nil) // (the world struct too: no caller sees it)
 	if err != nil {
 		return nil, err // (its spare memory, half set up, is dropped)
 	}
@@ -111,23 +113,26 @@ func Run(cfg Config) (*trace.Trace, error) {
 const chooserStream = 0x1ea5e1ab
 
 // New prepares a run, on the memory of a released world if there is one
-// (Release).
+// (Release). The World itself is new: the caller's pointer is never
+// another world's.
 func New(cfg Config) (*World, error) {
 	// (When it fails, the spare memory it took, half set up, is dropped:
 	// given back, it held that setup's files.)
-	return newWorld(cfg, getSpare())
+	return newWorld(cfg, getSpare(), new(World))
 }
 
-// newWorld prepares a run, on the spare memory s if it is not nil.
-func newWorld(cfg Config, s *spare) (*World, error) {
+// newWorld prepares a run in w, on the spare memory s if it is not nil.
+// A nil w is s's own world struct (or a new one without s).
+func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, err
 	}
 	v, _ := lease.LookupVariant(cfg.Variant)
-	var w *World
-	if s != nil {
+	switch {
+	case w != nil:
+	case s != nil:
 		w = &s.w
-	} else {
+	default:
 		w = new(World)
 	}
 	*w = World{
@@ -165,20 +170,17 @@ func newWorld(cfg Config, s *spare) (*World, error) {
 		}
 	}
 	switch {
-	case w.choose == nil && s != nil:
+	case w.choose == nil:
 		w.choose = s.newPCG(cfg.Seed, chooserStream)
 		if w.sched == nil {
 			w.sched = s.newRandom(cfg.Seed)
 		}
-	case w.choose == nil:
-		w.choose = NewPCG(cfg.Seed, chooserStream)
-		if w.sched == nil {
-			w.sched = NewRandom(cfg.Seed)
-		}
 	case w.sched == nil:
 		w.sched = chooserScheduler{w.choose}
 	}
-	if w.fs.unlocked == nil { // (a spare world's is bound to this very world)
+	if s != nil && w == &s.w {
+		w.fs.unlocked = s.unlocked // (bound once to this very struct)
+	} else {
 		w.fs.unlocked = w.unlocked
 	}
 	w.fs.MkdirAll(dirOf(cfg.LockPath))
@@ -269,8 +271,11 @@ func dirOf(path string) string {
 	return path[:i]
 }
 
-// Run runs the world to its horizon.
+// Run runs the world to its horizon. It panics on a released world.
 func (w *World) Run() {
+	if w.released {
+		panic("sim: Run of a released World")
+	}
 	for {
 		next := w.queue.peek()
 		if len(w.faults) > 0 && int64(w.faults[0].At) <= w.end && (next == nil || int64(w.faults[0].At) <= next.ready) {
@@ -331,7 +336,13 @@ func (w *World) Run() {
 	}
 	w.observeAtEnd()
 	w.tr.End = time.Duration(w.now)
-	// Unwind every activity still suspended and return its worker.
+	w.unwindAll()
+	w.tr.Files = w.fs.Files()
+}
+
+// unwindAll unwinds every activity still suspended (or never started)
+// and returns its worker.
+func (w *World) unwindAll() {
 	for _, p := range w.procs {
 		for _, a := range p.acts {
 			if a.state != actDone {
@@ -340,7 +351,6 @@ func (w *World) Run() {
 			}
 		}
 	}
-	w.tr.Files = w.fs.Files()
 }
 
 // runsNext reports whether activity a, ready at true time ready, is
