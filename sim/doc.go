@@ -19,6 +19,7 @@
 // # Files of the package
 //
 //   - world.go: the [World], its run loop, faults firing, deaths.
+//   - newworld.go: [New] and [Run]: a world built from a [Config].
 //   - config.go: [Config], [ProcSpec], [File], defaults.
 //   - proc.go: a simulated process, the lease.Proc the algorithms see;
 //     every system call is a scheduling point where a fault can land.
