@@ -42,8 +42,7 @@ func (wk *worker) run() {
 		}
 	}()
 	a := wk.act
-	a.started = true
-	a.t = a.p.w.now
+	a.started = true // (World.step, which first resumes it, has set a.t)
 	if wk.fn == nil {
 		a.p.main() // (the process's first activity: no method value made each run)
 		return
