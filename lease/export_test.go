@@ -64,6 +64,7 @@ const (
 	MistakeNoBackoff              = mNoBackoff
 	MistakeNoUnlockOnTerm         = mNoUnlockOnTerm
 	MistakeNoRecordSync           = mNoRecordSync
+	MistakeUnreadableFromOne      = mUnreadableFromOne
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -383,6 +383,9 @@ func (f *FlockElection) claim() (Record, error) {
 		// in microseconds, far above any epoch counted from 1 (the limit:
 		// see the README's security notes).
 		floor := max(f.p.Now().UnixMicro(), 1)
+		if f.mistake&mUnreadableFromOne != 0 { // mutant: from 1
+			floor = 1
+		}
 		f.p.Log(MsgFlockUnreadable, floor, 0)
 		return f.s.Takeover(Record{Holder: Unknown, Epoch: floor - 1, Version: floor - 1}, f.pid, f.cfg.LeaseDuration)
 	}

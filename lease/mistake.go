@@ -175,4 +175,8 @@ const (
 	// attempt's start, not from the last acknowledged write's (a probe's
 	// mutant C).
 	mOwnRenewalExtends
+	// FlockElection: a lock file whose record cannot be read (torn by a
+	// power loss, overwritten) is continued from epoch 1, not from the
+	// wall clock (a probe's mutant A).
+	mUnreadableFromOne
 )

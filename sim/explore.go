@@ -236,15 +236,18 @@ func (w *World) explorePowerLoss() {
 }
 
 // addProc adds a process to a run under way (a restart after a power
-// loss), as New adds the configured ones: the run's config, its setup
-// line and its trace list it from then on.
+// loss), as New adds the configured ones (its speed, and its lease
+// configuration in the trace, which the checker judges its deadlines by:
+// a restart of a process of a rolling change was judged by the run's
+// lease, a false alarm a test found): the run's config, its setup line
+// and its trace list it from then on.
 func (w *World) addProc(ps ProcSpec) {
-	p := &proc{w: w, idx: len(w.procs), pid: ps.PID, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
+	p := &proc{w: w, idx: len(w.procs), pid: ps.PID, slow: ps.Slow, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
 	w.procs = append(w.procs, p)
 	// Clip: the slices may share an array with the caller's Config.
 	w.cfg.Procs = append(slices.Clip(w.cfg.Procs), ps)
 	w.setup.cfg.Procs = append(slices.Clip(w.setup.cfg.Procs), ps)
-	w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start})
+	w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease})
 	w.tr.Acts = append(w.tr.Acts, nil)
 	p.spawn("main", int64(ps.Start), p.main)
 }

@@ -32,7 +32,10 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 //     and the file system keeps only what was durable (see
 //     FileSystem.PowerLoss), unsynced data dropped, torn or kept as the
 //     run chooses. Processes configured to start later start on what is
-//     left: the machine's restart.
+//     left: the machine's restart. With Dur set, the machine restarts Dur
+//     after the loss, wherever it fell (a loss aimed after a call has no
+//     time known in advance): every configured process that had started
+//     starts again with its PID, each within Delta of that instant.
 //   - DiskFull is a stretch of Dur during which the machine's disk is
 //     full: every write, every open that creates a file and every link,
 //     of every process, fails with ENOSPC without effect (truncation,
@@ -106,8 +109,8 @@ type Fault struct {
 	Proc  int           // index into Config.Procs, or Leader
 	After string        // fire right after the process's Nth call of this kind
 	Nth   int           // 1-based; 0 means 1
-	Dur   time.Duration // Stop: how long the process is paused
-	Delta time.Duration // Skew, Jump: the step
+	Dur   time.Duration // Stop: how long the process is paused; Power: the restart's delay (World.restart); a stretch: its length
+	Delta time.Duration // Skew, Jump: the step; Power with Dur: the spread of the processes' restarts
 	PPM   int64         // Drift: the new rate error
 	Call  string        // FSError: the kind of call that fails; DiskFull: the space it lacks alone (DiskSpaces)
 	Errno syscall.Errno // FSError: the error it fails with
@@ -201,6 +204,9 @@ func (f Fault) String() string {
 	case trace.Jump:
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
 	case trace.Power:
+		if f.Dur > 0 {
+			return fmt.Sprintf("power loss %s, restart %v later (within %v)", when, f.Dur, f.Delta)
+		}
 		return fmt.Sprintf("power loss %s", when)
 	case trace.Lose:
 		return fmt.Sprintf("the lease server loses its data %s", when)
@@ -257,6 +263,14 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	if !machineWide(f.Kind) && (f.Proc < Leader || f.Proc >= nprocs) {
 		return fmt.Errorf("fault %v: no process %d (have %d)", f.Kind, f.Proc, nprocs)
 	}
+	if f.After != "" && machineWide(f.Kind) && f.Kind != trace.Power {
+		return fmt.Errorf("fault %v: strikes at a time, not after a call", f.Kind)
+	}
+	if f.After != "" && (f.Proc < Leader || f.Proc >= nprocs) {
+		// (A power loss after a call counts one process's calls: an index
+		// past the processes was accepted, and New indexed them with it.)
+		return fmt.Errorf("fault %v: counts the calls of process %d (have %d)", f.Kind, f.Proc, nprocs)
+	}
 	if f.After != "" && !validCall(f.After) {
 		return fmt.Errorf("fault %v: unknown call kind %q (valid: %v)", f.Kind, f.After, callKinds)
 	}
@@ -285,7 +299,10 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	if f.Kind == trace.Drift && f.PPM <= -1e6 {
 		return fmt.Errorf("fault %v: drift %d ppm would stop the clock", f.Kind, f.PPM)
 	}
-	if f.At < 0 || f.Dur < 0 {
+	if f.Kind == trace.Power && f.Dur == 0 && f.Delta != 0 {
+		return fmt.Errorf("fault %v: a restart's spread (Delta) without its delay (Dur)", f.Kind)
+	}
+	if f.At < 0 || f.Dur < 0 || f.Kind == trace.Power && f.Delta < 0 {
 		return fmt.Errorf("fault %v: negative time", f.Kind)
 	}
 	return nil

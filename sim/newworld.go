@@ -56,6 +56,7 @@ func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 		base:    cfg.WallBase.UnixNano(),
 		tr:      trace.New(),
 		spare:   s,
+		nconf:   len(cfg.Procs),
 	}
 	if s != nil {
 		w.fs = s.newFileSystem()

@@ -133,6 +133,11 @@ func (o *SetupOptions) Normalize() error {
 // crashCalls are the call kinds a crash point may follow.
 var crashCalls = []string{"open-excl", "open-create", "open-trunc", "write", "close", "fsync", "read", "stat", "remove", "rename", "link", "log"}
 
+// powerCalls are the call kinds a power loss may be aimed after: those
+// that change the disk, whose effect the loss may take back (a server
+// variant's: its requests).
+var powerCalls = []string{"open-excl", "open-create", "open-trunc", "write", "fsync", "rename", "link", "remove", "close"}
+
 // errCalls are the call kinds an injected I/O error may hit.
 var errCalls = []string{"open-excl", "open-create", "open-trunc", "write", "close", "fsync", "read", "remove", "rename", "link"}
 
@@ -266,11 +271,11 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	if len(kinds) == 0 {
 		return cfg
 	}
-	crashCalls, errCalls := crashCalls, errCalls
+	crashCalls, errCalls, powerCalls := crashCalls, errCalls, powerCalls
 	if v, err := lease.LookupVariant(o.Variant); err == nil && v.Claims.Handover == lease.KernelLock {
 		crashCalls, errCalls = crashCallsFlock, errCallsFlock
 	} else if err == nil && v.Claims.Handover == lease.ServerExpiry {
-		crashCalls, errCalls = crashCallsServer, errCallsServer
+		crashCalls, errCalls, powerCalls = crashCallsServer, errCallsServer, errCallsServer
 	} else if err == nil && v.Claims.Handover == lease.Notified && v.Epochs {
 		crashCalls, errCalls = crashCallsListing, errCallsListing
 	}
@@ -394,6 +399,32 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 				continue
 			}
 			power = true
+			// Half the losses land right after a given system call (the
+			// Nth write, fsync, link... of a drawn process, or of whoever
+			// leads): the window between a write and the fsync that makes
+			// it durable, which an instant drawn uniformly almost never
+			// hits (a probe's finding: a torn epoch record after a loss
+			// there went unseen in 60,000 runs). The machine restarts 1 to
+			// 2 s after the loss, wherever it falls (Fault.Dur). The coin
+			// is the instant drawn above, unused by a loss at a time, so
+			// that the other half are drawn as they always were.
+			if f.At%2 == 1 {
+				f.At, f.Proc = 0, rng.IntN(n)
+				if rng.IntN(2) == 0 {
+					f.Proc = Leader
+				}
+				f.After, f.Nth = powerCalls[rng.IntN(len(powerCalls))], 1+rng.IntN(4)
+				if rng.IntN(2) == 0 {
+					// Or the Nth call of any kind, N up to 64: a kind
+					// drawn above may be one the variant never makes (the
+					// seed renames nothing), and every gap between two
+					// calls is as likely as the next.
+					f.After, f.Nth = "any", 1+rng.IntN(64)
+				}
+				f.Dur = time.Second + time.Duration(rng.Int64N(int64(time.Second)))
+				f.Delta = time.Duration(rng.Int64N(int64(time.Second)))
+				break
+			}
 			f.Proc, f.At = 0, 2*time.Second+time.Duration(rng.Int64N(span))
 			reboot := f.At + time.Second + time.Duration(rng.Int64N(int64(time.Second)))
 			for i := range n {

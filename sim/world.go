@@ -69,6 +69,9 @@ type World struct {
 	// notices are the Notice faults that have fired: while each lasts,
 	// the server's change notices to its process meet its fate.
 	notices []activeNotice
+	// nconf is how many processes the config named (a power loss's
+	// restart starts them again: restart).
+	nconf int
 	// end is the true time at which the run stops: the horizon, or
 	// Config.Calm after the last fault that took effect or exit.
 	end int64
@@ -388,8 +391,42 @@ func (w *World) fire(f Fault, by *proc) {
 		w.fs.PowerLoss(w.choose.Choose)
 		w.countDir()
 		w.boots++
+		if f.Dur > 0 {
+			w.restart(f)
+		}
 	case trace.Lose:
 		w.loseServerData("")
+	}
+}
+
+// restart is the machine's restart Dur after power loss f, wherever the
+// loss fell (Fault.Dur): every process the run configured starts again,
+// with its PID, its lease configuration and its speed, each within
+// f.Delta after that instant, at an offset drawn from f.Delta and its
+// index (so that any of them may come first); the run's calm (Config.Calm)
+// starts again when the last one starts. Those are the processes of the
+// config that had started: not a restart's (a second loss starts the
+// machine's programs once again, not twice).
+func (w *World) restart(f Fault) {
+	at := w.now + int64(f.Dur)
+	last := at
+	for i, ps := range w.cfg.Procs[:w.nconf:w.nconf] {
+		if int64(ps.Start) > w.now {
+			continue // configured to start later: the machine's restart already
+		}
+		start := at
+		if f.Delta > 0 {
+			h := uint64(f.Delta) ^ uint64(i+1)*0x9e3779b97f4a7c15
+			h ^= h >> 31
+			h *= 0xbf58476d1ce4e5b9
+			h ^= h >> 29
+			start += int64(h % uint64(f.Delta))
+		}
+		last = max(last, start)
+		w.addProc(ProcSpec{PID: ps.PID, Start: time.Duration(start), Lease: ps.Lease, Slow: ps.Slow})
+	}
+	if w.cfg.Calm > 0 {
+		w.end = max(w.end, last+int64(w.cfg.Calm))
 	}
 }
 
