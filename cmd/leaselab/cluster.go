@@ -284,13 +284,15 @@ func (c *cluster) signal(k *child, kind trace.FaultKind, dur time.Duration) (int
 }
 
 // releaseExec continues, at CLOCK_MONOTONIC instant at, every -exec
-// process held stopped by spawn(startAt): it first waits (up to 5 s)
-// until each has stopped itself, so that no SIGCONT comes before its
-// SIGSTOP.
+// process held stopped by spawn(startAt): it first waits until each has
+// stopped itself or exited (up to a minute), so that no SIGCONT comes
+// before its SIGSTOP, which would leave it stopped for good. (It waited
+// 5 s for them all: a machine loaded by other tests' processes once ran
+// no program of a trial.)
 func (c *cluster) releaseExec(at int64) {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for _, k := range c.alive() {
-		for time.Now().Before(deadline) && !stoppedState(k.cmd.Process.Pid) {
+		for time.Now().Before(deadline) && !stoppedState(k.cmd.Process.Pid) && !c.exited(k) {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -298,6 +300,13 @@ func (c *cluster) releaseExec(at int64) {
 	for _, k := range c.alive() {
 		syscall.Kill(-k.cmd.Process.Pid, syscall.SIGCONT)
 	}
+}
+
+// exited reports whether k has exited or been killed.
+func (c *cluster) exited(k *child) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return k.dead || k.killed
 }
 
 // stoppedState reports whether process pid is stopped (state T in

@@ -59,9 +59,11 @@ func TestRunNextLeaderKillsStaleSupervisorsTree(t *testing.T) {
 	t.Cleanup(func() { killProcsWith(tok) })
 	markerA := filepath.Join(dir, "a-running")
 	a, outA := startRun(t, lock, flags, "sh", "-c", `setsid env -i sleep "$1" & touch "$2"; sleep "$1"; :`, "sh", tok, markerA)
-	poll(t, "the first leader's command and its two sleeps to run", func() bool {
+	// The setsid sleep carries the mark until env -i execs it: wait for
+	// that too (a loaded machine once met it between the two).
+	poll(t, "the first leader's command and its two sleeps to run, one of them without the mark", func() bool {
 		_, err := os.Stat(markerA)
-		return err == nil && len(procsWith(tok)) == 3
+		return err == nil && len(procsWith(tok)) == 3 && unmarkedOf(procsWith(tok)) != 0
 	})
 	sup := supervisorOf(a.Process.Pid)
 	if sup == 0 {
@@ -92,12 +94,7 @@ func TestRunNextLeaderKillsStaleSupervisorsTree(t *testing.T) {
 		}
 		return n == 2
 	})
-	unmarked := 0
-	for _, pid := range procsWith(tok) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && !bytes.Contains(b, []byte(singletonEnv+"=")) {
-			unmarked = pid
-		}
-	}
+	unmarked := unmarkedOf(procsWith(tok))
 	if unmarked == 0 {
 		t.Fatal("the setsid sleep carries the mark: env -i did not clear it")
 	}
@@ -245,4 +242,15 @@ func TestKillStaleEndedTermContinuesTheTree(t *testing.T) {
 	if len(procsWith(tok)) != 3 {
 		t.Errorf("the stale command and its sleeps: %v, want all three alive", procsWith(tok))
 	}
+}
+
+// unmarkedOf returns a process of pids whose environment lacks the
+// singleton's mark, or 0.
+func unmarkedOf(pids []int) int {
+	for _, pid := range pids {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && !bytes.Contains(b, []byte(singletonEnv+"=")) {
+			return pid
+		}
+	}
+	return 0
 }

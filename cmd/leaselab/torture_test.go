@@ -544,7 +544,7 @@ func TestTortureExecTrialsStartTogether(t *testing.T) {
 		dir, _ := j["dir"].(string)
 		b, err := os.ReadFile(filepath.Join(dir, "trial-1", "leader.lock.starts"))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("no program of the trial ran (%v); the report: %v", err, j)
 		}
 		var ts []int64
 		for _, f := range strings.Fields(string(b)) {
