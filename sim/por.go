@@ -25,20 +25,28 @@ import (
 //   - a name (a path): looked up by open without O_CREAT, read, stat and
 //     link's source; written by open with O_CREAT or O_TRUNC, remove,
 //     rename (both names) and link's target, whether or not the call
-//     succeeds;
+//     succeeds, except where the name's existence before the step alone
+//     makes the call change nothing: an open with O_CREAT but not O_TRUNC
+//     of a name that exists (it opens the file, or fails with O_EXCL), a
+//     link whose target exists (EEXIST) and a remove of a name that does
+//     not (ENOENT) only look it up. (Whether a name exists changes only
+//     by a step that writes it, which conflicts with the lookup: the
+//     lookup's mode holds in either order of a pair that does not.)
 //   - a directory's names: read by readdir (and by the checker, which
 //     judges their count's peaks); added to by an open that creates a
 //     name and by link, removed from by remove, and by rename from its
 //     source's directory and, if the target exists, its own; a rename
 //     within a directory to a new name shuffles it (whether or not these
-//     calls succeed). Additions commute with additions and removals with
+//     calls succeed, but for the lookups above, which change no
+//     directory). Additions commute with additions and removals with
 //     removals; a shuffle with both;
 //   - a directory's change count (inotify's events), or a server
 //     client's count of notices: read by a watcher's change token and
 //     wait; written by every change notified (an open with O_CREAT or
 //     O_TRUNC, remove, rename, link that succeed; a server's notice);
 //   - a file's data, by inode (so names linked to one file are one
-//     object): read by read and stat; written by write and open with
+//     object): read by read and stat (not by open, remove, rename or
+//     link, which neither see nor change it); written by write and open with
 //     O_TRUNC (fsync changes nothing a process can see, unless power
 //     loss is explored: see the journal);
 //   - a file's flock lock, by inode: written by flock, and by a close of
@@ -190,6 +198,8 @@ type porLog struct {
 	// the instant comes first); timedEv are such events' indices.
 	timed   bool
 	timedEv []int
+	// noData marks touchName's call as touchPath's.
+	noData bool
 }
 
 // Race is a backtracking point the reduction found: at tie Tie (its
@@ -327,9 +337,27 @@ func (w *World) touchName(path string, write bool) {
 	if write {
 		w.touchJournal()
 	}
-	if ino := w.fs.names[path]; ino != nil {
+	if ino := w.fs.names[path]; ino != nil && !w.por.noData {
 		w.touch(objKey{kind: objData, id: ino.id}, false)
 	}
+}
+
+// touchPath records an access of a name by a call that does not read
+// the file's data (open, remove, rename, link): touchName without the
+// data.
+func (w *World) touchPath(path string, write bool) {
+	if w.por == nil {
+		return
+	}
+	w.por.noData = true
+	w.touchName(path, write)
+	w.por.noData = false
+}
+
+// exists reports whether path names a file or directory now (for a
+// step's footprint: false when no steps are recorded).
+func (w *World) exists(path string) bool {
+	return w.por != nil && w.fs.names[w.canon(path)] != nil
 }
 
 // touchNames records a change of the names of path's directory: an

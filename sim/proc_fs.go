@@ -27,9 +27,16 @@ func injectedPair(op, oldname, newname string, e syscall.Errno) error {
 // Open implements lease.FS.
 func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 	a, inj := p.enter(trace.OpOpen, flag)
-	p.w.touchName(name, flag&(lease.O_CREATE|lease.O_TRUNC) != 0)
-	if flag&lease.O_CREATE != 0 && p.w.fs.names[p.w.canon(name)] == nil {
-		p.w.touchNames(name, add)
+	switch exists := p.w.exists(name); {
+	case flag&lease.O_TRUNC == 0 && exists:
+		// O_CREAT or not, it creates nothing (with O_EXCL, it fails): a
+		// lookup.
+		p.w.touchPath(name, false)
+	default:
+		p.w.touchPath(name, flag&(lease.O_CREATE|lease.O_TRUNC) != 0)
+		if flag&lease.O_CREATE != 0 && !exists {
+			p.w.touchNames(name, add)
+		}
 	}
 	fd, err := lease.FD(-1), injected("open", name, inj)
 	if inj == 0 {
@@ -116,8 +123,12 @@ func (p *proc) Stat(name string) (fs.FileInfo, error) {
 // Remove implements lease.FS.
 func (p *proc) Remove(name string) error {
 	a, inj := p.enter(trace.OpRemove, 0)
-	p.w.touchName(name, true)
-	p.w.touchNames(name, remove)
+	if p.w.exists(name) {
+		p.w.touchPath(name, true)
+		p.w.touchNames(name, remove)
+	} else {
+		p.w.touchPath(name, false) // (it fails: ENOENT)
+	}
 	err := injected("remove", name, inj)
 	if inj == 0 {
 		err = p.w.fs.Remove(name)
@@ -132,8 +143,8 @@ func (p *proc) Remove(name string) error {
 // Rename implements lease.FS.
 func (p *proc) Rename(oldname, newname string) error {
 	a, inj := p.enter(trace.OpRename, 0)
-	p.w.touchName(oldname, true)
-	p.w.touchName(newname, true)
+	p.w.touchPath(oldname, true)
+	p.w.touchPath(newname, true)
 	p.w.touchRename(oldname, newname)
 	err := injectedPair("rename", oldname, newname, inj)
 	if inj == 0 {
@@ -152,9 +163,13 @@ func (p *proc) Rename(oldname, newname string) error {
 // Link implements lease.FS.
 func (p *proc) Link(oldname, newname string) error {
 	a, inj := p.enter(trace.OpLink, 0)
-	p.w.touchName(oldname, false)
-	p.w.touchName(newname, true)
-	p.w.touchNames(newname, add)
+	p.w.touchPath(oldname, false)
+	if p.w.exists(newname) {
+		p.w.touchPath(newname, false) // (it fails: EEXIST)
+	} else {
+		p.w.touchPath(newname, true)
+		p.w.touchNames(newname, add)
+	}
 	err := injectedPair("link", oldname, newname, inj)
 	if inj == 0 {
 		err = p.w.fs.Link(oldname, newname)
