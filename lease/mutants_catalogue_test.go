@@ -450,8 +450,8 @@ var mutants = []mutant{
 		mistake:    "a lock file whose record cannot be read (torn by a power loss between its write and its fsync) is continued from epoch 1, not from the wall clock",
 		property:   spec.Fencing,
 		run:        lease.RunFlockWith(lease.MistakeUnreadableFromOne),
-		confirm:    &confirmation{faults: "kill,power,nobootid", runs: 20000},
-		missed:     "it needs a takeover's record write torn by a power loss before its fsync, on a machine without boot ids: three kinds in one run (a SIGKILL or another end of the first term, a loss aimed after that write, no boot ids), which -faults all's swarm turns on together in few runs; with those three alone check finds it at run 102 (before losses were aimed at calls: not in 20,000 runs)",
+		confirm:    &confirmation{faults: "kill,term,power,nobootid", runs: 20000},
+		missed:     "it needs a takeover's record write torn by a power loss before its fsync, on a machine without boot ids: a signal that ends the first term, a loss aimed after that write and no boot ids in one run, which -faults all's swarm turns on together in few runs; with those kinds alone it breaks fencing in 4 runs of 20,000 (with losses at instants only: 1)",
 		exploreWhy: "an exploration's processes can always tell their boot, and then the new boot's epoch base keeps the epoch after a torn record above the last boot's, whatever the floor",
 	},
 	{

@@ -206,8 +206,8 @@ func (c *Config) Normalize() error {
 	// power loss, the machine's restart may give a program its old PID.
 	var power []time.Duration
 	for _, f := range c.Faults {
-		if f.Kind == trace.Power && f.After == "" && f.Follows == 0 {
-			power = append(power, f.At) // (a loss aimed after a call has no time; its restart adds its own processes)
+		if f.Kind == trace.Power {
+			power = append(power, f.At)
 		}
 	}
 	boot := func(start time.Duration) int {

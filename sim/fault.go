@@ -35,7 +35,10 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 //     left: the machine's restart. With Dur set, the machine restarts Dur
 //     after the loss, wherever it fell (a loss aimed after a call has no
 //     time known in advance): every configured process that had started
-//     starts again with its PID, each within Delta of that instant.
+//     starts again with its PID, each within Delta of that instant. A
+//     loss aimed after a call (After) with At set falls at At if the
+//     call has not come by then (its kind may be one the variant never
+//     makes).
 //   - DiskFull is a stretch of Dur during which the machine's disk is
 //     full: every write, every open that creates a file and every link,
 //     of every process, fails with ENOSPC without effect (truncation,
@@ -137,7 +140,15 @@ type Fault struct {
 	// not a release).
 	lose string
 	idx  int // 1 + its index in Config.Faults (0: injected by the explorer), for Trace.Setup
+	// aimed, on the timed copy of a power loss aimed after a call with
+	// At set, is its trigger: the loss falls at At unless that has fired
+	// (aimedRef).
+	aimed *aimedRef
 }
+
+// aimedRef names the trigger of a power loss aimed after a call: the
+// process whose triggers hold it, or Leader, and its index there.
+type aimedRef struct{ proc, i int }
 
 // Fates of a configured fault, as Trace.Setup reports them.
 const (
@@ -204,8 +215,14 @@ func (f Fault) String() string {
 	case trace.Jump:
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
 	case trace.Power:
-		if f.Dur > 0 {
+		if f.After != "" && f.At > 0 {
+			when += fmt.Sprintf(" (else at %s)", trace.Secs(int64(f.At)))
+		}
+		switch {
+		case f.Dur > 0 && f.Delta > 0:
 			return fmt.Sprintf("power loss %s, restart %v later (within %v)", when, f.Dur, f.Delta)
+		case f.Dur > 0:
+			return fmt.Sprintf("power loss %s, restart %v later", when, f.Dur)
 		}
 		return fmt.Sprintf("power loss %s", when)
 	case trace.Lose:
@@ -263,9 +280,6 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	if !machineWide(f.Kind) && (f.Proc < Leader || f.Proc >= nprocs) {
 		return fmt.Errorf("fault %v: no process %d (have %d)", f.Kind, f.Proc, nprocs)
 	}
-	if f.After != "" && machineWide(f.Kind) && f.Kind != trace.Power {
-		return fmt.Errorf("fault %v: strikes at a time, not after a call", f.Kind)
-	}
 	if f.After != "" && (f.Proc < Leader || f.Proc >= nprocs) {
 		// (A power loss after a call counts one process's calls: an index
 		// past the processes was accepted, and New indexed them with it.)
@@ -301,6 +315,11 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 	}
 	if f.Kind == trace.Power && f.Dur == 0 && f.Delta != 0 {
 		return fmt.Errorf("fault %v: a restart's spread (Delta) without its delay (Dur)", f.Kind)
+	}
+	if f.Dur > MaxHorizon || f.Kind == trace.Power && f.Delta > MaxHorizon {
+		// (A restart's delay near the largest duration overflowed into
+		// processes starting at negative times, judged as leading at 0 s.)
+		return fmt.Errorf("fault %v: a duration over %v", f.Kind, MaxHorizon)
 	}
 	if f.At < 0 || f.Dur < 0 || f.Kind == trace.Power && f.Delta < 0 {
 		return fmt.Errorf("fault %v: negative time", f.Kind)

@@ -147,6 +147,17 @@ func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 			w.chained = append(w.chained, f) // armed when the fault it follows fires
 			continue
 		}
+		if f.After != "" && f.Kind == trace.Power && f.At > 0 {
+			// Aimed, with a time to fall at if its call never comes: a
+			// timed copy that defers to the trigger (fireAimed).
+			ref := &aimedRef{proc: f.Proc, i: len(w.leaderTriggers)}
+			if f.Proc != Leader {
+				ref.i = len(w.procs[f.Proc].triggers)
+			}
+			timed := f
+			timed.After, timed.aimed = "", ref
+			w.faults = append(w.faults, timed)
+		}
 		if f.After != "" && f.Proc == Leader {
 			w.leaderTriggers = append(w.leaderTriggers, trigger{f: f})
 			continue

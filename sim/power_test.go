@@ -228,15 +228,17 @@ func TestPowerLossAimedRestarts(t *testing.T) {
 
 // A fault that counts one process's calls names one (a power loss's was
 // not checked, and New indexed the processes with it); a restart's spread
-// needs its delay; a machine-wide fault other than a power loss strikes
-// at a time.
+// needs its delay; no duration passes a day (a restart's delay near the
+// largest overflowed into processes starting at negative times).
 func TestFaultAfterCallValidated(t *testing.T) {
 	for _, f := range []Fault{
 		{Kind: trace.Power, Proc: 5, After: "write"},
 		{Kind: trace.Power, Proc: -2, After: "write"},
 		{Kind: trace.Power, At: time.Second, Delta: time.Second},
 		{Kind: trace.Power, At: time.Second, Dur: time.Second, Delta: -time.Second},
-		{Kind: trace.Jump, Proc: 0, After: "write", Delta: time.Second},
+		{Kind: trace.Power, At: time.Second, Dur: 1<<63 - 1},
+		{Kind: trace.Power, At: time.Second, Dur: time.Second, Delta: 1<<63 - 1},
+		{Kind: trace.Stop, At: time.Second, Dur: 1<<63 - 1},
 	} {
 		cfg := Config{Variant: "seed", Horizon: time.Second, Procs: []ProcSpec{{PID: 10}}, Faults: []Fault{f}}
 		if _, err := New(cfg); err == nil {
@@ -248,10 +250,10 @@ func TestFaultAfterCallValidated(t *testing.T) {
 // Half the power losses a check draws are aimed after a call that
 // changes the disk (the window between a write and its fsync), for a drawn
 // process or the leader, with a restart 1 to 2 s after them; the other
-// half at a time, with the restart configured. Run, the aimed ones fire
-// (a third to four fifths of them, by variant: the call may not come,
-// of a kind the variant never makes or fewer than N) and the machine's programs start
-// again after them.
+// half at a time, with the restart configured. Run, each aimed loss falls
+// once: at its call (a third to four fifths of them, by variant), or, when
+// the call never comes (a kind the variant never makes, fewer than N), at
+// its instant; and the machine's programs start again after it.
 func TestRandomPowerLossesAimedAtCalls(t *testing.T) {
 	for _, v := range []string{"seed", "reference", "flock", "redis"} {
 		o := SetupOptions{Variant: v}
@@ -259,7 +261,7 @@ func TestRandomPowerLossesAimedAtCalls(t *testing.T) {
 		if err := o.Normalize(); err != nil {
 			t.Fatal(err)
 		}
-		aimed, timed, fired, restarted, leader := 0, 0, 0, 0, 0
+		aimed, timed, fired, restarted, leader, byCall := 0, 0, 0, 0, 0, 0
 		for seed := range uint64(200) {
 			cfg := RandomSetup(o, seed)
 			var p *Fault
@@ -283,7 +285,7 @@ func TestRandomPowerLossesAimedAtCalls(t *testing.T) {
 			if v == "redis" {
 				calls = errCallsServer
 			}
-			if !slices.Contains(calls, p.After) && p.After != "any" || p.Dur < time.Second || p.Dur >= 2*time.Second || p.Delta >= time.Second || p.At != 0 {
+			if !slices.Contains(calls, p.After) && p.After != "any" || p.Dur < time.Second || p.Dur >= 2*time.Second || p.Delta >= time.Second || p.At < 2*time.Second {
 				t.Fatalf("%s seed %d: aimed loss %+v", v, seed, *p)
 			}
 			if seed%2 != 0 {
@@ -293,23 +295,170 @@ func TestRandomPowerLossesAimedAtCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := len(cfg.Procs)
+			n, losses := len(cfg.Procs), 0
 			for _, e := range tr.Events {
 				if e.Kind == trace.EvFault && e.FaultKind() == trace.Power && !e.Missed() {
-					fired++
+					losses++
+					if e.T != int64(p.At) {
+						byCall++
+					}
 					if len(tr.Procs) > n {
 						restarted++
 					}
-					break
 				}
+			}
+			fired += losses
+			if losses != 1 {
+				t.Errorf("%s seed %d: %d power losses, want 1 (at its call, or at %v if the call never came)", v, seed, losses, p.At)
 			}
 		}
 		if aimed < 70 || timed < 70 || leader < 20 || aimed-leader < 20 {
 			t.Errorf("%s: %d losses aimed at calls (%d at the leader's), %d at a time, of 200: want about half each", v, aimed, leader, timed)
 		}
-		t.Logf("%s: aimed %d (leader %d), timed %d, fired %d", v, aimed, leader, timed, fired)
-		if fired < 12 || restarted != fired {
-			t.Errorf("%s: of the aimed losses run, %d fired and %d restarted the machine", v, fired, restarted)
+		t.Logf("%s: aimed %d (leader %d), timed %d, fired %d, %d of them at their call", v, aimed, leader, timed, fired, byCall)
+		if byCall < 12 || restarted != fired {
+			t.Errorf("%s: of the aimed losses run, %d fired at their call, %d in all, and %d restarted the machine", v, byCall, fired, restarted)
 		}
+	}
+}
+
+// A power loss aimed after a call, with At set, falls at its call if the
+// call comes first and then not again at At; otherwise at At, and then not
+// again at the call.
+func TestPowerLossAimedFallsBack(t *testing.T) {
+	for _, c := range []struct {
+		proc   int
+		after  string
+		nth    int
+		atCall bool
+	}{
+		{0, "write", 1, true},   // the leader's first record write, at once
+		{0, "rename", 1, false}, // the reference renames nothing
+		{0, "any", 400, false},  // more calls than come before At
+		// A leader's first writes as leader are its renewals, the first
+		// at 3 s, after At; after the restart the new leader's (at 14.5 s
+		// and 17.5 s) would count on to the second.
+		{Leader, "write", 2, false},
+	} {
+		cfg := Config{Variant: "reference", Seed: 1, Horizon: 20 * time.Second, Procs: []ProcSpec{{PID: 10}, {PID: 20}},
+			Faults: []Fault{{Kind: trace.Power, Proc: c.proc, After: c.after, Nth: c.nth, At: 1500 * time.Millisecond, Dur: time.Second}}}
+		tr, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at []int64
+		for _, e := range tr.Events {
+			if e.Kind == trace.EvFault && e.FaultKind() == trace.Power && !e.Missed() {
+				at = append(at, e.T)
+			}
+		}
+		switch {
+		case len(at) != 1:
+			t.Errorf("after %s #%d: %d power losses (at %v), want 1", c.after, c.nth, len(at), at)
+		case c.atCall && at[0] == int64(1500*time.Millisecond):
+			t.Errorf("after %s #%d: the loss fell at its instant, not at its call", c.after, c.nth)
+		case !c.atCall && at[0] != int64(1500*time.Millisecond):
+			t.Errorf("after %s #%d: the loss fell at %v, want its instant (1.5s): the call never comes before it", c.after, c.nth, time.Duration(at[0]))
+		}
+	}
+}
+
+// The machine restarts once per loss, whatever falls in its downtime: a
+// second loss before the restart's processes start moves them to its own
+// restart (not a second set beside them), and a process configured to
+// start while the machine is down starts with the restart instead (it
+// ran alone on a machine without power, a review found). A restarted
+// process keeps its whole configuration: its speed, clock and boot id.
+func TestPowerLossRestartsOnce(t *testing.T) {
+	run := func(t *testing.T, cfg Config) (*World, []int64) {
+		t.Helper()
+		w, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run()
+		var at []int64
+		for _, e := range w.Trace().Events {
+			if e.Kind == trace.EvFault && e.FaultKind() == trace.Power && !e.Missed() {
+				at = append(at, e.T)
+			}
+		}
+		return w, at
+	}
+	calls := func(w *World, p int, before int64) int {
+		n := 0
+		for _, e := range w.Trace().Events {
+			if int(e.Proc) == p && e.Kind == trace.EvSyscall && e.T < before {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("second loss in the downtime", func(t *testing.T) {
+		cfg := Config{Variant: "reference", Seed: 1, Horizon: 10 * time.Second, Procs: []ProcSpec{{PID: 10}, {PID: 20}},
+			Faults: []Fault{{Kind: trace.Power, At: time.Second, Dur: 2 * time.Second, Delta: time.Second},
+				{Kind: trace.Power, At: 1500 * time.Millisecond, Dur: 2 * time.Second, Delta: time.Second}}}
+		w, at := run(t, cfg)
+		tr := w.Trace()
+		if len(at) != 2 || len(tr.Procs) != 4 {
+			t.Fatalf("%d losses, %d processes: want 2 and 4 (each program once after the restart)", len(at), len(tr.Procs))
+		}
+		for i, p := range tr.Procs[2:] {
+			if p.PID != cfg.Procs[i].PID || p.Start < 3500*time.Millisecond || p.Start >= 4500*time.Millisecond {
+				t.Errorf("restarted process %d: pid %d at %v, want pid %d within [3.5s, 4.5s)", 2+i, p.PID, p.Start, cfg.Procs[i].PID)
+			}
+			if calls(w, 2+i, int64(p.Start)) != 0 {
+				t.Errorf("restarted process %d made calls before its start", 2+i)
+			}
+		}
+		if tr.Procs[2].Start == tr.Procs[3].Start {
+			t.Errorf("both restarted at %v: the spread (Delta) spreads nothing", tr.Procs[2].Start)
+		}
+	})
+	t.Run("launch in the downtime", func(t *testing.T) {
+		alt := lease.DefaultConfig()
+		alt.LeaseDuration, alt.RenewInterval, alt.WatchInterval = 13500*time.Millisecond, 4500*time.Millisecond, 4500*time.Millisecond
+		cfg := Config{Variant: "reference", Seed: 1, Horizon: 10 * time.Second,
+			Procs:  []ProcSpec{{PID: 10, Slow: time.Millisecond, Skew: time.Second, DriftPPM: 300, NoBootID: true, Lease: alt}, {PID: 20, Start: 500 * time.Millisecond}},
+			Faults: []Fault{{Kind: trace.Power, Proc: 0, After: "any", Nth: 1, Dur: time.Second}}}
+		w, at := run(t, cfg)
+		tr := w.Trace()
+		if len(at) != 1 || at[0] >= int64(500*time.Millisecond) || len(tr.Procs) != 3 {
+			t.Fatalf("losses at %v, %d processes: want one before 500ms and 3 processes (10, 20 moved to the restart, 10 again)", at, len(tr.Procs))
+		}
+		if got := tr.Procs[1].Start; int64(got) != at[0]+int64(time.Second) {
+			t.Errorf("process 20, configured at 500ms, started at %v: want with the restart, %v", got, time.Duration(at[0])+time.Second)
+		}
+		if n := calls(w, 1, at[0]+int64(time.Second)); n != 0 {
+			t.Errorf("process 20 made %d calls while the machine was down", n)
+		}
+		ps, p := w.cfg.Procs[2], w.procs[2]
+		want := cfg.Procs[0]
+		if ps.PID != want.PID || ps.Skew != want.Skew || ps.DriftPPM != want.DriftPPM || !ps.NoBootID || ps.Lease.LeaseDuration != alt.LeaseDuration || p.slow != want.Slow {
+			t.Errorf("process 10 restarted as %+v (speed %v): want its configuration %+v", ps, p.slow, want)
+		}
+	})
+}
+
+// A restart's processes, and the time the run goes on after it, count in
+// the run's bound on system calls (Config.MaxSyscalls 0): the config's
+// counted neither, and a run of twice its processes could be cut short
+// as a spinning one.
+func TestPowerLossRestartRaisesTheCallBound(t *testing.T) {
+	cfg := Config{Variant: "reference", Seed: 1, Horizon: 3 * time.Second, Calm: 30 * time.Second, Procs: []ProcSpec{{PID: 10}, {PID: 20}},
+		Faults: []Fault{{Kind: trace.Power, Proc: 0, After: "any", Nth: 5, Dur: time.Second}}}
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := w.limit
+	w.Run()
+	if len(w.procs) != 4 {
+		t.Fatalf("%d processes: no restart, the test shows nothing", len(w.procs))
+	}
+	c := w.cfg
+	c.Horizon, c.Calm = time.Duration(w.end), 0
+	if want := c.syscallLimit(); w.limit < want || w.limit <= before {
+		t.Errorf("the bound on calls is %d (%d before the restart): want at least %d, for four processes over %v", w.limit, before, want, time.Duration(w.end))
 	}
 }

@@ -70,8 +70,12 @@ type World struct {
 	// the server's change notices to its process meet its fate.
 	notices []activeNotice
 	// nconf is how many processes the config named (a power loss's
-	// restart starts them again: restart).
-	nconf int
+	// restart starts them again: restart); incarn, once a restart has
+	// run, is each one's current process, and ownProcs marks cfg.Procs
+	// and setup.cfg.Procs as this world's own copies (delayStart).
+	nconf    int
+	incarn   []int
+	ownProcs bool
 	// end is the true time at which the run stops: the horizon, or
 	// Config.Calm after the last fault that took effect or exit.
 	end int64
@@ -296,6 +300,21 @@ func (w *World) finish(a *activity) {
 
 // fire applies a fault now. at is the activity that triggered it, if any.
 func (w *World) fire(f Fault, by *proc) {
+	if f.aimed != nil {
+		// The timed copy of a power loss aimed after a call: it falls now
+		// only if the call has not come, and then the call no longer
+		// aims it.
+		ts := w.leaderTriggers
+		if f.aimed.proc != Leader {
+			ts = w.procs[f.aimed.proc].triggers
+		}
+		tr := &ts[f.aimed.i]
+		if tr.count >= max(tr.f.Nth, 1) {
+			return
+		}
+		tr.count = max(tr.f.Nth, 1)
+		f.aimed = nil
+	}
 	if f.expire != nil {
 		w.expireNow(f.expire, int64(f.At))
 		return
@@ -400,20 +419,27 @@ func (w *World) fire(f Fault, by *proc) {
 }
 
 // restart is the machine's restart Dur after power loss f, wherever the
-// loss fell (Fault.Dur): every process the run configured starts again,
-// with its PID, its lease configuration and its speed, each within
-// f.Delta after that instant, at an offset drawn from f.Delta and its
-// index (so that any of them may come first); the run's calm (Config.Calm)
-// starts again when the last one starts. Those are the processes of the
-// config that had started: not a restart's (a second loss starts the
-// machine's programs once again, not twice).
+// loss fell (Fault.Dur): every program the run configured starts again at
+// an offset within f.Delta of that instant (a fixed mix of f.Delta and its
+// index, so that any of them may come first), with its configuration
+// (PID, lease, speed, clock, boot id), as the explorer's restart does. A
+// program's current process is one the config named or the last restart
+// added: one that had started (the loss killed it, or it had ended) or
+// was killed before it could is followed by a new process; one still to
+// start when the machine went
+// down (a launch later than an early loss, or a restart's process when a
+// second loss falls before it) starts with the restart instead, once. The
+// run's calm (Config.Calm) starts again when the last one starts.
 func (w *World) restart(f Fault) {
 	at := w.now + int64(f.Dur)
 	last := at
-	for i, ps := range w.cfg.Procs[:w.nconf:w.nconf] {
-		if int64(ps.Start) > w.now {
-			continue // configured to start later: the machine's restart already
+	if w.incarn == nil {
+		w.incarn = make([]int, w.nconf)
+		for i := range w.incarn {
+			w.incarn[i] = i
 		}
+	}
+	for i := range w.nconf {
 		start := at
 		if f.Delta > 0 {
 			h := uint64(f.Delta) ^ uint64(i+1)*0x9e3779b97f4a7c15
@@ -423,11 +449,46 @@ func (w *World) restart(f Fault) {
 			start += int64(h % uint64(f.Delta))
 		}
 		last = max(last, start)
-		w.addProc(ProcSpec{PID: ps.PID, Start: time.Duration(start), Lease: ps.Lease, Slow: ps.Slow})
+		cur := w.incarn[i]
+		if ps := w.cfg.Procs[cur]; int64(ps.Start) > w.now && !w.procs[cur].dead {
+			w.delayStart(cur, start)
+			continue
+		}
+		ps := w.cfg.Procs[i]
+		ps.Start = time.Duration(start)
+		w.incarn[i] = len(w.procs)
+		w.addProc(ps)
 	}
 	if w.cfg.Calm > 0 {
 		w.end = max(w.end, last+int64(w.cfg.Calm))
 	}
+	if w.cfg.MaxSyscalls == 0 && w.limit > 0 {
+		// The run's bound on system calls, for its processes now and the
+		// time it now runs (the config's counted neither).
+		c := w.cfg
+		c.Horizon, c.Calm = time.Duration(w.end), 0
+		w.limit = max(w.limit, c.syscallLimit())
+	}
+}
+
+// delayStart moves the start of process i, which has not started, to at.
+func (w *World) delayStart(i int, at int64) {
+	p := w.procs[i]
+	a := p.acts[0] // its main, not begun
+	w.queue.remove(a)
+	a.t, a.ready, a.seq = at, at, w.seq
+	w.seq++
+	w.queue.push(a)
+	// (Cloned first: the slices may share an array with the caller's
+	// Config.)
+	if !w.ownProcs {
+		w.cfg.Procs = slices.Clone(w.cfg.Procs)
+		w.setup.cfg.Procs = slices.Clone(w.setup.cfg.Procs)
+		w.ownProcs = true
+	}
+	w.cfg.Procs[i].Start = time.Duration(at)
+	w.setup.cfg.Procs[i].Start = time.Duration(at)
+	w.tr.Procs[i].Start = time.Duration(at)
 }
 
 // arm arms the faults chained to f, which has just hit p: those that

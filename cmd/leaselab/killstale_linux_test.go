@@ -63,7 +63,8 @@ func TestRunNextLeaderKillsStaleSupervisorsTree(t *testing.T) {
 	// that too (a loaded machine once met it between the two).
 	poll(t, "the first leader's command and its two sleeps to run, one of them without the mark", func() bool {
 		_, err := os.Stat(markerA)
-		return err == nil && len(procsWith(tok)) == 3 && unmarkedOf(procsWith(tok)) != 0
+		ps := procsWith(tok)
+		return err == nil && len(ps) == 3 && unmarkedOf(ps) != 0
 	})
 	sup := supervisorOf(a.Process.Pid)
 	if sup == 0 {
