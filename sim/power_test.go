@@ -191,12 +191,7 @@ func TestPowerLossAimedRestarts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var at []int64
-			for _, e := range tr.Events {
-				if e.Kind == trace.EvFault && e.FaultKind() == trace.Power && !e.Missed() {
-					at = append(at, e.T)
-				}
-			}
+			at := powerLosses(tr)
 			if len(at) != losses {
 				t.Fatalf("seed %d: %d power losses, want %d: the test shows nothing", seed, len(at), losses)
 			}
@@ -346,12 +341,7 @@ func TestPowerLossAimedFallsBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var at []int64
-		for _, e := range tr.Events {
-			if e.Kind == trace.EvFault && e.FaultKind() == trace.Power && !e.Missed() {
-				at = append(at, e.T)
-			}
-		}
+		at := powerLosses(tr)
 		switch {
 		case len(at) != 1:
 			t.Errorf("after %s #%d: %d power losses (at %v), want 1", c.after, c.nth, len(at), at)
@@ -377,13 +367,7 @@ func TestPowerLossRestartsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Run()
-		var at []int64
-		for _, e := range w.Trace().Events {
-			if e.Kind == trace.EvFault && e.FaultKind() == trace.Power && !e.Missed() {
-				at = append(at, e.T)
-			}
-		}
-		return w, at
+		return w, powerLosses(w.Trace())
 	}
 	calls := func(w *World, p int, before int64) int {
 		n := 0
@@ -461,4 +445,15 @@ func TestPowerLossRestartRaisesTheCallBound(t *testing.T) {
 	if want := c.syscallLimit(); w.limit < want || w.limit <= before {
 		t.Errorf("the bound on calls is %d (%d before the restart): want at least %d, for four processes over %v", w.limit, before, want, time.Duration(w.end))
 	}
+}
+
+// powerLosses returns the instants of a run's power losses.
+func powerLosses(tr *trace.Trace) []int64 {
+	var at []int64
+	for _, e := range tr.Events {
+		if e.Kind == trace.EvFault && e.FaultKind() == trace.Power && !e.Missed() {
+			at = append(at, e.T)
+		}
+	}
+	return at
 }
