@@ -34,9 +34,10 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 //     run chooses. Processes configured to start later start on what is
 //     left: the machine's restart. With Dur set, the machine restarts Dur
 //     after the loss, wherever it fell (a loss aimed after a call has no
-//     time known in advance): every configured process that had started
-//     starts again with its PID, each within Delta of that instant. A
-//     loss aimed after a call (After) with At set falls at At if the
+//     time known in advance): every program of the config starts again
+//     once, with its configuration, each within Delta of that instant (one
+//     whose launch was still to come starts then instead: World.restart).
+//     A loss aimed after a call (After) with At set falls at At if the
 //     call has not come by then (its kind may be one the variant never
 //     makes).
 //   - DiskFull is a stretch of Dur during which the machine's disk is

@@ -149,7 +149,7 @@ func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 		}
 		if f.After != "" && f.Kind == trace.Power && f.At > 0 {
 			// Aimed, with a time to fall at if its call never comes: a
-			// timed copy that defers to the trigger (fireAimed).
+			// timed copy that defers to the trigger (World.fire).
 			ref := &aimedRef{proc: f.Proc, i: len(w.leaderTriggers)}
 			if f.Proc != Leader {
 				ref.i = len(w.procs[f.Proc].triggers)

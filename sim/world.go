@@ -426,10 +426,10 @@ func (w *World) fire(f Fault, by *proc) {
 // program's current process is one the config named or the last restart
 // added: one that had started (the loss killed it, or it had ended) or
 // was killed before it could is followed by a new process; one still to
-// start when the machine went
-// down (a launch later than an early loss, or a restart's process when a
-// second loss falls before it) starts with the restart instead, once. The
-// run's calm (Config.Calm) starts again when the last one starts.
+// start when the machine went down (a launch later than an early loss, or
+// a restart's process when a second loss falls before it) starts with the
+// restart instead, once. The run's calm (Config.Calm) starts again when
+// the last one starts, and its bound on system calls counts the restart.
 func (w *World) restart(f Fault) {
 	at := w.now + int64(f.Dur)
 	last := at
