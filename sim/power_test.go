@@ -246,7 +246,7 @@ func TestFaultAfterCallValidated(t *testing.T) {
 // changes the disk (the window between a write and its fsync), for a drawn
 // process or the leader, with a restart 1 to 2 s after them; the other
 // half at a time, with the restart configured. Run, each aimed loss falls
-// once: at its call (a third to four fifths of them, by variant), or, when
+// once: at its call (two fifths to nearly all of them, by variant), or, when
 // the call never comes (a kind the variant never makes, fewer than N), at
 // its instant; and the machine's programs start again after it.
 func TestRandomPowerLossesAimedAtCalls(t *testing.T) {
