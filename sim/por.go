@@ -198,8 +198,6 @@ type porLog struct {
 	// the instant comes first); timedEv are such events' indices.
 	timed   bool
 	timedEv []int
-	// noData marks touchName's call as touchPath's.
-	noData bool
 }
 
 // Race is a backtracking point the reduction found: at tie Tie (its
@@ -325,9 +323,10 @@ func (w *World) touchAncestors(p string) {
 	}
 }
 
-// touchName records an access of a name, and of its directory's names
-// when it writes it.
-func (w *World) touchName(path string, write bool) {
+// touchPath records an access of a name by a call that does not read
+// the file's data (open, remove, rename, link): the walk to it, the name,
+// and the journal when it writes the name.
+func (w *World) touchPath(path string, write bool) {
 	if w.por == nil {
 		return
 	}
@@ -337,21 +336,18 @@ func (w *World) touchName(path string, write bool) {
 	if write {
 		w.touchJournal()
 	}
-	if ino := w.fs.names[path]; ino != nil && !w.por.noData {
-		w.touch(objKey{kind: objData, id: ino.id}, false)
-	}
 }
 
-// touchPath records an access of a name by a call that does not read
-// the file's data (open, remove, rename, link): touchName without the
-// data.
-func (w *World) touchPath(path string, write bool) {
+// touchName records a read of a name and of the data of the file it
+// names (read, stat).
+func (w *World) touchName(path string) {
 	if w.por == nil {
 		return
 	}
-	w.por.noData = true
-	w.touchName(path, write)
-	w.por.noData = false
+	w.touchPath(path, false)
+	if ino := w.fs.names[w.canon(path)]; ino != nil {
+		w.touch(objKey{kind: objData, id: ino.id}, false)
+	}
 }
 
 // exists reports whether path names a file or directory now (for a

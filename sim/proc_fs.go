@@ -97,7 +97,7 @@ func (p *proc) Close(fd lease.FD) error {
 // ReadFile implements lease.FS.
 func (p *proc) ReadFile(name string) ([]byte, error) {
 	a, inj := p.enter(trace.OpRead, 0)
-	p.w.touchName(name, false)
+	p.w.touchName(name)
 	var b []byte
 	err := injected("read", name, inj)
 	if inj == 0 {
@@ -110,7 +110,7 @@ func (p *proc) ReadFile(name string) ([]byte, error) {
 // Stat implements lease.FS.
 func (p *proc) Stat(name string) (fs.FileInfo, error) {
 	a, inj := p.enter(trace.OpStat, 0)
-	p.w.touchName(name, false)
+	p.w.touchName(name)
 	var fi fs.FileInfo
 	err := injected("stat", name, inj)
 	if inj == 0 {
