@@ -55,7 +55,10 @@ type Explore struct {
 	// is asleep: the schedule is another's reordered).
 	OnTie func(cands []Candidate) (stop bool)
 	// OnStep, if set with DPOR, is told what each step touched, after it.
-	OnStep func(Footprint)
+	// If it returns true the run stops there (the step was of an activity
+	// asleep, and nothing else could have run: the schedule is another's
+	// reordered).
+	OnStep func(Footprint) (stop bool)
 	// OnNode, if set, is called before the first pick of every instant
 	// (before every pick with NodeEvery) with the state the run is in,
 	// named up to the reordering of independent steps (Node,

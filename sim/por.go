@@ -252,7 +252,9 @@ func (w *World) porEnd() {
 	if f := w.cfg.Explore.OnStep; f != nil {
 		fp := l.footprint(s)
 		fp.acc = slices.Clone(fp.acc)
-		f(fp)
+		if f(fp) {
+			w.ex.stop = true
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // whether it was global, and the objects it read, wrote or updated.
 type Footprint struct {
 	proc     int16
+	act      int16 // its activity (-1: a fault candidate's step)
 	iso      bool
 	global   bool
 	killable bool // it stands for a death or pause too (WithFaults)
@@ -26,8 +27,12 @@ type Footprint struct {
 // activity's.
 func (f Footprint) Fault() bool { return f.fault }
 
+// Cand returns the candidate whose step it was (for a fault candidate's
+// step, Act is -1, whichever fault it was).
+func (f Footprint) Cand() Candidate { return Candidate{Proc: int(f.proc), Act: int(f.act)} }
+
 func (l *porLog) footprint(s *porStep) Footprint {
-	return Footprint{proc: s.proc, iso: s.iso, global: s.global, dies: s.dies, fault: s.act < 0, acc: l.acc[s.acc0:s.acc1]}
+	return Footprint{proc: s.proc, act: s.actOf(), iso: s.iso, global: s.global, dies: s.dies, fault: s.act < 0, acc: l.acc[s.acc0:s.acc1]}
 }
 
 // Dependent reports whether two steps (of different instants of a

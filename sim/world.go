@@ -106,7 +106,7 @@ func (w *World) Run() {
 	if w.released {
 		panic("sim: Run of a released World")
 	}
-	for {
+	for !w.ex.stop { // (Explore.OnStep)
 		next := w.queue.peek()
 		if len(w.faults) > 0 && int64(w.faults[0].At) <= w.end && (next == nil || int64(w.faults[0].At) <= next.ready) {
 			f := w.faults[0]

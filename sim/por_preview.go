@@ -1,0 +1,42 @@
+package sim
+
+// KillWakes reports, while Explore.OnTie runs, whether a SIGKILL of
+// process proc now could make another process's activity runnable at
+// this instant: it holds a flock lock another process waits for (its
+// death releases it), or lease servers are in use (its death ends its
+// sessions). A reduced exploration predicts from it that a run that
+// chooses the kill would be cut short (spec's exploreDPOR).
+func (w *World) KillWakes(proc int) bool {
+	if proc < 0 || proc >= len(w.procs) || len(w.servers) > 0 {
+		return true
+	}
+	p := w.procs[proc]
+	for _, d := range p.fds.fds {
+		if d.ino == nil || !d.locked {
+			continue
+		}
+		for _, x := range w.lockWaiters {
+			if x.ino == d.ino && x.a.p != p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MayDependOnKill reports whether the step f might not commute with a
+// SIGKILL of process proc, whatever the kill touches (porKill): f is
+// proc's, global or stands for faults, or touches leadership, a flock
+// lock, a server or a change count.
+func (f Footprint) MayDependOnKill(proc int) bool {
+	if int(f.proc) == proc || f.global || f.killable || f.dies {
+		return true
+	}
+	for _, x := range f.acc {
+		switch x.obj.kind {
+		case objLead, objLock, objServer, objChanges:
+			return true
+		}
+	}
+	return false
+}
