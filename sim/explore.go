@@ -49,6 +49,10 @@ type Explore struct {
 	// reduction instead of a delay bound, with the processes' faults
 	// among the candidates of every tie (CandKill, CandTerm, CandPause).
 	DPOR bool
+	// EveryKill offers, with DPOR, a process's SIGKILL after its quiet
+	// steps too, which a kill before them stands for (por_quiet.go): the
+	// full search the reduced one is held to.
+	EveryKill bool
 	// OnTie, if set, is called with a tie's candidates before the
 	// Chooser is asked to order it: the next choice is a schedule's, not
 	// a fault's. If it returns true the run stops there (every candidate
@@ -157,14 +161,18 @@ const (
 )
 
 // faultCands sets w.fcands to the faults a reduced exploration offers at
-// the instant t: while its budgets last, each living process's SIGKILL,
-// SIGTERM and, unless it is paused, a pause of each length. A fault is a
+// the instant t: while its budgets last, each living process's SIGKILL
+// (unless a quiet step of it at t is pending: por_quiet.go), SIGTERM
+// and, unless it is paused, a pause of each length. A fault is a
 // step of its own, at any instant, whichever of its process's
 // activities (if any) is ready then: so a crash before or after another
 // process's step is one candidate, and sleeps like any other step once
 // run.
 func (w *World) faultCands(t int64) {
 	w.fcands = w.fcands[:0]
+	if w.por != nil {
+		w.por.held = 0
+	}
 	e, s := w.cfg.Explore, &w.ex
 	if e == nil || !e.DPOR || t > w.end {
 		return
@@ -173,8 +181,14 @@ func (w *World) faultCands(t int64) {
 		if p.dead {
 			continue
 		}
+		// (Not after a quiet step of p at t: a kill before it reaches
+		// the same, por_quiet.go.)
 		if s.crashes < e.Crashes {
-			w.fcands = append(w.fcands, Candidate{Proc: p.idx, Act: CandKill})
+			if e.EveryKill || p.idx >= 64 || !w.por.quietPending(p.idx, t) {
+				w.fcands = append(w.fcands, Candidate{Proc: p.idx, Act: CandKill})
+			} else {
+				w.por.held |= 1 << p.idx
+			}
 		}
 		if s.terms < e.Terms {
 			w.fcands = append(w.fcands, Candidate{Proc: p.idx, Act: CandTerm})

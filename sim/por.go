@@ -172,6 +172,9 @@ type porStep struct {
 	// dies marks a step that kills or pauses its process (a fault, an
 	// exit): it disables every other step of its process, isolated or not.
 	dies bool
+	// quiet marks a step no other process can tell ran (por_quiet.go);
+	// kill, a SIGKILL of its process.
+	quiet, kill bool
 }
 
 // actOf is the activity a step is known by in a fingerprint: none for a
@@ -198,6 +201,13 @@ type porLog struct {
 	// the instant comes first); timedEv are such events' indices.
 	timed   bool
 	timedEv []int
+	// quiet are the processes' quiet steps pending, by process
+	// (por_quiet.go); held, the processes whose SIGKILL the pick being
+	// made holds back for them (bit p for process p), and heldAt, the
+	// ties where one was.
+	quiet  []quietProc
+	held   uint64
+	heldAt []heldTie
 }
 
 // Race is a backtracking point the reduction found: at tie Tie (its
@@ -246,6 +256,10 @@ func (w *World) porEnd() {
 		s.mask |= a.obj.bit()
 	}
 	l.open = false
+	s.quiet = w.quietStep(s)
+	if e := w.cfg.Explore; e != nil && e.DPOR {
+		l.quietAdd(len(l.steps) - 1)
+	}
 	if w.nh != nil {
 		w.nodeStep()
 	}
@@ -423,6 +437,7 @@ func (w *World) porEvent(e *trace.Event) {
 			if l := w.por; l.open {
 				l.steps[len(l.steps)-1].dies = true
 				l.steps[len(l.steps)-1].fault = e.FaultKind() != trace.Term
+				l.steps[len(l.steps)-1].kill = e.FaultKind() == trace.Kill
 			}
 		case trace.FSError:
 			// The failed call's own objects.

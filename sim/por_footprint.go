@@ -64,10 +64,22 @@ func (f Footprint) Dependent(g Footprint) bool {
 // lowest-numbered activity that can go next), with what merely counts
 // steps (the step at which a term was last seen live) left out. Events
 // outside steps (timed faults) keep their place between instants.
-func (w *World) Fingerprint() uint64 {
+func (w *World) Fingerprint() uint64 { return w.fingerprint(false) }
+
+// KillFingerprint is Fingerprint with the quiet steps a SIGKILL of their
+// process found pending (por_quiet.go) left out: a run that kills a
+// process right after such steps hashes as the one that kills it before
+// them, which a reduced search runs instead.
+func (w *World) KillFingerprint() uint64 { return w.fingerprint(true) }
+
+func (w *World) fingerprint(quiet bool) uint64 {
 	l := w.por
 	if l == nil {
 		return 0
+	}
+	var drop []bool
+	if quiet {
+		drop = l.quietDropped()
 	}
 	h := fnv.New64a()
 	var buf [8]byte
@@ -97,7 +109,7 @@ func (w *World) Fingerprint() uint64 {
 		timed[i] = true
 	}
 	next := 0 // the first event not yet hashed
-	l.instants(func(_ int, steps []porStep, deps [][]int, _ []bitset) {
+	l.instants(func(lo int, steps []porStep, deps [][]int, _ []bitset) {
 		for ; next < steps[0].ev0; next++ {
 			ev(w.tr.Events[next])
 		}
@@ -114,6 +126,9 @@ func (w *World) Fingerprint() uint64 {
 			ev(e)
 		}
 		placed := make([]bool, len(steps))
+		if drop != nil {
+			copy(placed, drop[lo:]) // as if they had not run: what follows them only wrote what they read
+		}
 		for range steps {
 			best := -1
 			for j := range steps {
@@ -130,6 +145,9 @@ func (w *World) Fingerprint() uint64 {
 				if ready && (best < 0 || steps[j].proc < steps[best].proc || steps[j].proc == steps[best].proc && steps[j].actOf() < steps[best].actOf()) {
 					best = j
 				}
+			}
+			if best < 0 {
+				break // the rest left out
 			}
 			placed[best] = true
 			s := steps[best]
@@ -211,6 +229,7 @@ func (w *World) Races() []Race {
 			out = append(out, r)
 		}
 	}
+	l.heldRaces(add)
 	l.instants(func(lo int, steps []porStep, deps [][]int, pred []bitset) {
 		// A death (or pause) disables its process's other activities:
 		// those ready at its tie never step after it, so no step that ran

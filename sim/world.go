@@ -208,7 +208,9 @@ func (w *World) pick() *activity {
 	if w.cfg.Explore != nil {
 		w.faultCands(a.ready)
 	}
-	if next := w.queue.peek(); len(w.fcands) == 0 && (next == nil || next.ready != a.ready) {
+	// (A SIGKILL held back for a quiet step still makes the pick a tie,
+	// as offered it would: the sleep sets cut a run at ties only.)
+	if next := w.queue.peek(); len(w.fcands) == 0 && (w.por == nil || w.por.held == 0) && (next == nil || next.ready != a.ready) {
 		return a
 	}
 	w.candAct = append(w.candAct[:0], a)
@@ -234,6 +236,9 @@ func (w *World) pick() *activity {
 	k := w.sched.Pick(w.cands)
 	if w.por != nil {
 		w.por.cand = k
+		if w.por.held != 0 && !w.ex.stop { // (a run stopped here chose nothing)
+			w.por.heldAt = append(w.por.heldAt, heldTie{w.por.tie, w.por.held})
+		}
 	}
 	if k >= len(w.candAct) {
 		for _, c := range w.candAct {

@@ -50,6 +50,10 @@ type ExploreOptions struct {
 	// first of each instant (sim.Explore.NodeEvery): more cuts, and much
 	// more memory (the tests, whose toys run in one instant).
 	mergeEvery bool
+	// everyKill offers a process's SIGKILL after its quiet steps too
+	// (sim.Explore.EveryKill): the reduced search as it was without that
+	// rule, for the tests.
+	everyKill bool
 	// Horizon is the simulated time of each run (default three leases).
 	Horizon time.Duration
 	// Skews are the wall-clock offsets a process may start with (default
@@ -158,7 +162,7 @@ func ExploreConfig(o ExploreOptions, c sim.Chooser) (sim.Config, error) {
 	cfg.Explore = &sim.Explore{Chooser: c, Crashes: o.Crashes, Terms: o.Terms, Pauses: o.Pauses, FSErrors: o.FSErrors,
 		PauseLengths: PauseLengths(lc), Preemptions: o.Preemptions,
 		Jumps: o.Jumps, JumpSizes: []time.Duration{lc.LeaseDuration},
-		Powers: o.Powers, PowerRestart: PowerRestart, TornFiles: TornFilesPerPowerLoss, DPOR: o.DPOR}
+		Powers: o.Powers, PowerRestart: PowerRestart, TornFiles: TornFilesPerPowerLoss, DPOR: o.DPOR, EveryKill: o.everyKill}
 	return cfg, nil
 }
 

@@ -349,10 +349,13 @@ func cappedFullSearch(t *testing.T, o ExploreOptions, limit int) (outcomes, bool
 	out := outcomes{traces: map[uint64]bool{}, violated: map[string]bool{}}
 	verdicts := map[uint64]string{}
 	complete := runEvery(t, o, limit, func(cfg *sim.Config) {
-		cfg.Explore.DPOR = true // every tie asked, the steps recorded; no reduction
+		// Every tie asked, the steps recorded; no reduction, every kill
+		// offered (the reduced search's are fewer: a kill after a quiet
+		// step is one before it, as KillFingerprint hashes it).
+		cfg.Explore.DPOR, cfg.Explore.EveryKill = true, true
 	}, func(w *sim.World) {
 		out.schedules++
-		fp := w.Fingerprint()
+		fp := w.KillFingerprint()
 		out.traces[fp] = true
 		var bad []string
 		for _, v := range Check(w.Trace()) {
@@ -413,7 +416,7 @@ func reducedSearch(t *testing.T, o ExploreOptions) (outcomes, ExploreResult) {
 	out := outcomes{traces: map[uint64]bool{}, violated: map[string]bool{}}
 	o.DPOR = true
 	res, err := exploreDPORWith(o, 0, nil, func(w *sim.World) {
-		out.traces[w.Fingerprint()] = true
+		out.traces[w.KillFingerprint()] = true
 		for _, v := range Check(w.Trace()) {
 			if v.Violation != nil {
 				out.violated[v.Property] = true
@@ -554,11 +557,12 @@ func TestDPORDeterministic(t *testing.T) {
 }
 
 // BenchmarkDPORTraces measures how far a complete reduced search is from
-// its floor, the number of distinct traces: flock, 2 processes, 1
-// SIGKILL at any instant, the first second. Run with -benchtime 1x (one
-// op is the whole search: minutes; with -short, as CI runs every
-// benchmark once, without the SIGKILL, whose first milliseconds alone
-// hold most of the traces).
+// its floor, the number of distinct traces (up to where among its quiet
+// steps a process was killed: sim.World.KillFingerprint): flock, 2
+// processes, 1 SIGKILL at any instant, the first second. Run with
+// -benchtime 1x (one op is the whole search: minutes; with -short, as CI
+// runs every benchmark once, without the SIGKILL, whose first
+// milliseconds alone hold most of the traces).
 func BenchmarkDPORTraces(b *testing.B) {
 	o := ExploreOptions{Variant: "flock", Procs: 2, Crashes: 1, Horizon: time.Second, DPOR: true}
 	if testing.Short() {
@@ -566,7 +570,7 @@ func BenchmarkDPORTraces(b *testing.B) {
 	}
 	for b.Loop() {
 		fps := map[uint64]bool{}
-		res, err := exploreDPORWith(o, 0, nil, func(w *sim.World) { fps[w.Fingerprint()] = true })
+		res, err := exploreDPORWith(o, 0, nil, func(w *sim.World) { fps[w.KillFingerprint()] = true })
 		if err != nil {
 			b.Fatal(err)
 		}
