@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/trace"
@@ -194,4 +195,77 @@ func dirOf(path string) string {
 		return "/"
 	}
 	return path[:i]
+}
+
+// restart is the machine's restart Dur after power loss f, wherever the
+// loss fell (Fault.Dur): every program the run configured starts again at
+// an offset within f.Delta of that instant (a fixed mix of f.Delta and its
+// index, so that any of them may come first), with its configuration
+// (PID, lease, speed, clock, boot id), as the explorer's restart does. A
+// program's current process is one the config named or the last restart
+// added: one that had started (the loss killed it, or it had ended) or
+// was killed before it could is followed by a new process; one still to
+// start when the machine went down (a launch later than an early loss, or
+// a restart's process when a second loss falls before it) starts with the
+// restart instead, once. The run's calm (Config.Calm) starts again when
+// the last one starts, and its bound on system calls counts the restart.
+func (w *World) restart(f Fault) {
+	at := w.now + int64(f.Dur)
+	last := at
+	if w.incarn == nil {
+		w.incarn = make([]int, w.nconf)
+		for i := range w.incarn {
+			w.incarn[i] = i
+		}
+	}
+	for i := range w.nconf {
+		start := at
+		if f.Delta > 0 {
+			h := uint64(f.Delta) ^ uint64(i+1)*0x9e3779b97f4a7c15
+			h ^= h >> 31
+			h *= 0xbf58476d1ce4e5b9
+			h ^= h >> 29
+			start += int64(h % uint64(f.Delta))
+		}
+		last = max(last, start)
+		cur := w.incarn[i]
+		if ps := w.cfg.Procs[cur]; int64(ps.Start) > w.now && !w.procs[cur].dead {
+			w.delayStart(cur, start)
+			continue
+		}
+		ps := w.cfg.Procs[i]
+		ps.Start = time.Duration(start)
+		w.incarn[i] = len(w.procs)
+		w.addProc(ps)
+	}
+	if w.cfg.Calm > 0 {
+		w.end = max(w.end, last+int64(w.cfg.Calm))
+	}
+	if w.cfg.MaxSyscalls == 0 && w.limit > 0 {
+		// The run's bound on system calls, for its processes now and the
+		// time it now runs (the config's counted neither).
+		c := w.cfg
+		c.Horizon, c.Calm = time.Duration(w.end), 0
+		w.limit = max(w.limit, c.syscallLimit())
+	}
+}
+
+// delayStart moves the start of process i, which has not started, to at.
+func (w *World) delayStart(i int, at int64) {
+	p := w.procs[i]
+	a := p.acts[0] // its main, not begun
+	w.queue.remove(a)
+	a.t, a.ready, a.seq = at, at, w.seq
+	w.seq++
+	w.queue.push(a)
+	// (Cloned first: the slices may share an array with the caller's
+	// Config.)
+	if !w.ownProcs {
+		w.cfg.Procs = slices.Clone(w.cfg.Procs)
+		w.setup.cfg.Procs = slices.Clone(w.setup.cfg.Procs)
+		w.ownProcs = true
+	}
+	w.cfg.Procs[i].Start = time.Duration(at)
+	w.setup.cfg.Procs[i].Start = time.Duration(at)
+	w.tr.Procs[i].Start = time.Duration(at)
 }

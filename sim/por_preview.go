@@ -11,6 +11,27 @@ func (w *World) KillWakes(proc int) bool {
 		return true
 	}
 	p := w.procs[proc]
+	// (h3 fix) The kill looks at the world (observe): a timer of another
+	// process due now fires there, and what it cancels wakes its waiters
+	// at this instant, candidates the tie did not have.
+	for _, q := range w.procs {
+		if q == p || q.dead || q.stopped {
+			continue
+		}
+		now := q.clock.mono(max(w.now, w.tieAt)) // (the tie's instant: now is not moved to it before the pick)
+		for _, t := range q.timers {
+			if t.armed && now >= t.at {
+				return true
+			}
+		}
+	}
+	for _, x := range w.ctxWaiters {
+		select {
+		case <-x.done:
+			return true
+		default:
+		}
+	}
 	for _, d := range p.fds.fds {
 		if d.ino == nil || !d.locked {
 			continue

@@ -99,6 +99,7 @@ func (h *handoff) Recv() {
 		h.sender = nil
 		w.wake(s, w.now)
 	} else {
+		w.porCall() // (h3 fix: the receiver it leaves is what the sender's step reads)
 		h.receiver = a
 		a.block()
 	}

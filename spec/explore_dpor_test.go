@@ -293,6 +293,69 @@ func toyFailover(name string) lease.Variant {
 	return v
 }
 
+// toyTimerWake is a review's (2026-12-06): process 200's waiter sleeps
+// on a context a timer cancels at 1 ms, then stats the lock path, while
+// its main creates the path and another activity removes it, both at 1
+// ms; process 100 only sleeps. The timer fires at the first step of the
+// instant, whichever that is, so a SIGKILL of 100 chosen first there
+// wakes the waiter: candidates its tie did not have. A prediction that a
+// kill's run would be cut short at its next pick (exploreDPOR's doomed)
+// that missed the timer lost 30 of 371 traces.
+func toyTimerWake(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		if p.PID() == 100 {
+			p.Sleep(5 * time.Millisecond)
+			return nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		p.(lease.MonoTimer).AfterMono(p.Mono()+time.Millisecond, cancel)
+		p.Go("waiter", func() {
+			p.(lease.ContextWaiter).SleepContext(ctx, time.Hour)
+			p.Stat(path)
+		})
+		p.Go("aux", func() {
+			p.Sleep(time.Millisecond)
+			p.Remove(path)
+		})
+		p.Sleep(time.Millisecond)
+		p.Open(path, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o644)
+		return nil
+	}
+	return v
+}
+
+// toyHandoff is a review's too: process 100 hands off to an activity
+// that then creates a second file, process 200 stats that file and
+// creates the lock. Which of the handoff's two sides comes first decides
+// which blocks, and so where the receiver's later steps begin: a
+// receiver that blocked in its first step touched nothing, and was taken
+// for independent of the send (1 of 8 traces lost without faults, 7 of
+// 27 with a SIGKILL).
+func toyHandoff(name string) lease.Variant {
+	v := toyVariant(name, false)
+	v.Run = func(p lease.Proc, _ lease.Store, path string, cfg lease.Config) error {
+		b := path + ".b"
+		if p.PID() == 100 {
+			h := p.NewHandoff()
+			p.Go("rx", func() {
+				h.Recv()
+				if fd, err := p.Open(b, lease.O_WRONLY|lease.O_CREATE, 0o644); err == nil {
+					p.Close(fd)
+				}
+			})
+			h.Send()
+			return nil
+		}
+		p.Stat(b)
+		if fd, err := p.Open(path, lease.O_WRONLY|lease.O_CREATE, 0o644); err == nil {
+			p.Close(fd)
+		}
+		return nil
+	}
+	return v
+}
+
 // toyErrLead: the first process creates the lock file and leads; the
 // second exits. An error injected into the create moves the lead into
 // the create's step, where it depends on the other's exit. (A review's
@@ -451,6 +514,8 @@ func registerToys(t *testing.T) {
 	}
 	registerOnce(t, toyFailover("toy-failover"))
 	registerOnce(t, toyErrLead("toy-errlead"))
+	registerOnce(t, toyTimerWake("toy-timerwake"))
+	registerOnce(t, toyHandoff("toy-handoff"))
 }
 
 func TestDPORSound(t *testing.T) {
@@ -458,6 +523,9 @@ func TestDPORSound(t *testing.T) {
 	for _, o := range []ExploreOptions{
 		{Variant: "toy-errlead", Procs: 2, FSErrors: 1},
 		{Variant: "toy-errlead", Procs: 2, Crashes: 1, FSErrors: 1},
+		{Variant: "toy-timerwake", Procs: 2, Crashes: 1},
+		{Variant: "toy-handoff", Procs: 2},
+		{Variant: "toy-handoff", Procs: 2, Crashes: 1},
 		{Variant: "toy-exit", Procs: 1},
 		{Variant: "toy-exit", Procs: 2, Crashes: 1},
 		{Variant: "toy-exitwait-flock", Procs: 2},
