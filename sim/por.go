@@ -256,8 +256,10 @@ func (w *World) porEnd() {
 		s.mask |= a.obj.bit()
 	}
 	l.open = false
-	s.quiet = w.quietStep(s)
-	if e := w.cfg.Explore; e != nil && e.DPOR {
+	if e := w.cfg.Explore; e != nil && e.DPOR && e.Crashes > 0 {
+		// (Only a SIGKILL's offering asks, and KillFingerprint, which
+		// without a quiet step drops none.)
+		s.quiet = w.quietStep(s)
 		l.quietAdd(len(l.steps) - 1)
 	}
 	if w.nh != nil {
