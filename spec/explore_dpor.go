@@ -157,14 +157,10 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 		for ; i >= 0; i-- {
 			nd := &stack[i]
 			if nd.tie {
-				left := nd.backtrack &^ nd.done
-				for k, c := range nd.cands {
-					if asleep(nd.sleep, c) {
-						left &^= 1 << k
-					}
-				}
 				found := false
-				for left != 0 {
+				// (A doomed kill's death race may add candidates: the
+				// set left is taken again after each.)
+				for left := nd.awake(); left != 0; left = nd.awake() {
 					v = bits.TrailingZeros64(left)
 					nd.done |= 1 << v
 					if !doomed(o, stack, r.log, i, v) {
@@ -172,12 +168,6 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 						break
 					}
 					res.DPOR.Pruned++
-					left = nd.backtrack &^ nd.done // (its death's race may have added some)
-					for k, c := range nd.cands {
-						if asleep(nd.sleep, c) {
-							left &^= 1 << k
-						}
-					}
 				}
 				if found {
 					break
@@ -480,6 +470,18 @@ func doomed(o ExploreOptions, stack []dporNode, log []sim.Choice, i, v int) bool
 		nd.backtrack |= others
 	}
 	return true
+}
+
+// awake returns a tie's candidates to run still (bit c for candidate
+// c): in its backtrack set, not run, not asleep.
+func (nd *dporNode) awake() uint64 {
+	left := nd.backtrack &^ nd.done
+	for k, c := range nd.cands {
+		if asleep(nd.sleep, c) {
+			left &^= 1 << k
+		}
+	}
+	return left
 }
 
 // anyAsleep reports whether a candidate of nd in cands (bit c for
