@@ -72,7 +72,7 @@ func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 		w.sched = delayBounded{w}
 		w.xc = cfg.Explore.Chooser
 		if cfg.Explore.DPOR || cfg.Explore.OnNode != nil {
-			w.por = &porLog{tie: -1}
+			w.por = s.newPorLog()
 		}
 		if cfg.Explore.OnNode != nil {
 			w.nh = newNodeHash(&w.cfg)

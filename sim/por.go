@@ -190,8 +190,10 @@ func (s *porStep) actOf() int16 {
 type porLog struct {
 	steps []porStep
 	acc   []access
-	ties  [][]Candidate // each tie's candidates, by ordinal
-	open  bool          // a step is being recorded
+	ties  [][]Candidate // each tie's candidates, by ordinal (in tieCands)
+	// tieCands holds the ties' candidates, one after another.
+	tieCands []Candidate
+	open     bool // a step is being recorded
 	// fsyncOnly marks the next touchFD as an fsync's.
 	fsyncOnly bool
 	tie       int // the pick just made was this tie (-1: none)
@@ -208,6 +210,11 @@ type porLog struct {
 	quiet  []quietProc
 	held   uint64
 	heldAt []heldTie
+	// instants' scratch, reused from instant to instant.
+	deps [][]int
+	flat []int
+	pred []bitset
+	all  bitset
 }
 
 // Race is a backtracking point the reduction found: at tie Tie (its
@@ -490,23 +497,31 @@ type bitset []uint64
 func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
 func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
 
-// instants calls f with the steps of each instant and, for each step,
-// the earlier steps of that instant it depends on (of its activity too)
-// and those that happen before it (the transitive closure).
-func (l *porLog) instants(f func(lo int, steps []porStep, deps [][]int, pred []bitset)) {
+// instants calls f with the steps of each instant that has step from or
+// a later one and, for each step, the earlier steps of that instant it
+// depends on (of its activity too) and those that happen before it (the
+// transitive closure).
+func (l *porLog) instants(from int, f func(lo int, steps []porStep, deps [][]int, pred []bitset)) {
 	for lo := 0; lo < len(l.steps); {
 		hi := lo + 1
 		for hi < len(l.steps) && l.steps[hi].t == l.steps[lo].t {
 			hi++
 		}
+		if hi <= from {
+			lo = hi
+			continue
+		}
 		steps := l.steps[lo:hi]
 		n := len(steps)
 		words := (n + 63) / 64
-		deps := make([][]int, n)
-		flat := make([]int, 0, 4*n) // deps' backing store, grown as one
-		pred := make([]bitset, n)
-		all := make(bitset, n*words)
+		// (The slices are the log's, reused from instant to instant.)
+		deps := grow(l.deps, n)
+		flat := l.flat[:0] // deps' backing store, grown as one
+		pred := grow(l.pred, n)
+		all := grow(l.all, n*words)
+		clear(all)
 		for j := range steps {
+			deps[j] = nil
 			pred[j] = all[j*words : (j+1)*words]
 			if e := steps[j].enabler - lo; e >= 0 && e < j {
 				pred[j].set(e) // it could not run before its enabler
@@ -526,8 +541,18 @@ func (l *porLog) instants(f func(lo int, steps []porStep, deps [][]int, pred []b
 			}
 		}
 		f(lo, steps, deps, pred)
+		l.deps, l.flat, l.pred, l.all = deps, flat, pred, all
 		lo = hi
 	}
+}
+
+// grow returns s with length n, reusing its array if it is large enough
+// (its elements then hold what they held).
+func grow[S ~[]E, E any](s S, n int) S {
+	if cap(s) < n {
+		return make(S, n)
+	}
+	return s[:n]
 }
 
 // dependent reports whether two steps do not commute.

@@ -109,7 +109,7 @@ func (w *World) fingerprint(quiet bool) uint64 {
 		timed[i] = true
 	}
 	next := 0 // the first event not yet hashed
-	l.instants(func(lo int, steps []porStep, deps [][]int, _ []bitset) {
+	l.instants(0, func(lo int, steps []porStep, deps [][]int, _ []bitset) {
 		for ; next < steps[0].ev0; next++ {
 			ev(w.tr.Events[next])
 		}
@@ -194,6 +194,20 @@ func (f Footprint) WithFaults(global bool) Footprint {
 	return f
 }
 
+// StepMark returns the index of the step being recorded, or of the next
+// one between steps, for Races: asked when a choice is made, it is the
+// first step that choice can change. (0 without DPOR's record.)
+func (w *World) StepMark() int {
+	l := w.por
+	if l == nil {
+		return 0
+	}
+	if l.open {
+		return len(l.steps) - 1
+	}
+	return len(l.steps)
+}
+
 // touchesKill reports whether f touches what a death or pause does.
 func (f Footprint) touchesKill() bool {
 	for _, x := range f.acc {
@@ -216,7 +230,14 @@ func (f Footprint) String() string {
 // predecessor among them): running one of them first reverses the race
 // (Abdulla, Aronis, Jonsson and Sagonas's source sets, POPL 2014). When
 // none of them was a candidate there, every candidate.
-func (w *World) Races() []Race {
+//
+// Only the races whose later step is step from or after it are returned
+// (the death races of the deaths from on, the held-back kills' races of
+// the ties picked from on; 0: all). A depth-first search passes the
+// StepMark of the choice that makes the run new: every step before it is
+// the run's it replays, whose races it has had, and a race is a function
+// of the steps up to its later one.
+func (w *World) Races(from int) []Race {
 	l := w.por
 	if l == nil {
 		return nil
@@ -229,13 +250,13 @@ func (w *World) Races() []Race {
 			out = append(out, r)
 		}
 	}
-	l.heldRaces(add)
-	l.instants(func(lo int, steps []porStep, deps [][]int, pred []bitset) {
+	l.heldRaces(from, add)
+	l.instants(from, func(lo int, steps []porStep, deps [][]int, pred []bitset) {
 		// A death (or pause) disables its process's other activities:
 		// those ready at its tie never step after it, so no step that ran
 		// races with it, though theirs do.
-		for _, s := range steps {
-			if !s.dies || s.tie < 0 {
+		for k, s := range steps {
+			if !s.dies || s.tie < 0 || lo+k < from {
 				continue
 			}
 			var others uint64
@@ -248,7 +269,7 @@ func (w *World) Races() []Race {
 				add(Race{Tie: s.tie, Cands: others, Every: true, Disables: true})
 			}
 		}
-		for j := range steps {
+		for j := max(from-lo, 0); j < len(steps); j++ {
 			sj := steps[j]
 			for _, i := range deps[j] {
 				si := steps[i]

@@ -166,11 +166,13 @@ func (l *porLog) quietDropped() []bool {
 type heldTie struct {
 	tie   int
 	procs uint64
+	step  int // the step after the pick (StepMark)
 }
 
-// heldRaces adds, for each tie where a process's SIGKILL was held back,
-// the race its death there would have had with the process's activities
-// ready there, which it disables (Races). A fault comes only at a pick,
+// heldRaces adds, for each tie picked at step from or later where a
+// process's SIGKILL was held back, the race its death there would have
+// had with the process's activities ready there, which it disables
+// (Races). A fault comes only at a pick,
 // so a kill after the process's loud step at an instant needs another
 // step of that instant still to come; the search that offers the kill at
 // every tie puts the process's steps before another process's last step
@@ -180,8 +182,11 @@ type heldTie struct {
 // TestDPORSoundRandomToys: toy 51, whose second process stats and then
 // fails an O_EXCL create with an injected ENOSPC while the first's flock
 // ends the instant, lost 1 of 88 traces.)
-func (l *porLog) heldRaces(add func(Race)) {
+func (l *porLog) heldRaces(from int, add func(Race)) {
 	for _, h := range l.heldAt {
+		if h.step < from {
+			continue
+		}
 		var acts uint64
 		for c, x := range l.ties[h.tie] {
 			if x.Act >= 0 && x.Proc < 64 && h.procs&(1<<x.Proc) != 0 {

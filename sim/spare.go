@@ -37,6 +37,7 @@ type spare struct {
 	cand   []Candidate
 	acts   []*activity
 	reap   []*activity
+	por    *porLog // a reduced or merged exploration's record
 	// workers are the coroutines that ran this memory's worlds'
 	// activities, parked for its next run. The pool of spares caches
 	// them per processor (sync.Pool), and so these mostly stay on the
@@ -157,7 +158,24 @@ func (s *spare) reclaim(w *World) {
 	s.cand = w.cands[:0]
 	s.acts = w.candAct[:0]
 	clear(s.acts[:cap(s.acts)])
+	if w.por != nil {
+		s.por = w.por
+	}
 	s.w = World{}
+}
+
+// newPorLog returns an empty record for the reduction, on the spare
+// memory of an earlier one if s has it. (Its steps' and accesses' arrays
+// are kept; every field is reset.)
+func (s *spare) newPorLog() *porLog {
+	if s == nil || s.por == nil {
+		return &porLog{tie: -1}
+	}
+	l := s.por
+	s.por = nil
+	*l = porLog{steps: l.steps[:0], acc: l.acc[:0], ties: l.ties[:0], tieCands: l.tieCands[:0], timedEv: l.timedEv[:0],
+		quiet: l.quiet[:0], heldAt: l.heldAt[:0], deps: l.deps, flat: l.flat, pred: l.pred, all: l.all, tie: -1}
+	return l
 }
 
 // newFileSystem is NewFileSystem on spare memory.

@@ -230,14 +230,17 @@ func (w *World) pick() *activity {
 	w.cands = append(w.cands, w.fcands...)
 	if w.por != nil {
 		w.por.tie = len(w.por.ties)
-		w.por.ties = append(w.por.ties, slices.Clone(w.cands))
+		l := w.por
+		n := len(l.tieCands)
+		l.tieCands = append(l.tieCands, w.cands...)
+		l.ties = append(l.ties, l.tieCands[n:len(l.tieCands):len(l.tieCands)])
 	}
 	w.tieAt = a.ready
 	k := w.sched.Pick(w.cands)
 	if w.por != nil {
 		w.por.cand = k
 		if w.por.held != 0 && !w.ex.stop { // (a run stopped here chose nothing)
-			w.por.heldAt = append(w.por.heldAt, heldTie{w.por.tie, w.por.held})
+			w.por.heldAt = append(w.por.heldAt, heldTie{w.por.tie, w.por.held, len(w.por.steps)})
 		}
 	}
 	if k >= len(w.candAct) {

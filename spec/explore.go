@@ -119,9 +119,13 @@ type ExploreResult struct {
 type dfs struct {
 	prefix []int
 	log    []sim.Choice
+	ask    func(i int) // if set, told of each choice i before it is made
 }
 
 func (d *dfs) Choose(n int) int {
+	if d.ask != nil {
+		d.ask(len(d.log))
+	}
 	v := 0
 	if i := len(d.log); i < len(d.prefix) {
 		v = d.prefix[i]

@@ -22,9 +22,10 @@ type dporNode struct {
 	// sleep is the sleep set before the step this choice belongs to
 	// (for a fault's choice, with the step's tie's siblings run before).
 	sleep []sleeper
-	// first is, for each candidate of a tie run, what its step touched
-	// and the faults it stands for.
-	first map[int]sleeper
+	// first is, for each candidate of a tie run (bit c of firstSet for
+	// candidate c), what its step touched and the faults it stands for.
+	first    []sleeper
+	firstSet uint64
 	// wakes marks the SIGKILLs among cands that could make another
 	// process's activity runnable (sim.World.KillWakes).
 	wakes uint64
@@ -55,7 +56,7 @@ func (s sleeper) footprint(global bool) sim.Footprint {
 
 // DPORStats counts what a reduced exploration did beyond its schedules.
 type DPORStats struct {
-	Races   int // backtracking points races added, over all schedules
+	Races   int // races each run found past the choice that made it new (those before it, the run it replays had)
 	Blocked int // runs cut short where every candidate slept (not counted as schedules)
 	Pruned  int // SIGKILLs not run at a tie: their runs would have been cut short (doomed)
 }
@@ -85,8 +86,9 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 	var res ExploreResult
 	var stack []dporNode
 	var prefix []int
+	var choices []dporChoice // (each run's, reused)
 	for {
-		r, err := dporRun(o, prefix, stack)
+		r, err := dporRun(o, prefix, stack, choices[:0])
 		if err != nil {
 			return res, err
 		}
@@ -103,8 +105,9 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 			}
 		}
 		for j := len(stack); j < len(r.log); j++ {
-			nd := dporNode{n: r.log[j].N, sleep: r.sleep[j]}
-			if c, ok := r.tieCands[j]; ok {
+			ch := r.at(j)
+			nd := dporNode{n: r.log[j].N, sleep: ch.sleep}
+			if c := ch.cands; ch.tie {
 				nd.tie, nd.cands = true, c
 				nd.backtrack, nd.done = 1<<r.log[j].V, 1<<r.log[j].V
 				// A process's fault is a candidate at every tie while its
@@ -117,22 +120,19 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 						nd.backtrack |= 1 << k
 					}
 				}
-				nd.wakes = r.wakes[j]
-				nd.first = map[int]sleeper{}
-				if f, ok := r.first[j]; ok {
-					nd.first[r.log[j].V] = f
+				nd.wakes = ch.wakes
+				if ch.hasFirst {
+					nd.setFirst(r.log[j].V, ch.first)
 				}
 			}
 			stack = append(stack, nd)
 		}
 		if i := len(prefix) - 1; i >= 0 && stack[i].tie {
-			if f, ok := r.first[i]; ok {
-				if _, had := stack[i].first[r.log[i].V]; !had {
-					stack[i].first[r.log[i].V] = f
-				}
+			if ch := r.at(i); ch.hasFirst && stack[i].firstSet&(1<<r.log[i].V) == 0 {
+				stack[i].setFirst(r.log[i].V, ch.first)
 			}
 		}
-		for _, race := range r.w.Races() {
+		for _, race := range r.w.Races(r.from) {
 			nd := &stack[r.ties[race.Tie]]
 			switch {
 			case race.Disables && anyAsleep(nd, race.Cands):
@@ -151,7 +151,11 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 			}
 			res.DPOR.Races++
 		}
-		r.w.Release() // (its trace is kept, or left to the collector)
+		r.w.Release()
+		if r.blocked {
+			r.w.Trace().Release() // (a schedule's is kept, or released by keep)
+		}
+		choices = r.choices
 		// Backtrack to the last choice with an alternative left.
 		i, v := len(r.log)-1, 0
 		for ; i >= 0; i-- {
@@ -197,22 +201,61 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 
 // dporResult is one run of a reduced exploration.
 type dporResult struct {
-	w        *sim.World
-	log      []sim.Choice
-	blocked  bool
-	ties     []int                   // the log index of each tie's choice, by ordinal
-	tieCands map[int][]sim.Candidate // a new tie's candidates, by log index
-	sleep    map[int][]sleeper       // a new choice's sleep set, by log index
-	first    map[int]sleeper         // what the step of a tie's choice touched and stands for, by log index
-	wakes    map[int]uint64          // a new tie's SIGKILLs that could wake another process (dporNode.wakes), by log index
+	w       *sim.World
+	log     []sim.Choice
+	blocked bool
+	ties    []int        // the log index of each tie's choice, by ordinal
+	choices []dporChoice // what the run learnt of each choice, by log index (at)
+	// from is the first step the prefix's last choice could change
+	// (sim.World.StepMark): the steps before it are those of the run
+	// the prefix came from, whose races were taken then.
+	from int
+}
+
+// dporEveryRace makes every run report all its races, those its prefix
+// had too (a test's comparison).
+var dporEveryRace bool
+
+// dporChoice is what a run learnt of one of its choices.
+type dporChoice struct {
+	tie   bool // a new tie, whose candidates are cands
+	cands []sim.Candidate
+	wakes uint64    // its SIGKILLs that could wake another process (dporNode.wakes)
+	sleep []sleeper // a new choice's sleep set
+	// first is what the step of a tie's choice touched and stands for
+	// (if hasFirst).
+	first    sleeper
+	hasFirst bool
+}
+
+// at returns choice j's record, grown to it.
+func (r *dporResult) at(j int) *dporChoice {
+	if j >= len(r.choices) {
+		r.choices = append(r.choices, make([]dporChoice, j+1-len(r.choices))...)
+	}
+	return &r.choices[j]
+}
+
+// setFirst records what candidate k's step touched.
+func (nd *dporNode) setFirst(k int, f sleeper) {
+	if nd.first == nil {
+		nd.first = make([]sleeper, len(nd.cands))
+	}
+	nd.first[k], nd.firstSet = f, nd.firstSet|1<<k
 }
 
 // dporRun runs the schedule that replays prefix, whose choices are the
 // nodes of stack, and then takes, at each new tie, the first candidate
 // awake.
-func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, error) {
-	r := dporResult{tieCands: map[int][]sim.Candidate{}, sleep: map[int][]sleeper{}, first: map[int]sleeper{}, wakes: map[int]uint64{}}
+func dporRun(o ExploreOptions, prefix []int, stack []dporNode, choices []dporChoice) (dporResult, error) {
+	r := dporResult{choices: choices}
 	d := &dfs{prefix: slices.Clone(prefix)}
+	var w *sim.World // (set before it runs; the setup's choices come before)
+	d.ask = func(i int) {
+		if i == len(prefix)-1 && w != nil && !dporEveryRace {
+			r.from = w.StepMark()
+		}
+	}
 	cfg, err := ExploreConfig(o, d)
 	if err != nil {
 		return r, err
@@ -231,14 +274,14 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 		cur = append(cur[:0], nd.sleep...)
 		if nd.tie {
 			for k, c := range nd.cands {
-				if f, ok := nd.first[k]; ok && k != prefix[i] && nd.done&(1<<k) != 0 {
+				if nd.firstSet&(1<<k) != 0 && k != prefix[i] && nd.done&(1<<k) != 0 {
+					f := nd.first[k]
 					f.c = c
 					cur = append(cur, f)
 				}
 			}
 		}
 	}
-	var w *sim.World        // (set before it runs)
 	stepStart := len(d.log) // the choices made before the run are the setup's
 	var tooMany error
 	cfg.Explore.DPOR = true
@@ -277,10 +320,11 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 				}
 				d.prefix = append(d.prefix, k)
 				r.ties = append(r.ties, i)
-				r.tieCands[i] = slices.Clone(cands)
+				ch := r.at(i)
+				ch.tie, ch.cands = true, slices.Clone(cands)
 				for k, c := range cands {
 					if c.Act == sim.CandKill && w.KillWakes(c.Proc) {
-						r.wakes[i] |= 1 << k
+						ch.wakes |= 1 << k
 					}
 				}
 				return false
@@ -297,7 +341,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 		// sleeper, for them all.
 		tied, faults := -1, false
 		for j := stepStart; j < n; j++ {
-			if _, ok := r.tieCands[j]; ok || j < len(prefix) && stack[j].tie {
+			if j < len(r.choices) && r.choices[j].tie || j < len(prefix) && stack[j].tie {
 				tied = j
 			} else {
 				faults = true
@@ -313,13 +357,14 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 		// flock -procs 2 -crashes 1's 185,342 duplicate schedules.)
 		stop := active && tied < 0 && n == stepStart && asleep(cur, fp.Cand())
 		if tied >= 0 {
-			r.first[tied] = sleeper{fp: fp, global: faults && (o.Powers > 0 || o.Jumps > 0 || o.FSErrors > 0)}
+			ch := r.at(tied)
+			ch.first, ch.hasFirst = sleeper{fp: fp, global: faults && (o.Powers > 0 || o.Jumps > 0 || o.FSErrors > 0)}, true
 		}
 		// The candidates of the tie the step was chosen at, and how many
 		// of them are activities.
 		var tieCands []sim.Candidate
-		if c, ok := r.tieCands[tied]; ok {
-			tieCands = c
+		if tied >= 0 && tied < len(r.choices) && r.choices[tied].tie {
+			tieCands = r.choices[tied].cands
 		} else if tied >= 0 && tied < len(stack) {
 			tieCands = stack[tied].cands
 		}
@@ -331,7 +376,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 		}
 		for j := stepStart; j < n; j++ {
 			if j >= len(prefix) {
-				r.sleep[j] = slices.Clone(cur)
+				r.at(j).sleep = slices.Clone(cur)
 			}
 		}
 		if active {
@@ -376,7 +421,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode) (dporResult, erro
 	// run ended.
 	for j := stepStart; j < len(d.log); j++ {
 		if j >= len(prefix) {
-			r.sleep[j] = slices.Clone(cur)
+			r.at(j).sleep = slices.Clone(cur)
 		}
 	}
 	return r, nil
@@ -439,7 +484,8 @@ func doomed(o ExploreOptions, stack []dporNode, log []sim.Choice, i, v int) bool
 	}
 	sleep := slices.Clone(nd.sleep)
 	for k, c := range nd.cands {
-		if f, ok := nd.first[k]; ok && k != v && nd.done&(1<<k) != 0 {
+		if nd.firstSet&(1<<k) != 0 && k != v && nd.done&(1<<k) != 0 {
+			f := nd.first[k]
 			f.c = c
 			sleep = append(sleep, f)
 		}

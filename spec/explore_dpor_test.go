@@ -651,3 +651,55 @@ func BenchmarkDPORTraces(b *testing.B) {
 		b.ReportMetric(float64(len(fps)), "traces")
 	}
 }
+
+// TestDPORRacesSinceBranch holds each run's races, taken from the step
+// its new choice could change on (sim.World.Races with a StepMark), to
+// all of them: a search that takes every race of every run makes the
+// same schedules, cuts and prunes the same runs and keeps the same
+// counterexamples, with more races counted.
+func TestDPORRacesSinceBranch(t *testing.T) {
+	bounds := []ExploreOptions{
+		{Variant: "seed", Procs: 2, Crashes: 1, Horizon: 4 * time.Second},
+		{Variant: "seed-rename", Procs: 2, Pauses: 1, Horizon: 2 * time.Second},
+		{Variant: "seed", Procs: 2, Terms: 1, Horizon: 2 * time.Second},
+		{Variant: "seed", Procs: 2, FSErrors: 1, Horizon: time.Second},
+		// (Incomplete: both stop after as many schedules.)
+		{Variant: "reference", Procs: 2, Powers: 1, Horizon: time.Millisecond, Limit: 3000},
+		{Variant: "reference", Procs: 2, Crashes: 1, Horizon: time.Millisecond, Limit: 3000},
+		{Variant: "flock", Procs: 2, Crashes: 1, Horizon: 20 * time.Millisecond},
+	}
+	if testing.Short() {
+		bounds = bounds[:6]
+	}
+	for _, o := range bounds {
+		o.DPOR = true
+		name := fmt.Sprintf("%s/%d/%d/%d/%d/%d/%d/%v", o.Variant, o.Procs, o.Crashes, o.Pauses, o.Terms, o.FSErrors, o.Powers, o.Horizon)
+		t.Run(name, func(t *testing.T) {
+			since, err := Explore(o, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dporEveryRace = true
+			every, err := Explore(o, nil)
+			dporEveryRace = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			if since.Schedules != every.Schedules || since.Complete != every.Complete || since.DPOR.Blocked != every.DPOR.Blocked || since.DPOR.Pruned != every.DPOR.Pruned {
+				t.Fatalf("since the branch: %d schedules %+v; every race: %d schedules %+v", since.Schedules, since.DPOR, every.Schedules, every.DPOR)
+			}
+			if since.DPOR.Races >= every.DPOR.Races {
+				t.Errorf("races since the branch %d, every race %d: nothing left out", since.DPOR.Races, every.DPOR.Races)
+			}
+			if len(since.Violations) != len(every.Violations) {
+				t.Fatalf("%d violations against %d", len(since.Violations), len(every.Violations))
+			}
+			for i := range since.Violations {
+				if !slices.Equal(since.Violations[i].Decisions, every.Violations[i].Decisions) {
+					t.Errorf("%s: a different counterexample", since.Violations[i].Property)
+				}
+			}
+			t.Logf("%d schedules, %+v; every race: %d races", since.Schedules, since.DPOR, every.DPOR.Races)
+		})
+	}
+}
