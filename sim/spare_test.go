@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -232,4 +233,84 @@ func TestReleaseContract(t *testing.T) {
 	if n := runtime.NumGoroutine() - before; n > maxParked {
 		t.Errorf("20 worlds released before they ran left %d goroutines (a spare parks at most %d)", n, maxParked)
 	}
+}
+
+// TestSpareReductionRecord: a reduced exploration's record of steps (the
+// porLog: steps, accesses, ties' candidates, quiet steps, instants'
+// scratch) kept on spare memory and reused by the next run gives what a
+// fresh one gives: the races, the fingerprints, the trace.
+func TestSpareReductionRecord(t *testing.T) {
+	lc := lease.DefaultConfig()
+	cfg := func(variant string, seed uint64) Config {
+		// Every other run mostly takes the first candidate (longer runs,
+		// where a paused leader's term can lapse); the others, any.
+		var c Chooser = NewPCG(seed, 7)
+		if seed%2 == 1 || variant == "reference" {
+			c = &mostlyFirst{NewPCG(seed, 7)}
+		}
+		return Config{Variant: variant, Lease: lc, Horizon: 20 * time.Second, Chooser: c,
+			Procs: []ProcSpec{{PID: 100}, {PID: 200}, {PID: 300}},
+			Explore: &Explore{Chooser: c, DPOR: true, Crashes: 1, Pauses: 1, Terms: 1, FSErrors: 1,
+				PauseLengths: []time.Duration{time.Second, 12 * time.Second}}} // (the longer outlives a lease: its term lapses)
+	}
+	type result struct {
+		races    []Race
+		fp, kill uint64
+		trace    string
+	}
+	of := func(w *World) result {
+		w.Run()
+		var b bytes.Buffer
+		w.tr.WriteTrace(&b)
+		return result{w.Races(0), w.Fingerprint(), w.KillFingerprint(), b.String()}
+	}
+	s := newSpare()
+	reused, timed := 0, 0
+	for _, v := range []string{"seed", "seed-rename", "flock", "reference"} {
+		seeds := uint64(48)
+		if v == "reference" {
+			seeds = 160
+		}
+		for seed := range seeds {
+			fresh, err := newWorld(cfg(v, seed), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := of(fresh)
+			if s.por != nil {
+				reused++
+			}
+			w, err := newWorld(cfg(v, seed), s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := of(w)
+			if len(w.por.timedEv) > 0 {
+				timed++
+			}
+			s.reclaim(w)
+			if got.trace != want.trace {
+				t.Fatalf("%s seed %d: the trace differs on spare memory:\n%s", v, seed, firstLineDiff(want.trace, got.trace))
+			}
+			if got.fp != want.fp || got.kill != want.kill || !reflect.DeepEqual(got.races, want.races) {
+				t.Fatalf("%s seed %d: on spare memory fingerprints %x/%x and %d races, fresh %x/%x and %d", v, seed, got.fp, got.kill, len(got.races), want.fp, want.kill, len(want.races))
+			}
+			if len(want.races) == 0 {
+				t.Errorf("%s seed %d: no race to compare", v, seed)
+			}
+		}
+	}
+	if reused == 0 || timed == 0 {
+		t.Fatalf("%d runs reused a record, %d had an instant's own events (a lapsed term's end): want some of each", reused, timed)
+	}
+}
+
+// mostlyFirst takes choice 0 fifteen times in sixteen, else any.
+type mostlyFirst struct{ p *PCG }
+
+func (m *mostlyFirst) Choose(n int) int {
+	if m.p.Choose(16) > 0 {
+		return 0
+	}
+	return m.p.Choose(n)
 }
