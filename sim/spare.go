@@ -135,6 +135,7 @@ func (w *World) recycle() {
 	w.unwindAll() // (a world that ran has none left)
 	s.reclaim(w)
 	w.spare = nil
+	w.por = nil // (the next run's now: Races and the fingerprints of a released world are empty)
 	spares.Put(s)
 }
 

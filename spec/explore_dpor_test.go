@@ -658,7 +658,16 @@ func BenchmarkDPORTraces(b *testing.B) {
 // same schedules, cuts and prunes the same runs and keeps the same
 // counterexamples, with more races counted.
 func TestDPORRacesSinceBranch(t *testing.T) {
-	bounds := []ExploreOptions{
+	// Random toys with a power loss, whose outcomes are chosen inside
+	// its step: the mark is then that step's (a review's mutant that
+	// took the next one lost half their traces and passed the rest).
+	var bounds []ExploreOptions
+	for s := uint64(11); s <= 14; s++ {
+		v, _ := randomToy(s, 2, 2)
+		registerOnce(t, v)
+		bounds = append(bounds, ExploreOptions{Variant: v.Name, Procs: 2, Powers: 1, Horizon: 10 * time.Millisecond})
+	}
+	bounds = append(bounds, []ExploreOptions{
 		{Variant: "seed", Procs: 2, Crashes: 1, Horizon: 4 * time.Second},
 		{Variant: "seed-rename", Procs: 2, Pauses: 1, Horizon: 2 * time.Second},
 		{Variant: "seed", Procs: 2, Terms: 1, Horizon: 2 * time.Second},
@@ -667,30 +676,41 @@ func TestDPORRacesSinceBranch(t *testing.T) {
 		{Variant: "reference", Procs: 2, Powers: 1, Horizon: time.Millisecond, Limit: 3000},
 		{Variant: "reference", Procs: 2, Crashes: 1, Horizon: time.Millisecond, Limit: 3000},
 		{Variant: "flock", Procs: 2, Crashes: 1, Horizon: 20 * time.Millisecond},
-	}
+	}...)
 	if testing.Short() {
-		bounds = bounds[:6]
+		bounds = bounds[:10]
 	}
+	sinceRaces, everyRaces := 0, 0
+	defer func() {
+		if !t.Failed() && sinceRaces >= everyRaces {
+			t.Errorf("races since the branch %d, every race %d: nothing left out", sinceRaces, everyRaces)
+		}
+	}()
 	for _, o := range bounds {
 		o.DPOR = true
 		name := fmt.Sprintf("%s/%d/%d/%d/%d/%d/%d/%v", o.Variant, o.Procs, o.Crashes, o.Pauses, o.Terms, o.FSErrors, o.Powers, o.Horizon)
 		t.Run(name, func(t *testing.T) {
-			since, err := Explore(o, nil)
-			if err != nil {
-				t.Fatal(err)
+			// Each schedule's trace, in the order run.
+			search := func() (ExploreResult, []uint64) {
+				var fps []uint64
+				res, err := exploreDPORWith(o, o.Limit, nil, func(w *sim.World) { fps = append(fps, w.KillFingerprint()) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res, fps
 			}
+			since, sinceFPs := search()
 			dporEveryRace = true
-			every, err := Explore(o, nil)
-			dporEveryRace = false
-			if err != nil {
-				t.Fatal(err)
+			defer func() { dporEveryRace = false }()
+			every, everyFPs := search()
+			if !slices.Equal(sinceFPs, everyFPs) {
+				t.Errorf("the schedules' traces differ (%d and %d schedules)", len(sinceFPs), len(everyFPs))
 			}
 			if since.Schedules != every.Schedules || since.Complete != every.Complete || since.DPOR.Blocked != every.DPOR.Blocked || since.DPOR.Pruned != every.DPOR.Pruned {
 				t.Fatalf("since the branch: %d schedules %+v; every race: %d schedules %+v", since.Schedules, since.DPOR, every.Schedules, every.DPOR)
 			}
-			if since.DPOR.Races >= every.DPOR.Races {
-				t.Errorf("races since the branch %d, every race %d: nothing left out", since.DPOR.Races, every.DPOR.Races)
-			}
+			sinceRaces += since.DPOR.Races
+			everyRaces += every.DPOR.Races
 			if len(since.Violations) != len(every.Violations) {
 				t.Fatalf("%d violations against %d", len(since.Violations), len(every.Violations))
 			}
