@@ -61,3 +61,12 @@ func (f Footprint) MayDependOnKill(proc int) bool {
 	}
 	return false
 }
+
+// LastStepInstant returns, while Explore.OnStep runs, the instant of the
+// step just recorded.
+func (w *World) LastStepInstant() int64 {
+	if w.por == nil || len(w.por.steps) == 0 {
+		return -1
+	}
+	return w.por.steps[len(w.por.steps)-1].t
+}

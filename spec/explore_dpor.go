@@ -29,6 +29,10 @@ type dporNode struct {
 	// wakes marks the SIGKILLs among cands that could make another
 	// process's activity runnable (sim.World.KillWakes).
 	wakes uint64
+	// inst is the tie's instant; reps, for each process whose pause has
+	// been run from the tie, the first such (pauseDoomed).
+	inst int64
+	reps []pauseRep
 }
 
 // A sleeper is an activity whose next step has been run from an
@@ -59,6 +63,7 @@ type DPORStats struct {
 	Races   int // races each run found past the choice that made it new (those before it, the run it replays had)
 	Blocked int // runs cut short where every candidate slept (not counted as schedules)
 	Pruned  int // SIGKILLs not run at a tie: their runs would have been cut short (doomed)
+	Pauses  int // pauses not run at a tie: another length's runs were all cut short at its instant (pauseDoomed)
 }
 
 // exploreDPOR explores depth first, as exploreSubtree, with dynamic
@@ -121,11 +126,25 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 					}
 				}
 				nd.wakes = ch.wakes
+				nd.inst = ch.inst
+				if cd := c[r.log[j].V]; cd.Act <= sim.CandPause {
+					nd.reps = []pauseRep{{proc: cd.Proc, v: r.log[j].V}}
+				}
 				if ch.hasFirst {
 					nd.setFirst(r.log[j].V, ch.first)
 				}
 			}
 			stack = append(stack, nd)
+		}
+		// A pause first run from a tie whose run went on past the tie's
+		// instant stands for no other length (pauseDoomed).
+		for j := range r.log {
+			nd := &stack[j]
+			for k := range nd.reps {
+				if rp := &nd.reps[k]; rp.v == r.log[j].V && (!r.blocked || r.endInst != nd.inst) {
+					rp.escaped = true
+				}
+			}
 		}
 		if i := len(prefix) - 1; i >= 0 && stack[i].tie {
 			if ch := r.at(i); ch.hasFirst && stack[i].firstSet&(1<<r.log[i].V) == 0 {
@@ -167,11 +186,16 @@ func exploreDPORWith(o ExploreOptions, limit int, progress func(schedules, viola
 				for left := nd.awake(); left != 0; left = nd.awake() {
 					v = bits.TrailingZeros64(left)
 					nd.done |= 1 << v
-					if !doomed(o, stack, r.log, i, v) {
-						found = true
-						break
+					if doomed(o, stack, r.log, i, v) {
+						res.DPOR.Pruned++
+						continue
 					}
-					res.DPOR.Pruned++
+					if pauseDoomed(nd, v) {
+						res.DPOR.Pauses++
+						continue
+					}
+					found = true
+					break
 				}
 				if found {
 					break
@@ -209,7 +233,8 @@ type dporResult struct {
 	// from is the first step the prefix's last choice could change
 	// (sim.World.StepMark): the steps before it are those of the run
 	// the prefix came from, whose races were taken then.
-	from int
+	from    int
+	endInst int64 // the instant it was cut short at (if blocked)
 }
 
 // dporEveryRace makes every run report all its races, those its prefix
@@ -221,6 +246,7 @@ type dporChoice struct {
 	tie   bool // a new tie, whose candidates are cands
 	cands []sim.Candidate
 	wakes uint64    // its SIGKILLs that could wake another process (dporNode.wakes)
+	inst  int64     // a new tie's instant
 	sleep []sleeper // a new choice's sleep set
 	// first is what the step of a tie's choice touched and stands for
 	// (if hasFirst).
@@ -321,7 +347,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode, choices []dporCho
 				d.prefix = append(d.prefix, k)
 				r.ties = append(r.ties, i)
 				ch := r.at(i)
-				ch.tie, ch.cands = true, slices.Clone(cands)
+				ch.tie, ch.cands, ch.inst = true, slices.Clone(cands), w.TieInstant()
 				for k, c := range cands {
 					if c.Act == sim.CandKill && w.KillWakes(c.Proc) {
 						ch.wakes |= 1 << k
@@ -330,6 +356,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode, choices []dporCho
 				return false
 			}
 		}
+		r.endInst = w.TieInstant()
 		return true
 	}
 	cfg.Explore.OnStep = func(fp sim.Footprint) bool {
@@ -356,6 +383,9 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode, choices []dporCho
 		// the horizon as a schedule run already, reordered: 182,500 of
 		// flock -procs 2 -crashes 1's 185,342 duplicate schedules.)
 		stop := active && tied < 0 && n == stepStart && asleep(cur, fp.Cand())
+		if stop {
+			r.endInst = w.LastStepInstant()
+		}
 		if tied >= 0 {
 			ch := r.at(tied)
 			ch.first, ch.hasFirst = sleeper{fp: fp, global: faults && (o.Powers > 0 || o.Jumps > 0 || o.FSErrors > 0)}, true

@@ -198,6 +198,7 @@ func TestDPORSoundRandomToys(t *testing.T) {
 		{Crashes: 1, FSErrors: 1}, {Terms: 1, FSErrors: 1}, {Pauses: 1, FSErrors: 1}, {Crashes: 1, Terms: 1, Pauses: 1},
 	}
 	searched, skipped, fullSchedules, reducedSchedules := 0, 0, 0, 0
+	var pruned DPORStats // what the predictions skipped, over every bound
 	type toy struct {
 		v      lease.Variant
 		desc   string
@@ -234,6 +235,8 @@ func TestDPORSoundRandomToys(t *testing.T) {
 			red, res := reducedSearch(t, o)
 			fullSchedules += full.schedules
 			reducedSchedules += red.schedules
+			pruned.Pruned += res.DPOR.Pruned
+			pruned.Pauses += res.DPOR.Pauses
 			if red.incomplete || !maps.Equal(full.traces, red.traces) || !maps.Equal(full.violated, red.violated) {
 				missing := 0
 				for fp := range full.traces {
@@ -250,6 +253,9 @@ func TestDPORSoundRandomToys(t *testing.T) {
 	if searched == 0 {
 		t.Fatalf("no bound small enough to search in full (%d skipped)", skipped)
 	}
-	t.Logf("%d toys: %d bounds searched in full (%d schedules) and reduced (%d), %d skipped (over %d schedules)",
-		len(toys), searched, fullSchedules, reducedSchedules, skipped, *dporFuzzCap)
+	if *dporFuzz == 0 && (pruned.Pruned == 0 || pruned.Pauses == 0) {
+		t.Errorf("the default toys skipped %d SIGKILLs and %d pauses: a prediction no longer held to the full search", pruned.Pruned, pruned.Pauses)
+	}
+	t.Logf("%d toys: %d bounds searched in full (%d schedules) and reduced (%d; %d SIGKILLs and %d pauses not run), %d skipped (over %d schedules)",
+		len(toys), searched, fullSchedules, reducedSchedules, pruned.Pruned, pruned.Pauses, skipped, *dporFuzzCap)
 }

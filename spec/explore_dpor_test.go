@@ -558,9 +558,9 @@ func TestDPORSound(t *testing.T) {
 		}
 		full := fullSearch(t, o)
 		red, res := reducedSearch(t, o)
-		t.Logf("%s procs %d crashes %d pauses %d terms %d: full %d schedules, %d traces, violated %v; reduced %d schedules (%d cut short, %d SIGKILLs not run, %d races), %d traces",
+		t.Logf("%s procs %d crashes %d pauses %d terms %d: full %d schedules, %d traces, violated %v; reduced %d schedules (%d cut short, %d SIGKILLs and %d pauses not run, %d races), %d traces",
 			o.Variant, o.Procs, o.Crashes, o.Pauses, o.Terms, full.schedules, len(full.traces), slices.Sorted(maps.Keys(full.violated)),
-			red.schedules, res.DPOR.Blocked, res.DPOR.Pruned, res.DPOR.Races, len(red.traces))
+			red.schedules, res.DPOR.Blocked, res.DPOR.Pruned, res.DPOR.Pauses, res.DPOR.Races, len(red.traces))
 		if red.incomplete {
 			t.Errorf("%+v: the reduced search did not complete", o)
 		}

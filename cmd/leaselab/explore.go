@@ -149,7 +149,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "# explore %s: %d schedules in %.2f s (%.0f/s), complete: %v\n", flags, res.Schedules, res.Wall.Seconds(),
 		float64(res.Schedules)/res.Wall.Seconds(), res.Complete)
 	if o.DPOR {
-		fmt.Fprintf(stdout, "# partial-order reduction: %d races, %d runs cut short (every step asleep), %d SIGKILLs not run (their runs would be)\n", res.DPOR.Races, res.DPOR.Blocked, res.DPOR.Pruned)
+		fmt.Fprintf(stdout, "# partial-order reduction: %d races, %d runs cut short (every step asleep), %d SIGKILLs and %d pauses not run (their runs would be)\n", res.DPOR.Races, res.DPOR.Blocked, res.DPOR.Pruned, res.DPOR.Pauses)
 	}
 	if o.Merge {
 		fmt.Fprintf(stdout, "# merged: %d runs cut short at a state already searched from, %d states remembered\n", res.Merge.Cut, res.Merge.States)
