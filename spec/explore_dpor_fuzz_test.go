@@ -20,6 +20,7 @@ var (
 	dporFuzzOps   = flag.Int("dpor-fuzz-ops", 2, "TestDPORSoundRandomToys: steps of each process's script")
 	dporFuzzCap   = flag.Int("dpor-fuzz-cap", 5000, "TestDPORSoundRandomToys: skip a bound whose full search passes this many schedules")
 	dporFuzzProcs = flag.Int("dpor-fuzz-procs", 2, "TestDPORSoundRandomToys: processes of each toy")
+	dporFuzzExtra = flag.Bool("dpor-fuzz-extra", false, "TestDPORSoundRandomToys: other fault budgets (powers, jumps, two of a kind)")
 )
 
 // toyOp is one step of a random toy's script: a system call or two, a
@@ -197,6 +198,13 @@ func TestDPORSoundRandomToys(t *testing.T) {
 		{Crashes: 1, Pauses: 1}, {Terms: 1, Pauses: 1}, {Crashes: 1, Terms: 1}, {Crashes: 2},
 		{Crashes: 1, FSErrors: 1}, {Terms: 1, FSErrors: 1}, {Pauses: 1, FSErrors: 1}, {Crashes: 1, Terms: 1, Pauses: 1},
 	}
+	if *dporFuzzExtra {
+		budgets = []ExploreOptions{
+			{Powers: 1}, {Jumps: 1}, {Crashes: 1, Jumps: 1}, {Crashes: 1, Powers: 1}, {Jumps: 1, FSErrors: 1},
+			{Terms: 2}, {Pauses: 2}, {Crashes: 1, Pauses: 1, FSErrors: 1}, {Crashes: 2, FSErrors: 1}, {Crashes: 3}, {FSErrors: 2},
+			{Crashes: 1, Terms: 2},
+		}
+	}
 	searched, skipped, fullSchedules, reducedSchedules := 0, 0, 0, 0
 	var pruned DPORStats // what the predictions skipped, over every bound
 	type toy struct {
@@ -253,7 +261,7 @@ func TestDPORSoundRandomToys(t *testing.T) {
 	if searched == 0 {
 		t.Fatalf("no bound small enough to search in full (%d skipped)", skipped)
 	}
-	if *dporFuzz == 0 && (pruned.Pruned == 0 || pruned.Pauses == 0) {
+	if *dporFuzz == 0 && !*dporFuzzExtra && (pruned.Pruned == 0 || pruned.Pauses == 0) {
 		t.Errorf("the default toys skipped %d SIGKILLs and %d pauses: a prediction no longer held to the full search", pruned.Pruned, pruned.Pauses)
 	}
 	t.Logf("%d toys: %d bounds searched in full (%d schedules) and reduced (%d; %d SIGKILLs and %d pauses not run), %d skipped (over %d schedules)",
