@@ -172,11 +172,11 @@ type heldTie struct {
 // heldRaces adds, for each tie picked at step from or later where a
 // process's SIGKILL was held back, the race its death there would have
 // had with the process's activities ready there, which it disables
-// (Races). A fault comes only at a pick,
-// so a kill after the process's loud step at an instant needs another
-// step of that instant still to come; the search that offers the kill at
-// every tie puts the process's steps before another process's last step
-// of the instant through these races of the kills it runs. Without them,
+// (Races). A fault comes only at a pick, so a kill after the process's
+// loud step at an instant needs another step of that instant still to
+// come; the search that offers the kill at every tie puts the process's
+// steps before another process's last step of the instant through these
+// races of the kills it runs. Without them,
 // a kill after a loud step that comes after quiet ones was missed where
 // the other process's steps went first. (Found by
 // TestDPORSoundRandomToys: toy 51, whose second process stats and then
