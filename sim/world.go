@@ -228,9 +228,8 @@ func (w *World) pick() *activity {
 		w.cands = append(w.cands, Candidate{Proc: c.p.idx, Act: c.id})
 	}
 	w.cands = append(w.cands, w.fcands...)
-	if w.por != nil {
-		w.por.tie = len(w.por.ties)
-		l := w.por
+	if l := w.por; l != nil {
+		l.tie = len(l.ties)
 		n := len(l.tieCands)
 		l.tieCands = append(l.tieCands, w.cands...)
 		l.ties = append(l.ties, l.tieCands[n:len(l.tieCands):len(l.tieCands)])

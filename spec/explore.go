@@ -54,6 +54,10 @@ type ExploreOptions struct {
 	// (sim.Explore.EveryKill): the reduced search as it was without that
 	// rule, for the tests.
 	everyKill bool
+	// everyRace makes a reduced search take every race of every run,
+	// those of the steps it replays too (TestDPORRacesSinceBranch's
+	// yardstick).
+	everyRace bool
 	// Horizon is the simulated time of each run (default three leases).
 	Horizon time.Duration
 	// Skews are the wall-clock offsets a process may start with (default

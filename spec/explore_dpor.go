@@ -237,10 +237,6 @@ type dporResult struct {
 	endInst int64 // the instant it was cut short at (if blocked)
 }
 
-// dporEveryRace makes every run report all its races, those its prefix
-// had too (a test's comparison).
-var dporEveryRace bool
-
 // dporChoice is what a run learnt of one of its choices.
 type dporChoice struct {
 	tie   bool // a new tie, whose candidates are cands
@@ -278,7 +274,7 @@ func dporRun(o ExploreOptions, prefix []int, stack []dporNode, choices []dporCho
 	d := &dfs{prefix: slices.Clone(prefix)}
 	var w *sim.World // (set before it runs; the setup's choices come before)
 	d.ask = func(i int) {
-		if i == len(prefix)-1 && w != nil && !dporEveryRace {
+		if i == len(prefix)-1 && w != nil && !o.everyRace {
 			r.from = w.StepMark()
 		}
 	}

@@ -20,9 +20,9 @@ type pauseRep struct {
 // pauses is a candidate), so the run of either length takes the same
 // steps, meets the same sleepers, and reports the same races, at every
 // choice of its branch, down to where each is cut short. Skipping it
-// loses no race: the first length's runs added them already. Otherwise
-// it is not run, and the tie records its step as the first's
-// (dporNode.first): it sleeps in later branches, as run it would.
+// loses no race: the first length's runs added them already. Skipped, it
+// is recorded as the tie's step of v (dporNode.first), the first
+// length's: it sleeps in later branches, as run it would.
 // Registers v as its process's first pause run when there is none.
 func pauseDoomed(nd *dporNode, v int) bool {
 	c := nd.cands[v]

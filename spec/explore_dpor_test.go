@@ -691,7 +691,7 @@ func TestDPORRacesSinceBranch(t *testing.T) {
 		name := fmt.Sprintf("%s/%d/%d/%d/%d/%d/%d/%v", o.Variant, o.Procs, o.Crashes, o.Pauses, o.Terms, o.FSErrors, o.Powers, o.Horizon)
 		t.Run(name, func(t *testing.T) {
 			// Each schedule's trace, in the order run.
-			search := func() (ExploreResult, []uint64) {
+			search := func(o ExploreOptions) (ExploreResult, []uint64) {
 				var fps []uint64
 				res, err := exploreDPORWith(o, o.Limit, nil, func(w *sim.World) { fps = append(fps, w.KillFingerprint()) })
 				if err != nil {
@@ -699,10 +699,9 @@ func TestDPORRacesSinceBranch(t *testing.T) {
 				}
 				return res, fps
 			}
-			since, sinceFPs := search()
-			dporEveryRace = true
-			defer func() { dporEveryRace = false }()
-			every, everyFPs := search()
+			since, sinceFPs := search(o)
+			o.everyRace = true
+			every, everyFPs := search(o)
 			if !slices.Equal(sinceFPs, everyFPs) {
 				t.Errorf("the schedules' traces differ (%d and %d schedules)", len(sinceFPs), len(everyFPs))
 			}
