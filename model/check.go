@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,7 @@ type Result struct {
 	// search could not find within its budget or timeout.
 	pending, disagree, overBudget, noCulprit bool
 	budget                                   int
+	buf                                      *histBuf // Holds' memory, for Release
 }
 
 // StepBudget bounds porcupine's search on a history of n operations to
@@ -139,22 +141,83 @@ func Check(tr *trace.Trace, timeout time.Duration) Result {
 // search of every order), and porcupine is left to Resolve. Otherwise
 // porcupine's plain check decides.
 func Decide(tr *trace.Trace, timeout time.Duration) Result {
+	return decide(tr, timeout, nil)
+}
+
+// Holds reports whether the history of tr is linearizable, as Decide
+// decides; when it is not (or is undecided), r is Decide's Result. The
+// memory of a history that holds is reused by a later call, since nothing
+// refers to it: a search's runs are mostly linearizable, and their
+// histories were a third of the bytes its runs allocated.
+func Holds(tr *trace.Trace, timeout time.Duration) (r Result, ok bool) {
+	b := histPool.Get().(*histBuf)
+	r = decide(tr, timeout, b)
+	if !r.Linearizable {
+		r.buf = b // (r refers to b's memory: Release puts it back)
+		return r, false
+	}
+	if cap(r.hist) > maxPooledHist {
+		return r, true
+	}
+	b.h = r.hist[:0]
+	if r.ops != nil { // (porcupine was asked)
+		b.ops = r.ops[:0]
+	}
+	histPool.Put(b)
+	return Result{Linearizable: true, End: r.End, model: r.model, timeout: timeout}, true
+}
+
+// Release gives the memory of a Result of Holds back for reuse by later
+// calls: neither r nor anything made from it (Resolve's Result, Ops, Info,
+// a culprit) may be used after. A search releases the Results of the runs
+// it does not keep. Any other Result's Release does nothing.
+func (r Result) Release() {
+	b := r.buf
+	if b == nil || cap(r.hist) > maxPooledHist {
+		return
+	}
+	b.h = r.hist[:0]
+	if r.ops != nil {
+		b.ops = r.ops[:0]
+	}
+	histPool.Put(b)
+}
+
+// maxPooledHist is the longest history whose memory is kept for reuse: a
+// run's is a few dozen operations, a spinning process's can be thousands.
+const maxPooledHist = 1024
+
+// histBuf is the memory of a history Holds decided.
+type histBuf struct {
+	h   []histOp
+	ops []porcupine.Operation
+}
+
+var histPool = sync.Pool{New: func() any { return new(histBuf) }}
+
+// decide is Decide, on b's memory when b is not nil.
+func decide(tr *trace.Trace, timeout time.Duration, b *histBuf) Result {
+	var hb []histOp
+	var ob []porcupine.Operation
+	if b != nil {
+		hb, ob = b.h, b.ops
+	}
 	expiring := tr.Run.Server && tr.Recorded
 	m := Register
 	if expiring {
 		m = ExpiringRegister
 	}
-	h, end := historyOf(tr), int64(tr.End)
+	h, end := historyInto(hb, tr), int64(tr.End)
 	r := Result{End: end, model: m, timeout: timeout}
 	switch witnessHistory(h, expiring) {
 	case Witnessed:
 		r.Linearizable, r.hist = true, h
 		return r
 	case NoOrder:
-		r.ops, r.hist, r.pending = boxedRefs(h), h, true
+		r.ops, r.hist, r.pending = boxedRefsInto(ob, h), h, true
 		return r
 	}
-	r.ops, r.hist = boxedRefs(h), h
+	r.ops, r.hist = boxedRefsInto(ob, h), h
 	res, over := plain(m, r.ops, timeout)
 	switch res {
 	case porcupine.Ok:

@@ -62,12 +62,18 @@ func boxed(h []histOp) []porcupine.Operation {
 	return ops
 }
 
-// boxedRefs returns h as porcupine's operations whose Input and Output
-// are pointers into h: boxing each Input and Output value was two
-// allocations an operation, a fifth of a check's (Decide's histories,
-// whose operations no caller sees but through Culprit, which unboxes).
-func boxedRefs(h []histOp) []porcupine.Operation {
-	ops := make([]porcupine.Operation, len(h))
+// boxedRefsInto returns h as porcupine's operations whose Input and
+// Output are pointers into h, on dst's memory when it is large enough:
+// boxing each Input and Output value was two allocations an operation, a
+// fifth of a check's (Decide's histories, whose operations no caller sees
+// but through Culprit, which unboxes).
+func boxedRefsInto(dst []porcupine.Operation, h []histOp) []porcupine.Operation {
+	var ops []porcupine.Operation
+	if dst != nil && cap(dst) >= len(h) {
+		ops = dst[:len(h)]
+	} else {
+		ops = make([]porcupine.Operation, len(h))
+	}
 	for i := range h {
 		o := &h[i]
 		ops[i] = porcupine.Operation{ClientId: o.ClientId, Input: &o.Input, Call: o.Call, Output: &o.Output, Return: o.Return, Metadata: o.Metadata}
@@ -112,7 +118,11 @@ func outputOf(x any) Output {
 }
 
 // historyOf is FromTrace's history, unboxed.
-func historyOf(tr *trace.Trace) []histOp {
+func historyOf(tr *trace.Trace) []histOp { return historyInto(nil, tr) }
+
+// historyInto is historyOf on dst's memory (every operation is written
+// whole: nothing of a history before is left in it).
+func historyInto(dst []histOp, tr *trace.Trace) []histOp {
 	// Each (process, activity) pair's slot in clients and pending, dense:
 	// maps keyed by the pair were half of this function's time.
 	base := make([]int, len(tr.Acts)+1)
@@ -158,7 +168,12 @@ func historyOf(tr *trace.Trace) []histOp {
 			n++
 		}
 	}
-	ops := make([]histOp, 0, n)
+	var ops []histOp
+	if dst != nil && cap(dst) >= n {
+		ops = dst[:0]
+	} else {
+		ops = make([]histOp, 0, n)
+	}
 	var expiries []int // indices in ops of the server's expiries
 	var late []int     // indices in ops of failed server requests
 	var last int64

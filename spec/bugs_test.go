@@ -67,7 +67,7 @@ func BenchmarkCheckRuns(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		decide(tr)
+		releaseAll(decide(tr)) // (as a search does with the runs it does not keep)
 		tr.Release()
 		i++
 	}

@@ -27,12 +27,12 @@ func CheckLinearizable(tr *trace.Trace) *Violation {
 // (the culprit, its time and process: porcupine's verbose check) left for
 // settle: a search settles only the violations it keeps (model.Decide).
 func decideLinearizable(tr *trace.Trace) *Violation {
-	r := model.Decide(tr, LinearizeTimeout)
-	if r.Linearizable {
+	r, ok := model.Holds(tr, LinearizeTimeout)
+	if ok {
 		return nil
 	}
 	end := tr.End
-	return &Violation{Property: LinearizableStore, At: end, settler: func(v *Violation) {
+	return &Violation{Property: LinearizableStore, At: end, release: r.Release, settler: func(v *Violation) {
 		r := r.Resolve()
 		v.Detail, v.HTML = r.Err().Error(), r.WriteHTML
 		if op, ok := r.Culprit(); ok {

@@ -1,6 +1,9 @@
 package spec
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -194,6 +197,28 @@ func TestSearchSettlesWhatItKeeps(t *testing.T) {
 			}
 			if f.Property == LinearizableStore && (f.Detail == "" || f.HTML == nil) {
 				t.Errorf("run %d: linearizable-store kept without its details", f.Run)
+			}
+			if f.Property == LinearizableStore && f.HTML != nil {
+				// The page is drawn from the history the search decided on,
+				// after the search went on to decide other runs' (whose
+				// memory is reused: model.Holds): it must be this run's.
+				dir := t.TempDir()
+				for j, w := range want {
+					if w.Property == LinearizableStore {
+						got, exp := filepath.Join(dir, "got.html"), filepath.Join(dir, "want.html")
+						if err := f.HTML(got); err != nil {
+							t.Fatal(err)
+						}
+						if err := w.Violation.HTML(exp); err != nil {
+							t.Fatal(err)
+						}
+						a, _ := os.ReadFile(got)
+						b, _ := os.ReadFile(exp)
+						if len(a) == 0 || !bytes.Equal(a, b) {
+							t.Errorf("run %d: the kept page (%d bytes) is not Check's (%d bytes): verdict %d", f.Run, len(a), len(b), j)
+						}
+					}
+				}
 			}
 			tr.Release()
 		}

@@ -41,6 +41,9 @@ type Violation struct {
 	// were worked out (decideLinearizable); a search calls it, through
 	// settle, only for the runs it keeps.
 	settler func(*Violation)
+	// release gives back memory the violation's details refer to, for a
+	// search's run it does not keep (decideLinearizable's history).
+	release func()
 }
 
 // settle fills in v's details if they were left for later (nil: nothing).
@@ -49,6 +52,18 @@ func (v *Violation) settle() {
 		f := v.settler
 		v.settler = nil
 		f(v)
+	}
+}
+
+// releaseAll gives back the memory of a dropped run's verdicts: none of
+// them may be used after.
+func releaseAll(vs []Verdict) {
+	for _, v := range vs {
+		if v.Violation != nil && v.Violation.release != nil {
+			f := v.Violation.release
+			v.Violation.release, v.Violation.settler = nil, nil
+			f()
+		}
 	}
 }
 

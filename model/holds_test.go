@@ -1,0 +1,65 @@
+package model
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// Holds decides as Decide does, and the memory it reuses is only ever a
+// linearizable history's: a violation's Result, kept while later calls
+// decide other histories, still gives what Decide's gives (its operations,
+// its error, its culprit). It fails when a violation's memory is put back
+// for reuse, and when Holds' verdict differs from Decide's.
+func TestHoldsReusesOnlyWhatHolds(t *testing.T) {
+	type kept struct {
+		seed uint64
+		tr   *trace.Trace
+		r    Result
+	}
+	var violations []kept
+	holds := 0
+	for _, variant := range []string{"seed", "reference"} {
+		o := sim.SetupOptions{Variant: variant, Faults: sim.AllFaults, Scheduler: "mixed"}
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		for seed := uint64(1); seed <= 200; seed++ {
+			tr, err := sim.Run(sim.RandomSetup(o, seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Decide(tr, 0)
+			r, ok := Holds(tr, 0)
+			if ok != want.Linearizable || r.Linearizable != ok || r.Unknown != want.Unknown {
+				t.Fatalf("%s seed %d: Holds %v (%+v), Decide linearizable %v unknown %v", variant, seed, ok, r, want.Linearizable, want.Unknown)
+			}
+			if ok {
+				holds++
+				continue
+			}
+			violations = append(violations, kept{seed, tr, r})
+		}
+	}
+	if holds < 50 || len(violations) < 20 {
+		t.Fatalf("%d histories hold and %d do not: the test shows too little", holds, len(violations))
+	}
+	for _, v := range violations {
+		want := Decide(v.tr, 0).Resolve()
+		got := v.r.Resolve()
+		if !reflect.DeepEqual(got.Ops(), want.Ops()) {
+			t.Fatalf("seed %d: a kept violation's history changed under later calls", v.seed)
+		}
+		if fmt.Sprint(got.Err()) != fmt.Sprint(want.Err()) {
+			t.Fatalf("seed %d: error %v, want %v", v.seed, got.Err(), want.Err())
+		}
+		gop, gok := got.Culprit()
+		wop, wok := want.Culprit()
+		if gok != wok || !reflect.DeepEqual(gop, wop) {
+			t.Fatalf("seed %d: culprit %+v %v, want %+v %v", v.seed, gop, gok, wop, wok)
+		}
+	}
+}
