@@ -33,7 +33,7 @@ type Result struct {
 
 	model   porcupine.Model
 	timeout time.Duration
-	ops     []porcupine.Operation // the history checked, when porcupine was asked (Decide's: boxedRefs of hist);
+	ops     []porcupine.Operation // the history checked, when porcupine was asked (Decide's: boxedRefsInto of hist);
 	hist    []histOp              // Decide's history, unboxed (see Ops)
 	// pending marks Decide's verdict on a history that is not
 	// linearizable, whose partial linearizations are not computed yet
@@ -145,41 +145,51 @@ func Decide(tr *trace.Trace, timeout time.Duration) Result {
 }
 
 // Holds reports whether the history of tr is linearizable, as Decide
-// decides; when it is not (or is undecided), r is Decide's Result. The
-// memory of a history that holds is reused by a later call, since nothing
-// refers to it: a search's runs are mostly linearizable, and their
-// histories were a third of the bytes its runs allocated.
+// decides. When it is, r says only that (its Ops are empty: the history's
+// memory is reused by a later call, since nothing refers to it; a
+// search's runs are mostly linearizable, and their histories were a third
+// of the bytes its runs allocated). When it is not, or porcupine found no
+// answer, r is Decide's Result; Release gives its memory back once it is
+// no longer used.
 func Holds(tr *trace.Trace, timeout time.Duration) (r Result, ok bool) {
 	b := histPool.Get().(*histBuf)
 	r = decide(tr, timeout, b)
 	if !r.Linearizable {
-		r.buf = b // (r refers to b's memory: Release puts it back)
+		if !r.Unknown {
+			// (An undecided history's memory is never reused: porcupine
+			// stops waiting for its search when it times out, and the
+			// search may still be reading the history.)
+			r.buf = b
+		}
 		return r, false
 	}
-	if cap(r.hist) > maxPooledHist {
-		return r, true
-	}
-	b.h = r.hist[:0]
-	if r.ops != nil { // (porcupine was asked)
-		b.ops = r.ops[:0]
-	}
-	histPool.Put(b)
+	b.keep(r)
 	return Result{Linearizable: true, End: r.End, model: r.model, timeout: timeout}, true
 }
 
 // Release gives the memory of a Result of Holds back for reuse by later
 // calls: neither r nor anything made from it (Resolve's Result, Ops, Info,
-// a culprit) may be used after. A search releases the Results of the runs
-// it does not keep. Any other Result's Release does nothing.
+// a culprit, a page drawn from it) may be used after. A search releases
+// the Results of the runs it does not keep. Any other Result's Release
+// does nothing.
 func (r Result) Release() {
-	b := r.buf
-	if b == nil || cap(r.hist) > maxPooledHist {
+	if r.buf != nil {
+		r.buf.keep(r)
+	}
+}
+
+// keep puts b back in the pool with the memory of r, a Result decided on
+// it, unless the history was longer than maxPooledHist.
+func (b *histBuf) keep(r Result) {
+	if cap(r.hist) > maxPooledHist {
 		return
 	}
-	b.h = r.hist[:0]
-	if r.ops != nil {
+	if r.ops != nil { // (porcupine was asked)
 		b.ops = r.ops[:0]
+	} else if cap(r.hist) != cap(b.h) {
+		b.ops = nil // (the history outgrew b.h: b.ops points into the old one)
 	}
+	b.h = r.hist[:0]
 	histPool.Put(b)
 }
 

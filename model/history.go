@@ -82,7 +82,7 @@ func boxedRefsInto(dst []porcupine.Operation, h []histOp) []porcupine.Operation 
 }
 
 // asInput returns an operation's Input, given as a value (FromTrace's
-// histories, hand-written ones) or as a pointer (boxedRefs).
+// histories, hand-written ones) or as a pointer (boxedRefsInto).
 func asInput(x any) (Input, bool) {
 	if p, ok := x.(*Input); ok && p != nil {
 		return *p, true

@@ -63,3 +63,43 @@ func TestHoldsReusesOnlyWhatHolds(t *testing.T) {
 		}
 	}
 }
+
+// An undecided history's memory is never given back: porcupine stops
+// waiting for its search when it times out, and that search may still be
+// reading the history (a review's race, under -race, with timeouts of
+// microseconds). The budget makes undecided histories here without a
+// clock: with none, porcupine gives up on every history Witness is unsure
+// of.
+func TestHoldsKeepsUndecidedMemory(t *testing.T) {
+	defer func(b int) { StepBudget = b }(StepBudget)
+	StepBudget = -64 * 1_000_000
+	o := sim.SetupOptions{Variant: "seed", Faults: sim.AllFaults, Scheduler: "mixed"}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	undecided, violations := 0, 0
+	for seed := uint64(1); seed <= 300 && (undecided < 5 || violations < 5); seed++ {
+		tr, err := sim.Run(sim.RandomSetup(o, seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := Holds(tr, 0)
+		switch {
+		case ok:
+		case r.Unknown:
+			undecided++
+			if r.buf != nil {
+				t.Fatalf("seed %d: an undecided Result would give its memory back", seed)
+			}
+		default:
+			violations++
+			if r.buf == nil {
+				t.Fatalf("seed %d: a violation's Result cannot give its memory back", seed)
+			}
+		}
+		r.Release()
+	}
+	if undecided == 0 || violations == 0 {
+		t.Fatalf("%d undecided, %d violations: the test shows too little", undecided, violations)
+	}
+}

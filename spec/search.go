@@ -115,7 +115,7 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 		}
 		seed, cfg, tr, verdicts := r.seed, r.cfg, r.tr, r.verdicts
 		rep.Runs++
-		kept, bad, stored := false, false, false
+		kept, bad := false, false
 		for _, v := range verdicts {
 			if !v.Applicable && rep.NotApplicable[v.Property] == "" {
 				rep.NotApplicable[v.Property] = v.Reason
@@ -144,14 +144,14 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 				}
 				if c < 0 {
 					rep.Found[k] = s.digest(found())
-					kept, stored = true, true
+					kept = true
 				}
 			case s.Smallest || rep.Counts[v.Property] <= keep:
 				rep.Found = append(rep.Found, s.digest(found()))
-				kept, stored = true, true
+				kept = true
 			}
 		}
-		if !stored {
+		if !kept {
 			releaseAll(verdicts) // (a Found keeps its run's verdicts, even when its trace is dropped)
 		}
 		if kept && s.DropTraces {
