@@ -1,9 +1,11 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -299,7 +301,24 @@ func verbose(m porcupine.Model, ops []porcupine.Operation, end int64, timeout ti
 	if over() {
 		return Result{Unknown: true, overBudget: true, budget: budgetFor(len(ops)), ops: ops, End: end, model: m, timeout: timeout}
 	}
+	inOrder(info)
 	return Result{Linearizable: res == porcupine.Ok, Unknown: res == porcupine.Unknown, ops: ops, Info: info, End: end, model: m, timeout: timeout}
+}
+
+// inOrder sorts each partition's partial linearizations in info, which
+// porcupine lists in the order of a Go map's iteration, so that a
+// history's page (WriteHTML) is the same every time it is drawn: longest
+// first, then by their operations. (PartialLinearizations returns
+// porcupine's own slices, which its page is drawn from.)
+func inOrder(info porcupine.LinearizationInfo) {
+	for _, p := range info.PartialLinearizations() {
+		slices.SortFunc(p, func(a, b []int) int {
+			if c := cmp.Compare(len(b), len(a)); c != 0 {
+				return c
+			}
+			return slices.Compare(a, b)
+		})
+	}
 }
 
 // Ops returns the history checked (FromTrace's).

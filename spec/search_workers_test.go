@@ -216,9 +216,10 @@ func TestSearchSettlesWhatItKeeps(t *testing.T) {
 				if err := w.Violation.HTML(exp); err != nil {
 					t.Fatal(err)
 				}
-				a, b := pageHistory(t, got), pageHistory(t, exp)
-				if !bytes.Equal(a, b) {
-					t.Errorf("run %d (kept for %s): its linearizable-store page draws another history (%d bytes) than Check's (%d bytes)", f.Run, f.Property, len(a), len(b))
+				a, _ := os.ReadFile(got)
+				b, _ := os.ReadFile(exp)
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Errorf("run %d (kept for %s): its linearizable-store page (%d bytes) is not Check's (%d bytes)", f.Run, f.Property, len(a), len(b))
 				}
 				pages++
 				if f.Property != LinearizableStore {
@@ -231,22 +232,4 @@ func TestSearchSettlesWhatItKeeps(t *testing.T) {
 			t.Fatalf("smallest=%v: %d pages compared, %d of runs kept for another property: the test shows too little", smallest, pages, otherPages)
 		}
 	}
-}
-
-// pageHistory returns the history drawn by porcupine's page at path: the
-// page's data up to its partial linearizations, which porcupine does not
-// find in the same order every time (two pages of one check can differ
-// there, never in the history).
-func pageHistory(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, []byte(`"History":`))
-	j := bytes.Index(b, []byte(`"PartialLinearizations"`))
-	if i < 0 || j < i+20 {
-		t.Fatalf("%s: no history found in porcupine's page (%d bytes)", path, len(b))
-	}
-	return b[i:j]
 }
