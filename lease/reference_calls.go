@@ -99,7 +99,8 @@ func (r *Reference) newLeader(holder int64) {
 
 // failed handles a create or takeover that did not lead and returns the
 // next back-off. A lost race (the lease exists, or changed) is read again
-// at once (0): the read shows the winner and waits on it. Any other error
+// at once: the read shows the winner and waits on it (and a version not
+// seen before ends the back-off); a write waits, as below. Any other error
 // (a full disk, an I/O error) says nothing about the lease, and trying
 // again at once would spin while the disk stays full: the next write
 // waits, from renewBackoff, doubling up to the watch interval or the
@@ -107,7 +108,14 @@ func (r *Reference) newLeader(holder int64) {
 func (r *Reference) failed(err error, backoff time.Duration) time.Duration {
 	if errors.Is(err, fs.ErrExist) || errors.Is(err, ErrConflict) {
 		r.p.Log(MsgLostRace, 0, 0)
-		return 0
+		// Lost to a write the next read shows, which ends the back-off (a
+		// version not seen before), or to one it does not: the store's
+		// listing and its writes disagree (a name it cannot read as a
+		// version; a key of a type its reads take for none), and every
+		// write is lost at once. Backed off, from none: the first retry
+		// waits renewBackoff, so that a race lost to nobody cannot spin
+		// (a probe: 8,000 lost races a second, for ever).
+		return min(max(2*backoff, renewBackoff), r.maxBackoff())
 	}
 	backoff = min(max(2*backoff, renewBackoff), r.maxBackoff())
 	r.p.Log(MsgRefWriteFailed, int64(backoff/time.Millisecond), 0)

@@ -158,6 +158,19 @@ func MaxFiles(procs int) int { return referenceFiles.Of(procs) }
 
 func (s *VersionedFile) name(v int64) string { return s.Path + "." + strconv.FormatInt(v, 10) }
 
+// MaxVersion is the highest version the store writes: the highest a
+// name's 18 digits carry, which is what a listing reads as a version
+// (decimal). Versions count writes (a billion is a renewal a second for
+// thirty years), so only a name someone else linked gets near it.
+const MaxVersion = 999_999_999_999_999_999
+
+// ErrNoVersionLeft is the error of every write over a version at
+// MaxVersion: there is no name above it that a listing would show. The
+// name is someone else's; it must be removed. (A store that wrote the
+// next number anyway, of 19 digits, left every process losing its writes
+// as races, at once and for ever: a probe's planted PATH.999999999999999999.)
+var ErrNoVersionLeft = errors.New("the lock directory's highest version is the highest a name can carry: remove it")
+
 // listing is what the lock directory held at one instant, as the
 // protocol reads its names.
 type listing struct {
@@ -510,6 +523,11 @@ func (e errSuperseded) Is(target error) bool { return target == ErrConflict }
 // the directory. EEXIST at the link is a lost compare-and-set:
 // ErrConflict; a higher version in the listing after it, errSuperseded.
 func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
+	if rec.Version > MaxVersion {
+		// (Its name would be one the listing does not read as a version:
+		// the write would stand unseen, every later one lost as a race.)
+		return Record{}, &StepError{Step: "create", Err: ErrNoVersionLeft}
+	}
 	rec.TTL = StatedTTL(rec.TTL) // as readers will parse it
 	buf := appendVersioned(make([]byte, 0, 48), rec)
 	if s.mistake&mRemoveBeforeLink != 0 { // mutant: the old versions removed before the new one exists

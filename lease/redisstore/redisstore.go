@@ -76,6 +76,11 @@ type Store struct {
 
 var _ lease.Store = (*Store)(nil)
 
+// ErrWrongType is Create's error when the lease's key holds a value of
+// another type than a string (a hash, a list, ...): someone else's, which
+// no create can replace. It must be removed.
+var ErrWrongType = errors.New("the key holds a value of another type than a lease record: remove it")
+
 // New connects to the server and checks that it answers (PING, after
 // AUTH when a password is given): an unreachable server or a refused
 // password is an error here, not at the first lease operation. A PING
@@ -260,9 +265,13 @@ func (s *Store) Key() string { return s.key }
 var (
 	// ARGV[1] holder, ARGV[2] TTL in ms, ARGV[3] the writer's lease in ms
 	// and the nonce (or ""), ARGV[4] the channel to publish the change on. Returns the
-	// new version, or 0 if a record exists.
+	// new version, 0 if a record exists, -1 if the key holds another type.
 	createScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local t = redis.call('TYPE', KEYS[1]).ok
+if t ~= 'none' then
+  if t ~= 'string' then return -1 end
+  return 0
+end
 local v = redis.call('INCR', KEYS[2])
 local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
 if ARGV[3] ~= '' then val = val .. ' ' .. ARGV[3] end
@@ -448,6 +457,11 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	switch {
 	case err != nil:
 		return sent(holder, ttl, nonce), s.fail("create", err)
+	case v == -1:
+		// (MGET, which Read makes, gives none for such a key: taken for a
+		// lost race, every create failed at once and for ever, 6,000 a
+		// second from each process: a probe's HSET on the lease's key.)
+		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, ErrWrongType)
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}

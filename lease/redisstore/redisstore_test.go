@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"strconv"
 	"strings"
@@ -118,6 +119,19 @@ func TestKeysAndTTL(t *testing.T) {
 	s.c.Set(ctx, "leaselab:{jobs}", "garbage", 0)
 	if rec, err := s.Read(); err == nil || !strings.Contains(err.Error(), "not a lease record") {
 		t.Errorf("Read of garbage = %+v, %v", rec, err)
+	}
+	// A key of another type reads as none (MGET), and a create says why
+	// it cannot write: not a lost race, which is retried at once.
+	s.c.Del(ctx, "leaselab:{jobs}")
+	s.c.HSet(ctx, "leaselab:{jobs}", "x", "y")
+	if _, err := s.Read(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read of a hash: %v, want none", err)
+	}
+	if rec, err := s.Create(7, 9*time.Second); !errors.Is(err, ErrWrongType) || errors.Is(err, fs.ErrExist) {
+		t.Errorf("Create over a hash = %+v, %v; want ErrWrongType", rec, err)
+	}
+	if typ, _ := s.c.Type(ctx, "leaselab:{jobs}").Result(); typ != "hash" {
+		t.Errorf("the key is a %s after the create; want the hash left alone", typ)
 	}
 }
 

@@ -1,0 +1,112 @@
+package spec
+
+import (
+	"io/fs"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// A name planted at a high version is a nuisance, and at the highest a
+// name can carry a wedge that says so, never a spin. A probe planted
+// PATH.999999999999999999 under a live leader: the next version's name had
+// 19 digits, which the listing does not read as a version, so every write
+// stood unseen and was lost as a race, retried at once, 8,000 times a
+// second, and nobody led again. Now the store refuses to write above
+// lease.MaxVersion (an error the user is told of) and a lost race backs
+// off.
+func TestPlantedHighVersion(t *testing.T) {
+	for _, c := range []struct {
+		v    int64
+		lead bool // a leader within a lease and a half (the garbage waited out)
+	}{
+		{999_999_999_999_999, true},
+		{lease.MaxVersion - 1, true},
+		{lease.MaxVersion, false},
+	} {
+		for _, data := range []string{"junk", `{"processId":300,"epoch":1,"leaseMs":3000}`} {
+			at := time.Duration(0)
+			name := sim.DefaultLockPath + "." + strconv.FormatInt(c.v, 10)
+			cfg := sim.Config{Variant: "reference", Seed: 1, Horizon: 40 * time.Second,
+				Procs:      []sim.ProcSpec{{PID: 100}, {PID: 200, Start: time.Millisecond}},
+				Files:      []sim.File{{Path: name, Data: data}},
+				SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond}
+			tr, err := sim.Run(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var after []trace.Interval
+			for _, iv := range tr.Leadership() {
+				if iv.From > int64(at) {
+					after = append(after, iv)
+				}
+			}
+			led := len(after) > 0 && after[0].From <= int64(at+14*time.Second)
+			if led != c.lead {
+				t.Errorf("version %d planted (%s): a leader after it %v, want %v (%v)", c.v, data, led, c.lead, after)
+			}
+			if v := CheckNoBusyLoop(tr); v != nil {
+				t.Errorf("version %d planted (%s): %v", c.v, data, v)
+			}
+			if !c.lead {
+				told := 0
+				for _, e := range tr.Events {
+					if e.Kind == trace.EvError {
+						told++
+					}
+				}
+				if told == 0 {
+					t.Errorf("version %d planted (%s): nobody leads and the user was told of no error", c.v, data)
+				}
+			}
+		}
+	}
+}
+
+// blindStore is a store whose reads never show a record: its listing and
+// its writes disagree, as they did over a version name of 19 digits and a
+// Redis key of another type (a probe). Every create by a watcher is a
+// race lost to a record it cannot see.
+type blindStore struct{ lease.Store }
+
+func (blindStore) Read() (lease.Record, error) { return lease.Record{}, fs.ErrNotExist }
+
+// A race lost to nobody the next read shows is retried after a back-off,
+// never at once: whatever makes a store's reads and writes disagree next,
+// it cannot make the reference spin (it did, 8,000 lost races a second).
+func TestLostRaceToNobodyBacksOff(t *testing.T) {
+	ref, err := lease.LookupVariant("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blind := ref
+	blind.Name = "test~blind-store"
+	blind.Summary = "the reference over a store whose reads never show a record (a test of the lost race's back-off)"
+	inner := ref.NewStore
+	blind.NewStore = func(p lease.Proc, path string) lease.Store { return blindStore{inner(p, path)} }
+	registerOnce(t, blind)
+	cfg := sim.Config{Variant: blind.Name, Seed: 1, Horizon: 30 * time.Second,
+		Procs:      []sim.ProcSpec{{PID: 100}, {PID: 200, Start: time.Millisecond}},
+		SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond}
+	tr, err := sim.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, l := range tr.LogLines() {
+		if strings.Contains(l, "Lost takeover race") {
+			lost++
+		}
+	}
+	if lost < 5 {
+		t.Fatalf("%d lost races: the test shows nothing", lost)
+	}
+	if v := CheckNoBusyLoop(tr); v != nil {
+		t.Errorf("%d lost races: %v", lost, v)
+	}
+}
