@@ -102,13 +102,15 @@ func eventHeader(b []byte) (mask, nameLen uint32) {
 	return binary.NativeEndian.Uint32(b[4:8]), binary.NativeEndian.Uint32(b[12:16])
 }
 
-// ended reports whether a buffer of inotify events holds IN_IGNORED: the
-// watch was removed (the directory deleted, or Close).
+// ended reports whether a buffer of inotify events holds IN_IGNORED (the
+// watch was removed: the directory deleted, or Close) or IN_MOVE_SELF (the
+// directory was moved: the watch follows it, away from its path; a mask
+// that asks for it ends there).
 func ended(b []byte) bool {
 	for len(b) >= syscall.SizeofInotifyEvent {
 		mask, nameLen := eventHeader(b)
-		if mask&syscall.IN_IGNORED != 0 {
-			return true
+		if mask&(syscall.IN_IGNORED|syscall.IN_MOVE_SELF) != 0 {
+			return true // (moved: what it watches is no longer at its path)
 		}
 		b = b[min(len(b), syscall.SizeofInotifyEvent+int(nameLen)):]
 	}

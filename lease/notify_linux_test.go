@@ -1,8 +1,10 @@
 package lease
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -65,4 +67,117 @@ func TestRemovedDirEndsWatch(t *testing.T) {
 	if waited := time.Since(start); waited > 2*time.Second {
 		t.Errorf("a wait on a removed directory's ended watch took %v: it waited for events that cannot come", waited.Round(time.Millisecond))
 	}
+}
+
+// Only the lease's own files wake its watchers once its name is known:
+// another program's writes in its directory (a log beside the lease)
+// woke every watcher for each write and cut every back-off short (a
+// probe: a watcher whose reads failed read again at once, 33,000 times a
+// second). A lease named like a temporary file still wakes them.
+func TestWatchOnlyLeaseNames(t *testing.T) {
+	dir := t.TempDir()
+	p := testProc(1, &syncBuffer{})
+	defer p.doneOnce.Do(func() { close(p.done) })
+	defer p.note.close()
+	p.note.watchName(filepath.Join(dir, "job.tmp.lock"))
+	quiet := []string{"run.log", "job.tmp.lockfile", "job.tmp.lock.tmp.5.1", "other.7"}
+	for _, name := range quiet {
+		tok := p.ChangeToken(dir)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("line\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if p.WaitChange(dir, tok, p.Mono()+100*time.Millisecond) {
+			t.Errorf("a write of %s woke the watcher of job.tmp.lock", name)
+		}
+	}
+	for _, name := range []string{"job.tmp.lock.7", "job.tmp.lock.boot.2", "job.tmp.lock"} {
+		tok := p.ChangeToken(dir)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("v"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !p.WaitChange(dir, tok, p.Mono()+5*time.Second) {
+			t.Errorf("a write of %s woke nobody within 5 s", name)
+		}
+	}
+}
+
+// relevant's table: every event of a buffer is looked at, a nameless one
+// always wakes, and without a lease name every name but a temporary
+// file's does.
+func TestRelevantNames(t *testing.T) {
+	ev := func(name string) []byte {
+		n := (len(name) + 1 + 15) / 16 * 16
+		b := make([]byte, syscall.SizeofInotifyEvent+n)
+		binary.NativeEndian.PutUint32(b[12:16], uint32(n))
+		copy(b[syscall.SizeofInotifyEvent:], name)
+		return b
+	}
+	lock := []string{"lock"}
+	for _, c := range []struct {
+		names []string
+		evs   []string
+		want  bool
+	}{
+		{lock, []string{"lock.3"}, true},
+		{lock, []string{"lock"}, true},
+		{lock, []string{"lock.boot.1"}, true},
+		{lock, []string{""}, true},
+		{lock, []string{"lock.tmp.1.2"}, false},
+		{lock, []string{"run.log", "lockx", "lock.tmp.9.9"}, false},
+		{lock, []string{"run.log", "lock.4"}, true},
+		{[]string{"a", "lock"}, []string{"lock.4"}, true},
+		{nil, []string{"run.log"}, true},
+		{nil, []string{"x.tmp.1"}, false},
+	} {
+		var b []byte
+		for _, n := range c.evs {
+			b = append(b, ev(n)...)
+		}
+		if got := relevant(b, c.names); got != c.want {
+			t.Errorf("names %q, events %q: relevant %v, want %v", c.names, c.evs, got, c.want)
+		}
+	}
+}
+
+// A directory moved away, or made only after its watch was asked for, is
+// watched again at its path: the watch followed the moved directory, or
+// stayed failed, and its watchers fell back to polling for the rest of
+// the process's life (a probe: hand-overs 2.5 s slower after a move).
+func TestWatchFollowsThePath(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "leases")
+	p := testProc(1, &syncBuffer{})
+	defer p.doneOnce.Do(func() { close(p.done) })
+	defer p.note.close()
+	p.ChangeToken(dir) // (it does not exist yet: the watch fails)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wakes := func(what string) {
+		t.Helper()
+		time.Sleep(retryWatch + 100*time.Millisecond)
+		tok := p.ChangeToken(dir)
+		start := time.Now()
+		if err := os.WriteFile(filepath.Join(dir, "lock.1"), []byte("v"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !p.WaitChange(dir, tok, p.Mono()+5*time.Second) {
+			t.Fatalf("%s: a new version woke nobody within 5 s", what)
+		}
+		if d := time.Since(start); d > 900*time.Millisecond {
+			t.Errorf("%s: woken after %v, a poll's delay, not a notice's", what, d)
+		}
+	}
+	wakes("made after its watch was asked for")
+	tok := p.ChangeToken(dir)
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if !p.WaitChange(dir, tok, p.Mono()+5*time.Second) {
+		t.Fatal("the directory's move woke nobody within 5 s")
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wakes("moved away and made again")
 }
