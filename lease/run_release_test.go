@@ -295,12 +295,12 @@ func TestRunRefusesPathNamingNoFile(t *testing.T) {
 }
 
 func TestCheckLockPath(t *testing.T) {
-	for _, p := range []string{"", "/", "//", "/var/lib/", "x/", ".", "..", "/a/.", "/a/.."} {
+	for _, p := range []string{"", "/", "//", "/var/lib/", "x/", ".", "..", "/a/.", "/a/..", "/a/b/../c/lease", "a/../lease", "/../lease"} {
 		if err := lease.CheckLockPath(p); err == nil {
 			t.Errorf("CheckLockPath(%q) = nil, want an error", p)
 		}
 	}
-	for _, p := range []string{"lease", "./lease", "/var/lib/job/lease", "a//b", "/a/.lease", "/a/..b"} {
+	for _, p := range []string{"lease", "./lease", "/var/lib/job/lease", "a//b", "/a/.lease", "/a/..b", "../lease", "../../locks/lease"} {
 		if err := lease.CheckLockPath(p); err != nil {
 			t.Errorf("CheckLockPath(%q) = %v, want nil", p, err)
 		}

@@ -34,6 +34,9 @@ func TestRunRefusesBadLockPath(t *testing.T) {
 		// and it linked temporary files for ever.
 		filepath.Join(dir, "new.lock") + "/": "ends in a path separator",
 		dir + "/new.lock/..":                 "ends in \"..\"",
+		// A ".." after a name (a symbolic link, perhaps): linked in one
+		// directory, listed in another, nobody ever led.
+		dir + "/sub/../new.lock": "has a \"..\" after a directory's name",
 	}
 	if os.Geteuid() == 0 {
 		other := filepath.Join(dir, "other.lock")

@@ -474,13 +474,7 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 	if text {
 		summary := "no violation"
 		if found {
-			var parts []string
-			for _, v := range verdicts {
-				if n := episodes[v.Property]; n > 0 {
-					parts = append(parts, fmt.Sprintf("%s %d", v.Property, n))
-				}
-			}
-			summary = fmt.Sprintf("%d properties violated, episodes: %s", len(parts), strings.Join(parts, ", "))
+			summary = episodeSummary(verdicts, episodes)
 		}
 		if t.singleton {
 			fmt.Fprintf(w, "# singleton: %d commands started\n", commands)
@@ -489,4 +483,20 @@ func (t torture) run(d time.Duration, w io.Writer, text bool) (*tortureReport, b
 			len(tr.Leadership()), len(gaps), gapSummary(gaps), judged, leaderSignals, summary)
 	}
 	return rep, found, nil
+}
+
+// episodeSummary is the summary line's count of the properties violated
+// and their episodes, each property once: a property may have two
+// verdicts (no-own-exit, spec's and torture's own), and was counted twice
+// ("2 properties violated, episodes: no-own-exit 1, no-own-exit 1").
+func episodeSummary(verdicts []spec.Verdict, episodes map[string]int) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, v := range verdicts {
+		if n := episodes[v.Property]; n > 0 && !seen[v.Property] {
+			seen[v.Property] = true
+			parts = append(parts, fmt.Sprintf("%s %d", v.Property, n))
+		}
+	}
+	return fmt.Sprintf("%d properties violated, episodes: %s", len(parts), strings.Join(parts, ", "))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
+	"github.com/leaselab/leaselab/spec"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -646,5 +647,14 @@ func TestOwnExitJudgesSIGTERM(t *testing.T) {
 		if v := cl.ownExitVerdict(end); (v.Violation != nil) != c.bad {
 			t.Errorf("%s: %v, want a violation: %v", c.name, v.Violation, c.bad)
 		}
+	}
+}
+
+// A property with two verdicts is one property violated in the summary.
+func TestEpisodeSummaryCountsEachPropertyOnce(t *testing.T) {
+	vs := []spec.Verdict{{Property: spec.NoOwnExit}, {Property: spec.ExclusiveLeadership}, {Property: spec.NoOwnExit}}
+	got := episodeSummary(vs, map[string]int{spec.NoOwnExit: 1, spec.ExclusiveLeadership: 2})
+	if want := "2 properties violated, episodes: no-own-exit 1, exclusive-leadership 2"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
 	}
 }
