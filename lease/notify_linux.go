@@ -23,6 +23,7 @@ type inotify struct {
 	// watchers (watchName); a directory without one wakes them for every
 	// name but a temporary file's.
 	names map[string][]string
+	tries int // watches made (for a test of retryWatch)
 }
 
 // dirWatch is one directory's watch: a DirFeed counting into notices,
@@ -76,6 +77,7 @@ func (in *inotify) watch(dir string) *dirWatch {
 		in.dirs = map[string]*dirWatch{}
 	}
 	in.dirs[dir] = d
+	in.tries++
 	f, err := watchDir(dir, inotifyMask, d.relevant, d.notices.Notify, d.ended)
 	if err != nil {
 		d.err, d.failedAt = err, time.Now() // WaitChange then falls back to waiting out its deadline
@@ -85,13 +87,13 @@ func (in *inotify) watch(dir string) *dirWatch {
 	return d
 }
 
-// watchName makes the files of the lease at path (path itself, and
-// path.SUFFIX but for its temporary files, path.tmp.*) the ones whose
-// changes wake the watchers of its directory, beside any other lease's
-// there. Another program's writes in that directory (a log beside the
-// lease) woke every watcher for each of its writes, and cut short every
-// back-off: a watcher whose reads failed read again at once, logging
-// each failure to that log (a probe: 169,441 lines in 5 s, a CPU's worth).
+// watchName makes the files of the lease at path (path itself, path.N,
+// path.boot.K) the ones whose changes wake the watchers of its directory,
+// beside any other lease's there (NameWatcher). Another program's writes
+// in that directory (a log beside the lease) woke every watcher for each
+// of its writes, and cut short every back-off: a watcher whose reads
+// failed read again at once, logging each failure to that log (a probe:
+// 169,441 lines in 5 s, a CPU's worth).
 func (in *inotify) watchName(path string) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	in.mu.Lock()
@@ -111,7 +113,8 @@ func (in *inotify) watchName(path string) {
 }
 
 // ended records why the watch ended and wakes its waiters, who fall back
-// to their deadlines.
+// to their deadlines. The next look at the directory watches it again (at
+// once: nothing failed yet at its path).
 func (d *dirWatch) ended(err error) {
 	d.mu.Lock()
 	d.err = err
@@ -181,7 +184,10 @@ func relevant(b []byte, names []string) bool {
 }
 
 // leaseFile reports whether name is a published file of one of the
-// leases names (any name without ".tmp." when there is none).
+// leases names: the lease's own name, a version's or a boot record's (any
+// name without ".tmp." when there is none). Not a temporary file, and not
+// a file merely named after the lease (lease.log, lease.pid: a log named
+// after its lease woke its watchers for each line).
 func leaseFile(name string, names []string) bool {
 	if names == nil {
 		return !strings.Contains(name, ".tmp.")
@@ -190,12 +196,20 @@ func leaseFile(name string, names []string) bool {
 		if name == base {
 			return true
 		}
-		if rest, ok := strings.CutPrefix(name, base+"."); ok && !strings.HasPrefix(rest, "tmp.") {
+		rest, ok := strings.CutPrefix(name, base+".")
+		if !ok {
+			continue
+		}
+		rest, _ = strings.CutPrefix(rest, "boot.")
+		if _, ok := decimal(rest); ok {
 			return true
 		}
 	}
 	return false
 }
+
+// WatchName implements NameWatcher.
+func (p *osProc) WatchName(path string) { p.note.watchName(path) }
 
 // ChangeToken implements Notifier.
 func (p *osProc) ChangeToken(dir string) uint64 {

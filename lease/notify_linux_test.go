@@ -80,7 +80,7 @@ func TestWatchOnlyLeaseNames(t *testing.T) {
 	defer p.doneOnce.Do(func() { close(p.done) })
 	defer p.note.close()
 	p.note.watchName(filepath.Join(dir, "job.tmp.lock"))
-	quiet := []string{"run.log", "job.tmp.lockfile", "job.tmp.lock.tmp.5.1", "other.7"}
+	quiet := []string{"run.log", "job.tmp.lockfile", "job.tmp.lock.tmp.5.1", "other.7", "job.tmp.lock.log", "job.tmp.lock.1.bak"}
 	for _, name := range quiet {
 		tok := p.ChangeToken(dir)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("line\n"), 0o644); err != nil {
@@ -123,6 +123,11 @@ func TestRelevantNames(t *testing.T) {
 		{lock, []string{"lock.boot.1"}, true},
 		{lock, []string{""}, true},
 		{lock, []string{"lock.tmp.1.2"}, false},
+		{lock, []string{"lock.log"}, false},
+		{lock, []string{"lock.pid"}, false},
+		{lock, []string{"lock.1.bak"}, false},
+		{lock, []string{"lock.boot.x"}, false},
+		{lock, []string{"lock.007"}, false},
 		{lock, []string{"run.log", "lockx", "lock.tmp.9.9"}, false},
 		{lock, []string{"run.log", "lock.4"}, true},
 		{[]string{"a", "lock"}, []string{"lock.4"}, true},
@@ -180,4 +185,54 @@ func TestWatchFollowsThePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	wakes("moved away and made again")
+}
+
+// The reference names its store's lock to the real runtime's watch, so
+// that its directory's other files wake nobody (a review: a no-op there
+// passed every test of the watch, which named the lease itself).
+func TestReferenceNamesItsLease(t *testing.T) {
+	dir := t.TempDir()
+	p := testProc(1, &syncBuffer{})
+	defer p.doneOnce.Do(func() { close(p.done) })
+	defer p.note.close()
+	path := filepath.Join(dir, "job")
+	newReference(p, &VersionedFile{FS: p, Path: path}, dir, Config{LeaseDuration: 9 * time.Second, RenewInterval: 3 * time.Second, WatchInterval: 3 * time.Second})
+	p.note.mu.Lock()
+	names := p.note.names[dir]
+	p.note.mu.Unlock()
+	if len(names) != 1 || names[0] != "job" {
+		t.Fatalf("the watch of %s knows the leases %q, want [job]", dir, names)
+	}
+}
+
+// A directory whose watch failed is not watched again more often than
+// every retryWatch, however often it is looked at; and a token taken from
+// the failed watch reads as a change on the new one (what happened
+// between the two was not counted).
+func TestWatchRetries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "later")
+	p := testProc(1, &syncBuffer{})
+	defer p.doneOnce.Do(func() { close(p.done) })
+	defer p.note.close()
+	tok := p.ChangeToken(dir)
+	for range 50 {
+		p.ChangeToken(dir)
+	}
+	p.note.mu.Lock()
+	tries := p.note.tries
+	p.note.mu.Unlock()
+	if tries != 1 {
+		t.Errorf("%d watches made for 51 looks at a missing directory within moments, want 1", tries)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(retryWatch + 50*time.Millisecond)
+	start := time.Now()
+	if !p.WaitChange(dir, tok, p.Mono()+3*time.Second) {
+		t.Fatal("a token from the failed watch did not read as a change on the new one")
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("the change was read after %v, not at once", d)
+	}
 }

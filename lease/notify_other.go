@@ -14,9 +14,6 @@ type inotify struct{}
 // close has nothing to close.
 func (*inotify) close() {}
 
-// watchName has no watch to filter.
-func (*inotify) watchName(string) {}
-
 // WaitChangeContext implements ContextWaiter: without a Notifier it is
 // never asked, and only waits.
 func (p *osProc) WaitChangeContext(ctx context.Context, _ string, _ uint64, until time.Duration) bool {

@@ -71,6 +71,20 @@ type Notifier interface {
 	WaitChange(dir string, token uint64, until time.Duration) bool
 }
 
+// NameWatcher is an optional ability of a Notifier: telling a lease's
+// files from the other files of its directory. After WatchName(path) the
+// changes that wake the waiters of path's directory are those of path
+// itself, of its versions (path.N) and of its boot records (path.boot.K),
+// beside those of any other lease named so in that directory; another
+// file's (a log written beside the lease) wake nobody: each woke every
+// watcher and cut its back-off short (a probe: a watcher whose reads
+// failed read again for each line of that log, a CPU's worth). The
+// reference names its store's lock path. A Proc that wraps a Notifier
+// forwards it.
+type NameWatcher interface {
+	WatchName(path string)
+}
+
 // ShutdownNotifier is an optional ability of a Proc: installing the
 // SIGTERM/SIGINT handler at once, as signal.Notify does, so that a
 // signal arriving before the handling activity first waits is held for it

@@ -130,10 +130,10 @@ func NewReference(p Proc, s Store, path string, cfg Config) (*Reference, error) 
 func newReference(p Proc, s Store, dir string, cfg Config) *Reference {
 	r := &Reference{p: p, s: s, cfg: cfg, pid: int64(p.PID()), dir: dir}
 	r.note = watchSource(p, s, dir, cfg)
-	if op, ok := p.(*osProc); ok {
+	if w, ok := p.(NameWatcher); ok {
 		for u := s; u != nil; u = unwrapped(u) {
-			if vf, ok := u.(*VersionedFile); ok && filepath.Dir(vf.Path) == dir {
-				op.note.watchName(vf.Path) // its directory's other files wake nobody
+			if path, ok := lockPathOf(u); ok && filepath.Dir(path) == dir {
+				w.WatchName(path) // its directory's other files wake nobody
 				break
 			}
 		}

@@ -1,7 +1,10 @@
 package spec
 
 import (
+	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,7 +109,39 @@ func TestLostRaceToNobodyBacksOff(t *testing.T) {
 	if lost < 5 {
 		t.Fatalf("%d lost races: the test shows nothing", lost)
 	}
+	// Doubling to the watch interval: a dozen races lost in 30 s, not one
+	// every 10 ms (3,000), which no-busy-loop's bound would let pass.
+	t.Logf("%d lost races in 30 s", lost)
+	if lost > 40 {
+		t.Errorf("%d lost races in 30 s: the back-off does not grow", lost)
+	}
 	if v := CheckNoBusyLoop(tr); v != nil {
 		t.Errorf("%d lost races: %v", lost, v)
+	}
+}
+
+// No write goes above lease.MaxVersion, whatever it is: a renewal and a
+// release of a record at it are refused as a create is (a review: only
+// the create was tested).
+func TestNoWriteAboveMaxVersion(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lock")
+	s := &lease.VersionedFile{FS: lease.OSFS{}, Path: path, PID: 7}
+	rec := lease.Record{Holder: 7, Epoch: 3, Version: lease.MaxVersion, TTL: 9 * time.Second}
+	if err := os.WriteFile(path+"."+strconv.FormatInt(lease.MaxVersion, 10), []byte(`{"processId":7,"epoch":3,"leaseMs":9000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Renew(rec, 9*time.Second); !errors.Is(err, lease.ErrNoVersionLeft) {
+		t.Errorf("Renew at MaxVersion: %v, want ErrNoVersionLeft", err)
+	}
+	if err := s.Release(rec); !errors.Is(err, lease.ErrNoVersionLeft) {
+		t.Errorf("Release at MaxVersion: %v, want ErrNoVersionLeft", err)
+	}
+	if _, err := s.Takeover(rec, 8, 9*time.Second); !errors.Is(err, lease.ErrNoVersionLeft) {
+		t.Errorf("Takeover at MaxVersion: %v, want ErrNoVersionLeft", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("%d files in the lock directory after refused writes, want the planted one", len(ents))
 	}
 }

@@ -176,6 +176,16 @@ type histNotifyProc struct {
 }
 
 func (p histNotifyProc) ChangeToken(dir string) uint64 { return p.n.ChangeToken(dir) }
+
+// WatchName forwards lease.NameWatcher: without it, every file written
+// beside the lease woke the watchers of a history's run (-events), as
+// before the real runtime knew the lease's names.
+func (p histNotifyProc) WatchName(path string) {
+	if w, ok := p.n.(lease.NameWatcher); ok {
+		w.WatchName(path)
+	}
+}
+
 func (p histNotifyProc) WaitChange(dir string, token uint64, until time.Duration) bool {
 	return p.n.WaitChange(dir, token, until)
 }
