@@ -48,8 +48,14 @@ func CheckFencing(tr *trace.Trace, iv []trace.Interval) *Violation {
 	for k := 1; k < len(iv); k++ {
 		a, b := iv[k-1], iv[k]
 		ea, eb := epochs[k-1], epochs[k]
-		if ea < 0 || eb < 0 || eb > ea || a.Proc == b.Proc && eb == ea {
-			continue // a renewal after a deadline may resume its own epoch
+		// (A term of one process after another of its own with the same
+		// epoch is a violation too: once a term has ended, an action of
+		// it still under way must be refused by the fenced resource, which
+		// it is not if the next term has its epoch. An exemption for "a
+		// renewal after a deadline resuming its own epoch" let a mutant of
+		// the reference that renewed a lapsed term pass: a probe.)
+		if ea < 0 || eb < 0 || eb > ea {
+			continue
 		}
 		return &Violation{Property: Fencing, At: time.Duration(b.From),
 			PIDs: []int{tr.Procs[a.Proc].PID, tr.Procs[b.Proc].PID},

@@ -40,6 +40,12 @@ func TestCheckFencing(t *testing.T) {
 		{"increasing", [][3]int64{{0, 10, 1}, {1, 20, 2}, {0, 30, 5}}, nil, false},
 		{"decreasing", [][3]int64{{0, 10, 3}, {1, 20, 2}}, nil, true},
 		{"reused by another", [][3]int64{{0, 10, 3}, {1, 20, 3}}, nil, true},
+		// A term over is over: the next one of the same process takes a
+		// new epoch, else an action of the first still under way is not
+		// refused (an exemption for a lapsed term renewed let a probe's
+		// mutant pass).
+		{"reused by the same process's next term", [][3]int64{{0, 10, 3}, {0, 20, 3}}, nil, true},
+		{"the same process's next term, a new epoch", [][3]int64{{0, 10, 3}, {0, 20, 4}}, nil, false},
 		{"same epoch shared on the resource", [][3]int64{{0, 10, 1}, {1, 20, 2}}, [][2]int64{{0, 2}, {1, 2}}, true},
 	}
 	for _, c := range cases {
