@@ -37,6 +37,13 @@ func CheckNoOwnExit(tr *trace.Trace) *Violation {
 			pid := tr.Procs[e.Proc].PID
 			return &Violation{Property: NoOwnExit, At: time.Duration(e.T), PIDs: []int{pid}, Events: []int{i},
 				Detail: fmt.Sprintf("process %s exited with status %d of its own accord: no SIGTERM had reached it (a process ends only on a signal or a power loss)", tr.ProcName(int(e.Proc)), e.ExitCode())}
+		case e.Kind == trace.EvExit && e.ExitCode() > 0:
+			// (A probe: a mutant exiting 1 after its SIGTERM passed. A
+			// supervisor takes any other status than 0 for a failure:
+			// systemd's Restart=on-failure restarts a stopped service.)
+			pid := tr.Procs[e.Proc].PID
+			return &Violation{Property: NoOwnExit, At: time.Duration(e.T), PIDs: []int{pid}, Events: []int{i},
+				Detail: fmt.Sprintf("process %s exited with status %d after its SIGTERM: a graceful stop exits 0", tr.ProcName(int(e.Proc)), e.ExitCode())}
 		}
 	}
 	return nil

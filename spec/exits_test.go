@@ -103,4 +103,10 @@ func TestNoOwnExit(t *testing.T) {
 	if v := CheckNoOwnExit(tr); v == nil || v.At != 2*time.Second {
 		t.Errorf("process 100 exits 0 with no SIGTERM: %v", v)
 	}
+	// A graceful stop exits 0: any other status after a SIGTERM is taken
+	// for a failure by a supervisor (a probe's mutant exiting 1 passed).
+	tr.Events = []trace.Event{at(term, time.Second), at(trace.Exit(0, 1), 2*time.Second)}
+	if v := CheckNoOwnExit(tr); v == nil || !strings.Contains(v.Detail, "status 1 after its SIGTERM") {
+		t.Errorf("process 100 exits 1 after its SIGTERM: %v", v)
+	}
 }
