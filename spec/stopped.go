@@ -73,6 +73,12 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 			*t = term{open: true, from: i, doneAt: -1}
 		case e.Kind == trace.EvStopped && e.DiedLeading():
 			*t = term{doneAt: -1}
+		case e.Kind == trace.EvStopped && t.open && e.A < 0 && e.Context() == tr.Events[t.from].Context():
+			// (The simulator's mark of a context done before the user's
+			// OnStartedLeading returned to look at it: a lapsed deadline, a
+			// SIGTERM already taken. A probe's mutants of the reference
+			// without either guard passed every property.)
+			return fail(i, e, "OnStartedLeading called with a context already done: a user that acts there before looking at its context acts on a lease that may be someone else's")
 		case e.Kind == trace.EvStopped && t.open:
 			t.doneAt = e.T
 		case e.Kind == trace.EvStoppedCallback:
