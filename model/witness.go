@@ -11,7 +11,8 @@ import (
 // witnessBudget bounds the search for a witness: this many candidates
 // tried an operation (each through the model's step from every state the
 // register may be in), and witnessSlack more.
-const (
+// (Variables: tests set them to 0 to leave porcupine every history.)
+var (
 	witnessBudget = 4
 	witnessSlack  = 64
 )
@@ -39,7 +40,11 @@ const (
 // call at the instant of another's return is concurrent with it, as
 // porcupine orders them), earliest return first, tracking the set of
 // states the register may be in, and that gives up after witnessBudget
-// candidates tried an operation. Every step it takes is the model's own
+// candidates tried an operation, and that does not search twice from a
+// point it has already searched from in full: the operations placed and
+// the states the register may be in after them decide what can follow,
+// so a point whose every continuation failed once fails again (porcupine's
+// cache, on sets of states). Every step it takes is the model's own
 // transition relation, so a linearization it finds is one porcupine would
 // accept (TestWitnessAgreesWithPorcupine compares the two, on histories
 // that are linearizable and on histories that are not). On the simulator's
@@ -83,6 +88,24 @@ type scratch struct {
 	states     []State
 	next       []State
 	scanned    int // operations offer has looked at (for a test of its cost)
+
+	// The points searched from in full (dead ends): placed is the set of
+	// operations placed now (a bit each) and key its hash (the exclusive
+	// or of zobrist(j) over its members); a dead end is found by the hash
+	// of its operations and states and compared in full.
+	placed  []uint64
+	key     uint64
+	dead    map[uint64]int32 // hash -> its last dead end (index into ends)
+	ends    []deadEnd
+	endBits []uint64 // the dead ends' sets of operations, len(placed) words each
+	endSts  []State  // their states
+	pruned  int      // candidates cut as dead ends (for a test)
+}
+
+// deadEnd is a point searched from in full that led to no linearization.
+type deadEnd struct {
+	bits, sts, nsts int32 // its operations at endBits[bits:], states at endSts[sts:sts+nsts]
+	prev            int32 // the dead end before it with the same hash, or -1
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -129,7 +152,13 @@ func (sc *scratch) run(expiring bool) Verdict {
 	sc.path = slices.Grow(sc.path[:0], n+1) // (offer's frames never move: f stays valid)
 	sc.cands = sc.cands[:0]
 	sc.states = append(sc.states[:0], empty)
-	sc.scanned = 0
+	sc.scanned, sc.pruned = 0, 0
+	words := (n + 63) / 64
+	sc.placed = slices.Grow(sc.placed[:0], words)[:words]
+	clear(sc.placed)
+	sc.key = 0
+	clear(sc.dead)
+	sc.ends, sc.endBits, sc.endSts = sc.ends[:0], sc.endBits[:0], sc.endSts[:0]
 	budget := witnessBudget*n + witnessSlack
 
 	sc.offer(0, 1)
@@ -138,10 +167,15 @@ func (sc *scratch) run(expiring bool) Verdict {
 		if f.tried >= f.candAt {
 			j := sc.cands[f.tried] // back from the one tried last
 			sc.succ[sc.pred[j]], sc.pred[sc.succ[j]] = j, j
+			sc.mark(j, false)
 		}
 		f.tried++
 		if f.tried == f.candEnd {
-			// Nothing fits here: back up one operation.
+			// Nothing fits here: back up one operation, and remember the
+			// point as a dead end.
+			if len(sc.path) > 1 {
+				sc.markDead(sc.states[f.stateAt:f.stateEnd])
+			}
 			sc.cands, sc.states = sc.cands[:f.candAt], sc.states[:f.stateAt]
 			sc.path = sc.path[:len(sc.path)-1]
 			if len(sc.path) == 0 {
@@ -174,6 +208,12 @@ func (sc *scratch) run(expiring bool) Verdict {
 		}
 		sc.next = next
 		if len(next) == 0 {
+			continue
+		}
+		sc.mark(j, true)
+		if sc.isDead(next) {
+			sc.mark(j, false)
+			sc.pruned++
 			continue
 		}
 		sc.succ[sc.pred[j]], sc.pred[sc.succ[j]] = sc.succ[j], sc.pred[j]
@@ -209,4 +249,87 @@ func (sc *scratch) offer(sa, se int) {
 		return cmp.Compare(a, b)
 	})
 	sc.path = append(sc.path, frame{candAt: at, candEnd: len(sc.cands), tried: at - 1, stateAt: sa, stateEnd: se})
+}
+
+// mark puts operation j in the set of those placed, or takes it out (a
+// candidate backed from may never have been placed).
+func (sc *scratch) mark(j int, in bool) {
+	w, b := &sc.placed[j/64], uint64(1)<<(j%64)
+	if (*w&b != 0) != in {
+		*w ^= b
+		sc.key ^= zobrist(uint64(j))
+	}
+}
+
+// zobrist is operation j's share of the hash of a set of operations.
+func zobrist(j uint64) uint64 {
+	z := j + 0x9e3779b97f4a7c15 // splitmix64
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// statesHash is the hash of a set of states, whatever their order.
+func statesHash(sts []State) uint64 {
+	var h uint64
+	for _, s := range sts {
+		x := uint64(s.Rec.Holder)*0x9e3779b97f4a7c15 ^ uint64(s.Rec.Until)
+		x = x*0xbf58476d1ce4e5b9 ^ uint64(s.Rec.Epoch)
+		x = x*0x94d049bb133111eb ^ uint64(s.Rec.Version)
+		x = x*0x9e3779b97f4a7c15 ^ uint64(s.Rec.TTL)
+		x = x*0xbf58476d1ce4e5b9 ^ s.Rec.Nonce
+		if s.Present {
+			x ^= 1 << 62
+		}
+		if s.Wild {
+			x ^= 1 << 63
+		}
+		h += zobrist(x)
+	}
+	return h
+}
+
+// isDead reports whether the operations placed, with the register in one
+// of sts, is a point searched from in full before.
+func (sc *scratch) isDead(sts []State) bool {
+	if len(sc.ends) == 0 {
+		return false
+	}
+	i, ok := sc.dead[sc.key^statesHash(sts)]
+	for ok && i >= 0 {
+		e := sc.ends[i]
+		if int(e.nsts) == len(sts) && slices.Equal(sc.endBits[e.bits:int(e.bits)+len(sc.placed)], sc.placed) && sameSet(sc.endSts[e.sts:e.sts+e.nsts], sts) {
+			return true
+		}
+		i = e.prev
+	}
+	return false
+}
+
+// markDead remembers the operations placed, with the register in one of
+// sts, as a dead end.
+func (sc *scratch) markDead(sts []State) {
+	if sc.dead == nil {
+		sc.dead = make(map[uint64]int32)
+	}
+	h := sc.key ^ statesHash(sts)
+	prev, ok := sc.dead[h]
+	if !ok {
+		prev = -1
+	}
+	sc.dead[h] = int32(len(sc.ends))
+	sc.ends = append(sc.ends, deadEnd{bits: int32(len(sc.endBits)), sts: int32(len(sc.endSts)), nsts: int32(len(sts)), prev: prev})
+	sc.endBits = append(sc.endBits, sc.placed...)
+	sc.endSts = append(sc.endSts, sts...)
+}
+
+// sameSet reports whether a and b, each without repeats and of one
+// length, hold the same states.
+func sameSet(a, b []State) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	return true
 }

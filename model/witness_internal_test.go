@@ -290,24 +290,36 @@ func TestStepBudget(t *testing.T) {
 		if v == Witnessed || tr.Run.Server {
 			continue
 		}
-		StepBudget = 4_000_000
-		want := Check(tr, 0)
-		if want.Unknown {
-			t.Fatalf("seed %d: undecided within the default budget", seed)
+		if v != NoOrder {
+			t.Fatalf("seed %d: Witness is unsure within its default budget", seed)
 		}
-		StepBudget = -64 * 1_000_000 // (none at all, for any history here)
-		got, again := Check(tr, 0), Check(tr, 0)
-		switch v {
-		case Unsure:
-			unsure++
-			if !got.Unknown || !again.Unknown || got.Linearizable || !strings.Contains(got.Err().Error(), "budget") {
-				t.Errorf("seed %d: with no budget: %+v, %v", seed, got, got.Err())
+		// Each such history twice: as Witness leaves it (no order), and
+		// left to porcupine (Witness given no budget: unsure).
+		for _, wb := range []int{witnessBudget, 0} {
+			slack := witnessSlack
+			if wb == 0 {
+				slack = 0
 			}
-		case NoOrder:
-			noOrder++
-			if got.Unknown || got.Linearizable || got.Err() == nil {
-				t.Errorf("seed %d: a history with no order, with no budget for its culprit: %+v", seed, got)
+			restore := setWitnessBudget(wb, slack)
+			StepBudget = 4_000_000
+			want := Check(tr, 0)
+			if want.Unknown {
+				t.Fatalf("seed %d: undecided within the default budget", seed)
 			}
+			StepBudget = -64 * 1_000_000 // (none at all, for any history here)
+			got, again := Check(tr, 0), Check(tr, 0)
+			if wb == 0 {
+				unsure++
+				if !got.Unknown || !again.Unknown || got.Linearizable || !strings.Contains(got.Err().Error(), "budget") {
+					t.Errorf("seed %d: with no budget: %+v, %v", seed, got, got.Err())
+				}
+			} else {
+				noOrder++
+				if got.Unknown || got.Linearizable || got.Err() == nil {
+					t.Errorf("seed %d: a history with no order, with no budget for its culprit: %+v", seed, got)
+				}
+			}
+			restore()
 		}
 	}
 	if unsure == 0 || noOrder == 0 {
@@ -346,5 +358,43 @@ func TestHistoryKeepsUnnamedCallers(t *testing.T) {
 	}
 	if unnamed == 0 {
 		t.Fatal("no operation of the unnamed caller")
+	}
+}
+
+// setWitnessBudget gives Witness a budget of b candidates an operation
+// and slack more (0 and 0: it is unsure of every history with
+// operations) and returns what restores the default.
+func setWitnessBudget(b, slack int) (restore func()) {
+	old, oldSlack := witnessBudget, witnessSlack
+	witnessBudget, witnessSlack = b, slack
+	return func() { witnessBudget, witnessSlack = old, oldSlack }
+}
+
+// Witness searches from a point (the operations placed, the states the
+// register may be in) at most once: five reads of an empty register,
+// all at once, and then a read of a record nobody wrote. Every order of
+// the five leaves the register as it was, so after the first order fails
+// the others are cut where they reach a point already searched (the
+// search tries 81 candidates, under its budget of 88); without that it
+// tries every order of the five (325) and gives up.
+func TestWitnessRemembersDeadEnds(t *testing.T) {
+	const k = 5
+	var ops []porcupine.Operation
+	for i := range k {
+		ops = append(ops, porcupine.Operation{ClientId: i, Input: Input{Op: trace.StoreRead}, Output: Output{Res: trace.ResNotFound}, Call: 0, Return: 10})
+	}
+	ops = append(ops, porcupine.Operation{ClientId: k, Input: Input{Op: trace.StoreRead}, Output: Output{Res: trace.ResOK, Rec: lease.Record{Holder: 9, Until: 1}}, Call: 20, Return: 30})
+	sc := new(scratch)
+	if v := sc.search(ops, false); v != NoOrder {
+		t.Fatalf("verdict %v, want NoOrder", v)
+	}
+	if sc.pruned == 0 {
+		t.Fatal("no candidate cut as a dead end")
+	}
+	// The same history with its last read made possible: the dead ends of
+	// one search are not the next one's.
+	ops[k].Output = Output{Res: trace.ResNotFound}
+	if v := sc.search(ops, false); v != Witnessed || sc.pruned != 0 {
+		t.Fatalf("verdict %v with %d cut, want Witnessed with none", v, sc.pruned)
 	}
 }
