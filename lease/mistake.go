@@ -179,4 +179,18 @@ const (
 	// power loss, overwritten) is continued from epoch 1, not from the
 	// wall clock (a probe's mutant A).
 	mUnreadableFromOne
+	// Reference: a SIGTERM that lands while the acquiring write is in
+	// flight is obeyed (the process never leads) but the record it
+	// wrote is not released: successors wait out the lease (a probe's
+	// mutant of 2026-12-06).
+	mNoReleaseWhileAcquiring
+	// Reference: a watcher whose read failed tries again every
+	// renewBackoff (10 ms), never doubling: a read that keeps failing
+	// is retried a hundred times a second (a probe's mutant of
+	// 2026-12-06).
+	mReadRetryNoDoubling
+	// Reference: each renewal starts an activity (a goroutine) that
+	// waits for a context nobody ends: one more left behind every renewal
+	// (a probe's mutant of 2026-12-06).
+	mLeakPerRenewal
 )

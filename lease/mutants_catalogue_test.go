@@ -135,6 +135,31 @@ var mutants = []mutant{
 		explore:  "procs 2, crashes 1",
 	},
 	{
+		// What failover-bound judges since it counts the store's holder
+		// as well as the leader its user saw (2026-12-06).
+		name: "reference~no-release-while-acquiring", base: "reference",
+		mistake:  "a SIGTERM that lands while the acquiring write is in flight is obeyed, the process never leads, but the record it wrote is not released: its successors wait out the lease",
+		property: spec.FailoverBound,
+		run:      referenceRun(lease.MistakeNoReleaseWhileAcquiring),
+		explore:  "procs 2, terms 1, preemptions 1",
+	},
+	{
+		// What no-busy-loop's bound on failed calls finds (2026-12-06).
+		name: "reference~read-retry-no-doubling", base: "reference",
+		mistake:    "a watcher whose read failed tries again every 10 ms, never doubling the wait: a read that keeps failing is retried a hundred times a second, under no-busy-loop's bound on calls",
+		property:   spec.NoBusyLoop,
+		run:        referenceRun(lease.MistakeReadRetryNoDoubling),
+		exploreWhy: "it needs a read that fails for a second on end (a full disk's or EMFILE's stretch), which explore does not inject (one error)",
+	},
+	{
+		// What bounded-activities finds (2026-12-06).
+		name: "reference~leak-per-renewal", base: "reference",
+		mistake:  "each renewal starts a goroutine that waits on a context nobody ends: one more left behind every renewal, nothing else changed",
+		property: spec.BoundedActivities,
+		run:      referenceRun(lease.MistakeLeakPerRenewal),
+		explore:  "procs 2, crashes 1",
+	},
+	{
 		name: "reference~told-once", base: "reference",
 		mistake:    "OnNewLeader is told of each holder once: a leader that comes back after another is not told of again",
 		property:   spec.LeaderKnown,

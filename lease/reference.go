@@ -451,6 +451,9 @@ func (r *Reference) elect(ctx context.Context) {
 			if r.mistake&mReadErrorWaitsWatch != 0 { // mutant: a whole watch interval
 				readBackoff = r.cfg.WatchInterval
 			}
+			if r.mistake&mReadRetryNoDoubling != 0 { // mutant: never doubles
+				readBackoff = renewBackoff
+			}
 			r.wait(ctx, token, now+readBackoff)
 			continue
 		}

@@ -58,7 +58,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		// what was written.
 		cancel()
 		r.p.Log(MsgShutdown, 0, 0)
-		r.release(rec, term)
+		if r.mistake&mNoReleaseWhileAcquiring == 0 { // mutant: what was written is left to expire
+			r.release(rec, term)
+		}
 		return true
 	}
 	r.p.Role(RoleLeader)
@@ -77,7 +79,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		r.resign(cancel)
 		if ctx.Err() != nil {
 			r.p.Log(MsgShutdown, 0, 0)
-			r.release(rec, term)
+			if r.mistake&mNoReleaseWhileAcquiring == 0 { // mutant: what was written is left to expire
+				r.release(rec, term)
+			}
 			return true
 		}
 		r.p.Log(MsgRefDeadline, 0, 0)
@@ -137,6 +141,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			}
 			return false
 		case err == nil:
+			if r.mistake&mLeakPerRenewal != 0 { // mutant: a goroutine left behind
+				r.p.Go("leak", func() { r.sleep(context.Background(), 24*time.Hour) })
+			}
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
 			backoff, r.wrote, r.last, r.lastAt = 0, nrec, nrec, start
 			r.tried = r.tried[:0]

@@ -151,6 +151,10 @@ type proc struct {
 	// needs a descriptor) fails with EMFILE.
 	emfile int
 
+	// running counts its activities begun and not ended (trace.ProcInfo's
+	// MaxLive is its peak).
+	running int
+
 	// actBuf holds its first activities, actPtrs the first of acts.
 	actBuf  [4]activity
 	actPtrs [4]*activity
@@ -193,6 +197,9 @@ func (p *proc) spawn(name string, at int64, f func()) {
 	a.wk.act, a.wk.fn = a, f
 	p.acts = append(p.acts, a)
 	w.tr.Acts[p.idx] = append(w.tr.Acts[p.idx], name)
+	if p.running++; p.running > w.tr.Procs[p.idx].MaxLive {
+		w.tr.Procs[p.idx].MaxLive = p.running
+	}
 	a.ready, a.seq = at, w.seq
 	w.seq++
 	w.queue.push(a)

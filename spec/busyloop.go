@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -45,6 +46,28 @@ func BusyBound(v lease.Variant, c lease.Config) int {
 		wakes += backoffTries(c.WatchInterval)
 	}
 	return CallsPerWake * wakes
+}
+
+// FailsPerWake is what FailBound allows a process each time it wakes on
+// its own: the calls of one attempt that can fail before it gives up
+// and waits (a takeover's temporary file: its open, its write; a log
+// line of the failure). Two: most attempts stop at their first failure.
+const FailsPerWake = 2
+
+// FailBound is the most failed system calls a process of variant v with
+// config c may make in one simulated second while nothing changes (see
+// BusyBound): a correct process waits after a failure, and a back-off
+// from 1 ms, doubling up to WatchInterval, adds log2(WatchInterval/1ms) +
+// 1 wake-ups to BusyBound's, whatever the variant. A failure is an error
+// other than ENOENT and EEXIST, which are answers (no record yet, a
+// lock file another process created), not failures. With the post's
+// intervals that is 2 x 18, 36 a second; a process that retries a
+// failing read every 10 ms fails 100 times a second, within BusyBound's
+// 320 calls (a probe's mutant: a watcher told its user of 2,243 errors
+// in 31 s of EMFILE).
+func FailBound(v lease.Variant, c lease.Config) int {
+	wakes := perSecond(c.RenewInterval) + perSecond(c.WatchInterval) + 3 + backoffTries(c.WatchInterval)
+	return FailsPerWake * wakes
 }
 
 // perSecond is how many ticks of a timer of period d one second can hold.
@@ -137,28 +160,39 @@ func CheckNoBusyLoop(tr *trace.Trace) *Violation {
 		panic(err) // a trace is made from a valid config
 	}
 	_, fast := envelope(tr)
-	return CheckNoBusyLoopBound(tr, BusyBound(v, fast))
+	if x := CheckNoBusyLoopBound(tr, BusyBound(v, fast)); x != nil {
+		return x
+	}
+	return busySecond(tr, FailBound(v, fast), failedCall, false, "failed system calls")
 }
 
 // CheckNoBusyLoopBound is CheckNoBusyLoop with the bound given: at most
 // bound system calls in any second with no change.
 func CheckNoBusyLoopBound(tr *trace.Trace, bound int) *Violation {
+	return busySecond(tr, bound, isCall, tr.Run.Capped, "system calls")
+}
+
+// busySecond reports the first second in which a process made more than
+// bound of the calls counted (isCall's, or failedCall's) while nothing in
+// the world changed; and, when capped, a run the simulator stopped at its
+// cap with no such second.
+func busySecond(tr *trace.Trace, bound int, counted func(*trace.Event) bool, capped bool, what string) *Violation {
 	// Most runs end here: no process made more calls than a second
 	// allows in the whole run. Count before collecting.
 	var counts [64]int
 	busy := false
 	for i := range tr.Events {
-		if e := &tr.Events[i]; isCall(e) && int(e.Proc) < len(counts) {
+		if e := &tr.Events[i]; counted(e) && int(e.Proc) < len(counts) {
 			counts[e.Proc]++
 			busy = busy || counts[e.Proc] > bound
 		}
 	}
-	if !busy && !tr.Run.Capped && len(tr.Procs) <= len(counts) {
+	if !busy && !capped && len(tr.Procs) <= len(counts) {
 		return nil
 	}
 	calls := make([][]int, len(tr.Procs)) // indices of each process's calls
 	for i := range tr.Events {
-		if e := &tr.Events[i]; isCall(e) {
+		if e := &tr.Events[i]; counted(e) {
 			calls[e.Proc] = append(calls[e.Proc], i)
 		}
 	}
@@ -186,16 +220,25 @@ func CheckNoBusyLoopBound(tr *trace.Trace, bound int) *Violation {
 				continue
 			}
 			if first == nil || time.Duration(t) < first.At {
-				first = busyViolation(tr, p, idx, lo, segFrom, ch, bound)
+				first = busyViolation(tr, p, idx, lo, segFrom, ch, bound, what)
 			}
 			break
 		}
 	}
-	if first == nil && tr.Run.Capped {
+	if first == nil && capped {
 		first = cappedViolation(tr, calls)
 	}
 	return first
 }
+
+// failedCall reports whether the event is one of its process's system
+// calls that failed (isCall's), with an error other than ENOENT and
+// EEXIST.
+func failedCall(e *trace.Event) bool {
+	return e.Errno != 0 && e.Errno != enoent && e.Errno != eexist && isCall(e)
+}
+
+var enoent, eexist = trace.Errno(syscall.ENOENT), trace.Errno(syscall.EEXIST)
 
 // cappedViolation describes a run the simulator stopped at its cap on
 // system calls (trace.Run.Capped) with no busy second found: processes
@@ -224,7 +267,7 @@ func cappedViolation(tr *trace.Trace, calls [][]int) *Violation {
 
 // busyViolation describes the busy second that starts at process p's call
 // idx[lo], in the quiet stretch from segFrom.
-func busyViolation(tr *trace.Trace, p int, idx []int, lo int, segFrom int64, ch []change, bound int) *Violation {
+func busyViolation(tr *trace.Trace, p int, idx []int, lo int, segFrom int64, ch []change, bound int, what string) *Violation {
 	from := tr.Events[idx[lo]].T
 	to := from + int64(time.Second)
 	for _, c := range ch {
@@ -263,8 +306,8 @@ func busyViolation(tr *trace.Trace, p int, idx []int, lo int, segFrom int64, ch 
 	pid := tr.Procs[p].PID
 	return &Violation{Property: NoBusyLoop, At: time.Duration(tr.Events[idx[lo+bound]].T), PIDs: []int{pid},
 		Events: []int{idx[lo], idx[lo+bound], last},
-		Detail: fmt.Sprintf("process %s made %d system calls from %s to %s (%s) with nothing changed %s: no fault, no start or exit, no other process's write (bound %d a second)",
-			tr.ProcName(p), n, secs(time.Duration(from)), secs(time.Duration(tr.Events[last].T)), strings.Join(most, ", "), quiet, bound)}
+		Detail: fmt.Sprintf("process %s made %d %s from %s to %s (%s) with nothing changed %s: no fault, no start or exit, no other process's write (bound %d a second)",
+			tr.ProcName(p), n, what, secs(time.Duration(from)), secs(time.Duration(tr.Events[last].T)), strings.Join(most, ", "), quiet, bound)}
 }
 
 // callName names a call for a violation's detail: "open O_EXCL = ENOSPC",

@@ -114,6 +114,45 @@ func TestNoBusyLoopSpinOnENOSPC(t *testing.T) {
 	}
 }
 
+// A failing call retried every 10 ms is a hundred failures a second, two
+// hundred calls with its log lines: within BusyBound (320), past
+// FailBound (36 with the post's intervals). The same retries failing with
+// ENOENT (no record: an answer) break nothing, nor do failures every
+// 50 ms (20 a second, with their log lines 40 calls).
+func TestNoBusyLoopFailures(t *testing.T) {
+	if got := FailBound(mustVariant(t, "reference"), lease.DefaultConfig()); got != 2*(1+1+3+13) {
+		t.Fatalf("FailBound = %d, want 2 x 18", got)
+	}
+	b := newBusyTrace()
+	b.stretch(5*time.Second, 45*time.Second)
+	b.spin(0, 10*time.Second, 12*time.Second, 10*time.Millisecond, syscall.EMFILE)
+	v := b.check()
+	if v == nil {
+		t.Fatal("a failing create retried every 10 ms: no violation")
+	}
+	t.Log(v)
+	// The 37th failure, the bound's first past 36.
+	if want := 10*time.Second + 36*10*time.Millisecond; v.Property != NoBusyLoop || v.At != want || v.PIDs[0] != 100 {
+		t.Errorf("violation %v (at %v), want no-busy-loop of process 100 at %v", v, v.At, want)
+	}
+	for _, s := range []string{"failed system calls", "open O_EXCL = EMFILE x100", "bound 36 a second"} {
+		if !strings.Contains(v.Detail, s) {
+			t.Errorf("detail %q does not say %q", v.Detail, s)
+		}
+	}
+	for _, c := range []struct {
+		gap   time.Duration
+		errno syscall.Errno
+	}{{10 * time.Millisecond, syscall.ENOENT}, {10 * time.Millisecond, syscall.EEXIST}, {50 * time.Millisecond, syscall.EMFILE}} {
+		b := newBusyTrace()
+		b.stretch(5*time.Second, 45*time.Second)
+		b.spin(0, 10*time.Second, 12*time.Second, c.gap, c.errno)
+		if v := b.check(); v != nil {
+			t.Errorf("a create failing with %v every %v: %v", c.errno, c.gap, v)
+		}
+	}
+}
+
 // What changes the world opens a new quiet stretch: a burst of calls after
 // each write of another process is a reaction, not a spin, however many
 // bursts a second; the same bursts after writes that failed, or after the

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -103,21 +104,40 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 			continue
 		}
 		victim := int(e.Proc)
+		role := "leader"
 		if !leadingAt(iv, victim, e.T) {
-			continue
+			// The store's holder, whatever its user was told: its
+			// successors wait for what the store holds.
+			h := holding(tr, victim, i, kind == trace.Term)
+			if h == holdNone {
+				continue
+			}
+			role = holdRole[h]
 		}
 		bound, name := b.Kill, "SIGKILL"
 		from := e.T
 		if kind == trace.Term {
 			bound, name = b.Term, "SIGTERM"
 			var ok bool
-			if from, ok = deliveredAt(tr, i); !ok || !leadingAt(iv, victim, from) {
-				// Sent to a stopped process never continued, or no longer
-				// leading when it could act on the signal.
+			var at int
+			h := holdNone
+			if from, at, ok = deliveredAt(tr, i); ok && !leadingAt(iv, victim, from) {
+				h = holding(tr, victim, at, true)
+			}
+			if !ok || !leadingAt(iv, victim, from) && h == holdNone {
+				// Sent to a stopped process never continued, or neither
+				// leading nor holding when it could act on the signal.
 				if !each(false, nil) {
 					return
 				}
 				continue
+			}
+			role = "leader"
+			if h != holdNone {
+				role = holdRole[h]
+			}
+			if h == holdStale {
+				bound = b.Kill // (its lease must expire)
 			}
 		}
 		deadline := from + int64(bound)
@@ -154,8 +174,8 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 			}
 			v = &Violation{Property: FailoverBound, At: time.Duration(deadline),
 				PIDs: []int{tr.Procs[victim].PID, tr.Procs[p].PID}, Events: []int{i},
-				Detail: fmt.Sprintf("%s of leader %s at %s%s: no new leader within %v although process %s was running",
-					name, tr.ProcName(victim), secs(time.Duration(e.T)), delivered, bound, tr.ProcName(p))}
+				Detail: fmt.Sprintf("%s of %s %s at %s%s: no new leader within %v although process %s was running",
+					name, role, tr.ProcName(victim), secs(time.Duration(e.T)), delivered, bound, tr.ProcName(p))}
 			break
 		}
 		if !each(v != nil, v) {
@@ -164,11 +184,11 @@ func failoverWindows(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span
 	}
 }
 
-// deliveredAt returns when the SIGTERM of event i reached its process: at
-// once, or, if the process was stopped, at its SIGCONT (the simulator
-// holds the signal until then, as the kernel does). ok is false if the
-// process was never continued.
-func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
+// deliveredAt returns when the SIGTERM of event i reached its process,
+// and the event then (i, or its SIGCONT): at once, or, if the process was
+// stopped, at its SIGCONT (the simulator holds the signal until then, as
+// the kernel does). ok is false if the process was never continued.
+func deliveredAt(tr *trace.Trace, i int) (t int64, at int, ok bool) {
 	p := tr.Events[i].Proc
 	stopped := false
 	for _, e := range tr.Events[:i] {
@@ -182,17 +202,120 @@ func deliveredAt(tr *trace.Trace, i int) (t int64, ok bool) {
 		}
 	}
 	if !stopped {
-		return tr.Events[i].T, true
+		return tr.Events[i].T, i, true
 	}
-	for _, e := range tr.Events[i+1:] {
+	for j := i + 1; j < len(tr.Events); j++ {
+		e := &tr.Events[j]
 		if e.Proc == p && e.Kind == trace.EvExit {
-			return 0, false
+			return 0, 0, false
 		}
 		if e.Proc == p && e.Kind == trace.EvFault && e.FaultKind() == trace.Cont {
-			return e.T, true
+			return e.T, j, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
+}
+
+// holdRole names a victim by its hold, in a violation's detail.
+var holdRole = [...]string{holdFresh: "the store's holder (its acquisition's term not handed to its user)", holdStale: "the store's holder (its term over: its lease must expire)"}
+
+// A victim's hold on the store, when its user did not hold a live term.
+type hold uint8
+
+const (
+	holdNone  hold = iota // not the store's holder (or not known)
+	holdFresh             // holds what it acquired a moment before: it must give it back
+	holdStale             // holds a record of a term that is over: its lease must expire
+)
+
+// holding tells whether process p was the store's holder when the signal
+// of event at reached it, as the store's returns tell, whatever its user
+// had been told: its own create, renewal or takeover was the last write to
+// return ok before, with no release, expiry or loss since; or, when
+// inFlight (a SIGTERM: the process goes on to its handler), a write it
+// had called and that had not yet returned returns ok after. A write of
+// unknown outcome (an I/O error part-way, a process killed in it) leaves
+// the holder unknown: not judged.
+//
+// The hold is fresh when that write was an acquisition (a create or a
+// takeover) called less than half the process's local deadline
+// (RenewDeadlineInEffect) before the signal reached it: its term cannot
+// have run out, so a SIGTERMed process must release the lease as a leader
+// does (a probe's reference obeyed a SIGTERM that landed in its acquiring
+// write, never led, and left the record to expire). Any other hold is
+// stale: a term already over (its deadline passed in a pause, a renewal
+// that came back too late), which a process may not safely release (the
+// reference never writes after its deadline), so its successors wait out
+// the lease, as after a SIGKILL.
+func holding(tr *trace.Trace, p, at int, inFlight bool) hold {
+	cfg := tr.Run.Lease
+	if tr.Procs[p].Lease.LeaseDuration != 0 {
+		cfg = tr.Procs[p].Lease
+	}
+	window := int64(cfg.RenewDeadlineInEffect() / 2)
+	signal := tr.Events[at].T
+	kind := func(op trace.StoreOp, called int64) hold {
+		if (op == trace.StoreCreate || op == trace.StoreTakeover) && signal-called < window {
+			return holdFresh
+		}
+		return holdStale
+	}
+	holder, h := -1, holdNone // (-1: none, or not known)
+	type call struct {
+		act int16
+		t   int64
+	}
+	var calls []call // p's calls in flight, by activity, with when each was called
+	callAt := func(act int16, take bool) (int64, bool) {
+		for k, c := range calls {
+			if c.act == act {
+				if take {
+					calls = slices.Delete(calls, k, k+1)
+				}
+				return c.t, true
+			}
+		}
+		return 0, false
+	}
+	for j := range at {
+		e := &tr.Events[j]
+		switch {
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Lose && !e.Missed():
+			holder = -1
+		case e.Kind == trace.EvStoreCall && int(e.Proc) == p:
+			calls = append(calls, call{e.Act, e.T})
+		case e.Kind != trace.EvStore:
+		case e.Store == trace.StoreExpire || e.Store == trace.StoreRelease && e.Res == trace.ResOK:
+			holder = -1
+		case e.Store.Writes() && e.Res == trace.ResOK:
+			holder = int(e.Proc)
+			if holder == p {
+				t, _ := callAt(e.Act, false)
+				h = kind(e.Store, t)
+			}
+		case (e.Store.Writes() || e.Store == trace.StoreRelease) && e.Res == trace.ResUnknown:
+			holder = -1
+		}
+		if e.Kind == trace.EvStore && int(e.Proc) == p {
+			callAt(e.Act, true)
+		}
+	}
+	if holder == p {
+		return h
+	}
+	if !inFlight {
+		return holdNone
+	}
+	for j := at; j < len(tr.Events) && len(calls) > 0; j++ {
+		e := &tr.Events[j]
+		if int(e.Proc) != p || e.Kind != trace.EvStore {
+			continue
+		}
+		if t, ok := callAt(e.Act, true); ok && e.Store.Writes() && e.Res == trace.ResOK {
+			return kind(e.Store, t)
+		}
+	}
+	return holdNone
 }
 
 // newLeaderIn reports whether a process other than victim began leading in

@@ -90,3 +90,29 @@ func checkDescriptors(tr *trace.Trace) *Violation {
 	}
 	return nil
 }
+
+// BoundedActivities is the property that no process has more than
+// MaxActivities activities (goroutines) alive at once, as the simulator
+// saw them begin and end (trace.ProcInfo.MaxLive): a goroutine left
+// behind per renewal or per watch grows without bound in a process that
+// runs for days, and nothing else a run shows changes.
+const BoundedActivities = "bounded-activities"
+
+// MaxActivities is the most activities a simulated process may have alive
+// at once: every variant has at most 4 (its main loop, its renewal or
+// watch loop, its signal handler, the workload's look at a leader
+// context; 2026-12-06, 3,000 runs of each with every fault).
+const MaxActivities = 8
+
+// CheckBoundedActivities reports a process that had more than
+// MaxActivities activities alive at once. A recorded trace, whose
+// processes' goroutines nobody counted, is not judged.
+func CheckBoundedActivities(tr *trace.Trace) *Violation {
+	for p, info := range tr.Procs {
+		if info.MaxLive > MaxActivities {
+			return &Violation{Property: BoundedActivities, At: tr.End, PIDs: []int{info.PID},
+				Detail: fmt.Sprintf("process %s had %d activities (goroutines) alive at once, more than %d: every variant needs at most 4, so one is left behind per renewal or per watch", tr.ProcName(p), info.MaxLive, MaxActivities)}
+		}
+	}
+	return nil
+}

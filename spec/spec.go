@@ -24,7 +24,7 @@ const (
 )
 
 // Properties lists every property in the order they are checked.
-var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, NoOwnExit, StoppedCallback, LeaderKnown, ErrorsReported}
+var Properties = []string{ExclusiveLeadership, Fencing, NoWedge, FailoverBound, LinearizableStore, HonestRole, StableLeadership, NoBusyLoop, BoundedFiles, BoundedActivities, NoOwnExit, StoppedCallback, LeaderKnown, ErrorsReported}
 
 // Violation is the first point at which a run breaks a property.
 type Violation struct {
@@ -315,6 +315,7 @@ func decide(tr *trace.Trace) []Verdict {
 		{Property: StableLeadership, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return checkStableLeadership(tr, iv, b, el) })},
 		{Property: NoBusyLoop, Applicable: !tr.Recorded, Violation: ifSimulated(tr, func() *Violation { return CheckNoBusyLoop(tr) })},
 		{Property: BoundedFiles, Applicable: tr.LockDir.Watched && v.Claims.Files != nil, Violation: CheckBoundedFiles(tr)},
+		{Property: BoundedActivities, Applicable: !tr.Recorded, Violation: CheckBoundedActivities(tr)},
 		{Property: NoOwnExit, Applicable: !tr.Recorded, Violation: CheckNoOwnExit(tr)},
 		{Property: StoppedCallback, Applicable: !tr.Recorded, Violation: CheckStoppedCallback(tr)},
 		leaderKnownVerdict(v, tr, iv, b, el),
@@ -330,8 +331,9 @@ func decide(tr *trace.Trace) []Verdict {
 		vs[5].Reason = "a recorded trace: its roles are all it says"
 		vs[6].Reason = "a recorded trace: the real machine's stalls are not in it"
 		vs[7].Reason = "a recorded trace: no system calls in it"
-		vs[9].Reason = "a recorded trace: its signals are the harness's"
-		vs[10].Reason = "a recorded trace: the real processes do not report their callbacks"
+		vs[9].Reason = "a recorded trace: its processes' goroutines are not counted"
+		vs[10].Reason = "a recorded trace: its signals are the harness's"
+		vs[11].Reason = "a recorded trace: the real processes do not report their callbacks"
 	}
 	switch {
 	case !tr.LockDir.Watched:

@@ -16,6 +16,10 @@ type ProcInfo struct {
 	// Lease is the process's own configuration when it differs from the
 	// run's (a rolling change of intervals); zero: Run.Lease.
 	Lease lease.Config
+	// MaxLive is the most of its activities (goroutines) that were alive
+	// at once, as the simulator saw them begin and end (0: not known, a
+	// recorded trace).
+	MaxLive int
 }
 
 // File is a file or directory as the run left it.
