@@ -68,6 +68,7 @@ const (
 	MistakeNoReleaseWhileAcquiring = mNoReleaseWhileAcquiring
 	MistakeReadRetryNoDoubling     = mReadRetryNoDoubling
 	MistakeLeakPerRenewal          = mLeakPerRenewal
+	MistakeValidUntilDeadline      = mValidUntilDeadline
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

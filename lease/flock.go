@@ -406,6 +406,7 @@ func (f *FlockElection) claim() (Record, error) {
 func (f *FlockElection) lead(rec Record) bool {
 	term := &Term{clock: f.p, epoch: rec.Epoch, deadline: forever}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
+	term.done = ctx.Done() // (Valid is false once the term ends, as Err is non-nil)
 	f.mu.Lock()
 	if f.stopping {
 		f.mu.Unlock()

@@ -193,4 +193,8 @@ const (
 	// waits for a context nobody ends: one more left behind every renewal
 	// (a probe's mutant of 2026-12-06).
 	mLeakPerRenewal
+	// Reference: the Term's Valid looks at the local deadline only, as
+	// before 2026-12-06: true after a shutdown or a lost lease until the
+	// deadline, while the next leader leads (a probe).
+	mValidUntilDeadline
 )

@@ -160,6 +160,15 @@ var mutants = []mutant{
 		explore:  "procs 2, crashes 1",
 	},
 	{
+		// What the simulated user's third look at its term finds
+		// (2026-12-06): Term.Valid, which the reference itself had wrong.
+		name: "reference~valid-until-deadline", base: "reference",
+		mistake:  "Term.Valid looks at the local deadline alone: after a SIGTERM's release, or a lost lease, it says true until the deadline while the next leader leads (the reference's own behaviour until 2026-12-06)",
+		property: spec.StoppedCallback,
+		run:      referenceRun(lease.MistakeValidUntilDeadline),
+		explore:  "procs 2, terms 1, preemptions 1",
+	},
+	{
 		name: "reference~told-once", base: "reference",
 		mistake:    "OnNewLeader is told of each holder once: a leader that comes back after another is not told of again",
 		property:   spec.LeaderKnown,

@@ -32,6 +32,8 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		parent = context.WithoutCancel(ctx)
 	}
 	cctx, cancelCtx := context.WithCancel(context.WithValue(parent, termKey{}, term))
+	term.done = cctx.Done()
+	term.deadlineOnly = r.mistake&mValidUntilDeadline != 0 // mutant: Valid until the deadline, whatever ended the term
 	cancel := func() { term.end(); cancelCtx() } // (Err's reason, latched as it ends)
 	var uctx context.Context = termContext{cctx, term}
 	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
@@ -44,7 +46,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	// derived context outlived it until another process led.)
 	if mt, ok := r.p.(MonoTimer); ok && r.mistake&(mPlainContext|mNoDeadlineTimer) == 0 {
 		move := mt.AfterMono(deadline, func() {
-			if !term.Valid() {
+			if !term.inTime() {
 				cancel()
 			}
 		})

@@ -53,7 +53,7 @@ func (r *Reference) shutdown(rec Record, term *Term, cancel context.CancelFunc) 
 // deadline has not passed.
 func (r *Reference) release(cur Record, term *Term) {
 	for range 3 {
-		if !term.Valid() {
+		if !term.inTime() {
 			// Not "no longer ours": the stepping down (the user's
 			// OnStoppedLeading, a command slow to stop) outlasted the
 			// term, and whether the lease is still ours is not for this

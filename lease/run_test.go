@@ -458,6 +458,12 @@ func TestRunTermOf(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+		// Ended by the shutdown, long before its deadline: Valid says so,
+		// as Err does (until 2026-12-06 it said true until the deadline,
+		// while the next leader led: a probe).
+		if term.Valid() || lctx.Err() == nil {
+			t.Errorf("term %d after the shutdown: Valid %v, Err %v", i, term.Valid(), lctx.Err())
+		}
 	}
 	if epochs[1] <= epochs[0] {
 		t.Errorf("epochs %v: the second leader's is not greater", epochs)

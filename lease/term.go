@@ -18,19 +18,52 @@ type Term struct {
 	// moved, if set, moves the timer that ends the user's context at
 	// the deadline (MonoTimer) when the deadline moves.
 	moved func(time.Duration)
+	// done, if set, is the Done of the term's context: closed when the
+	// term ends before its deadline (a shutdown, a lost lease).
+	done <-chan struct{}
+	// deadlineOnly: Valid looks at the deadline alone (a mutant's).
+	deadlineOnly bool
 }
 
 // Epoch is the term's fencing epoch: pass it with every action on a
 // resource that can reject stale epochs.
 func (t *Term) Epoch() int64 { return t.epoch }
 
-// Valid reports whether the term's local deadline has not passed: check
-// it before acting. (An action already under way when it passes is what
-// fencing is for.) Once it has reported false it always does: a renewal
-// that lands after the deadline does not revive the term.
+// Valid reports whether the term still holds: its local deadline has not
+// passed and it has not ended otherwise (a shutdown, a lost lease), as
+// its context's Err says: check it before acting. (An action already
+// under way when it ends is what fencing is for.) Once it has reported
+// false it always does: a renewal that lands after the deadline does not
+// revive the term. (Until 2026-12-06 it looked at the deadline only, and
+// said true after a SIGTERM's release until the deadline, while the next
+// leader led: a probe.)
 func (t *Term) Valid() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ended != nil && !t.deadlineOnly {
+		return false
+	}
+	if t.done != nil && !t.deadlineOnly {
+		select {
+		case <-t.done:
+			return false
+		default:
+		}
+	}
+	return t.inTimeLocked()
+}
+
+// inTime reports whether the term's local deadline has not passed,
+// whether or not the term has ended otherwise: what a release after the
+// step-down asks (the lease is still this process's to give back only
+// until then).
+func (t *Term) inTime() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inTimeLocked()
+}
+
+func (t *Term) inTimeLocked() bool {
 	if !t.lapsed && t.clock.Mono() >= t.deadline {
 		t.lapsed = true
 	}
@@ -91,7 +124,7 @@ type termContext struct {
 func (c termContext) Err() error {
 	if c.Context.Err() == nil {
 		if !c.term.Valid() {
-			return context.DeadlineExceeded // (the timer not run yet)
+			return c.term.end() // (the deadline's timer not run yet, or a step-down under way)
 		}
 		return nil
 	}

@@ -102,9 +102,11 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 }
 
 // live is the user's code asking its context whether it still leads, in
-// either of the two ways it can: its Err, or, through a context derived
-// from it (a request's, context.WithTimeout's), which sees only its Done,
-// whether Done has closed. It is live if either says so: a context whose
+// any of the three ways it can: its Err; through a context derived from
+// it (a request's, context.WithTimeout's), which sees only its Done,
+// whether Done has closed; or its Term's Valid (a probe found Valid true
+// after a SIGTERM's release while the next leader led). It is live if any
+// says so: a context whose
 // Err lapses at the local deadline while its Done stays open (a renewal
 // hangs, and nothing closes it at the deadline) leads on in every derived
 // context. (Judging Err alone, the checker could not see that bug, which
@@ -112,8 +114,12 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 func (p *proc) live(ctx context.Context) bool {
 	p.silent = true
 	err := ctx.Err()
+	valid := false
+	if term, ok := lease.TermOf(ctx); ok {
+		valid = term.Valid() // (the third way: the Term's Valid, as its doc says to check before acting)
+	}
 	p.silent = false
-	if err == nil {
+	if err == nil || valid {
 		return true
 	}
 	select {
