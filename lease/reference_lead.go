@@ -34,7 +34,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	cctx, cancelCtx := context.WithCancel(context.WithValue(parent, termKey{}, term))
 	term.done = cctx.Done()
 	term.deadlineOnly = r.mistake&mValidUntilDeadline != 0 // mutant: Valid until the deadline, whatever ended the term
-	cancel := func() { term.end(); cancelCtx() } // (Err's reason, latched as it ends)
+	cancel := func() { term.end(); cancelCtx() }           // (Err's reason, latched as it ends)
 	var uctx context.Context = termContext{cctx, term}
 	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
 		uctx = cctx
