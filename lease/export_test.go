@@ -69,6 +69,7 @@ const (
 	MistakeReadRetryNoDoubling     = mReadRetryNoDoubling
 	MistakeLeakPerRenewal          = mLeakPerRenewal
 	MistakeValidUntilDeadline      = mValidUntilDeadline
+	MistakeTermCancelsLate         = mTermCancelsLate
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -466,7 +466,6 @@ func (f *FlockElection) lead(rec Record) bool {
 // so that a waiter takes over at once, then exits.
 func (f *FlockElection) handleShutdown() {
 	f.p.AwaitShutdown()
-	f.p.Log(MsgShutdown, 0, 0)
 	f.mu.Lock()
 	f.stopping = true
 	lead, cancel, fd, started := f.leading, f.cancel, f.fd, f.started
@@ -475,9 +474,18 @@ func (f *FlockElection) handleShutdown() {
 	if lead && f.mistake&mUnlockBeforeCancel != 0 && f.fl.Flock(fd, LOCK_UN) == nil { // mutant: unlocks first
 		f.p.Log(MsgReleased, 0, 0)
 	}
-	if lead {
+	if lead && f.mistake&mUnlockBeforeCancel == 0 {
+		// The user's term ends first, before even the log line: the
+		// process has been told to stop (spec's stopped-callback).
 		f.p.Role(RoleWatcher)
 		cancel()
+	}
+	f.p.Log(MsgShutdown, 0, 0)
+	if lead {
+		if f.mistake&mUnlockBeforeCancel != 0 {
+			f.p.Role(RoleWatcher)
+			cancel()
+		}
 		// Only for a term started (lead): a SIGTERM between the lock and
 		// OnStartedLeading used to stop a term the user had not been told
 		// of, and the user was told of it after, with a context already

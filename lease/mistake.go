@@ -197,4 +197,8 @@ const (
 	// before 2026-12-06: true after a shutdown or a lost lease until the
 	// deadline, while the next leader leads (a probe).
 	mValidUntilDeadline
+	// Reference: the user's context ends when the renew loop notices the
+	// SIGTERM (it steps down, then releases), not when the handler runs
+	// (a probe's mutant of 2026-12-06).
+	mTermCancelsLate
 )

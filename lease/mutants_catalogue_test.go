@@ -169,6 +169,15 @@ var mutants = []mutant{
 		explore:  "procs 2, terms 1, preemptions 1",
 	},
 	{
+		// What stopped-callback's rule on the SIGTERM handler finds
+		// (2026-12-06).
+		name: "reference~term-cancels-late", base: "reference",
+		mistake:  "the user's context ends when the renew loop notices the SIGTERM (it steps down, then releases), not when the handler runs: a store call that hangs keeps the user acting up to the deadline",
+		property: spec.StoppedCallback,
+		run:      referenceRun(lease.MistakeTermCancelsLate),
+		explore:  "procs 2, terms 1, preemptions 1",
+	},
+	{
 		name: "reference~told-once", base: "reference",
 		mistake:    "OnNewLeader is told of each holder once: a leader that comes back after another is not told of again",
 		property:   spec.LeaderKnown,
@@ -433,7 +442,7 @@ var mutants = []mutant{
 	{
 		name: "flock~unlock-before-cancel", base: "flock",
 		mistake:    "on SIGTERM the handler unlocks, then cancels the leader's context",
-		property:   spec.ExclusiveLeadership,
+		property:   spec.StoppedCallback, // (a system call made after the handler ran with the context live: since 2026-12-06; exclusive-leadership where the next leader starts before the cancel)
 		run:        lease.RunFlockWith(lease.MistakeUnlockBeforeCancel),
 		exploreWhy: "explore judges overlap by timestamps and has no bound with a SIGTERM and a pause (issue 15, item 5)",
 	},

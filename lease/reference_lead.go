@@ -28,7 +28,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	// whatever the elector is doing then (a store call may hang), so
 	// that the user has stopped before the release is written.
 	parent := ctx
-	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: ended only by the step-down, after the release
+	if r.mistake&(mReleaseBeforeStepDown|mTermCancelsLate) != 0 { // mutant: ended only by the step-down
 		parent = context.WithoutCancel(ctx)
 	}
 	cctx, cancelCtx := context.WithCancel(context.WithValue(parent, termKey{}, term))

@@ -41,6 +41,7 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 		from   int   // its EvStarted
 		doneAt int64 // when its context was seen done (-1: not yet)
 		calls  int   // store calls begun since
+		told   int   // the SIGTERM handler's run while its context was live, plus one
 	}
 	terms := make([]term, len(tr.Procs))
 	for i := range terms {
@@ -65,7 +66,14 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 			continue
 		}
 		t := &terms[e.Proc]
+		if t.told > 0 && t.open && t.doneAt < 0 && isCall(e) {
+			h := &tr.Events[t.told-1]
+			return fail(i, e, "its SIGTERM handler ran at %s, and its leader context was still live at its next system call (%s at %s): the user must stop when the process is told to, not when the elector gets round to it (a store call that hangs keeps it acting up to the deadline)",
+				trace.Secs(h.T), callName(e), trace.Secs(e.T))
+		}
 		switch {
+		case e.Kind == trace.EvSignal && e.Op != trace.OpSigaction && t.open && t.doneAt < 0:
+			t.told = i + 1
 		case e.Kind == trace.EvStarted:
 			if t.open {
 				return fail(i, e, "OnStartedLeading called again, and OnStoppedLeading not since the last (a user who starts work in one and stops it in the other runs two)")
