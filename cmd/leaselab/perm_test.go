@@ -128,3 +128,35 @@ func TestRefusedForGood(t *testing.T) {
 		}
 	}
 }
+
+// A Redis replica refuses every write (READONLY), yet the start's probe,
+// which writes nothing, went through, and the process watched and retried
+// its create for good (a probe, 2026-12-06): it is refused at start, exit
+// status 2. A server that may evict the lease's keys (maxmemory with a
+// policy other than noeviction) is warned of, and run goes on.
+func TestRunRefusesRedisReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real servers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv := servertest.Redis(t, "")
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	if err := c.Do(ctx, "CONFIG", "SET", "maxmemory", "100mb", "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	a, out := startRun(t, "", []string{"-store", "redis", "-dsn", srv.Addr, "-name", "evict-test", "-lease", "1s", "-renew", "300ms", "-watch", "300ms"})
+	poll(t, "a writer to lead", func() bool { return strings.Contains(out.String(), "Acquired lease") })
+	a.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, a, "run after SIGTERM"); code != 0 || !strings.Contains(out.String(), "may evict the lease's keys") || !strings.Contains(out.String(), "allkeys-lru") {
+		t.Errorf("over a server that may evict: exit %d, output %q; want 0 and a warning naming allkeys-lru", code, out)
+	}
+	// A replica of a master that is not there: ROLE says slave.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	if err := c.Do(ctx2, "REPLICAOF", "127.0.0.1", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "redis", srv.Addr, "is a replica", "point -dsn at its master")
+}

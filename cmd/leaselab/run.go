@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/lease/redisstore"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -185,6 +186,16 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if errors.Is(probe, fs.ErrPermission) {
 		closeStore()
 		return usagef("-store %s: this user may not write the lease: %v", store, probe)
+	}
+	if rs, ok := s.(*redisstore.Store); ok {
+		// (The start's probe writes nothing, so a replica lets it through.)
+		if rs.Replica(context.Background()) {
+			closeStore()
+			return usagef("-store redis: %s is a replica: it refuses every write; point -dsn at its master", dsn)
+		}
+		if w := rs.EvictionWarning(context.Background()); w != "" {
+			fmt.Fprintf(stderr, "leaselab: warning: %s\n", w)
+		}
 	}
 	command.singleton = serverSingleton(store, dsn, name)
 	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, true, cfg, command, stdout, stderr)

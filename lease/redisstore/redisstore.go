@@ -148,6 +148,39 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	}
 }
 
+// Replica reports whether the server says it is a replica (ROLE), which
+// refuses every write (READONLY): a process over it would watch and retry
+// its create for good (a probe pointed -dsn at one). A server that does not
+// answer ROLE (a managed service that renames it) is not said to be one.
+func (s *Store) Replica(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	role, err := s.c.Do(ctx, "ROLE").Slice()
+	return err == nil && len(role) > 0 && role[0] == "slave"
+}
+
+// EvictionWarning says, when the server may evict the lease's keys, why:
+// a memory limit (maxmemory) with a policy other than noeviction. Every
+// policy that evicts may take them (the allkeys ones any key, the volatile
+// ones any key with a TTL, which the lease's record has): the record, the
+// version counter, the marks of releases, after which every process waits
+// out the lease it saw and each new term starts again from epoch 1 (a
+// probe: allkeys-lru under pressure, nobody led for 73 and 100 s). ""
+// when it cannot (no limit, noeviction) or does not say (CONFIG refused).
+func (s *Store) EvictionWarning(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	policy, err := s.c.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil {
+		return ""
+	}
+	limit, err := s.c.ConfigGet(ctx, "maxmemory").Result()
+	if err != nil || limit["maxmemory"] == "0" || limit["maxmemory"] == "" || policy["maxmemory-policy"] == "noeviction" || policy["maxmemory-policy"] == "" {
+		return ""
+	}
+	return fmt.Sprintf("redis at %s may evict the lease's keys (maxmemory %s, maxmemory-policy %s): under memory pressure nobody leads until the pressure passes, and epochs start again from 1; run it with maxmemory-policy noeviction", s.c.Options().Addr, limit["maxmemory"], policy["maxmemory-policy"])
+}
+
 // isTimeout reports whether err is a call's deadline passing.
 func isTimeout(err error) bool {
 	var ne net.Error
