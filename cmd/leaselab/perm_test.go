@@ -23,7 +23,7 @@ func TestRunRefusesReadOnlyUser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real servers")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // (setup queries only: a loaded machine is slow)
 	defer cancel()
 	t.Run("redis", func(t *testing.T) {
 		srv := servertest.Redis(t, "")
@@ -75,6 +75,16 @@ func TestRunRefusesReadOnlyUser(t *testing.T) {
 			}
 		}
 		refused(t, "postgres", strings.Replace(srv.DSN(), servertest.PostgresUser+":"+srv.Password+"@", "reader:pw@", 1), "this user may not write the lease", "permission denied")
+		// A role whose transactions are read-only (as on a hot standby,
+		// or with default_transaction_read_only set for the server) may
+		// write nothing, whatever its grants: refused at start too (a
+		// probe, 2026-12-06: SQLSTATE 25006, retried for good).
+		for _, q := range []string{"CREATE ROLE rotx LOGIN PASSWORD 'pw'", "GRANT ALL ON leaselab_leases TO rotx", "ALTER ROLE rotx SET default_transaction_read_only = on"} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatal(q, err)
+			}
+		}
+		refused(t, "postgres", strings.Replace(srv.DSN(), servertest.PostgresUser+":"+srv.Password+"@", "rotx:pw@", 1), "the server refuses every write", "25006")
 		starts(t, "postgres", srv.DSN())
 	})
 }
@@ -138,7 +148,7 @@ func TestRunRefusesRedisReplica(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real servers")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // (setup queries only: a loaded machine is slow)
 	defer cancel()
 	srv := servertest.Redis(t, "")
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/redisstore"
+	"github.com/leaselab/leaselab/lease/sqlstore"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -186,6 +187,12 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if errors.Is(probe, fs.ErrPermission) {
 		closeStore()
 		return usagef("-store %s: this user may not write the lease: %v", store, probe)
+	}
+	if sqlstore.ReadOnly(probe) {
+		// (A read-only transaction refuses even the probe's delete that
+		// matches nothing; a probe's server retried its create for good.)
+		closeStore()
+		return usagef("-store %s: the server refuses every write (a read-only transaction: a hot standby, or default_transaction_read_only): %v", store, probe)
 	}
 	if rs, ok := s.(*redisstore.Store); ok {
 		// (The start's probe writes nothing, so a replica lets it through.)

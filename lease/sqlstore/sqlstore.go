@@ -351,6 +351,15 @@ func (s *Store) fail(op string, err error) error {
 	return err
 }
 
+// ReadOnly reports whether err is PostgreSQL refusing a write because the
+// transaction is read-only (SQLSTATE 25006): a hot standby, or
+// default_transaction_read_only set for the server, the database or the
+// role. Such a server refuses every write of the lease, whoever asks.
+func ReadOnly(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "25006"
+}
+
 // denied reports whether err is the database refusing this user: for
 // which the store's errors say errors.Is(err, fs.ErrPermission), as a
 // file's EACCES. PostgreSQL's insufficient_privilege (SQLSTATE 42501);
