@@ -53,9 +53,21 @@ const (
 // state and starts a goroutine a history.
 func Witness(ops []porcupine.Operation, expiring bool) Verdict {
 	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
+	defer sc.put()
 	return sc.search(ops, expiring)
 }
+
+// put gives sc back to the pool, without the dead ends of a search that
+// remembered many (a long history's: a run's searches remember a few).
+func (sc *scratch) put() {
+	if len(sc.ends) > maxPooledEnds {
+		sc.dead, sc.ends, sc.endBits, sc.endSts = nil, nil, nil, nil
+	}
+	scratchPool.Put(sc)
+}
+
+// maxPooledEnds is the most dead ends whose memory a pooled scratch keeps.
+const maxPooledEnds = 1024
 
 // witnessOp is an operation as the search reads it.
 type witnessOp struct {
@@ -105,6 +117,7 @@ type scratch struct {
 // deadEnd is a point searched from in full that led to no linearization.
 type deadEnd struct {
 	bits, sts, nsts int32 // its operations at endBits[bits:], states at endSts[sts:sts+nsts]
+	lo, nbits       int32 // placed's words before lo are all ones, after lo+nbits all zeros
 	prev            int32 // the dead end before it with the same hash, or -1
 }
 
@@ -126,7 +139,7 @@ func (sc *scratch) search(ops []porcupine.Operation, expiring bool) Verdict {
 // witnessHistory is Witness of FromTrace's history before boxing.
 func witnessHistory(h []histOp, expiring bool) Verdict {
 	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
+	defer sc.put()
 	sc.ops = sc.ops[:0]
 	for _, o := range h {
 		sc.ops = append(sc.ops, witnessOp{o.Call, o.Return, o.Input, o.Output})
@@ -296,9 +309,13 @@ func (sc *scratch) isDead(sts []State) bool {
 		return false
 	}
 	i, ok := sc.dead[sc.key^statesHash(sts)]
-	for ok && i >= 0 {
+	if !ok {
+		return false
+	}
+	lo, win := sc.window()
+	for i >= 0 {
 		e := sc.ends[i]
-		if int(e.nsts) == len(sts) && slices.Equal(sc.endBits[e.bits:int(e.bits)+len(sc.placed)], sc.placed) && sameSet(sc.endSts[e.sts:e.sts+e.nsts], sts) {
+		if int(e.nsts) == len(sts) && int(e.lo) == lo && int(e.nbits) == len(win) && slices.Equal(sc.endBits[e.bits:e.bits+e.nbits], win) && sameSet(sc.endSts[e.sts:e.sts+e.nsts], sts) {
 			return true
 		}
 		i = e.prev
@@ -318,8 +335,9 @@ func (sc *scratch) markDead(sts []State) {
 		prev = -1
 	}
 	sc.dead[h] = int32(len(sc.ends))
-	sc.ends = append(sc.ends, deadEnd{bits: int32(len(sc.endBits)), sts: int32(len(sc.endSts)), nsts: int32(len(sts)), prev: prev})
-	sc.endBits = append(sc.endBits, sc.placed...)
+	lo, win := sc.window()
+	sc.ends = append(sc.ends, deadEnd{bits: int32(len(sc.endBits)), sts: int32(len(sc.endSts)), nsts: int32(len(sts)), prev: prev, lo: int32(lo), nbits: int32(len(win))})
+	sc.endBits = append(sc.endBits, win...)
 	sc.endSts = append(sc.endSts, sts...)
 }
 
@@ -332,4 +350,18 @@ func sameSet(a, b []State) bool {
 		}
 	}
 	return true
+}
+
+// window returns placed without its leading all-ones words (lo of them)
+// and its trailing zero words: the operations placed, in the space of
+// those the search has not passed (a search places nearly a prefix).
+func (sc *scratch) window() (lo int, win []uint64) {
+	hi := len(sc.placed)
+	for lo < hi && sc.placed[lo] == ^uint64(0) {
+		lo++
+	}
+	for hi > lo && sc.placed[hi-1] == 0 {
+		hi--
+	}
+	return lo, sc.placed[lo:hi]
 }

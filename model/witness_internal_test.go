@@ -398,3 +398,28 @@ func TestWitnessRemembersDeadEnds(t *testing.T) {
 		t.Fatalf("verdict %v with %d cut, want Witnessed with none", v, sc.pruned)
 	}
 }
+
+// A dead end keeps the operations placed only where they are not all or
+// nothing (a search places nearly a prefix): n reads one after another,
+// then a read that cannot be, backs up through n points, each a dead end,
+// and kept the whole set at each (n/64 words: 1 GB at n = 40,000, a
+// review). Counted, not timed.
+func TestWitnessDeadEndsStaySmall(t *testing.T) {
+	const n = 20000
+	var ops []porcupine.Operation
+	for i := range n {
+		ops = append(ops, porcupine.Operation{ClientId: 0, Input: Input{Op: trace.StoreRead}, Output: Output{Res: trace.ResNotFound}, Call: int64(10 * i), Return: int64(10*i + 5)})
+	}
+	ops = append(ops, porcupine.Operation{ClientId: 1, Input: Input{Op: trace.StoreRead}, Output: Output{Res: trace.ResOK, Rec: lease.Record{Holder: 9, Until: 1}}, Call: int64(10 * n), Return: int64(10*n + 5)})
+	sc := new(scratch)
+	if v := sc.search(ops, false); v != NoOrder {
+		t.Fatalf("verdict %v, want NoOrder", v)
+	}
+	if len(sc.ends) < n/2 || len(sc.endBits) > 2*len(sc.ends) {
+		t.Fatalf("%d dead ends kept %d words of operations: want at most 2 each", len(sc.ends), len(sc.endBits))
+	}
+	sc.put()
+	if sc.dead != nil || sc.endBits != nil {
+		t.Error("a scratch with thousands of dead ends went back to the pool with them")
+	}
+}

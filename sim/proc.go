@@ -151,9 +151,15 @@ type proc struct {
 	// needs a descriptor) fails with EMFILE.
 	emfile int
 
-	// running counts its activities begun and not ended (trace.ProcInfo's
-	// MaxLive is its peak).
-	running int
+	// running counts its activities begun and not ended; base is the
+	// count when the world's instant last changed (at instant), spawned
+	// those begun since. trace.ProcInfo's MaxLive is the peak of base +
+	// spawned: the activities alive when an instant began and those begun
+	// in it, whatever the order of its steps (an end and a start of one
+	// instant commute for the partial-order reduction, and the peak must
+	// not tell two such orders apart: a review).
+	running, base, spawned int
+	instant                int64
 
 	// actBuf holds its first activities, actPtrs the first of acts.
 	actBuf  [4]activity
@@ -183,6 +189,13 @@ func (p *proc) main() {
 	}
 }
 
+// sync starts the count of the world's instant, if it has changed.
+func (p *proc) sync() {
+	if p.instant != p.w.now {
+		p.instant, p.base, p.spawned = p.w.now, p.running, 0
+	}
+}
+
 // spawn starts an activity running f (nil: the process's main).
 func (p *proc) spawn(name string, at int64, f func()) {
 	w := p.w
@@ -197,8 +210,10 @@ func (p *proc) spawn(name string, at int64, f func()) {
 	a.wk.act, a.wk.fn = a, f
 	p.acts = append(p.acts, a)
 	w.tr.Acts[p.idx] = append(w.tr.Acts[p.idx], name)
-	if p.running++; p.running > w.tr.Procs[p.idx].MaxLive {
-		w.tr.Procs[p.idx].MaxLive = p.running
+	p.sync()
+	p.running++
+	if p.spawned++; p.base+p.spawned > w.tr.Procs[p.idx].MaxLive {
+		w.tr.Procs[p.idx].MaxLive = p.base + p.spawned
 	}
 	a.ready, a.seq = at, w.seq
 	w.seq++

@@ -273,6 +273,7 @@ func (w *World) step(a *activity) {
 	}
 	if !alive {
 		a.state = actDone
+		a.p.sync()
 		a.p.running--
 		w.putWorker(a.wk)
 		a.wk = nil

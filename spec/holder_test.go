@@ -95,3 +95,45 @@ func TestFailoverStaleHolderWaitsOutItsLease(t *testing.T) {
 		t.Fatalf("process 200 led %v after the SIGCONT, within the hand-over's bound %v: the test shows nothing", time.Duration(next[0].From-cont), b.Term)
 	}
 }
+
+// A process stopped in the middle of its acquiring write for longer than
+// the lease, SIGTERMed while stopped: the signal reaches it at its
+// SIGCONT, its write then returns ok, and its term is over before it
+// began (the reference never acts on it, nor writes after its deadline),
+// so the lease is waited out. The hold is judged where the signal was
+// delivered, not sent, and by the write's age: judged at the send, or
+// every acquisition taken for fresh, the correct reference broke
+// failover-bound here (a review's mutants of holding).
+func TestFailoverHolderStoppedInItsCreate(t *testing.T) {
+	cfg := lease.DefaultConfig()
+	cfg.RenewDeadline = 6 * time.Second // (the stop outlasts it, not the lease its watcher waits out)
+	tr := run(t, sim.Config{
+		Variant: "reference",
+		Lease:   cfg,
+		Horizon: 40 * time.Second,
+		Procs:   []sim.ProcSpec{{PID: 100}, {PID: 200, Start: 10 * time.Millisecond}},
+		// Stopped after its create's link, before the listing that
+		// confirms it; SIGTERMed 1 ms later; continued at 7 s.
+		Faults: []sim.Fault{{Kind: trace.Stop, Proc: 0, At: 650 * time.Microsecond, Dur: 7 * time.Second},
+			{Kind: trace.Term, Proc: 0, At: time.Millisecond}},
+	})
+	dumpOnFailure(t, tr)
+	var call, ret int64 = -1, -1
+	for _, e := range tr.Events {
+		if e.Proc == 0 && e.Kind == trace.EvStoreCall && e.Store == trace.StoreCreate && call < 0 {
+			call = e.T
+		}
+		if e.Proc == 0 && e.Kind == trace.EvStore && e.Store == trace.StoreCreate && e.Res == trace.ResOK && ret < 0 {
+			ret = e.T
+		}
+	}
+	if call < 0 || call > int64(650*time.Microsecond) || ret < int64(7*time.Second) {
+		t.Fatalf("process 100's create called at %v, returned ok at %v: the stop was meant to land inside it", time.Duration(call), time.Duration(ret))
+	}
+	if j, n := FailoverCounts(tr); j != 1 || n != 1 {
+		t.Fatalf("%d of %d SIGTERMs judged, want 1 of 1", j, n)
+	}
+	if v := verdicts(t, tr)[FailoverBound].Violation; v != nil {
+		t.Fatalf("failover-bound: %v", v)
+	}
+}
