@@ -1,0 +1,38 @@
+package sqlstore
+
+import (
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite" // database/sql driver "sqlite", and its errors
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ReadOnly reports whether err is PostgreSQL refusing a write because the
+// transaction is read-only (SQLSTATE 25006): a hot standby, or
+// default_transaction_read_only set for the server, the database or the
+// role. Such a server refuses every write of the lease, whoever asks.
+func ReadOnly(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "25006"
+}
+
+// denied reports whether err is the database refusing this user: for
+// which the store's errors say errors.Is(err, fs.ErrPermission), as a
+// file's EACCES. PostgreSQL's insufficient_privilege (SQLSTATE 42501);
+// SQLite's read-only database, access permission denied or authorization
+// denied (result codes 8, 3 and 23, and their extended codes).
+func denied(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "42501"
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		switch lite.Code() & 0xff {
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+			return true
+		}
+	}
+	return false
+}
