@@ -114,13 +114,19 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 func (p *proc) live(ctx context.Context) bool {
 	p.silent = true
 	err := ctx.Err()
-	valid := false
-	if term, ok := lease.TermOf(ctx); ok {
-		valid = term.Valid() // (the third way: the Term's Valid, as its doc says to check before acting)
-	}
 	p.silent = false
-	if err == nil || valid {
+	if err == nil {
 		return true
+	}
+	// (Asked only of a context whose Err says it is over: the step's hot
+	// path is a live context's.)
+	if term, ok := lease.TermOf(ctx); ok {
+		p.silent = true
+		valid := term.Valid() // (the third way: the Term's Valid, as its doc says to check before acting)
+		p.silent = false
+		if valid {
+			return true
+		}
 	}
 	select {
 	case <-ctx.Done():
