@@ -70,6 +70,7 @@ const (
 	MistakeLeakPerRenewal          = mLeakPerRenewal
 	MistakeValidUntilDeadline      = mValidUntilDeadline
 	MistakeTermCancelsLate         = mTermCancelsLate
+	MistakeErrTrustsTimer          = mErrTrustsTimer
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -201,4 +201,9 @@ const (
 	// SIGTERM (it steps down, then releases), not when the handler runs
 	// (a probe's mutant of 2026-12-06).
 	mTermCancelsLate
+	// Reference: the user's context is a plain cancellable one whose Err
+	// trusts the deadline's timer (kept) and never reads the clock: a user
+	// that runs before the timer's goroutine sees it live past the
+	// deadline (a probe's mutant of 2026-12-06).
+	mErrTrustsTimer
 )

@@ -178,6 +178,14 @@ var mutants = []mutant{
 		explore:  "procs 2, terms 1, preemptions 1",
 	},
 	{
+		// What the look before a due timer fires finds (2026-12-06).
+		name: "reference~err-trusts-timer", base: "reference",
+		mistake:  "the user's context is a plain one ended by the deadline's timer alone (kept), its Err never reading the clock: a user whose code runs before the timer's goroutine sees it live past the deadline",
+		property: spec.HonestRole,
+		run:      referenceRun(lease.MistakeErrTrustsTimer),
+		explore:  "procs 2, pauses 1",
+	},
+	{
 		name: "reference~told-once", base: "reference",
 		mistake:    "OnNewLeader is told of each holder once: a leader that comes back after another is not told of again",
 		property:   spec.LeaderKnown,

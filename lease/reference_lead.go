@@ -36,7 +36,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	term.deadlineOnly = r.mistake&mValidUntilDeadline != 0 // mutant: Valid until the deadline, whatever ended the term
 	cancel := func() { term.end(); cancelCtx() }           // (Err's reason, latched as it ends)
 	var uctx context.Context = termContext{cctx, term}
-	if r.mistake&mPlainContext != 0 { // mutant: done only when cancelled
+	if r.mistake&(mPlainContext|mErrTrustsTimer) != 0 { // mutant: done only when cancelled (by the timer, for mErrTrustsTimer)
 		uctx = cctx
 	}
 	// The user's context is done at the local deadline, not when the

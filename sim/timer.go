@@ -78,6 +78,9 @@ func (p *proc) fireTimers() {
 			due = append(due, t)
 		}
 	}
+	if len(due) > 0 && !p.stopped {
+		p.lookBeforeTimers()
+	}
 	for _, t := range due {
 		if !t.armed || now < t.at { // (an earlier one's f moved or disarmed it)
 			continue
@@ -99,4 +102,24 @@ func (p *proc) dropTimers() {
 	p.w.timers -= len(p.timers)
 	clear(p.timers)
 	p.timers = p.timers[:0]
+}
+
+// lookBeforeTimers is the user's code looking at its leader contexts by
+// their Err before the due timers fire: on the real kernel a timer's
+// function runs on a goroutine of its own, and the user's code may run
+// first (after a SIGCONT, on a loaded machine). A context whose Err is nil
+// then was seen live now. (A probe's reference whose user context was a
+// plain one, ended by the deadline's timer alone, passed every property:
+// here timers always fired first. The reference's Err reads the clock.)
+func (p *proc) lookBeforeTimers() {
+	for i := range p.leaders {
+		l := &p.leaders[i]
+		silent := p.silent
+		p.silent = true
+		err := l.ctx.Err()
+		p.silent = silent
+		if err == nil {
+			l.lastLive, l.liveSteps = p.w.now, len(p.w.tr.Events)
+		}
+	}
 }
