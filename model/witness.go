@@ -109,7 +109,7 @@ type scratch struct {
 	key     uint64
 	dead    map[uint64]int32 // hash -> its last dead end (index into ends)
 	ends    []deadEnd
-	endBits []uint64 // the dead ends' sets of operations, len(placed) words each
+	endBits []uint64 // the dead ends' sets of operations, each its window (see window)
 	endSts  []State  // their states
 	pruned  int      // candidates cut as dead ends (for a test)
 }
@@ -225,9 +225,8 @@ func (sc *scratch) run(expiring bool) Verdict {
 		}
 		sc.mark(j, true)
 		if sc.isDead(next) {
-			sc.mark(j, false)
 			sc.pruned++
-			continue
+			continue // (taken out again at the top, as every candidate tried)
 		}
 		sc.succ[sc.pred[j]], sc.pred[sc.succ[j]] = sc.succ[j], sc.pred[j]
 		placed++

@@ -318,9 +318,6 @@ func holding(tr *trace.Trace, p, at int, inFlight bool) hold {
 	return holdNone
 }
 
-// newLeaderIn reports whether a process other than victim began leading in
-// (from, to], or was already leading at from (then the victim was not the
-// only leader, which exclusive-leadership reports).
 // firstNewLeader returns when the first process other than victim led in
 // (from, to].
 func firstNewLeader(iv []trace.Interval, victim int, from, to int64) (int64, bool) {
@@ -336,6 +333,9 @@ func firstNewLeader(iv []trace.Interval, victim int, from, to int64) (int64, boo
 	return first, ok
 }
 
+// newLeaderIn reports whether a process other than victim began leading in
+// (from, to], or was already leading at from (then the victim was not the
+// only leader, which exclusive-leadership reports).
 func newLeaderIn(iv []trace.Interval, victim int, from, to int64) bool {
 	for _, x := range iv {
 		if x.Proc != victim && x.From <= to && x.To > from {

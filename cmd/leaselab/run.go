@@ -167,6 +167,13 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if err == nil && sig.Err() == nil {
 		probe = s.Release(lease.Record{Holder: -1, Epoch: -1, Version: -1})
 	}
+	// The probe writes nothing, so a Redis replica lets it through; ask
+	// the server what it is, and whether it may evict the lease's keys.
+	var replica bool
+	var evict string
+	if rs, ok := s.(*redisstore.Store); ok && err == nil && sig.Err() == nil {
+		replica, evict = rs.Replica(sig), rs.EvictionWarning(sig)
+	}
 	signalled := sig.Err() != nil
 	stop()
 	closeStore := func() {
@@ -194,15 +201,12 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 		closeStore()
 		return usagef("-store %s: the server refuses every write (a read-only transaction: a hot standby, or default_transaction_read_only): %v", store, probe)
 	}
-	if rs, ok := s.(*redisstore.Store); ok {
-		// (The start's probe writes nothing, so a replica lets it through.)
-		if rs.Replica(context.Background()) {
-			closeStore()
-			return usagef("-store redis: %s is a replica: it refuses every write; point -dsn at its master", dsn)
-		}
-		if w := rs.EvictionWarning(context.Background()); w != "" {
-			fmt.Fprintf(stderr, "leaselab: warning: %s\n", w)
-		}
+	if replica {
+		closeStore()
+		return usagef("-store redis: %s is a replica: it refuses every write; point -dsn at its master", dsn)
+	}
+	if evict != "" {
+		fmt.Fprintf(stderr, "leaselab: warning: %s\n", evict)
 	}
 	command.singleton = serverSingleton(store, dsn, name)
 	return start(v, func(lease.Proc) lease.Store { return s }, name, id, startAt, events, false, true, cfg, command, stdout, stderr)
