@@ -31,6 +31,17 @@ var mutants = []mutant{
 		confirm: &confirmation{faults: "drift,emfile"},
 	},
 	{
+		// What stable-leadership's rule on terms cut short finds (2026-12-07).
+		name: "reference~deadline-far-short", base: "reference",
+		mistake:  "the local deadline is 3.2 s of a 9 s lease (a renew deadline the config's check would refuse): the leader steps down whenever a renewal is 0.2 s late, though the store backs its term for 5.5 s more, and takes its record back at once",
+		property: spec.StableLeadership,
+		run: func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			cfg.RenewDeadline = 3200 * time.Millisecond
+			return lease.RunReferenceWith(0, false)(p, s, path, cfg)
+		},
+		explore: "procs 2, pauses 1",
+	},
+	{
 		name: "reference~holder-not-version", base: "reference",
 		mistake:  "a watcher restarts its expiry clock when the holder changes, not the version: it takes over a lease the leader keeps renewing",
 		property: spec.ExclusiveLeadership,
@@ -150,6 +161,37 @@ var mutants = []mutant{
 		property:   spec.NoBusyLoop,
 		run:        referenceRun(lease.MistakeReadRetryNoDoubling),
 		exploreWhy: "it needs a read that fails for a second on end (a full disk's or EMFILE's stretch), which explore does not inject (one error)",
+	},
+	{
+		// What no-busy-loop's bound on wakes finds (2026-12-07).
+		name: "reference~renew-often", base: "reference",
+		mistake:  "the leader renews every RenewInterval/30 (100 ms at the post's intervals): thirty times the writes a term needs, each waiting between tries, so under no-busy-loop's bound on calls (a probe's: 465 renewals against 15 in 48 s)",
+		property: spec.NoBusyLoop,
+		run: func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			cfg.RenewInterval /= 30
+			return referenceRun(0)(p, s, path, cfg)
+		},
+		explore: "procs 2, crashes 1",
+	},
+	{
+		name: "reference~poll-though-notified", base: "reference",
+		mistake:  "watchers poll every 50 ms although the directory's notifications tell them of every change (Poll set, the watch interval 50 ms): a listing twenty times a second (a probe's: 1,959 against 123 in 48 s)",
+		property: spec.NoBusyLoop,
+		run: func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			cfg.Poll, cfg.WatchInterval = true, 50*time.Millisecond
+			return referenceRun(0)(p, s, path, cfg)
+		},
+		explore: "procs 2, crashes 1",
+	},
+	{
+		name: "reference~backoff-cap-50ms", base: "reference",
+		mistake:  "the algorithm takes the watch interval for 50 ms: a back-off after a failed write or read stops doubling at 50 ms (and a watcher without notifications would poll every 50 ms), so a failing store is retried twenty times a second, under the bound on failed calls (36)",
+		property: spec.NoBusyLoop,
+		run: func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			cfg.WatchInterval = 50 * time.Millisecond
+			return referenceRun(0)(p, s, path, cfg)
+		},
+		exploreWhy: "it needs a store that fails for a second on end (a full disk's or EMFILE's stretch), which explore does not inject (one error)",
 	},
 	{
 		// What bounded-activities finds (2026-12-06).

@@ -140,8 +140,12 @@ func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
 	a.changed = false
 	w.inotify.watchers = append(w.inotify.watchers, watcher{a: a, dir: dir})
 	target := p.clock.trueAt(int64(until))
+	waits := target > a.t
 	a.point(max(target, a.t) + w.lateness())
 	w.touch(objKey{kind: objChanges, s: dir}, false) // a.changed: the notifier's
 	w.unwatch(a)
+	if waits && !a.changed && a.t >= target {
+		p.woke(a) // timed out (not told of a change, nor cut short by a context)
+	}
 	return a.changed
 }

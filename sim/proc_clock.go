@@ -39,6 +39,18 @@ func (p *proc) Sleep(d time.Duration) {
 	a := p.w.cur
 	target := p.clock.trueAt(p.clock.mono(a.t) + int64(d))
 	a.point(max(target, a.t) + p.w.lateness())
+	if d > 0 && a.t >= target {
+		p.woke(a) // (not cut short by a context: SleepContext)
+	}
+}
+
+// woke records that activity a woke because a wait on its clock ran out
+// (trace.Trace.Wakes); the simulator's own activities (the workload) are
+// not the process's code.
+func (p *proc) woke(a *activity) {
+	if !a.isolated {
+		p.w.tr.Wakes = append(p.w.tr.Wakes, trace.Wake{T: a.t, Proc: int16(p.idx), Act: int16(a.id)})
+	}
 }
 
 // NewTicker implements lease.Clock.
@@ -66,6 +78,7 @@ func (t *ticker) Wait() {
 	} else {
 		a.point(p.clock.trueAt(next) + p.w.lateness())
 	}
+	p.woke(a)
 	t.k = max(t.k+1, (p.clock.mono(a.t)-t.start)/t.d)
 }
 

@@ -163,7 +163,10 @@ func CheckNoBusyLoop(tr *trace.Trace) *Violation {
 	if x := CheckNoBusyLoopBound(tr, BusyBound(v, fast)); x != nil {
 		return x
 	}
-	return busySecond(tr, FailBound(v, fast), failedCall, false, "failed system calls")
+	if x := busySecond(tr, FailBound(v, fast), failedCall, false, "failed system calls"); x != nil {
+		return x
+	}
+	return wakeViolation(tr, fast)
 }
 
 // CheckNoBusyLoopBound is CheckNoBusyLoop with the bound given: at most

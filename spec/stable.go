@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -45,6 +46,20 @@ func CheckStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds) *Viol
 // checkStableLeadership is CheckStableLeadership with eligible(tr), if
 // el is not nil, computed by the caller.
 func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
+	early := (*Violation)(nil)
+	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil {
+		early = checkTermsLast(tr, iv, v)
+	}
+	quiet := checkSettledQuiet(tr, iv, b, el)
+	if early != nil && (quiet == nil || early.At < quiet.At) {
+		return early
+	}
+	return quiet
+}
+
+// checkSettledQuiet is stable leadership in settled quiet: no step-down,
+// no gap without a leader.
+func checkSettledQuiet(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
 	settled := settledQuiet(tr, b.Wedge)
 	if len(settled) == 0 {
 		return nil

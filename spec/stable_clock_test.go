@@ -70,8 +70,16 @@ func TestStableLeadershipAfterClockFaults(t *testing.T) {
 				v = vd.Violation
 			}
 		}
-		if (v != nil) != c.broken {
-			t.Errorf("%s: stable-leadership %v, want broken %v", c.name, v, c.broken)
+		// Since 2026-12-07 the flapping is caught anywhere, as a term cut
+		// short (no conflict reached the store: the wrapper made it up);
+		// the quiet's rules are what the drift beyond the bound blinds.
+		if v == nil {
+			t.Errorf("%s: stable-leadership holds, want a term cut short", c.name)
+		}
+		iv := tr.Leadership()
+		quiet := checkSettledQuiet(tr, iv, runBounds(mustVariant(t, "reference"), tr), nil)
+		if (quiet != nil) != c.broken {
+			t.Errorf("%s: stable-leadership in settled quiet %v, want broken %v", c.name, quiet, c.broken)
 		}
 	}
 }

@@ -76,6 +76,14 @@ type Run struct {
 	Setup fmt.Stringer
 }
 
+// Wake is one of Trace.Wakes: activity Act of process Proc woke at true
+// time T because a wait on its clock ran out.
+type Wake struct {
+	T    int64
+	Proc int16
+	Act  int16
+}
+
 // DirCounts is how many names a directory held over a run.
 type DirCounts struct {
 	// Watched reports whether the directory was counted (a simulated run).
@@ -114,6 +122,12 @@ type Trace struct {
 	// Recorded marks a trace of real processes (NewRecorded): what a
 	// server did on its own, such as expiring a record, is not in it.
 	Recorded bool
+	// Wakes are the instants at which a process's code woke from a wait
+	// on its own clock (a sleep, a ticker's tick, a wait for a change
+	// that timed out), as the simulator's clock saw them run out, in time
+	// order (simulated runs only: a recorded trace has none). They are
+	// not steps: a wake is where the step that follows it begins.
+	Wakes []Wake
 
 	arena   []byte
 	last    string // the string most recently put in the arena
@@ -162,6 +176,7 @@ var buffers sync.Pool
 type memory struct {
 	events []Event
 	arena  []byte
+	wakes  []Wake
 }
 
 // New returns an empty trace whose event and string memory may be
@@ -169,7 +184,7 @@ type memory struct {
 func New() *Trace {
 	tr := &Trace{}
 	if m, ok := buffers.Get().(*memory); ok {
-		tr.Events, tr.arena = m.events[:0], m.arena[:0]
+		tr.Events, tr.arena, tr.Wakes = m.events[:0], m.arena[:0], m.wakes[:0]
 	} else {
 		tr.Events, tr.arena = make([]Event, 0, 256), make([]byte, 0, 4096)
 	}
@@ -188,10 +203,10 @@ func (tr *Trace) Release() {
 	if tr.Events == nil {
 		return
 	}
-	if cap(tr.Events) <= maxPooledEvents && cap(tr.arena) <= maxPooledArena {
-		buffers.Put(&memory{events: tr.Events, arena: tr.arena})
+	if cap(tr.Events) <= maxPooledEvents && cap(tr.arena) <= maxPooledArena && cap(tr.Wakes) <= maxPooledEvents {
+		buffers.Put(&memory{events: tr.Events, arena: tr.arena, wakes: tr.Wakes})
 	}
-	tr.Events, tr.arena, tr.last = nil, nil, ""
+	tr.Events, tr.arena, tr.Wakes, tr.last = nil, nil, nil, ""
 }
 
 // The largest event and string memory Release pools: the 99th

@@ -1,0 +1,115 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// checkTermsLast reports, for a variant with a local deadline, the first
+// leader context that ended before its renew deadline
+// (Config.RenewDeadlineInEffect, on the process's monotonic clock) after
+// the call of the last write the store acknowledged while the context was
+// live, with nothing to end it early: no SIGTERM handler run, no store
+// answer that the lease was lost (a conflict), no death. Stable leadership's other rules judge settled quiet
+// only, and excuse a step-down near any disturbance; a leader whose
+// deadline is far too short (a probe's: 3.2 s of a 9 s lease) steps down
+// only when a fault delays a renewal by a fraction of a second, and took
+// its record back at once, so nothing caught it (honest-role bounds a
+// deadline from above). The store backed the term until then; a leader
+// that gives it up without a reason leaves its users without a leader for
+// nothing.
+//
+// The context's end is placed at the instant the simulator saw it done
+// (EvStopped), and the process's clock then at its first monotonic
+// reading from that instant on (its last one before, plus twice the time
+// since, when it read none after): the latest either can be, so a late
+// reading only excuses. Slack absorbs timer lateness.
+func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Violation {
+	if !v.LocalDeadline || tr.Recorded {
+		return nil
+	}
+	var first *Violation
+	for _, x := range iv {
+		if x.Open || x.EndedByDie || first != nil && time.Duration(x.Seen) >= first.At {
+			continue
+		}
+		p := x.Proc
+		ack := -1 // the last write the store acknowledged while the context was live
+		for i := min(x.LiveSteps, len(tr.Events)) - 1; i >= 0; i-- {
+			if e := &tr.Events[i]; int(e.Proc) == p && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
+				ack = i
+				break
+			}
+		}
+		end := stoppedEventFrom(tr, p, x.Seen, x.LiveSteps)
+		if ack < 0 || end < 0 || excused(tr, p, ack, end) {
+			continue
+		}
+		cfg := tr.Run.Lease
+		if l := tr.Procs[p].Lease; l.LeaseDuration != 0 {
+			cfg = l
+		}
+		rd := cfg.RenewDeadlineInEffect()
+		w := &tr.Events[ack]
+		due := time.Duration(w.CallMono()) + rd
+		mono := monoAtLatest(tr, p, end)
+		if mono >= due-Slack {
+			continue
+		}
+		at := time.Duration(tr.Events[end].T)
+		first = &Violation{Property: StableLeadership, At: at, PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, end},
+			Detail: fmt.Sprintf("process %s's leader context ended by %s (%v on its clock), %v before its renew deadline (%v) after the call of its last write the store acknowledged (a %s at %s, %v on its clock), with no SIGTERM, no answer that its lease was lost and no death: the store backed the term, and its users were left without a leader for nothing",
+				tr.ProcName(p), secs(at), mono, due-mono, rd, w.Store, secs(time.Duration(w.T)), time.Duration(w.CallMono()))}
+	}
+	return first
+}
+
+// stoppedEventFrom returns the index of the EvStopped of process p at or
+// after instant t, searching from index from on, or -1.
+func stoppedEventFrom(tr *trace.Trace, p int, t int64, from int) int {
+	for i := max(from, 0); i < len(tr.Events); i++ {
+		if e := &tr.Events[i]; e.Kind == trace.EvStopped && int(e.Proc) == p && e.T >= t {
+			return i
+		}
+	}
+	return -1
+}
+
+// excused reports whether something between events from and to gave
+// process p a reason to end its term: its SIGTERM handler ran, or a store
+// operation of its answered that the lease was lost: a conflict, another
+// write in the record's place (a takeover; a server that lost its data
+// answers a renewal so too).
+func excused(tr *trace.Trace, p, from, to int) bool {
+	for i := from; i <= to; i++ {
+		e := &tr.Events[i]
+		switch {
+		case int(e.Proc) == p && e.Kind == trace.EvSignal && e.Op != trace.OpSigaction:
+			return true
+		case int(e.Proc) == p && e.Kind == trace.EvStore && e.Res == trace.ResConflict:
+			return true
+		}
+	}
+	return false
+}
+
+// monoAtLatest is the latest process p's monotonic clock can have read at
+// event i: its first reading from then on, or, with none, its last one
+// before plus twice the time since (no clock runs twice as fast).
+func monoAtLatest(tr *trace.Trace, p, i int) time.Duration {
+	t := tr.Events[i].T
+	for j := i; j < len(tr.Events); j++ {
+		if e := &tr.Events[j]; int(e.Proc) == p && e.Kind == trace.EvClock && e.Op == trace.OpClockMono {
+			return time.Duration(e.N)
+		}
+	}
+	for j := i - 1; j >= 0; j-- {
+		if e := &tr.Events[j]; int(e.Proc) == p && e.Kind == trace.EvClock && e.Op == trace.OpClockMono {
+			return time.Duration(e.N + 2*(t-e.T))
+		}
+	}
+	return time.Duration(1<<63 - 1) // never read: nothing to judge
+}

@@ -1,0 +1,78 @@
+package spec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// cutShort returns, for each leader context of the run that ended (not by
+// death), how long before its renew deadline after its last acknowledged
+// write it ended (negative: after), as checkTermsLast measures it.
+func cutShort(t *testing.T, tr *trace.Trace) []time.Duration {
+	t.Helper()
+	var out []time.Duration
+	for _, x := range tr.Leadership() {
+		if x.Open || x.EndedByDie {
+			continue
+		}
+		ack := -1
+		for i := x.LiveSteps - 1; i >= 0; i-- {
+			if e := &tr.Events[i]; int(e.Proc) == x.Proc && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
+				ack = i
+				break
+			}
+		}
+		end := stoppedEventFrom(tr, x.Proc, x.Seen, x.LiveSteps)
+		if ack < 0 || end < 0 {
+			t.Fatalf("process %d's term from %v: no acknowledged write or no end", x.Proc, time.Duration(x.From))
+		}
+		due := time.Duration(tr.Events[ack].CallMono()) + tr.Run.Lease.RenewDeadlineInEffect()
+		out = append(out, due-monoAtLatest(tr, x.Proc, end))
+	}
+	return out
+}
+
+// A term may end before its renew deadline for a reason: the process was
+// told to stop (SIGTERM), or the store answered that the lease was lost
+// (a server that lost its data: the renewal finds no record). Each run
+// below ends a term seconds early, for one of those reasons, and is not a
+// violation; without the excuse it would be. A pause longer than the
+// deadline ends the term at the deadline, on the process's clock, which
+// ran on. (Each fails if its excuse is taken out of excused.)
+func TestTermsLastExcuses(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name, variant string
+		faults        []sim.Fault
+		early         bool // a term ended more than a second early
+	}{
+		{"SIGTERM to the leader", "reference", []sim.Fault{{Kind: trace.Term, Proc: 0, At: 10 * time.Second}}, true},
+		{"SIGTERM to the leader, Redis", "redis", []sim.Fault{{Kind: trace.Term, Proc: 0, At: 10 * time.Second}}, true},
+		{"the server loses its data", "redis", []sim.Fault{{Kind: trace.Lose, At: 6500 * ms}}, true},
+		{"a pause longer than the deadline", "reference", []sim.Fault{{Kind: trace.Stop, Proc: 0, At: 6200 * ms, Dur: 12 * time.Second}}, false},
+		{"a pause of 2 s", "reference", []sim.Fault{{Kind: trace.Stop, Proc: 0, At: 6200 * ms, Dur: 2 * time.Second}}, false},
+	} {
+		tr, err := sim.Run(sim.Config{Variant: c.variant, Horizon: 40 * time.Second, Lease: lease.DefaultConfig(),
+			Procs:  []sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * ms}},
+			Faults: c.faults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		early := false
+		for _, d := range cutShort(t, tr) {
+			early = early || d > time.Second
+		}
+		if early != c.early {
+			t.Errorf("%s: a term ended more than a second before its deadline: %v, want %v (%v)", c.name, early, c.early, cutShort(t, tr))
+		}
+		v, _ := lease.LookupVariant(c.variant)
+		if x := checkTermsLast(tr, tr.Leadership(), v); x != nil {
+			t.Errorf("%s: %v", c.name, x)
+		}
+		tr.Release()
+	}
+}

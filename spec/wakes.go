@@ -1,0 +1,217 @@
+package spec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// WakeBound is the most times a process with config c may wake on its own
+// clock (trace.Trace.Wakes: a sleep, a ticker's tick or a wait for a
+// change that ran out) in one simulated second while nothing changes, not
+// counting the wakes that retry a failure (see RetryWakeBound): its
+// renewal timer's ticks and its watch timer's, each at twice the clock's
+// rate (a drift below a million ppm runs a clock at most twice as fast),
+// and three more (the reaction to the change that opened the quiet
+// stretch, a lease's expiry, a local deadline). With the post's intervals
+// that is 1 + 1 + 3 = 5; a leader that renews thirty times as often wakes
+// ten times a second, a watcher that polls every 50 ms twenty.
+//
+// BusyBound allows each wake CallsPerWake system calls, so a process that
+// waits between its tries too briefly stays under it (a probe's mutants:
+// 465 renewals instead of 15 in 48 s, 1,959 listings instead of 123, no
+// violation); counting the wakes themselves catches it.
+func WakeBound(c lease.Config) int {
+	return perSecond(c.RenewInterval/2) + perSecond(c.WatchInterval/2) + 3
+}
+
+// RetryWakeBound is the most times a process may wake on its own clock in
+// one simulated second while nothing changes, retries included: a wake
+// retries a failure when its activity's calls since its previous wake
+// include one that failed (failedCall: an error other than ENOENT and
+// EEXIST; EWOULDBLOCK from a lock held elsewhere is one), a store
+// operation whose outcome is unknown, or a store write that lost a race
+// (the record existed, or was another's: the reference backs off after a
+// race lost to a record its reads do not show). A correct process backs off after a
+// failure, from 1 ms or more, doubling up to WatchInterval: WakeBound's
+// wakes and log2(WatchInterval/1ms) + 1 retries, 5 + 13 = 18 with the
+// post's intervals. A back-off capped at 50 ms retries twenty times a
+// second.
+func RetryWakeBound(c lease.Config) int {
+	return WakeBound(c) + backoffTries(c.WatchInterval)
+}
+
+// wakeViolation reports the first simulated second in which a process woke
+// on its own clock more often than WakeBound allows (retries left out) or
+// RetryWakeBound (retries in), with nothing changed; nil when none did,
+// or when the trace has no wakes (a recorded one).
+func wakeViolation(tr *trace.Trace, c lease.Config) *Violation {
+	if len(tr.Wakes) == 0 {
+		return nil
+	}
+	regularBound, allBound := WakeBound(c), RetryWakeBound(c)
+	// Most runs end here: no process wakes more than WakeBound times in
+	// any second at all, changes or not.
+	if !anyDenser(tr.Wakes, len(tr.Procs), regularBound) {
+		return nil
+	}
+	all := make([][]int64, len(tr.Procs))
+	regular := make([][]int64, len(tr.Procs))
+	failed := make([][]bool, len(tr.Procs)) // per activity: a failure since its last wake
+	for p := range failed {
+		failed[p] = make([]bool, len(tr.Acts[p]))
+	}
+	i := 0
+	for _, wk := range tr.Wakes {
+		for ; i < len(tr.Events) && tr.Events[i].T < wk.T; i++ {
+			e := &tr.Events[i]
+			if e.Proc < 0 || int(e.Act) >= len(failed[e.Proc]) {
+				continue
+			}
+			if isCall(e) && failedCall(e) || e.Kind == trace.EvStore && lostOrUnknown(e) {
+				failed[e.Proc][e.Act] = true
+			}
+		}
+		all[wk.Proc] = append(all[wk.Proc], wk.T)
+		if f := failed[wk.Proc]; int(wk.Act) < len(f) {
+			if !f[wk.Act] {
+				regular[wk.Proc] = append(regular[wk.Proc], wk.T)
+			}
+			f[wk.Act] = false
+		}
+	}
+	ch := changes(tr)
+	var first *Violation
+	for _, j := range []struct {
+		times [][]int64
+		bound int
+		what  string
+	}{
+		{regular, regularBound, "retries of a failure not counted"},
+		{all, allBound, "retries of failures included"},
+	} {
+		for p, ts := range j.times {
+			if from, k := quietDense(ts, ch, p, j.bound); k >= 0 && (first == nil || time.Duration(ts[k]) < first.At) {
+				first = wakeDetail(tr, p, ts, from, k, ch, j.bound, j.what)
+			}
+		}
+	}
+	return first
+}
+
+// lostOrUnknown reports whether a store operation's outcome was unknown,
+// or a write lost a race (the record existed, or was not the one it
+// expected): an attempt that failed, which a back-off may follow.
+func lostOrUnknown(e *trace.Event) bool {
+	switch {
+	case e.Store == trace.StoreExpire || e.Store == trace.StoreRead:
+		return false
+	case e.Res == trace.ResUnknown || e.Res == trace.ResExists || e.Res == trace.ResConflict:
+		return true
+	}
+	return false
+}
+
+// anyDenser reports whether some process has more than bound wakes in one
+// second.
+func anyDenser(wakes []trace.Wake, procs, bound int) bool {
+	if len(wakes) <= bound {
+		return false
+	}
+	for p := range procs {
+		lo, n := 0, 0 // the second's first wake (of any process); p's wakes from it
+		for _, wk := range wakes {
+			if int(wk.Proc) != p {
+				continue
+			}
+			for ; wakes[lo].T <= wk.T-int64(time.Second); lo++ {
+				if int(wakes[lo].Proc) == p {
+					n--
+				}
+			}
+			if n++; n > bound {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// quietDense finds the first of process p's wakes ts (in time order) that
+// is the bound+1-th in one second of quiet for p (no change by the world
+// or another process: see changes). It returns the index of that second's
+// first wake and of the wake past the bound, or -1, -1.
+func quietDense(ts []int64, ch []change, p, bound int) (int, int) {
+	lo, k := 0, 0
+	segFrom := int64(-1)
+	for j, t := range ts {
+		for ; k < len(ch) && ch[k].t <= t; k++ {
+			if ch[k].by != int16(p) && ch[k].t > segFrom {
+				segFrom = ch[k].t
+			}
+		}
+		for lo < j && (ts[lo] < segFrom || t-ts[lo] >= int64(time.Second)) {
+			lo++
+		}
+		if j-lo+1 > bound {
+			return lo, j
+		}
+	}
+	return -1, -1
+}
+
+// wakeDetail describes process p's busy second of wakes: ts[from] is its
+// first, ts[k] the one past the bound.
+func wakeDetail(tr *trace.Trace, p int, ts []int64, from, k int, ch []change, bound int, what string) *Violation {
+	start := ts[from]
+	quiet := "from the start"
+	for _, c := range ch {
+		if c.t > start {
+			break
+		}
+		if c.by != int16(p) {
+			quiet = "since " + secs(time.Duration(c.t))
+		}
+	}
+	// Which activities woke, for the detail; and the events that follow
+	// the first wake and the one past the bound.
+	acts := map[string]int{}
+	for _, wk := range tr.Wakes {
+		if int(wk.Proc) == p && wk.T >= start && wk.T <= ts[k] {
+			acts[tr.Acts[p][wk.Act]]++
+		}
+	}
+	names := make([]string, 0, len(acts))
+	for a := range acts {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	for i, a := range names {
+		names[i] = fmt.Sprintf("%s x%d", a, acts[a])
+	}
+	var evs []int
+	for _, t := range []int64{start, ts[k]} {
+		if i := firstEventOf(tr, p, t); i >= 0 {
+			evs = append(evs, i)
+		}
+	}
+	return &Violation{Property: NoBusyLoop, At: time.Duration(ts[k]), PIDs: []int{tr.Procs[p].PID}, Events: evs,
+		Detail: fmt.Sprintf("process %s woke on its own clock %d times from %s to %s (%s), %s, with nothing changed %s: no fault, no start or exit, no other process's write (bound %d a second)",
+			tr.ProcName(p), k-from+1, secs(time.Duration(start)), secs(time.Duration(ts[k])), strings.Join(names, ", "), what, quiet, bound)}
+}
+
+// firstEventOf returns the index of process p's first event at or after
+// true time t, or -1.
+func firstEventOf(tr *trace.Trace, p int, t int64) int {
+	i := sort.Search(len(tr.Events), func(i int) bool { return tr.Events[i].T >= t })
+	for ; i < len(tr.Events); i++ {
+		if int(tr.Events[i].Proc) == p {
+			return i
+		}
+	}
+	return -1
+}
