@@ -170,3 +170,42 @@ func TestRunRefusesRedisReplica(t *testing.T) {
 	}
 	refused(t, "redis", srv.Addr, "is a replica", "point -dsn at its master")
 }
+
+// A Redis or a PostgreSQL that is down when run starts (a machine's boot,
+// a restart) is waited for as an etcd is, up to 5 s, not refused at once
+// (until 2026-12-07 run exited 2 at the first refused connection, while
+// over etcd it retried): run leads once the server is back; a server
+// that stays down is refused after the 5 s, saying so.
+func TestRunWaitsForItsServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real servers")
+	}
+	for _, store := range []string{"redis", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			var srv *servertest.Server
+			var dsn string
+			if store == "redis" {
+				srv = servertest.Redis(t, "")
+				dsn = srv.Addr
+			} else {
+				srv = servertest.Postgres(t)
+				dsn = srv.DSN()
+			}
+			srv.Kill()
+			a, out := startRun(t, "", []string{"-store", store, "-dsn", dsn, "-name", "wait-test"})
+			time.Sleep(time.Second)
+			srv.MustRestart(t)
+			poll(t, "run to lead once its server is back", func() bool { return strings.Contains(out.String(), "Acquired lease") })
+			a.Process.Signal(syscall.SIGTERM)
+			if code := waitExit(t, a, "run after SIGTERM"); code != 0 {
+				t.Errorf("run over a %s that came back: exit %d, output %q; want 0", store, code, out)
+			}
+			srv.Kill()
+			start := time.Now()
+			code, _, errOut := runCLI("run", "-store", store, "-dsn", dsn, "-name", "wait-test", "--", "true")
+			if took := time.Since(start); code != 2 || !strings.Contains(errOut, "connection refused") || !strings.Contains(errOut, "no server answered for 5s") || took < 5*time.Second {
+				t.Errorf("run over a %s that stays down: exit %d after %v, stderr %q; want 2 after 5 s, saying the connection was refused for 5s", store, code, took, errOut)
+			}
+		})
+	}
+}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,7 +39,8 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 	}
 	// Connecting (a TLS or SCRAM handshake, creating the table) gets more
 	// than one call's timeout.
-	ctx, cancel := context.WithTimeout(parent, max(5*time.Second, timeout))
+	wait := max(connectFor, timeout)
+	ctx, cancel := context.WithTimeout(parent, wait)
 	defer cancel()
 	switch kind {
 	case "redis":
@@ -62,7 +65,7 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 		// error; leaselab reports every store error (OnError, the exit
 		// status), so each would be said twice.
 		redis.SetLogger(quietRedis{})
-		return redisstore.New(ctx, o)
+		return untilReachable(ctx, wait, func() (lease.Store, error) { return redisstore.New(ctx, o) })
 	case "etcd":
 		eps := strings.Split(dsn, ",")
 		for i, e := range eps {
@@ -85,10 +88,56 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 	case "sqlite":
 		return sqlstore.Open(ctx, sqlstore.SQLite, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
 	case "postgres":
-		return sqlstore.Open(ctx, sqlstore.Postgres, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
+		return untilReachable(ctx, wait, func() (lease.Store, error) {
+			return sqlstore.Open(ctx, sqlstore.Postgres, dsn, sqlstore.Options{Name: name, Timeout: timeout, OnError: onError})
+		})
 	}
 	return nil, fmt.Errorf("no server store %q", kind)
 }
+
+// untilReachable calls open until it connects (within d, which ctx
+// ends), until it fails for a reason other than a server not (yet)
+// listening (a refused or reset connection: a server that starts a
+// moment after run, as at boot, or restarts), or until ctx ends; it then
+// returns open's last answer. So a Redis or PostgreSQL that is down at
+// the start is waited for as long as an etcd is (its client retries until
+// ctx ends), not refused at once.
+func untilReachable(ctx context.Context, d time.Duration, open func() (lease.Store, error)) (lease.Store, error) {
+	wait := 50 * time.Millisecond
+	var refused error // the last attempt's, when no server listened
+	for {
+		s, err := open()
+		switch {
+		case err == nil:
+			return s, nil
+		case notListening(err):
+			refused = err
+		case refused != nil && ctx.Err() != nil:
+			// Out of time during an attempt: say why the earlier ones
+			// failed, not that time ran out.
+		default:
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (no server answered for %v)", refused, d)
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// notListening reports whether err says no server listened at the
+// address: a connection refused or reset.
+func notListening(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// connectFor is how long run waits for its server at the start: the etcd
+// client's own retries, Redis's and PostgreSQL's (untilReachable).
+const connectFor = 5 * time.Second
 
 // feedOps are the operations of the stores' change notices, as their
 // OnError names them.
