@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -208,4 +211,76 @@ func TestRunWaitsForItsServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Redis master demoted mid-run (a Sentinel fail-over; here REPLICAOF
+// an address nobody answers) refuses every write with READONLY and still
+// serves reads. That is a passing state, not a misconfiguration: the
+// leader's renewals fail, it steps down by its local deadline, and
+// leader and watcher keep running, saying why, until the server takes
+// writes again; then one of them leads. (Decided 2026-12-07: ending a
+// watcher there for good, as a refusal at the start does, would turn a
+// fail-over into an outage of every process.)
+func TestRunSurvivesAServerMadeReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real servers")
+	}
+	srv := servertest.Redis(t, "")
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	do := func(args ...any) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flags := []string{"-store", "redis", "-dsn", srv.Addr, "-name", "readonly-test", "-lease", "1s", "-renew", "300ms", "-watch", "300ms"}
+	a, outA := startRun(t, "", flags)
+	poll(t, "a to lead", func() bool { return strings.Contains(outA.String(), "Acquired lease") })
+	b, outB := startRun(t, "", flags)
+	poll(t, "b to watch", func() bool { return strings.Contains(outB.String(), "Lease held by") })
+	do("REPLICAOF", "127.0.0.1", "1")
+	poll(t, "the leader to step down", func() bool { return strings.Contains(outA.String(), "stepping down") })
+	time.Sleep(2 * time.Second) // a lease and more without a writable server
+	for _, r := range []struct {
+		name string
+		cmd  *exec.Cmd
+		out  *runOutput
+	}{{"leader", a, outA}, {"watcher", b, outB}} {
+		if exited(r.cmd) {
+			t.Fatalf("the %s exited while the server was read-only: %q", r.name, r.out)
+		}
+	}
+	if !strings.Contains(outA.String(), "READONLY") {
+		t.Errorf("the leader's output does not say why its renewals failed (READONLY): %q", outA)
+	}
+	acquired := strings.Count(outA.String(), "Acquired lease") + strings.Count(outB.String(), "Acquired lease") +
+		strings.Count(outA.String(), "taking over") + strings.Count(outB.String(), "taking over")
+	do("REPLICAOF", "NO", "ONE")
+	poll(t, "someone to lead again", func() bool {
+		n := strings.Count(outA.String(), "Acquired lease") + strings.Count(outB.String(), "Acquired lease") +
+			strings.Count(outA.String(), "taking over") + strings.Count(outB.String(), "taking over")
+		return n > acquired
+	})
+	for _, r := range []struct {
+		cmd *exec.Cmd
+		out *runOutput
+	}{{a, outA}, {b, outB}} {
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		if code := waitExit(t, r.cmd, "run after SIGTERM"); code != 0 {
+			t.Errorf("exit %d after SIGTERM, want 0; output %q", code, r.out)
+		}
+	}
+}
+
+// exited reports whether cmd's process has ended (a zombie not yet
+// waited for has), as /proc tells.
+func exited(cmd *exec.Cmd) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }
