@@ -71,6 +71,7 @@ const (
 	MistakeValidUntilDeadline      = mValidUntilDeadline
 	MistakeTermCancelsLate         = mTermCancelsLate
 	MistakeErrTrustsTimer          = mErrTrustsTimer
+	MistakeTermShared              = mTermShared
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -206,4 +206,8 @@ const (
 	// that runs before the timer's goroutine sees it live past the
 	// deadline (a probe's mutant of 2026-12-06).
 	mErrTrustsTimer
+	// Reference: one Term value serves every term of the process, reset
+	// as each begins: an earlier term's context, done, finds its Term
+	// valid again with the new epoch (a probe's mutant of 2026-12-06).
+	mTermShared
 )

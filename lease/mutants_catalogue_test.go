@@ -194,6 +194,15 @@ var mutants = []mutant{
 		exploreWhy: "it needs a store that fails for a second on end (a full disk's or EMFILE's stretch), which explore does not inject (one error)",
 	},
 	{
+		// What stopped-callback's look back at ended terms finds
+		// (2026-12-07).
+		name: "reference~term-shared", base: "reference",
+		mistake:  "one Term value serves every term of the process, reset as each begins: an earlier term's context, done, finds its Term valid again, with the new term's epoch (an action of the old term, delayed, passes its check and is fenced as the new term's)",
+		property: spec.StoppedCallback,
+		run:      referenceRun(lease.MistakeTermShared),
+		explore:  "procs 2, pauses 1",
+	},
+	{
 		// What bounded-activities finds (2026-12-06).
 		name: "reference~leak-per-renewal", base: "reference",
 		mistake:  "each renewal starts a goroutine that waits on a context nobody ends: one more left behind every renewal, nothing else changed",

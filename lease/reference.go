@@ -113,6 +113,7 @@ type Reference struct {
 	longest time.Duration
 
 	mistake mistake // planted by the mutation tests only (mistake.go)
+	shared  *Term   // the one Term of mutant mTermShared
 }
 
 // NewReference returns the reference elector for process p over s. Unless

@@ -24,6 +24,16 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	r.wrote, r.last, r.lastAt = rec, rec, start
 	r.tried = r.tried[:0]
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
+	if r.mistake&mTermShared != 0 { // mutant: one Term for every term, reset
+		if r.shared != nil {
+			t := r.shared
+			t.mu.Lock()
+			t.epoch, t.deadline, t.lapsed, t.ended, t.moved, t.done = rec.Epoch, deadline, false, nil, nil, nil
+			t.mu.Unlock()
+			term = t
+		}
+		r.shared = term
+	}
 	// The user's context is ctx's child: it ends the instant ctx does,
 	// whatever the elector is doing then (a store call may hang), so
 	// that the user has stopped before the release is written.

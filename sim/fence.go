@@ -17,8 +17,38 @@ const workloadEvery = 500 * time.Millisecond
 type leaderCtx struct {
 	ctx       context.Context
 	nth       int   // which of the process's contexts (trace.Event.Context)
+	epoch     int64 // its term's epoch as given (0: no Term)
 	lastLive  int64 // the last instant it was seen live
 	liveSteps int   // how many events the trace held then (trace.Event.LiveSteps)
+}
+
+// endedCtx is a leader context seen done, with its term's epoch as it was
+// given (0: no Term).
+type endedCtx struct {
+	ctx   context.Context
+	nth   int
+	epoch int64
+}
+
+// lookBack is the user's code that still holds the contexts of its
+// earlier terms (an action decided in one, delayed) looking at them as a
+// new term begins: an ended term stays ended (its context done, its
+// Term's Valid false) and keeps its epoch; one that looks live again, or
+// whose Term now says another epoch, is recorded (EvTermRevived). (A
+// probe's reference that reused one Term for every term passed: an
+// action delayed across the gap would pass its check and carry the new
+// term's epoch, which the fenced resource accepts.)
+func (p *proc) lookBack(act int16) {
+	for _, e := range p.ended {
+		live := p.live(e.ctx)
+		epoch := e.epoch
+		if term, ok := lease.TermOf(e.ctx); ok {
+			epoch = term.Epoch()
+		}
+		if live || epoch != e.epoch {
+			p.w.record(trace.TermRevived(int16(p.idx), act, e.nth, epoch, live))
+		}
+	}
 }
 
 // observeLeadership wraps cb so that the world sees leadership as the
@@ -42,13 +72,15 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 		p.contexts++
 		nth := p.contexts
 		p.w.record(trace.Started(int16(p.idx), int16(a.id), epoch).OfContext(nth))
+		p.lookBack(int16(a.id))
 		if p.live(ctx) {
-			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, nth: nth, lastLive: p.w.now, liveSteps: len(p.w.tr.Events)})
+			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, nth: nth, epoch: epoch, lastLive: p.w.now, liveSteps: len(p.w.tr.Events)})
 			p.w.leading++
 		} else {
 			// Done before the user could act on it (a term whose deadline
 			// passed while the process was paused): no leadership at all.
 			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false).OfContext(nth))
+			p.ended = append(p.ended, endedCtx{ctx: ctx, nth: nth, epoch: epoch})
 		}
 		if workload && hasTerm {
 			p.Go("work", func() {
@@ -219,6 +251,7 @@ func (p *proc) look(extend bool) {
 		if por := p.w.por; por != nil {
 			por.timed = false
 		}
+		p.ended = append(p.ended, endedCtx{ctx: l.ctx, nth: l.nth, epoch: l.epoch})
 		p.w.leading--
 	}
 	if len(kept) < len(p.leaders) {

@@ -169,7 +169,8 @@ type proc struct {
 	// has not yet seen done; silent makes clock reads leave no trace
 	// while the world looks at them.
 	leaders  []leaderCtx
-	contexts int // OnStartedLeading calls so far
+	ended    []endedCtx // the contexts seen done, looked at again as each new term begins
+	contexts int        // OnStartedLeading calls so far
 	silent   bool
 	// writes counts its store writes: the nonces its clients send
 	// (remote.sent).

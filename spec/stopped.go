@@ -27,7 +27,9 @@ import (
 // (exclusive-leadership); a leader and its successor resumed at one
 // instant (a stall's end) race, and the callback may lose by a few
 // steps (a search found the correct reference's 324 us behind). A process that
-// dies leading is owed nothing. Not judged on recorded traces: the real
+// dies leading is owed nothing. And a term, once over, stays over: as each
+// new term begins, every earlier context of the process is still done,
+// its Term not Valid, its epoch unchanged (EvTermRevived). Not judged on recorded traces: the real
 // processes do not report their callbacks.
 const StoppedCallback = "stopped-callback"
 
@@ -72,6 +74,10 @@ func CheckStoppedCallback(tr *trace.Trace) *Violation {
 				trace.Secs(h.T), callName(e), trace.Secs(e.T))
 		}
 		switch {
+		case e.Kind == trace.EvTermRevived && e.StillLive():
+			return fail(i, e, "its leader context #%d, seen done before, looked live again as a new term began (its Term now says epoch %d): an action of the old term, delayed, would pass its check and act in the new one", e.Context(), e.Epoch())
+		case e.Kind == trace.EvTermRevived:
+			return fail(i, e, "its leader context #%d, seen done before, now carries epoch %d as a new term began: an action of the old term, delayed, would be fenced with the new term's epoch, which the fenced resource accepts", e.Context(), e.Epoch())
 		case e.Kind == trace.EvSignal && e.Op != trace.OpSigaction && t.open && t.doneAt < 0:
 			t.told = i + 1
 		case e.Kind == trace.EvStarted:

@@ -98,25 +98,60 @@ var registerCallbackMutants = sync.OnceFunc(func() {
 			started(ctx)
 			started(ctx)
 		}))
+	// Every term's context is a view of the newest term's: an ended one
+	// looks live again, with the new epoch, once a new term begins.
+	registerWrapped("reference", "mutant-revived-context", "the reference, whose leader contexts all show the newest term",
+		func(run runFunc) runFunc {
+			return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+				cb := cfg.Callbacks
+				newest := &viewOf{}
+				cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+					newest.Context = ctx
+					cb.OnStartedLeading(viewCtx{newest})
+				}
+				return run(p, s, path, cfg)
+			}
+		})
 })
+
+// viewOf holds the context a viewCtx shows.
+type viewOf struct{ context.Context }
+
+// viewCtx is whichever context its viewOf holds now.
+type viewCtx struct{ v *viewOf }
+
+func (c viewCtx) Deadline() (time.Time, bool) { return c.v.Deadline() }
+func (c viewCtx) Done() <-chan struct{}       { return c.v.Done() }
+func (c viewCtx) Err() error                  { return c.v.Err() }
+func (c viewCtx) Value(key any) any           { return c.v.Value(key) }
 
 // stopped-callback can fail on each of its rules the mutants of the
 // catalogue (lease: reference~no-stopped-on-deadline,
 // reference~stopped-after-release) and flock's old order do not reach.
 func TestStoppedCallbackRules(t *testing.T) {
 	registerCallbackMutants()
-	for _, c := range []struct{ variant, detail string }{
-		{"mutant-stopped-while-live", "still live"},
-		{"mutant-started-twice", "OnStartedLeading called again"},
+	for _, c := range []struct {
+		variant, detail string
+		faults          []trace.FaultKind // nil: SIGKILL and SIGTERM
+	}{
+		{"mutant-stopped-while-live", "still live", nil},
+		{"mutant-started-twice", "OnStartedLeading called again", nil},
 		// (a probe: the reference without its looks at the context before
 		// OnStartedLeading passed; the reference itself then did it, 1 run
 		// in 5,000, when a SIGTERM came during its log line)
-		{"mutant-started-done", "OnStartedLeading called with a context already done"},
+		{"mutant-started-done", "OnStartedLeading called with a context already done", nil},
 		// (found by review: flock makes no store call, so only its exit
 		// can show the callback missing)
-		{"mutant-flock-never-stopped", "exited (status 0) with its term open"},
+		{"mutant-flock-never-stopped", "exited (status 0) with its term open", nil},
+		// (a probe's reference reused one Term for every term: 2026-12-07)
+		// (a second term of one process needs a step-down it lives
+		// through: a pause)
+		{"mutant-revived-context", "seen done before, looked live again", []trace.FaultKind{trace.Stop}},
 	} {
-		rep, err := Search{Setup: sim.SetupOptions{Variant: c.variant, Faults: []trace.FaultKind{trace.Kill, trace.Term}},
+		if c.faults == nil {
+			c.faults = []trace.FaultKind{trace.Kill, trace.Term}
+		}
+		rep, err := Search{Setup: sim.SetupOptions{Variant: c.variant, Faults: c.faults},
 			Runs: 200, Seed: 1, Properties: []string{StoppedCallback}, Keep: 1}.Run(nil)
 		if err != nil {
 			t.Fatal(err)

@@ -33,6 +33,7 @@ const (
 	EvStoppedCallback                 // the user's OnStoppedLeading was called (Event.StillLive)
 	EvNewLeader                       // the user's OnNewLeader was called (Event.Told: the holder it was told of)
 	EvError                           // the user's OnError was called (Store: the operation it named)
+	EvTermRevived                     // a leader context seen done looked live again, or its Term's epoch changed (Event.Context, Event.Epoch, Event.StillLive)
 )
 
 // Op is a system call.
@@ -190,6 +191,18 @@ func StoppedCallback(proc, act int16, live bool) Event {
 	return e
 }
 
+// TermRevived returns an EvTermRevived event: process proc's nth leader
+// context, seen done before, looked again as the process's activity act
+// began a new term, and its Term now says epoch, and (live) that the
+// context is live again.
+func TermRevived(proc, act int16, nth int, epoch int64, live bool) Event {
+	e := Event{Proc: proc, Act: act, Kind: EvTermRevived, N: epoch, D: int64(nth)}
+	if live {
+		e.A = 1
+	}
+	return e
+}
+
 // NewLeader returns an EvNewLeader event: process proc's (activity
 // act's) OnNewLeader was called with holder.
 func NewLeader(proc, act int16, holder int64) Event {
@@ -215,7 +228,8 @@ func (e *Event) Owed() bool { return e.Kind == EvStore && e.Flag&StoreOwed != 0 
 func (e *Event) Told() int64 { return e.N }
 
 // StillLive reports whether, when an EvStoppedCallback's OnStoppedLeading
-// was called, a leader context its process had been given was still live.
+// was called, a leader context its process had been given was still live
+// (of an EvTermRevived: whether its context looked live again).
 func (e *Event) StillLive() bool { return e.A == 1 }
 
 // LastLive is the last instant, in true time ns, at which an EvStopped's
@@ -242,11 +256,13 @@ func (e Event) OfContext(nth int) Event {
 	return e
 }
 
-// Context is which of its process's leader contexts an EvStarted or
-// EvStopped is about (OfContext), 0 if the event does not say.
+// Context is which of its process's leader contexts an EvStarted,
+// EvStopped or EvTermRevived is about (OfContext), 0 if the event does
+// not say.
 func (e *Event) Context() int { return int(e.D) }
 
-// Epoch is the fencing epoch of an EvLead, EvFence or EvStarted event.
+// Epoch is the fencing epoch of an EvLead, EvFence or EvStarted event (of
+// an EvTermRevived: what its Term says now).
 func (e *Event) Epoch() int64 { return e.N }
 
 // Deadline is an EvLead's local deadline, in true time ns: the process

@@ -141,6 +141,11 @@ func (tr *Trace) describe(e *Event) string {
 			return "stopped leading (user's callback), a leader context still live"
 		}
 		return "stopped leading (user's callback)"
+	case EvTermRevived:
+		if e.StillLive() {
+			return fmt.Sprintf("leader context #%d, seen done before, looks live again (its term's epoch now %d)", e.Context(), e.Epoch())
+		}
+		return fmt.Sprintf("leader context #%d, seen done before, now says epoch %d", e.Context(), e.Epoch())
 	case EvStopped:
 		if e.DiedLeading() {
 			return fmt.Sprintf("died leading, context last seen live at %s", Secs(e.LastLive()))
