@@ -72,6 +72,7 @@ const (
 	MistakeTermCancelsLate         = mTermCancelsLate
 	MistakeErrTrustsTimer          = mErrTrustsTimer
 	MistakeTermShared              = mTermShared
+	MistakeNeverOwn                = mNeverOwn
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

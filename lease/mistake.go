@@ -210,4 +210,8 @@ const (
 	// as each begins: an earlier term's context, done, finds its Term
 	// valid again with the new epoch (a probe's mutant of 2026-12-06).
 	mTermShared
+	// Reference: a process never takes its own record back: after a
+	// step-down it waits the record out as another's (a probe's mutant of
+	// 2026-12-06).
+	mNeverOwn
 )

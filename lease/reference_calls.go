@@ -51,7 +51,7 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 // stepped down at its deadline, then read that renewal's record and
 // waited out its 27 s lease as another's, 15 s with no leader.)
 func (r *Reference) ownRecord(rec Record) bool {
-	if rec.Holder != r.pid {
+	if rec.Holder != r.pid || r.mistake&mNeverOwn != 0 { // mutant: never its own
 		return false
 	}
 	return r.wrote.Version != 0 && rec.Version == r.wrote.Version && rec.Nonce == r.wrote.Nonce ||

@@ -264,7 +264,7 @@ func (w *World) addProc(ps ProcSpec) {
 	// Clip: the slices may share an array with the caller's Config.
 	w.cfg.Procs = append(slices.Clip(w.cfg.Procs), ps)
 	w.setup.cfg.Procs = append(slices.Clip(w.setup.cfg.Procs), ps)
-	w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease})
+	w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease, DriftPPM: ps.DriftPPM})
 	w.tr.Acts = append(w.tr.Acts, nil)
 	p.spawn("main", int64(ps.Start), p.main)
 }

@@ -45,7 +45,7 @@ func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Viol
 			}
 		}
 		end := stoppedEventFrom(tr, p, x.Seen, x.LiveSteps)
-		if ack < 0 || end < 0 || excused(tr, p, ack, end) {
+		if ack < 0 || end < 0 || excused(tr, p, ack, end) || driftedBeyond(tr, end) {
 			continue
 		}
 		cfg := tr.Run.Lease
@@ -78,18 +78,43 @@ func stoppedEventFrom(tr *trace.Trace, p int, t int64, from int) int {
 	return -1
 }
 
-// excused reports whether something between events from and to gave
-// process p a reason to end its term: its SIGTERM handler ran, or a store
-// operation of its answered that the lease was lost: a conflict, another
-// write in the record's place (a takeover; a server that lost its data
-// answers a renewal so too).
+// excused reports whether something between events from (process p's
+// acknowledged write) and to gave p a reason to end its term: its SIGTERM
+// handler ran, or a store operation of its answered that the lease was
+// lost: a conflict (another write in the record's place: a takeover; a
+// server that lost its data answers a renewal so too), or a read that
+// shows another holder's record, or a later version than the one it
+// wrote (a renewal whose outcome it could not know, then a read: the
+// file store says unknown, not conflict, when a takeover came between; a
+// review found the rule blaming that step-down).
 func excused(tr *trace.Trace, p, from, to int) bool {
+	own := tr.Events[from].Record()
 	for i := from; i <= to; i++ {
 		e := &tr.Events[i]
+		if int(e.Proc) != p {
+			continue
+		}
 		switch {
-		case int(e.Proc) == p && e.Kind == trace.EvSignal && e.Op != trace.OpSigaction:
+		case e.Kind == trace.EvSignal && e.Op != trace.OpSigaction:
 			return true
-		case int(e.Proc) == p && e.Kind == trace.EvStore && e.Res == trace.ResConflict:
+		case e.Kind == trace.EvStore && e.Res == trace.ResConflict:
+			return true
+		case e.Kind == trace.EvStore && e.Store == trace.StoreRead && e.Res == trace.ResOK:
+			if r := e.Record(); r.Holder != own.Holder || r.Version > own.Version {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// driftedBeyond reports whether a clock drifted beyond the drift bound
+// its algorithm is configured for at or before event i: from then on a
+// variant need not keep its terms (stable-leadership's quiet ends there
+// for good), and a fast clock lets another process take over early.
+func driftedBeyond(tr *trace.Trace, i int) bool {
+	for j := range tr.Events[:i+1] {
+		if e := &tr.Events[j]; e.Kind == trace.EvFault && e.FaultKind() == trace.Drift && !e.Missed() && abs(e.DriftPPM()) > driftBound(tr, e.Proc) {
 			return true
 		}
 	}

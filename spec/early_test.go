@@ -76,3 +76,30 @@ func TestTermsLastExcuses(t *testing.T) {
 		tr.Release()
 	}
 }
+
+// A leader whose descriptors run out for longer than its deadline steps
+// down with its own record still the store's (nobody else runs); once it
+// can open files again it takes the record back within a back-off, and
+// the rule holds; it judged the run (the store kept the record, and the
+// process led again, after the stretch).
+func TestOwnRecordTakenBack(t *testing.T) {
+	tr, err := sim.Run(sim.Config{Variant: "reference", Horizon: 40 * time.Second, Lease: lease.DefaultConfig(),
+		Procs:  []sim.ProcSpec{{PID: 100}},
+		Faults: []sim.Fault{{Kind: trace.EMFile, Proc: 0, At: 10 * time.Second, Dur: 10 * time.Second}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Release()
+	iv := tr.Leadership()
+	if len(iv) < 2 || iv[0].Open || iv[1].From < int64(20*time.Second) || iv[1].From > int64(24*time.Second) {
+		t.Fatalf("leadership %+v: want a term that ends in the stretch and one that begins within a back-off of its end (20 s)", iv)
+	}
+	stoppedAt := stoppedEventFrom(tr, 0, iv[0].Seen, iv[0].LiveSteps)
+	if until, _ := ownRecordHeld(tr, 0, lease.Record{}, stoppedAt); until >= 0 {
+		t.Errorf("a record nobody wrote seen held until %v", time.Duration(until))
+	}
+	v, _ := lease.LookupVariant("reference")
+	if x := checkOwnTakenBack(tr, iv, v); x != nil {
+		t.Error(x)
+	}
+}

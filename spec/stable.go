@@ -46,15 +46,19 @@ func CheckStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds) *Viol
 // checkStableLeadership is CheckStableLeadership with eligible(tr), if
 // el is not nil, computed by the caller.
 func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
-	early := (*Violation)(nil)
+	var first *Violation
 	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil {
-		early = checkTermsLast(tr, iv, v)
+		first = earlier(checkTermsLast(tr, iv, v), checkOwnTakenBack(tr, iv, v))
 	}
-	quiet := checkSettledQuiet(tr, iv, b, el)
-	if early != nil && (quiet == nil || early.At < quiet.At) {
-		return early
+	return earlier(first, checkSettledQuiet(tr, iv, b, el))
+}
+
+// earlier returns the earlier of two violations (either may be nil).
+func earlier(a, b *Violation) *Violation {
+	if a == nil || b != nil && b.At < a.At {
+		return b
 	}
-	return quiet
+	return a
 }
 
 // checkSettledQuiet is stable leadership in settled quiet: no step-down,

@@ -10,21 +10,40 @@ import (
 	"github.com/leaselab/leaselab/trace"
 )
 
-// WakeBound is the most times a process with config c may wake on its own
-// clock (trace.Trace.Wakes: a sleep, a ticker's tick or a wait for a
-// change that ran out) in one simulated second while nothing changes, not
-// counting the wakes that retry a failure (see RetryWakeBound): its
-// renewal timer's ticks and its watch timer's, each at twice the clock's
-// rate (a drift below a million ppm runs a clock at most twice as fast),
-// and three more (the reaction to the change that opened the quiet
-// stretch, a lease's expiry, a local deadline). With the post's intervals
-// that is 1 + 1 + 3 = 5; a leader that renews thirty times as often wakes
-// ten times a second, a watcher that polls every 50 ms twenty.
+// WakeBase and WakeRate bound how often a process with config c may wake
+// on its own clock (trace.Trace.Wakes: a sleep, a ticker's tick or a wait
+// for a change that ran out) while nothing changes, not counting the
+// wakes that retry a failure (see RetryWakeBound): in any quiet stretch
+// of length L, at most WakeBase + WakeRate(c, ppm) x L wakes. The rate is
+// a tick of its renewal timer and one of its watch timer each interval,
+// on a clock that runs fast by ppm (the fastest any clock of the run
+// ran); the base is three wakes (the reaction to the change that opened
+// the stretch, a lease's expiry, a local deadline) and two for rounding
+// (the first tick of each timer). With the post's intervals that is 5
+// wakes and 2/3 of a wake a second: 5.7 in one second, 21 in 24 s. A
+// leader that renews every 500 ms (six times as often) wakes 48 times in
+// 24 s; a watcher that polls every 50 ms, twenty times a second.
 //
 // BusyBound allows each wake CallsPerWake system calls, so a process that
-// waits between its tries too briefly stays under it (a probe's mutants:
+// waits between its tries, too briefly, stays under it (a probe's mutants:
 // 465 renewals instead of 15 in 48 s, 1,959 listings instead of 123, no
-// violation); counting the wakes themselves catches it.
+// violation); counting the wakes themselves catches it. Over windows of
+// any length, not one second: a first version allowed 5 a second, and a
+// review's leader renewing twice a second (six times the design's rate)
+// passed.
+const WakeBase = 5
+
+// WakeRate is the wakes a second WakeBase's bound allows on top of its
+// base: 1s/RenewInterval + 1s/WatchInterval, on a clock ppm fast.
+func WakeRate(c lease.Config, ppm int64) float64 {
+	r := 1 + float64(ppm)/1e6
+	return r * (float64(time.Second)/float64(c.RenewInterval) + float64(time.Second)/float64(c.WatchInterval))
+}
+
+// WakeBound is the most wakes a second RetryWakeBound counts on before its
+// retries: a tick of the renewal and of the watch timer at twice the
+// clock's rate (a drift below a million ppm runs a clock at most twice as
+// fast) and three more, 1 + 1 + 3 = 5 with the post's intervals.
 func WakeBound(c lease.Config) int {
 	return perSecond(c.RenewInterval/2) + perSecond(c.WatchInterval/2) + 3
 }
@@ -53,10 +72,12 @@ func wakeViolation(tr *trace.Trace, c lease.Config) *Violation {
 	if len(tr.Wakes) == 0 {
 		return nil
 	}
-	regularBound, allBound := WakeBound(c), RetryWakeBound(c)
-	// Most runs end here: no process wakes more than WakeBound times in
-	// any second at all, changes or not.
-	if !anyDenser(tr.Wakes, len(tr.Procs), regularBound) {
+	allBound := RetryWakeBound(c)
+	perNs := WakeRate(c, fastestDrift(tr)) / float64(time.Second)
+	// Most runs end here: no process's wakes, retries and all, break the
+	// regular bound in any window at all, changes or not (nor, then, the
+	// retries' bound).
+	if !anyDenser(tr.Wakes, len(tr.Procs), perNs) {
 		return nil
 	}
 	all := make([][]int64, len(tr.Procs))
@@ -86,21 +107,60 @@ func wakeViolation(tr *trace.Trace, c lease.Config) *Violation {
 	}
 	ch := changes(tr)
 	var first *Violation
-	for _, j := range []struct {
-		times [][]int64
-		bound int
-		what  string
-	}{
-		{regular, regularBound, "retries of a failure not counted"},
-		{all, allBound, "retries of failures included"},
-	} {
-		for p, ts := range j.times {
-			if from, k := quietDense(ts, ch, p, j.bound); k >= 0 && (first == nil || time.Duration(ts[k]) < first.At) {
-				first = wakeDetail(tr, p, ts, from, k, ch, j.bound, j.what)
-			}
+	for p, ts := range regular {
+		if from, k := quietLinear(ts, ch, p, perNs); k >= 0 && (first == nil || time.Duration(ts[k]) < first.At) {
+			first = wakeDetail(tr, p, ts, from, k, ch, "retries of a failure not counted",
+				fmt.Sprintf("bound %d and %.2f a second of the stretch: its timers' ticks, on its fastest clock", WakeBase, perNs*float64(time.Second)))
+		}
+	}
+	for p, ts := range all {
+		if from, k := quietDense(ts, ch, p, allBound); k >= 0 && (first == nil || time.Duration(ts[k]) < first.At) {
+			first = wakeDetail(tr, p, ts, from, k, ch, "retries of failures included", fmt.Sprintf("bound %d a second", allBound))
 		}
 	}
 	return first
+}
+
+// fastestDrift is the largest clock drift of the run, in ppm: a process's
+// own at its start, or a drift fault's (which sets one process's, or the
+// leader's and the opposite for every other).
+func fastestDrift(tr *trace.Trace) int64 {
+	ppm := int64(0)
+	for _, p := range tr.Procs {
+		ppm = max(ppm, abs(p.DriftPPM))
+	}
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == trace.EvFault && e.FaultKind() == trace.Drift && !e.Missed() {
+			ppm = max(ppm, abs(e.DriftPPM()))
+		}
+	}
+	return ppm
+}
+
+// quietLinear finds the first of process p's wakes ts (in time order)
+// that makes a window of quiet for p (see changes) hold more than
+// WakeBase + perNs x its length: count = k-i+1 > perNs (t_k - t_i) +
+// WakeBase, i.e. (k - perNs t_k) - (i - perNs t_i) > WakeBase - 1. It
+// returns the window's first wake and that wake, or -1, -1.
+func quietLinear(ts []int64, ch []change, p int, perNs float64) (int, int) {
+	k := 0
+	segFrom := int64(-1)
+	minU, minAt := 0.0, -1 // the least i - perNs t_i in the stretch so far
+	for j, t := range ts {
+		for ; k < len(ch) && ch[k].t <= t; k++ {
+			if ch[k].by != int16(p) && ch[k].t > segFrom {
+				segFrom, minAt = ch[k].t, -1 // a new stretch
+			}
+		}
+		u := float64(j) - perNs*float64(t)
+		if minAt < 0 || u < minU {
+			minU, minAt = u, j
+		}
+		if u-minU > WakeBase-1 {
+			return minAt, j
+		}
+	}
+	return -1, -1
 }
 
 // lostOrUnknown reports whether a store operation's outcome was unknown,
@@ -116,26 +176,26 @@ func lostOrUnknown(e *trace.Event) bool {
 	return false
 }
 
-// anyDenser reports whether some process has more than bound wakes in one
-// second.
-func anyDenser(wakes []trace.Wake, procs, bound int) bool {
-	if len(wakes) <= bound {
+// anyDenser reports whether some process's wakes hold, in some window,
+// more than WakeBase + perNs x its length (quietLinear, with no change).
+func anyDenser(wakes []trace.Wake, procs int, perNs float64) bool {
+	if len(wakes) <= WakeBase {
 		return false
 	}
 	for p := range procs {
-		lo, n := 0, 0 // the second's first wake (of any process); p's wakes from it
+		n, minU, seen := 0, 0.0, false
 		for _, wk := range wakes {
 			if int(wk.Proc) != p {
 				continue
 			}
-			for ; wakes[lo].T <= wk.T-int64(time.Second); lo++ {
-				if int(wakes[lo].Proc) == p {
-					n--
-				}
+			u := float64(n) - perNs*float64(wk.T)
+			if !seen || u < minU {
+				minU, seen = u, true
 			}
-			if n++; n > bound {
+			if u-minU > WakeBase-1 {
 				return true
 			}
+			n++
 		}
 	}
 	return false
@@ -166,7 +226,7 @@ func quietDense(ts []int64, ch []change, p, bound int) (int, int) {
 
 // wakeDetail describes process p's busy second of wakes: ts[from] is its
 // first, ts[k] the one past the bound.
-func wakeDetail(tr *trace.Trace, p int, ts []int64, from, k int, ch []change, bound int, what string) *Violation {
+func wakeDetail(tr *trace.Trace, p int, ts []int64, from, k int, ch []change, what, bound string) *Violation {
 	start := ts[from]
 	quiet := "from the start"
 	for _, c := range ch {
@@ -200,7 +260,7 @@ func wakeDetail(tr *trace.Trace, p int, ts []int64, from, k int, ch []change, bo
 		}
 	}
 	return &Violation{Property: NoBusyLoop, At: time.Duration(ts[k]), PIDs: []int{tr.Procs[p].PID}, Events: evs,
-		Detail: fmt.Sprintf("process %s woke on its own clock %d times from %s to %s (%s), %s, with nothing changed %s: no fault, no start or exit, no other process's write (bound %d a second)",
+		Detail: fmt.Sprintf("process %s woke on its own clock %d times from %s to %s (%s), %s, with nothing changed %s: no fault, no start or exit, no other process's write (%s)",
 			tr.ProcName(p), k-from+1, secs(time.Duration(start)), secs(time.Duration(ts[k])), strings.Join(names, ", "), what, quiet, bound)}
 }
 

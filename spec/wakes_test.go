@@ -14,6 +14,18 @@ import (
 	"github.com/leaselab/leaselab/trace"
 )
 
+func TestWakeRate(t *testing.T) {
+	def := lease.DefaultConfig()
+	for _, c := range []struct {
+		ppm  int64
+		want float64
+	}{{0, 2.0 / 3}, {10_000, 1.01 * 2 / 3}, {500_000, 1.0}} {
+		if got := WakeRate(def, c.ppm); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("WakeRate(post's intervals, %d ppm) = %v, want %v", c.ppm, got, c.want)
+		}
+	}
+}
+
 func TestWakeBound(t *testing.T) {
 	def := lease.DefaultConfig()
 	fast := lease.Config{LeaseDuration: 900 * time.Millisecond, RenewInterval: 300 * time.Millisecond, WatchInterval: 300 * time.Millisecond}
@@ -72,7 +84,7 @@ func TestNoBusyLoopWakes(t *testing.T) {
 	if want := 10*time.Second + 5*100*time.Millisecond; v.Property != NoBusyLoop || v.At != want || v.PIDs[0] != 100 {
 		t.Errorf("violation %v (at %v), want no-busy-loop of process 100 at %v (its sixth wake)", v, v.At, want)
 	}
-	for _, s := range []string{"woke on its own clock 6 times", "renew x6", "retries of a failure not counted", "bound 5 a second", "since 0.000000s"} {
+	for _, s := range []string{"woke on its own clock 6 times", "renew x6", "retries of a failure not counted", "bound 5 and 0.67 a second of the stretch", "since 0.000000s"} {
 		if !strings.Contains(v.Detail, s) {
 			t.Errorf("detail %q does not say %q", v.Detail, s)
 		}
@@ -95,9 +107,20 @@ func TestNoBusyLoopWakes(t *testing.T) {
 		want  string // "": no violation
 	}{
 		{"a wake every 3 s", func(b *busyTrace) { b.wakes(0, 1, 10*time.Second, 40*time.Second, 3*time.Second, 0) }, ""},
-		{"five wakes a second, each process", func(b *busyTrace) {
-			b.wakes(0, 1, 10*time.Second, 12*time.Second, 200*time.Millisecond, 0)
-			b.wakes(1, 0, 10*time.Second, 12*time.Second, 200*time.Millisecond, 0)
+		{"a wake every 1.5 s, each process, for 40 s", func(b *busyTrace) {
+			b.wakes(0, 1, 10*time.Second, 50*time.Second, 1500*time.Millisecond, 0)
+			b.wakes(1, 0, 10*time.Second, 50*time.Second, 1500*time.Millisecond, 0)
+		}, ""},
+		// (a review's leader renewing six times as often: 2 a second is
+		// under the first version's 5 a second)
+		{"a wake every 500 ms for 24 s", func(b *busyTrace) {
+			b.wakes(0, 1, 10*time.Second, 34*time.Second, 500*time.Millisecond, 0)
+		}, "retries of a failure not counted"},
+		{"a wake every 500 ms for 4 s, then quiet", func(b *busyTrace) {
+			b.wakes(0, 1, 10*time.Second, 14*time.Second, 500*time.Millisecond, 0)
+		}, "retries of a failure not counted"},
+		{"a wake every 500 ms for 2 s", func(b *busyTrace) {
+			b.wakes(0, 1, 10*time.Second, 12*time.Second, 500*time.Millisecond, 0)
 		}, ""},
 		{"a wake every 100 ms, each after another process's write", func(b *busyTrace) {
 			b.wakes(0, 1, 10*time.Second, 12*time.Second, 100*time.Millisecond, 0)

@@ -16,6 +16,9 @@ type ProcInfo struct {
 	// Lease is the process's own configuration when it differs from the
 	// run's (a rolling change of intervals); zero: Run.Lease.
 	Lease lease.Config
+	// DriftPPM is its clock's rate error at its start, in parts per
+	// million (drift faults change it later: their events say how).
+	DriftPPM int64
 	// MaxLive is the most of its activities (goroutines) that were alive
 	// at once, as the simulator saw them begin and end (0: not known, a
 	// recorded trace).

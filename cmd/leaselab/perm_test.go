@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leaselab/leaselab/lease/servertest"
 	"github.com/leaselab/leaselab/lease/sqlstore"
 	"github.com/redis/go-redis/v9"
@@ -206,7 +208,7 @@ func TestRunWaitsForItsServer(t *testing.T) {
 			srv.Kill()
 			start := time.Now()
 			code, _, errOut := runCLI("run", "-store", store, "-dsn", dsn, "-name", "wait-test", "--", "true")
-			if took := time.Since(start); code != 2 || !strings.Contains(errOut, "connection refused") || !strings.Contains(errOut, "no server answered for 5s") || took < 5*time.Second {
+			if took := time.Since(start); code != 2 || !strings.Contains(errOut, "connection refused") || !strings.Contains(errOut, "gave up after 5s") || took < 5*time.Second {
 				t.Errorf("run over a %s that stays down: exit %d after %v, stderr %q; want 2 after 5 s, saying the connection was refused for 5s", store, code, took, errOut)
 			}
 		})
@@ -283,4 +285,39 @@ func exited(cmd *exec.Cmd) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
+// redisErr is an error a Redis server answered (go-redis's redis.Error).
+type redisErr string
+
+func (e redisErr) Error() string { return string(e) }
+func (redisErr) RedisError()     {}
+
+// What run waits for at its start: a dial refused or reset (no server
+// listening yet), a Redis loading its data, a PostgreSQL starting up;
+// not a reset after the dial (a TLS-only port, a proxy with no backend: an
+// answer), nor wrong credentials (a review: LOADING and 57P03 made run
+// exit at once, a reset read made it wait 5 s).
+func TestNotYet(t *testing.T) {
+	dial := func(errno syscall.Errno) error {
+		return fmt.Errorf("redisstore: %w", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)})
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"dial refused", dial(syscall.ECONNREFUSED), true},
+		{"dial reset", dial(syscall.ECONNRESET), true},
+		{"read reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, false},
+		{"redis loading", fmt.Errorf("redisstore: ping: %w", redisErr("LOADING Redis is loading the dataset in memory")), true},
+		{"redis auth", redisErr("WRONGPASS invalid username-password pair or user is disabled."), false},
+		{"postgres starting", fmt.Errorf("sqlstore: %w", &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}), true},
+		{"postgres auth", &pgconn.PgError{Code: "28P01"}, false},
+		{"no such host", &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}}, false},
+	} {
+		if got := notYet(c.err); got != c.want {
+			t.Errorf("notYet(%s: %v) = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -96,25 +97,27 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 }
 
 // untilReachable calls open until it connects (within d, which ctx
-// ends), until it fails for a reason other than a server not (yet)
-// listening (a refused or reset connection: a server that starts a
-// moment after run, as at boot, or restarts), or until ctx ends; it then
-// returns open's last answer. So a Redis or PostgreSQL that is down at
-// the start is waited for as long as an etcd is (its client retries until
-// ctx ends), not refused at once.
+// ends), until it fails for a reason other than a server not ready (none
+// listening at the address: a dial refused or reset, as while a server
+// starts or restarts; or one that says it is not ready yet: Redis's
+// LOADING, PostgreSQL's 57P03), or until ctx ends; it then returns
+// open's last answer. So a Redis or PostgreSQL that is down or starting
+// at the start (a machine's boot, a restart with persistence to load) is
+// waited for as an etcd is (its client retries until ctx ends), not
+// refused at once.
 func untilReachable(ctx context.Context, d time.Duration, open func() (lease.Store, error)) (lease.Store, error) {
 	wait := 50 * time.Millisecond
-	var refused error // the last attempt's, when no server listened
+	var notReady error // the last attempt's, when the server was not ready
 	for {
 		s, err := open()
 		switch {
 		case err == nil:
 			return s, nil
-		case notListening(err):
-			refused = err
-		case refused != nil && ctx.Err() != nil:
-			// Out of time during an attempt: say why the earlier ones
-			// failed, not that time ran out.
+		case notYet(err):
+			notReady = err
+		case notReady != nil && ctx.Err() != nil:
+			// Out of time during an attempt: say what the attempts met.
+			return nil, fmt.Errorf("gave up after %v: %w (the last attempt: %v)", d, notReady, err)
 		default:
 			return nil, err
 		}
@@ -123,16 +126,27 @@ func untilReachable(ctx context.Context, d time.Duration, open func() (lease.Sto
 		case <-time.After(wait):
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w (no server answered for %v)", refused, d)
+			return nil, fmt.Errorf("gave up after %v: %w", d, notReady)
 		}
 		wait = min(2*wait, time.Second)
 	}
 }
 
-// notListening reports whether err says no server listened at the
-// address: a connection refused or reset.
-func notListening(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+// notYet reports whether err says no server was ready at the address: a
+// dial refused or reset (none listening yet), Redis loading its data, or
+// PostgreSQL starting (or in recovery). A connection reset after the dial
+// (a TLS-only port, a proxy with no backend) is an answer, not refused
+// for 5 s (a review).
+func notYet(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)) {
+		return true
+	}
+	var re redis.Error
+	if errors.As(err, &re) && strings.HasPrefix(re.Error(), "LOADING ") {
+		return true
+	}
+	return sqlstore.Starting(err)
 }
 
 // connectFor is how long run waits for its server at the start: the etcd

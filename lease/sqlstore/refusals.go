@@ -17,6 +17,15 @@ func ReadOnly(err error) bool {
 	return errors.As(err, &pg) && pg.Code == "25006"
 }
 
+// Starting reports whether err is PostgreSQL refusing a connection
+// because it is not ready yet (SQLSTATE 57P03, cannot_connect_now: the
+// database system is starting up, shutting down or in recovery): a
+// passing state, which a caller connecting at its start may wait out.
+func Starting(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "57P03"
+}
+
 // denied reports whether err is the database refusing this user: for
 // which the store's errors say errors.Is(err, fs.ErrPermission), as a
 // file's EACCES. PostgreSQL's insufficient_privilege (SQLSTATE 42501);

@@ -1,0 +1,108 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// checkOwnTakenBack reports, for a variant with a local deadline, the
+// first leader that stepped down while the store still held its own
+// record and did not take it back in time. A term that ends by its local
+// deadline (its renewals failed: a full disk, an unreachable server) with
+// no SIGTERM and no conflict leaves the record of its last acknowledged
+// write in the store; nobody else holds it, so while the store keeps it
+// (a read, by anyone, returns it unchanged) the process that wrote it can
+// lead again at once, and must, within a back-off (the watch interval,
+// at most the lease) and a hand-over's calls of its running time (a pause
+// does not count) since it stepped down and since the last stretch of
+// failing writes ended. A probe's reference that waited out its own record as
+// another's left gaps of up to a lease after a fault, which the other
+// rules' allowances excuse.
+func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Violation {
+	if !v.LocalDeadline || tr.Recorded {
+		return nil
+	}
+	var run [][]span
+	var first *Violation
+	for _, x := range iv {
+		if x.Open || x.EndedByDie {
+			continue
+		}
+		p := x.Proc
+		ack := -1
+		for i := min(x.LiveSteps, len(tr.Events)) - 1; i >= 0; i-- {
+			if e := &tr.Events[i]; int(e.Proc) == p && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
+				ack = i
+				break
+			}
+		}
+		end := stoppedEventFrom(tr, p, x.Seen, x.LiveSteps)
+		if ack < 0 || end < 0 || excused(tr, p, ack, end) {
+			continue
+		}
+		rec := tr.Events[ack].Record()
+		until, seenBy := ownRecordHeld(tr, p, rec, end)
+		if until < 0 || driftedBeyond(tr, seenBy) {
+			continue
+		}
+		if run == nil {
+			run = running(tr)
+		}
+		from := max(tr.Events[end].T, lastStretchEnd(tr, p, until))
+		cfg := tr.Run.Lease
+		if l := tr.Procs[p].Lease; l.LeaseDuration != 0 {
+			cfg = l
+		}
+		bound := int64(min(cfg.WatchInterval, cfg.LeaseDuration)) + int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
+		ran := coveredBy(run[p], from, until) // (a pause since does not count)
+		if ran <= bound || first != nil && time.Duration(until) >= first.At {
+			continue
+		}
+		first = &Violation{Property: StableLeadership, At: time.Duration(until), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, end, seenBy},
+			Detail: fmt.Sprintf("process %s stepped down at %s with its own record (version %d) still the store's, and had not taken it back by %s (read then by process %s), %v of its running time after it could have (bound %v: a back-off and a hand-over): nobody else held the lease, and nobody led",
+				tr.ProcName(p), secs(time.Duration(tr.Events[end].T)), rec.Version, secs(time.Duration(until)), tr.ProcName(int(tr.Events[seenBy].Proc)), time.Duration(ran), time.Duration(bound))}
+	}
+	return first
+}
+
+// ownRecordHeld returns the last instant, after event end, at which a read
+// (by any process) returned rec unchanged while process p did not lead
+// again, and that read's index; -1, -1 when none did. It stops at what
+// may change the record (a write or a release that took effect, a
+// server's expiry or loss) and at p's next term, SIGTERM or end.
+func ownRecordHeld(tr *trace.Trace, p int, rec lease.Record, end int) (int64, int) {
+	until, by := int64(-1), -1
+	for i := end + 1; i < len(tr.Events); i++ {
+		e := &tr.Events[i]
+		switch {
+		case int(e.Proc) == p && (e.Kind == trace.EvStarted || e.Kind == trace.EvExit || e.Kind == trace.EvSignal && e.Op != trace.OpSigaction):
+			return until, by
+		case e.Kind == trace.EvStore && e.Res == trace.ResOK && (e.Store.Writes() || e.Store == trace.StoreRelease),
+			e.Kind == trace.EvStore && e.Store == trace.StoreExpire,
+			e.Kind == trace.EvFault && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power):
+			return until, by
+		case e.Kind == trace.EvStore && e.Store == trace.StoreRead && e.Res == trace.ResOK:
+			if r := e.Record(); r.Holder == rec.Holder && r.Epoch == rec.Epoch && r.Version == rec.Version {
+				until, by = e.T, i
+			}
+		}
+	}
+	return until, by
+}
+
+// lastStretchEnd is the latest instant at or before until from which
+// process p could write unhindered by a stretch: the end of the last
+// stretch of failing writes or stalls that reached it (a full or failing
+// disk, a stall, its descriptors exhausted), or 0.
+func lastStretchEnd(tr *trace.Trace, p int, until int64) int64 {
+	from := int64(0)
+	for _, st := range tr.Stretches() {
+		if (st.Proc < 0 || int(st.Proc) == p) && st.From <= until {
+			from = max(from, min(st.To, until))
+		}
+	}
+	return from
+}
