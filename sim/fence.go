@@ -30,6 +30,21 @@ type endedCtx struct {
 	epoch int64
 }
 
+// maxEnded is how many of a process's ended contexts lookBack looks at:
+// the latest, so that a process that leads thousands of terms (a
+// flapping mutant) does not look at every earlier one at each.
+const maxEnded = 16
+
+// keepEnded remembers an ended context for lookBack, forgetting the
+// oldest past maxEnded.
+func (p *proc) keepEnded(e endedCtx) {
+	if len(p.ended) == maxEnded {
+		copy(p.ended, p.ended[1:])
+		p.ended = p.ended[:maxEnded-1]
+	}
+	p.ended = append(p.ended, e)
+}
+
 // lookBack is the user's code that still holds the contexts of its
 // earlier terms (an action decided in one, delayed) looking at them as a
 // new term begins: an ended term stays ended (its context done, its
@@ -80,7 +95,7 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			// Done before the user could act on it (a term whose deadline
 			// passed while the process was paused): no leadership at all.
 			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false).OfContext(nth))
-			p.ended = append(p.ended, endedCtx{ctx: ctx, nth: nth, epoch: epoch})
+			p.keepEnded(endedCtx{ctx: ctx, nth: nth, epoch: epoch})
 		}
 		if workload && hasTerm {
 			p.Go("work", func() {
@@ -251,7 +266,7 @@ func (p *proc) look(extend bool) {
 		if por := p.w.por; por != nil {
 			por.timed = false
 		}
-		p.ended = append(p.ended, endedCtx{ctx: l.ctx, nth: l.nth, epoch: l.epoch})
+		p.keepEnded(endedCtx{ctx: l.ctx, nth: l.nth, epoch: l.epoch})
 		p.w.leading--
 	}
 	if len(kept) < len(p.leaders) {
