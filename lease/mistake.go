@@ -211,7 +211,7 @@ const (
 	// valid again with the new epoch (a probe's mutant of 2026-12-06).
 	mTermShared
 	// Reference: a process never takes its own record back: after a
-	// step-down it waits the record out as another's (a probe's mutant of
-	// 2026-12-06).
+	// step-down it waits the record out as another's, a whole lease from
+	// when it reads it (a probe's mutant of 2026-12-06).
 	mNeverOwn
 )

@@ -17,7 +17,7 @@ import (
 // renewal found its record gone made a new one at once and led beside a
 // process whose lease a second loss had taken).
 func (r *Reference) afterTerm() (Record, time.Duration, bool) {
-	if r.mistake&mLossSeenOnly != 0 || r.last.Version == 0 {
+	if r.mistake&(mLossSeenOnly|mNeverOwn) != 0 || r.last.Version == 0 { // (mNeverOwn: its own record is news to it)
 		return Record{}, 0, false
 	}
 	return r.last, r.lastAt, true

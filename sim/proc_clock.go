@@ -9,10 +9,13 @@ import (
 
 // Now implements lease.Clock.
 func (p *proc) Now() time.Time {
-	if p.silent {
+	if p.silent || p.dead {
 		// The world looking at a context on the user's behalf, between
 		// steps (no activity runs: a probe's Term read the wall clock
-		// there and crashed the checker).
+		// there and crashed the checker); or a dead process, whose code
+		// runs on only in the defers its unwinding runs, and leaves no
+		// trace (a review found a read recorded a second after the
+		// SIGKILL, which a property took for its clock then).
 		return p.w.wallOf(&p.clock, p.w.now)
 	}
 	p.w.porCall()
@@ -24,7 +27,7 @@ func (p *proc) Now() time.Time {
 
 // Mono implements lease.Clock.
 func (p *proc) Mono() time.Duration {
-	if p.silent {
+	if p.silent || p.dead {
 		return time.Duration(p.clock.mono(p.w.now))
 	}
 	p.w.porCall()

@@ -17,8 +17,8 @@ import (
 // (a read, by anyone, returns it unchanged) the process that wrote it can
 // lead again at once, and must, within a back-off (the watch interval,
 // at most the lease) and a hand-over's calls of its running time (a pause
-// does not count) since it stepped down and since the last stretch of
-// failing writes ended. A probe's reference that waited out its own record as
+// does not count) since it stepped down, since the last stretch of
+// failing writes ended, and since its last failed attempt. A probe's reference that waited out its own record as
 // another's left gaps of up to a lease after a fault, which the other
 // rules' allowances excuse.
 func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Violation {
@@ -44,6 +44,9 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 			continue
 		}
 		rec := tr.Events[ack].Record()
+		if replaced(tr, ack, end) {
+			continue
+		}
 		until, seenBy := ownRecordHeld(tr, p, rec, end)
 		if until < 0 || driftedBeyond(tr, seenBy) {
 			continue
@@ -51,12 +54,14 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 		if run == nil {
 			run = running(tr)
 		}
-		from := max(tr.Events[end].T, lastStretchEnd(tr, p, until))
+		from := max(tr.Events[end].T, lastStretchEnd(tr, p, until), lastFailure(tr, p, end, seenBy))
 		cfg := tr.Run.Lease
 		if l := tr.Procs[p].Lease; l.LeaseDuration != 0 {
 			cfg = l
 		}
-		bound := int64(min(cfg.WatchInterval, cfg.LeaseDuration)) + int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
+		// (The back-off runs on the process's clock, which may run slow.)
+		backoff := float64(min(cfg.WatchInterval, cfg.LeaseDuration)) / (1 - float64(min(fastestDrift(tr), 900_000))/1e6)
+		bound := int64(backoff) + int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
 		ran := coveredBy(run[p], from, until) // (a pause since does not count)
 		if ran <= bound || first != nil && time.Duration(until) >= first.At {
 			continue
@@ -68,15 +73,39 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 	return first
 }
 
+// replaced reports whether the record may have changed between events
+// from and to: a write or a release took effect (by anyone: the process's
+// own renewal that returned after its term lapsed makes a record it does
+// not count as its own), or a server expired or lost it.
+func replaced(tr *trace.Trace, from, to int) bool {
+	for i := from + 1; i <= to; i++ {
+		e := &tr.Events[i]
+		if e.Kind == trace.EvStore && (e.Res == trace.ResOK && (e.Store.Writes() || e.Store == trace.StoreRelease) || e.Store == trace.StoreExpire) ||
+			e.Kind == trace.EvFault && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power) {
+			return true
+		}
+	}
+	return false
+}
+
 // ownRecordHeld returns the last instant, after event end, at which a read
-// (by any process) returned rec unchanged while process p did not lead
-// again, and that read's index; -1, -1 when none did. It stops at what
-// may change the record (a write or a release that took effect, a
-// server's expiry or loss) and at p's next term, SIGTERM or end.
+// (by any process) that began after end returned rec unchanged while
+// process p did not lead again, and that read's index; -1, -1 when none
+// did. (A read begun before, by a process paused in it, may return what
+// the store held long ago: a review.) It stops at what may change the
+// record (a write or a release that took effect, a server's expiry or
+// loss) and at p's next term, SIGTERM or end.
 func ownRecordHeld(tr *trace.Trace, p int, rec lease.Record, end int) (int64, int) {
 	until, by := int64(-1), -1
+	called := make([][]int, len(tr.Procs)) // each activity's last store call's index
+	for q := range called {
+		called[q] = make([]int, len(tr.Acts[q]))
+	}
 	for i := end + 1; i < len(tr.Events); i++ {
 		e := &tr.Events[i]
+		if e.Kind == trace.EvStoreCall && e.Proc >= 0 && int(e.Act) < len(called[e.Proc]) {
+			called[e.Proc][e.Act] = i
+		}
 		switch {
 		case int(e.Proc) == p && (e.Kind == trace.EvStarted || e.Kind == trace.EvExit || e.Kind == trace.EvSignal && e.Op != trace.OpSigaction):
 			return until, by
@@ -84,13 +113,27 @@ func ownRecordHeld(tr *trace.Trace, p int, rec lease.Record, end int) (int64, in
 			e.Kind == trace.EvStore && e.Store == trace.StoreExpire,
 			e.Kind == trace.EvFault && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power):
 			return until, by
-		case e.Kind == trace.EvStore && e.Store == trace.StoreRead && e.Res == trace.ResOK:
+		case e.Kind == trace.EvStore && e.Store == trace.StoreRead && e.Res == trace.ResOK && e.Proc >= 0 && int(e.Act) < len(called[e.Proc]) && called[e.Proc][e.Act] > 0:
 			if r := e.Record(); r.Holder == rec.Holder && r.Epoch == rec.Epoch && r.Version == rec.Version {
 				until, by = e.T, i
 			}
 		}
 	}
 	return until, by
+}
+
+// lastFailure is the instant of process p's last failed attempt between
+// events from and to (a failed call, a store operation of unknown outcome
+// or a lost race: see wakeViolation), or 0: each may put off its next try
+// by a back-off (a one-shot EIO right after a stretch ended: a search
+// found the correct reference 3.7 s after it).
+func lastFailure(tr *trace.Trace, p, from, to int) int64 {
+	for i := to; i > from; i-- {
+		if e := &tr.Events[i]; int(e.Proc) == p && (isCall(e) && failedCall(e) || e.Kind == trace.EvStore && lostOrUnknown(e)) {
+			return e.T
+		}
+	}
+	return 0
 }
 
 // lastStretchEnd is the latest instant at or before until from which

@@ -40,6 +40,17 @@ func WakeRate(c lease.Config, ppm int64) float64 {
 	return r * (float64(time.Second)/float64(c.RenewInterval) + float64(time.Second)/float64(c.WatchInterval))
 }
 
+// ActWakeRate is the wakes a second WakeBase's bound allows one activity
+// (a goroutine: one loop) on top of its base: 1s/min(RenewInterval,
+// WatchInterval), on a clock ppm fast. A leader's loop renews, a
+// watcher's watches; one that does both in turn switches on a change. A
+// review's leader renewing twice as often as the design passed the
+// process's bound (both timers' rates) in most runs.
+func ActWakeRate(c lease.Config, ppm int64) float64 {
+	r := 1 + float64(ppm)/1e6
+	return r * float64(time.Second) / float64(min(c.RenewInterval, c.WatchInterval))
+}
+
 // WakeBound is the most wakes a second RetryWakeBound counts on before its
 // retries: a tick of the renewal and of the watch timer at twice the
 // clock's rate (a drift below a million ppm runs a clock at most twice as
@@ -73,18 +84,22 @@ func wakeViolation(tr *trace.Trace, c lease.Config) *Violation {
 		return nil
 	}
 	allBound := RetryWakeBound(c)
-	perNs := WakeRate(c, fastestDrift(tr)) / float64(time.Second)
+	ppm := fastestDrift(tr)
+	perNs := WakeRate(c, ppm) / float64(time.Second)
+	perNsAct := ActWakeRate(c, ppm) / float64(time.Second) // one activity runs one loop
 	// Most runs end here: no process's wakes, retries and all, break the
-	// regular bound in any window at all, changes or not (nor, then, the
+	// regular bounds in any window at all, changes or not (nor, then, the
 	// retries' bound).
-	if !anyDenser(tr.Wakes, len(tr.Procs), perNs) {
+	if !anyDenser(tr, perNs, perNsAct) {
 		return nil
 	}
 	all := make([][]int64, len(tr.Procs))
 	regular := make([][]int64, len(tr.Procs))
-	failed := make([][]bool, len(tr.Procs)) // per activity: a failure since its last wake
+	byAct := make([][][]int64, len(tr.Procs)) // each activity's regular wakes
+	failed := make([][]bool, len(tr.Procs))   // per activity: a failure since its last wake
 	for p := range failed {
 		failed[p] = make([]bool, len(tr.Acts[p]))
+		byAct[p] = make([][]int64, len(tr.Acts[p]))
 	}
 	i := 0
 	for _, wk := range tr.Wakes {
@@ -101,6 +116,7 @@ func wakeViolation(tr *trace.Trace, c lease.Config) *Violation {
 		if f := failed[wk.Proc]; int(wk.Act) < len(f) {
 			if !f[wk.Act] {
 				regular[wk.Proc] = append(regular[wk.Proc], wk.T)
+				byAct[wk.Proc][wk.Act] = append(byAct[wk.Proc][wk.Act], wk.T)
 			}
 			f[wk.Act] = false
 		}
@@ -111,6 +127,14 @@ func wakeViolation(tr *trace.Trace, c lease.Config) *Violation {
 		if from, k := quietLinear(ts, ch, p, perNs); k >= 0 && (first == nil || time.Duration(ts[k]) < first.At) {
 			first = wakeDetail(tr, p, ts, from, k, ch, "retries of a failure not counted",
 				fmt.Sprintf("bound %d and %.2f a second of the stretch: its timers' ticks, on its fastest clock", WakeBase, perNs*float64(time.Second)))
+		}
+	}
+	for p, acts := range byAct {
+		for _, ts := range acts {
+			if from, k := quietLinear(ts, ch, p, perNsAct); k >= 0 && (first == nil || time.Duration(ts[k]) < first.At) {
+				first = wakeDetail(tr, p, ts, from, k, ch, "all of one activity, retries of a failure not counted",
+					fmt.Sprintf("bound %d and %.2f a second of the stretch: one timer's ticks, the shorter interval's, on its fastest clock", WakeBase, perNsAct*float64(time.Second)))
+			}
 		}
 	}
 	for p, ts := range all {
@@ -176,27 +200,43 @@ func lostOrUnknown(e *trace.Event) bool {
 	return false
 }
 
-// anyDenser reports whether some process's wakes hold, in some window,
-// more than WakeBase + perNs x its length (quietLinear, with no change).
-func anyDenser(wakes []trace.Wake, procs int, perNs float64) bool {
-	if len(wakes) <= WakeBase {
+// anyDenser reports whether some process's wakes, retries and all, hold
+// in some window more than WakeBase + perNs x its length, or some
+// activity's more than WakeBase + perNsAct x its length (quietLinear,
+// with no change).
+func anyDenser(tr *trace.Trace, perNs, perNsAct float64) bool {
+	if len(tr.Wakes) <= WakeBase {
 		return false
 	}
-	for p := range procs {
-		n, minU, seen := 0, 0.0, false
-		for _, wk := range wakes {
-			if int(wk.Proc) != p {
-				continue
-			}
-			u := float64(n) - perNs*float64(wk.T)
-			if !seen || u < minU {
-				minU, seen = u, true
-			}
-			if u-minU > WakeBase-1 {
+	for p := range tr.Procs {
+		if denser(tr.Wakes, p, -1, perNs) {
+			return true
+		}
+		for a := range tr.Acts[p] {
+			if denser(tr.Wakes, p, a, perNsAct) {
 				return true
 			}
-			n++
 		}
+	}
+	return false
+}
+
+// denser reports whether process p's wakes (activity act's; -1: all of
+// them) hold in some window more than WakeBase + perNs x its length.
+func denser(wakes []trace.Wake, p, act int, perNs float64) bool {
+	n, minU, seen := 0, 0.0, false
+	for _, wk := range wakes {
+		if int(wk.Proc) != p || act >= 0 && int(wk.Act) != act {
+			continue
+		}
+		u := float64(n) - perNs*float64(wk.T)
+		if !seen || u < minU {
+			minU, seen = u, true
+		}
+		if u-minU > WakeBase-1 {
+			return true
+		}
+		n++
 	}
 	return false
 }

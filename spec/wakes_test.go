@@ -107,9 +107,15 @@ func TestNoBusyLoopWakes(t *testing.T) {
 		want  string // "": no violation
 	}{
 		{"a wake every 3 s", func(b *busyTrace) { b.wakes(0, 1, 10*time.Second, 40*time.Second, 3*time.Second, 0) }, ""},
-		{"a wake every 1.5 s, each process, for 40 s", func(b *busyTrace) {
+		{"a wake every 1.5 s of one activity, for 40 s", func(b *busyTrace) {
 			b.wakes(0, 1, 10*time.Second, 50*time.Second, 1500*time.Millisecond, 0)
-			b.wakes(1, 0, 10*time.Second, 50*time.Second, 1500*time.Millisecond, 0)
+		}, "all of one activity"},
+		{"a wake every 3 s of each of two activities, for 40 s", func(b *busyTrace) {
+			b.wakes(0, 0, 10*time.Second, 50*time.Second, 3*time.Second, 0)
+			b.wakes(0, 1, 11500*time.Millisecond, 50*time.Second, 3*time.Second, 0)
+		}, ""},
+		{"a wake every 2.5 s of one activity, for 40 s", func(b *busyTrace) {
+			b.wakes(0, 1, 10*time.Second, 50*time.Second, 2500*time.Millisecond, 0)
 		}, ""},
 		// (a review's leader renewing six times as often: 2 a second is
 		// under the first version's 5 a second)

@@ -117,7 +117,7 @@ func untilReachable(ctx context.Context, d time.Duration, open func() (lease.Sto
 			notReady = err
 		case notReady != nil && ctx.Err() != nil:
 			// Out of time during an attempt: say what the attempts met.
-			return nil, fmt.Errorf("gave up after %v: %w (the last attempt: %v)", d, notReady, err)
+			return nil, fmt.Errorf("%w (gave up after %v; the last attempt: %v)", notReady, d, err)
 		default:
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func untilReachable(ctx context.Context, d time.Duration, open func() (lease.Sto
 		case <-time.After(wait):
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("gave up after %v: %w", d, notReady)
+			return nil, fmt.Errorf("%w (gave up after %v)", notReady, d)
 		}
 		wait = min(2*wait, time.Second)
 	}
