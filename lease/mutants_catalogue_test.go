@@ -45,7 +45,7 @@ var mutants = []mutant{
 		// What stable-leadership's rule on one's own record finds
 		// (2026-12-07).
 		name: "reference~never-own", base: "reference",
-		mistake:    "a process that stepped down never takes its own record back: it waits the record out as another's, a lease with nobody leading after its renewals failed",
+		mistake:    "a process that stepped down never takes its own record back: it waits the record out as another's, a whole lease from when it reads it, with nobody leading, after its renewals failed",
 		property:   spec.StableLeadership,
 		run:        referenceRun(lease.MistakeNeverOwn),
 		exploreWhy: "it shows only where the leader steps down by its deadline and no other process takes over first (renewals failing one by one, or its own EMFILE stretch): explore (procs 2, pauses 1) runs 808 schedules without one",
