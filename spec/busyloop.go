@@ -13,8 +13,10 @@ import (
 )
 
 // NoBusyLoop is the property that no process spins: while nothing in the
-// world changes, a process makes at most BusyBound system calls in any
-// simulated second.
+// world changes, a process makes at most BusyBound system calls (and
+// FailBound failed ones) in any simulated second, and wakes on its own
+// clock no more often than its timers allow (WakeBase, WakeRate,
+// ActWakeRate, RetryWakeBound).
 const NoBusyLoop = "no-busy-loop"
 
 // CallsPerWake is what BusyBound allows a process each time it wakes on

@@ -20,7 +20,10 @@
 //     [StableLeadership] ([CheckStableLeadership]: in quiet, once settled,
 //     someone leads and no leader steps down) and [NoBusyLoop]
 //     ([CheckNoBusyLoop]: no process makes more than [BusyBound] system
-//     calls in a simulated second while nothing changes).
+//     calls, nor [FailBound] failed ones, in a simulated second while
+//     nothing changes, nor wakes on its own clock more often than its
+//     timers allow: [WakeBase], [WakeRate], [ActWakeRate],
+//     [RetryWakeBound]).
 //   - [Check] evaluates every property on a run and returns a [Verdict]
 //     for each: whether it applies to the variant, and the first
 //     [Violation] (when, which processes, which events, what happened).

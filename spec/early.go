@@ -32,6 +32,7 @@ func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Viol
 		return nil
 	}
 	var first *Violation
+	beyond := driftBeyond(tr)
 	for _, x := range iv {
 		if x.Open || x.EndedByDie || first != nil && time.Duration(x.Seen) >= first.At {
 			continue
@@ -45,7 +46,7 @@ func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Viol
 			}
 		}
 		end := stoppedEventFrom(tr, p, x.Seen, x.LiveSteps)
-		if ack < 0 || end < 0 || excused(tr, p, ack, end) || driftedBeyond(tr, end) {
+		if ack < 0 || end < 0 || excused(tr, p, ack, end) || end >= beyond {
 			continue
 		}
 		cfg := tr.Run.Lease
@@ -108,17 +109,18 @@ func excused(tr *trace.Trace, p, from, to int) bool {
 	return false
 }
 
-// driftedBeyond reports whether a clock drifted beyond the drift bound
-// its algorithm is configured for at or before event i: from then on a
-// variant need not keep its terms (stable-leadership's quiet ends there
-// for good), and a fast clock lets another process take over early.
-func driftedBeyond(tr *trace.Trace, i int) bool {
-	for j := range tr.Events[:i+1] {
+// driftBeyond returns the index of the first event at which a clock
+// drifted beyond the drift bound its algorithm is configured for, or the
+// number of events: from then on a variant need not keep its terms
+// (stable-leadership's quiet ends there for good), and a fast clock lets
+// another process take over early.
+func driftBeyond(tr *trace.Trace) int {
+	for j := range tr.Events {
 		if e := &tr.Events[j]; e.Kind == trace.EvFault && e.FaultKind() == trace.Drift && !e.Missed() && abs(e.DriftPPM()) > driftBound(tr, e.Proc) {
-			return true
+			return j
 		}
 	}
-	return false
+	return len(tr.Events)
 }
 
 // monoAtLatest is the latest process p's monotonic clock can have read at

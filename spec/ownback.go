@@ -27,6 +27,7 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 	}
 	var run [][]span
 	var first *Violation
+	beyond := driftBeyond(tr)
 	for _, x := range iv {
 		if x.Open || x.EndedByDie {
 			continue
@@ -48,7 +49,7 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 			continue
 		}
 		until, seenBy := ownRecordHeld(tr, p, rec, end)
-		if until < 0 || driftedBeyond(tr, seenBy) {
+		if until < 0 || seenBy >= beyond {
 			continue
 		}
 		if run == nil {

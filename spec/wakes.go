@@ -43,7 +43,8 @@ func WakeRate(c lease.Config, ppm int64) float64 {
 // ActWakeRate is the wakes a second WakeBase's bound allows one activity
 // (a goroutine: one loop) on top of its base: 1s/min(RenewInterval,
 // WatchInterval), on a clock ppm fast. A leader's loop renews, a
-// watcher's watches; one that does both in turn switches on a change. A
+// watcher's watches; one that does both in turn waits one interval at a
+// time. A
 // review's leader renewing twice as often as the design passed the
 // process's bound (both timers' rates) in most runs.
 func ActWakeRate(c lease.Config, ppm int64) float64 {
