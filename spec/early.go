@@ -33,27 +33,12 @@ func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Viol
 	}
 	var first *Violation
 	beyond := driftBeyond(tr)
-	for _, x := range iv {
-		if x.Open || x.EndedByDie || first != nil && time.Duration(x.Seen) >= first.At {
+	for _, t := range endedTerms(tr, iv) {
+		x, p, ack, end := t.x, t.p, t.ack, t.end
+		if first != nil && time.Duration(x.Seen) >= first.At || excused(tr, p, ack, end) || end >= beyond {
 			continue
 		}
-		p := x.Proc
-		ack := -1 // the last write the store acknowledged while the context was live
-		for i := min(x.LiveSteps, len(tr.Events)) - 1; i >= 0; i-- {
-			if e := &tr.Events[i]; int(e.Proc) == p && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
-				ack = i
-				break
-			}
-		}
-		end := stoppedEventFrom(tr, p, x.Seen, x.LiveSteps)
-		if ack < 0 || end < 0 || excused(tr, p, ack, end) || end >= beyond {
-			continue
-		}
-		cfg := tr.Run.Lease
-		if l := tr.Procs[p].Lease; l.LeaseDuration != 0 {
-			cfg = l
-		}
-		rd := cfg.RenewDeadlineInEffect()
+		rd := procConfig(tr, p).RenewDeadlineInEffect()
 		w := &tr.Events[ack]
 		due := time.Duration(w.CallMono()) + rd
 		mono := monoAtLatest(tr, p, end)
@@ -66,6 +51,45 @@ func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Viol
 				tr.ProcName(p), secs(at), mono, due-mono, rd, w.Store, secs(time.Duration(w.T)), time.Duration(w.CallMono()))}
 	}
 	return first
+}
+
+// endedTerm is a leader context that ended while its process lived
+// (x), with the last write of its process p the store acknowledged while
+// it was live (event ack) and the event at which it was seen done (end).
+type endedTerm struct {
+	x           trace.Interval
+	p, ack, end int
+}
+
+// endedTerms returns the leader contexts of iv that ended while their
+// process lived and followed a write the store acknowledged.
+func endedTerms(tr *trace.Trace, iv []trace.Interval) []endedTerm {
+	var out []endedTerm
+	for _, x := range iv {
+		if x.Open || x.EndedByDie {
+			continue
+		}
+		t := endedTerm{x: x, p: x.Proc, ack: -1}
+		for i := min(x.LiveSteps, len(tr.Events)) - 1; i >= 0; i-- {
+			if e := &tr.Events[i]; int(e.Proc) == t.p && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
+				t.ack = i
+				break
+			}
+		}
+		if t.end = stoppedEventFrom(tr, t.p, x.Seen, x.LiveSteps); t.ack >= 0 && t.end >= 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// procConfig is process p's lease configuration: its own, in a rolling
+// change of intervals, or the run's.
+func procConfig(tr *trace.Trace, p int) lease.Config {
+	if l := tr.Procs[p].Lease; l.LeaseDuration != 0 {
+		return l
+	}
+	return tr.Run.Lease
 }
 
 // stoppedEventFrom returns the index of the EvStopped of process p at or

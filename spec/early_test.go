@@ -15,23 +15,9 @@ import (
 func cutShort(t *testing.T, tr *trace.Trace) []time.Duration {
 	t.Helper()
 	var out []time.Duration
-	for _, x := range tr.Leadership() {
-		if x.Open || x.EndedByDie {
-			continue
-		}
-		ack := -1
-		for i := x.LiveSteps - 1; i >= 0; i-- {
-			if e := &tr.Events[i]; int(e.Proc) == x.Proc && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
-				ack = i
-				break
-			}
-		}
-		end := stoppedEventFrom(tr, x.Proc, x.Seen, x.LiveSteps)
-		if ack < 0 || end < 0 {
-			t.Fatalf("process %d's term from %v: no acknowledged write or no end", x.Proc, time.Duration(x.From))
-		}
-		due := time.Duration(tr.Events[ack].CallMono()) + tr.Run.Lease.RenewDeadlineInEffect()
-		out = append(out, due-monoAtLatest(tr, x.Proc, end))
+	for _, e := range endedTerms(tr, tr.Leadership()) {
+		due := time.Duration(tr.Events[e.ack].CallMono()) + tr.Run.Lease.RenewDeadlineInEffect()
+		out = append(out, due-monoAtLatest(tr, e.p, e.end))
 	}
 	return out
 }

@@ -77,11 +77,7 @@ func checkDeadlinesBacked(tr *trace.Trace, v lease.Variant) *Violation {
 		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes():
 			last[p] = i + 1
 		case e.Kind == trace.EvLead:
-			cfg := tr.Run.Lease
-			if l := tr.Procs[p].Lease; l.LeaseDuration != 0 {
-				cfg = l
-			}
-			rd := int64(cfg.RenewDeadlineInEffect())
+			rd := int64(procConfig(tr, p).RenewDeadlineInEffect())
 			if last[p] == 0 {
 				return &Violation{Property: HonestRole, At: time.Duration(e.T), PIDs: []int{tr.Procs[p].PID},
 					Detail: fmt.Sprintf("process %s reported leading (epoch %d) with no write of its acknowledged by the store", tr.ProcName(p), e.Epoch())}

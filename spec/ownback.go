@@ -28,20 +28,9 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 	var run [][]span
 	var first *Violation
 	beyond := driftBeyond(tr)
-	for _, x := range iv {
-		if x.Open || x.EndedByDie {
-			continue
-		}
-		p := x.Proc
-		ack := -1
-		for i := min(x.LiveSteps, len(tr.Events)) - 1; i >= 0; i-- {
-			if e := &tr.Events[i]; int(e.Proc) == p && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
-				ack = i
-				break
-			}
-		}
-		end := stoppedEventFrom(tr, p, x.Seen, x.LiveSteps)
-		if ack < 0 || end < 0 || excused(tr, p, ack, end) {
+	for _, t := range endedTerms(tr, iv) {
+		p, ack, end := t.p, t.ack, t.end
+		if excused(tr, p, ack, end) {
 			continue
 		}
 		rec := tr.Events[ack].Record()
@@ -56,10 +45,7 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 			run = running(tr)
 		}
 		from := max(tr.Events[end].T, lastStretchEnd(tr, p, until), lastFailure(tr, p, end, seenBy))
-		cfg := tr.Run.Lease
-		if l := tr.Procs[p].Lease; l.LeaseDuration != 0 {
-			cfg = l
-		}
+		cfg := procConfig(tr, p)
 		// (The back-off runs on the process's clock, which may run slow.)
 		backoff := float64(min(cfg.WatchInterval, cfg.LeaseDuration)) / (1 - float64(min(fastestDrift(tr), 900_000))/1e6)
 		bound := int64(backoff) + int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
