@@ -309,6 +309,7 @@ func TestNotYet(t *testing.T) {
 	}{
 		{"dial refused", dial(syscall.ECONNREFUSED), true},
 		{"dial reset", dial(syscall.ECONNRESET), true},
+		{"unix socket not made yet", &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.ENOENT)}, true},
 		{"read reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, false},
 		{"redis loading", fmt.Errorf("redisstore: ping: %w", redisErr("LOADING Redis is loading the dataset in memory")), true},
 		{"redis auth", redisErr("WRONGPASS invalid username-password pair or user is disabled."), false},

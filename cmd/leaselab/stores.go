@@ -133,13 +133,14 @@ func untilReachable(ctx context.Context, d time.Duration, open func() (lease.Sto
 }
 
 // notYet reports whether err says no server was ready at the address: a
-// dial refused or reset (none listening yet), Redis loading its data, or
+// dial refused or reset (none listening yet; over a unix socket, one not
+// made yet: ENOENT), Redis loading its data, or
 // PostgreSQL starting (or in recovery). A connection reset after the dial
 // (a TLS-only port, a proxy with no backend) is an answer, not refused
 // for 5 s (a review).
 func notYet(err error) bool {
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)) {
+	if errors.As(err, &op) && op.Op == "dial" && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ENOENT)) {
 		return true
 	}
 	var re redis.Error
