@@ -109,14 +109,13 @@ func ownRecordHeld(tr *trace.Trace, p int, rec lease.Record, end int) (int64, in
 	return until, by
 }
 
-// lastFailure is the instant of process p's last failed attempt between
-// events from and to (a failed call, a store operation of unknown outcome
-// or a lost race: see wakeViolation), or 0: each may put off its next try
+// lastFailure is the instant of process p's last failed attempt
+// (failedAttempt) between events from and to, or 0: each may put off its next try
 // by a back-off (a one-shot EIO right after a stretch ended: a search
 // found the correct reference 3.7 s after it).
 func lastFailure(tr *trace.Trace, p, from, to int) int64 {
 	for i := to; i > from; i-- {
-		if e := &tr.Events[i]; int(e.Proc) == p && (isCall(e) && failedCall(e) || e.Kind == trace.EvStore && lostOrUnknown(e)) {
+		if e := &tr.Events[i]; int(e.Proc) == p && failedAttempt(e) {
 			return e.T
 		}
 	}

@@ -109,7 +109,7 @@ func wakeViolation(tr *trace.Trace, c lease.Config) *Violation {
 			if e.Proc < 0 || int(e.Act) >= len(failed[e.Proc]) {
 				continue
 			}
-			if isCall(e) && failedCall(e) || e.Kind == trace.EvStore && lostOrUnknown(e) {
+			if failedAttempt(e) {
 				failed[e.Proc][e.Act] = true
 			}
 		}
@@ -186,6 +186,13 @@ func quietLinear(ts []int64, ch []change, p int, perNs float64) (int, int) {
 		}
 	}
 	return -1, -1
+}
+
+// failedAttempt reports whether the event is a failed attempt of its
+// process, which a back-off may follow: a failed call (failedCall), a
+// store operation of unknown outcome, or a store write that lost a race.
+func failedAttempt(e *trace.Event) bool {
+	return isCall(e) && failedCall(e) || e.Kind == trace.EvStore && lostOrUnknown(e)
 }
 
 // lostOrUnknown reports whether a store operation's outcome was unknown,
