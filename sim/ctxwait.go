@@ -72,7 +72,7 @@ func (w *World) wakeDone() {
 		if a.ready <= w.now {
 			continue
 		}
-		a.ready = w.now
+		a.ready, a.onClock = w.now, false
 		if a.hidx >= 0 {
 			w.queue.remove(a)
 			a.seq = w.seq

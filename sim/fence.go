@@ -25,9 +25,10 @@ type leaderCtx struct {
 // endedCtx is a leader context seen done, with its term's epoch as it was
 // given (0: no Term).
 type endedCtx struct {
-	ctx   context.Context
-	nth   int
-	epoch int64
+	ctx     context.Context
+	nth     int
+	epoch   int64
+	revived bool // recorded revived by lookAgain (once is enough)
 }
 
 // maxEnded is how many of a process's ended contexts lookBack looks at:
@@ -63,6 +64,36 @@ func (p *proc) lookBack(act int16) {
 		if live || epoch != e.epoch {
 			p.w.record(trace.TermRevived(int16(p.idx), act, e.nth, epoch, live))
 		}
+	}
+}
+
+// lookAgain is the user's code looking, as its process runs, at the
+// context of its latest ended term between terms too (lookBack looks only
+// as a new term begins, and a term that came back for a while and ended
+// again before the next, or in a process that never led again, went
+// unseen: a review's Term valid again 2 to 4 s after its end was caught
+// in 1 to 42 runs of 3,000). Once an instant, at the first step of the
+// process then; the latest ended context only (the earlier ones are
+// looked at as each term begins); a revival is recorded once. The look
+// is silent, as the world's looks at live contexts are: it changes no
+// schedule.
+func (p *proc) lookAgain(act int16) {
+	if p.lookedAt == p.w.now+1 {
+		return
+	}
+	p.lookedAt = p.w.now + 1
+	e := &p.ended[len(p.ended)-1]
+	if e.revived {
+		return
+	}
+	live := p.live(e.ctx)
+	epoch := e.epoch
+	if term, ok := lease.TermOf(e.ctx); ok {
+		epoch = term.Epoch()
+	}
+	if live || epoch != e.epoch {
+		e.revived = true
+		p.w.record(trace.TermRevived(int16(p.idx), act, e.nth, epoch, live))
 	}
 }
 
@@ -159,21 +190,19 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 // context. (Judging Err alone, the checker could not see that bug, which
 // a probe found on the real kernel: reference~no-deadline-timer.)
 func (p *proc) live(ctx context.Context) bool {
+	// Silent throughout: the world's look, not the process's code (a
+	// context's Done may read the clock too, and the look may come
+	// between steps, where no activity runs).
+	silent := p.silent
 	p.silent = true
-	err := ctx.Err()
-	p.silent = false
-	if err == nil {
+	defer func() { p.silent = silent }()
+	if ctx.Err() == nil {
 		return true
 	}
 	// (Asked only of a context whose Err says it is over: the step's hot
 	// path is a live context's.)
-	if term, ok := lease.TermOf(ctx); ok {
-		p.silent = true
-		valid := term.Valid() // (the third way: the Term's Valid, as its doc says to check before acting)
-		p.silent = false
-		if valid {
-			return true
-		}
+	if term, ok := lease.TermOf(ctx); ok && term.Valid() { // (the third way: the Term's Valid, as its doc says to check before acting)
+		return true
 	}
 	select {
 	case <-ctx.Done():

@@ -110,7 +110,7 @@ func (w *World) notifyKey(dir string, release bool) {
 		if a.ready <= at {
 			continue
 		}
-		a.ready = at
+		a.ready, a.onClock = at, false
 		if a.hidx >= 0 {
 			w.queue.remove(a)
 			a.seq = w.seq
@@ -139,12 +139,11 @@ func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
 	}
 	a.changed = false
 	w.inotify.watchers = append(w.inotify.watchers, watcher{a: a, dir: dir})
-	target := p.clock.trueAt(int64(until))
-	waits := target > a.t
-	a.point(max(target, a.t) + w.lateness())
+	waits := int64(until) > p.clock.mono(a.t)
+	ranOut := a.waitClock(int64(until))
 	w.touch(objKey{kind: objChanges, s: dir}, false) // a.changed: the notifier's
 	w.unwatch(a)
-	if waits && !a.changed && a.t >= target {
+	if waits && !a.changed && ranOut {
 		p.woke(a) // timed out (not told of a change, nor cut short by a context)
 	}
 	return a.changed

@@ -51,11 +51,16 @@ type activity struct {
 	// released the flock lock it waited for, sent it a handoff or a
 	// signal, or spawned it (-1: none, or not one alone).
 	enabler int
-	ready   int64 // true time at which its next step may run
-	t       int64 // true time of its latest step
-	seq     uint64
-	hidx    int
-	state   actState
+	// onClock marks an activity queued to wake when its process's
+	// monotonic clock reads clk, then late more (a timer's lateness, in
+	// true time): a drift fault moves its wake-up (proc.retime).
+	onClock   bool
+	clk, late int64
+	ready     int64 // true time at which its next step may run
+	t         int64 // true time of its latest step
+	seq       uint64
+	hidx      int
+	state     actState
 }
 
 // point is a scheduling point: the activity's next step may run at true
@@ -75,6 +80,9 @@ func (a *activity) point(ready int64) {
 		if len(a.p.timers) > 0 {
 			a.p.fireTimers() // as step would
 		}
+		if len(a.p.ended) > 0 {
+			a.p.lookAgain(int16(a.id))
+		}
 		return
 	}
 	a.ready, a.seq = ready, w.seq
@@ -82,6 +90,41 @@ func (a *activity) point(ready int64) {
 	a.state = actReady
 	w.queue.push(a)
 	a.suspend()
+}
+
+// waitClock is a scheduling point at which the activity waits until its
+// process's monotonic clock reads local (then a timer's lateness), as a
+// sleep or a timed wait on CLOCK_MONOTONIC does: a change of the clock's
+// rate while it waits moves the wake-up with it (proc.retime). Something
+// else may wake it first (a change notice, a context's end). It reports
+// whether the wait ran out: the clock read local when it woke.
+func (a *activity) waitClock(local int64) bool {
+	p := a.p
+	target := p.clock.trueAt(local)
+	late := p.w.lateness()
+	a.onClock, a.clk, a.late = true, local, late
+	a.point(max(target, a.t) + late)
+	a.onClock = false
+	return p.clock.mono(a.t) >= local
+}
+
+// retime moves the wake-ups of p's activities queued by waitClock to the
+// true instants at which their clock readings now come, after a drift
+// fault changed the rate of p's clock: Linux's CLOCK_MONOTONIC timers
+// follow a slewed rate. (Before, a wake-up stayed at the true instant
+// reckoned at the old rate: with a drift of 28% a leader's back-off slept
+// half a second past its own deadline, and stopped-callback blamed the
+// algorithm for the simulator's late timer.) A wake-up already due, in
+// its lateness, stays.
+func (p *proc) retime() {
+	now := p.w.now
+	for _, a := range p.acts {
+		if !a.onClock || a.hidx < 0 || a.ready-a.late <= now {
+			continue
+		}
+		a.ready = max(p.clock.trueAt(a.clk), now) + a.late
+		p.w.queue.fix(a.hidx)
+	}
 }
 
 // block suspends the activity until something wakes it.
@@ -170,6 +213,7 @@ type proc struct {
 	// while the world looks at them.
 	leaders  []leaderCtx
 	ended    []endedCtx // the contexts seen done, looked at again as each new term begins
+	lookedAt int64      // the instant (+1) of lookAgain's latest look
 	contexts int        // OnStartedLeading calls so far
 	silent   bool
 	// writes counts its store writes: the nonces its clients send

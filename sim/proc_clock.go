@@ -40,9 +40,7 @@ func (p *proc) Mono() time.Duration {
 // Sleep implements lease.Clock.
 func (p *proc) Sleep(d time.Duration) {
 	a := p.w.cur
-	target := p.clock.trueAt(p.clock.mono(a.t) + int64(d))
-	a.point(max(target, a.t) + p.w.lateness())
-	if d > 0 && a.t >= target {
+	if a.waitClock(p.clock.mono(a.t)+int64(d)) && d > 0 {
 		p.woke(a) // (not cut short by a context: SleepContext)
 	}
 }
@@ -79,7 +77,7 @@ func (t *ticker) Wait() {
 	if next <= p.clock.mono(a.t) {
 		a.point(a.t)
 	} else {
-		a.point(p.clock.trueAt(next) + p.w.lateness())
+		a.waitClock(next)
 	}
 	p.woke(a)
 	t.k = max(t.k+1, (p.clock.mono(a.t)-t.start)/t.d)

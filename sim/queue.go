@@ -39,6 +39,13 @@ func (h *actHeap) remove(a *activity) {
 	}
 }
 
+// fix restores the heap's order after the activity at index i changed
+// its ready time.
+func (h actHeap) fix(i int) {
+	h.down(i)
+	h.up(i)
+}
+
 func (h *actHeap) removeAt(i int) {
 	old := *h
 	n := len(old) - 1

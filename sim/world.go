@@ -263,6 +263,9 @@ func (w *World) step(a *activity) {
 	if len(a.p.timers) > 0 {
 		a.p.fireTimers() // due before this step: its code sees their effect
 	}
+	if len(a.p.ended) > 0 {
+		a.p.lookAgain(int16(a.id))
+	}
 	w.cur = a
 	a.state = actRunning
 	a.t = w.now // the time of the step it resumes into (suspend's caller reads it)
@@ -398,11 +401,13 @@ func (w *World) fire(f Fault, by *proc) {
 	case trace.Drift:
 		p.clock.setRate(w.now, f.PPM)
 		p.restateLead()
+		p.retime()
 		if f.Proc == Leader { // a split: the leader one way, every other process the other
 			for _, q := range w.procs {
 				if q != p && !q.dead {
 					q.clock.setRate(w.now, -f.PPM)
 					q.restateLead()
+					q.retime()
 				}
 			}
 		}

@@ -112,7 +112,52 @@ var registerCallbackMutants = sync.OnceFunc(func() {
 				return run(p, s, path, cfg)
 			}
 		})
+	// Every term's context looks live again from 1 s to 3 s (on the
+	// process's clock) after the user first saw it done: between terms,
+	// where only a look as the process runs sees it (a review's mutant,
+	// which the look as each term begins caught in 1 to 42 of 3,000 runs).
+	registerWrapped("reference", "mutant-revived-between-terms", "the reference, whose ended leader contexts look live again for a while",
+		func(run runFunc) runFunc {
+			return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+				cb := cfg.Callbacks
+				cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+					cb.OnStartedLeading(&revivingCtx{Context: ctx, p: p, seen: -1, open: make(chan struct{})})
+				}
+				return run(p, s, path, cfg)
+			}
+		})
 })
+
+// revivingCtx is a context that, once seen done at seen on its process's
+// monotonic clock, says it is live again from seen+1s to seen+3s.
+type revivingCtx struct {
+	context.Context
+	p    lease.Proc
+	seen time.Duration
+	open chan struct{} // never closed
+}
+
+func (c *revivingCtx) Err() error {
+	err := c.Context.Err()
+	if err == nil {
+		return nil
+	}
+	now := c.p.Mono()
+	if c.seen < 0 {
+		c.seen = now
+	}
+	if now >= c.seen+time.Second && now < c.seen+3*time.Second {
+		return nil
+	}
+	return err
+}
+
+func (c *revivingCtx) Done() <-chan struct{} {
+	if c.Err() == nil {
+		return c.open
+	}
+	return c.Context.Done()
+}
 
 // viewOf holds the context a viewCtx shows.
 type viewOf struct{ context.Context }
@@ -147,6 +192,8 @@ func TestStoppedCallbackRules(t *testing.T) {
 		// (a second term of one process needs a step-down it lives
 		// through: a pause)
 		{"mutant-revived-context", "seen done before, looked live again", []trace.FaultKind{trace.Stop}},
+		// (between terms: a look as the process runs; 2026-12-07)
+		{"mutant-revived-between-terms", "seen done before, looked live again", []trace.FaultKind{trace.Stop}},
 	} {
 		if c.faults == nil {
 			c.faults = []trace.FaultKind{trace.Kill, trace.Term}
