@@ -90,3 +90,40 @@ func TestVersionedBoundedOnOS(t *testing.T) {
 		t.Errorf("read after the stale write: %+v, %v; want version %d held by 100", rec, err, cur.Version)
 	}
 }
+
+// The files a VersionedFile makes are readable by every participant
+// whatever the process's umask: a version another user's watcher cannot
+// read is waited on until it can be (a probe: a service with a umask of
+// 077 beside one of another user, and nobody led again after its
+// SIGKILL). Versions, the release and the boot record all get 0644.
+func TestVersionedModeIgnoresUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "job.lock")
+	f := &lease.VersionedFile{FS: lease.OSFS{}, Path: path, PID: 100,
+		Boot: func() (string, error) { return "boot-a", nil }}
+	rec, err := f.Create(100, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = f.Renew(rec, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Release(rec); err != nil {
+		t.Fatal(err)
+	}
+	names := lockNames(t, dir)
+	if len(names) < 3 {
+		t.Fatalf("made %v, want versions and a boot record", names)
+	}
+	for _, n := range names {
+		st, err := os.Lstat(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := st.Mode().Perm(); m != 0o644 {
+			t.Errorf("%s has mode %v under a umask of 077, want -rw-r--r--", n, st.Mode())
+		}
+	}
+}

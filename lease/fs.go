@@ -95,6 +95,19 @@ type PrefixLister interface {
 	ReadDirPrefix(dir, prefix string) ([]string, error)
 }
 
+// ModeSetter is an optional ability of an FS: fchmod(2). A file a
+// [VersionedFile] makes (a version, a boot record) must be readable by
+// every process that shares the lease, whatever user it runs as and
+// whatever its umask: a version another participant cannot read is one
+// it waits on until it can (how long a lease it states only its content
+// says), so a service with a umask of 077 beside one of another user
+// stopped all leadership (a probe, 2026-12-07). So each new file is given
+// the mode it was asked for, 0644, past the umask. OSFS has it; the
+// simulator, which has no umask, does not need it.
+type ModeSetter interface {
+	Fchmod(fd FD, perm fs.FileMode) error
+}
+
 // MaxReadDir bounds the entries [FS.ReadDir] reads, in bytes of
 // getdents64 records (about 24 bytes plus the name each): some 20,000
 // names of up to 24 bytes. A lock directory holds a few of them;

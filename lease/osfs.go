@@ -34,6 +34,14 @@ func (OSFS) Open(name string, flag int, perm fs.FileMode) (FD, error) {
 	return FD(fd), nil
 }
 
+// Fchmod calls fchmod(2) (ModeSetter).
+func (OSFS) Fchmod(fd FD, perm fs.FileMode) error {
+	if err := ignoringEINTR(func() error { return syscall.Fchmod(int(fd), uint32(perm.Perm())) }); err != nil {
+		return &fs.PathError{Op: "fchmod", Path: fdPath(fd), Err: err}
+	}
+	return nil
+}
+
 // Write calls write(2) once. A short write is reported as io.ErrShortWrite
 // rather than retried, because the retry would be a second system call the
 // caller did not ask for.

@@ -67,6 +67,12 @@ func (s *VersionedFile) openTemp() (string, FD, error) {
 		tmp := s.newTemp()
 		fd, err := s.FS.Open(tmp, O_WRONLY|O_CREATE|O_EXCL, perm)
 		if err == nil {
+			if m, ok := s.FS.(ModeSetter); ok {
+				// Readable by every participant, whatever the umask (see
+				// ModeSetter). Should it fail, the umask's mode stands:
+				// those who can read it still can.
+				_ = m.Fchmod(fd, perm)
+			}
 			return tmp, fd, nil
 		}
 		s.doneTemp(tmp)
