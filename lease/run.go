@@ -192,7 +192,43 @@ func CheckLockPath(path string) error {
 	if dotdots(path) != dotdots(filepath.Clean(path)) {
 		return fmt.Errorf("lock path %q has a \"..\" after a directory's name, which the kernel resolves through symbolic links and the lock's own names do not: give the path without it", path)
 	}
+	if suffix, ok := derivedSuffix(filepath.Base(path)); ok {
+		return fmt.Errorf("lock path %q ends in %q, as the names another lock of its directory derives from its own do (PATH.N, PATH.boot.K, PATH.tmp.ID.SEQ): the two leases would take each other's files for their own; give it a name that does not", path, suffix)
+	}
 	return nil
+}
+
+// derivedSuffix reports whether base ends as a name the file stores
+// derive from another lock's name in its directory does (.N, .boot,
+// .boot.K, .tmp.ID, .tmp.ID.SEQ, in decimal), and with what. Such a lock
+// and the one whose name it extends share names: the one's sweep removed
+// the other's versions as stale temporary files (lease P and P.tmp.5: two
+// leaders of P.tmp.5, each renewing for good), or counted them as its
+// boot records (P and P.boot: P.boot's leader stepped down, P's epochs
+// jumped by two billion; a probe, 2026-12-07).
+func derivedSuffix(base string) (string, bool) {
+	parts := strings.Split(base, ".")
+	digits := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+	n := len(parts)
+	for k := 1; k <= 3 && k < n; k++ { // the last k parts, after a non-empty rest
+		tail := parts[n-k:]
+		if strings.Join(parts[:n-k], ".") == "" {
+			break
+		}
+		var match bool
+		switch k {
+		case 1:
+			match = digits(tail[0]) || tail[0] == "boot"
+		case 2:
+			match = (tail[0] == "boot" || tail[0] == "tmp") && digits(tail[1])
+		case 3:
+			match = tail[0] == "tmp" && digits(tail[1]) && digits(tail[2])
+		}
+		if match {
+			return "." + strings.Join(tail, "."), true
+		}
+	}
+	return "", false
 }
 
 // dotdots counts the ".." elements of path.

@@ -295,12 +295,16 @@ func TestRunRefusesPathNamingNoFile(t *testing.T) {
 }
 
 func TestCheckLockPath(t *testing.T) {
-	for _, p := range []string{"", "/", "//", "/var/lib/", "x/", ".", "..", "/a/.", "/a/..", "/a/b/../c/lease", "a/../lease", "/../lease"} {
+	for _, p := range []string{"", "/", "//", "/var/lib/", "x/", ".", "..", "/a/.", "/a/..", "/a/b/../c/lease", "a/../lease", "/../lease",
+		// the names another lock derives from its own (a probe: leases
+		// P and P.tmp.5 took each other's files; P and P.boot too)
+		"/d/x.tmp.5", "/d/x.tmp.5.12", "/d/x.boot", "/d/x.boot.3", "/d/x.7", "x.lock.0", "/d/tmp.5", "/d/.tmp.5"} {
 		if err := lease.CheckLockPath(p); err == nil {
 			t.Errorf("CheckLockPath(%q) = nil, want an error", p)
 		}
 	}
-	for _, p := range []string{"lease", "./lease", "/var/lib/job/lease", "a//b", "/a/.lease", "/a/..b", "../lease", "../../locks/lease"} {
+	for _, p := range []string{"lease", "./lease", "/var/lib/job/lease", "a//b", "/a/.lease", "/a/..b", "../lease", "../../locks/lease",
+		"/d/x.tmp", "/d/x.tmp.a", "/d/x.boot.b", "/d/job2", "/d/v1.2x", "/d/.7", "/d/boot", "/d/7"} {
 		if err := lease.CheckLockPath(p); err != nil {
 			t.Errorf("CheckLockPath(%q) = %v, want nil", p, err)
 		}
