@@ -118,6 +118,14 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 		}
 		cmd.ExtraFiles = []*os.File{hw}
 		cmd.Stdout, cmd.Stderr = logf, logf
+		// Its own process group: in the harness's, a member stopped when
+		// the shell that started the harness exits is in a process group
+		// orphaned with a stopped member, which the kernel sends SIGHUP
+		// and SIGCONT, and run takes a SIGHUP for a shutdown (a probe's
+		// torture run blamed the member's exit on no-own-exit). With the
+		// parent-death signal, as run's commands, it dies with the
+		// harness instead of a Ctrl-C's group signal.
+		cmd.SysProcAttr = commandAttr()
 	} else {
 		line := strings.ReplaceAll(c.exec, "{lock}", shellQuote(c.lock))
 		if startAt != 0 {

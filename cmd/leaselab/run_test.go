@@ -858,3 +858,27 @@ func startPiped(t *testing.T, cmd *exec.Cmd, w *os.File) <-chan error {
 	t.Cleanup(func() { cmd.Process.Kill() })
 	return exited
 }
+
+// The harness's members run in process groups of their own, not the
+// harness's: a process group orphaned with a stopped member is sent SIGHUP
+// and SIGCONT by the kernel, and a member that took the SIGHUP for a
+// shutdown exited under a torture run whose shell had exited (a probe).
+func TestClusterMembersHaveTheirOwnGroups(t *testing.T) {
+	c := newCluster(leaselabBinary(t), "", "reference", scaled, t.TempDir())
+	defer c.shutdown()
+	own := syscall.Getpgrp()
+	for range 2 {
+		k, err := c.spawn(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := k.cmd.Process.Pid
+		pg, err := syscall.Getpgid(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pg == own || pg != pid {
+			t.Errorf("member %d is in process group %d (the harness's: %d), want its own", pid, pg, own)
+		}
+	}
+}
