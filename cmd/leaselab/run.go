@@ -27,9 +27,10 @@ import (
 // leadership ends: a singleton runner for cron jobs and workers.
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var command []string
+	dashdash := false
 	for i, a := range args {
 		if a == "--" {
-			args, command = args[:i], args[i+1:]
+			args, command, dashdash = args[:i], args[i+1:], true
 			break
 		}
 	}
@@ -56,6 +57,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if *id < 0 {
 		return usagef("-id %d: a holder id is a positive number (0: the process id)", *id)
+	}
+	// (A probe: each was accepted, and meant nothing, or a silent wait.)
+	switch {
+	case dashdash && len(command) == 0:
+		return usagef("-- names no command: give the command to run while leading after it, or leave -- out")
+	case *restart && len(command) == 0:
+		return usagef("-restart restarts the command given after --, and there is none")
+	case *startAt != 0 && *startAt > monoNow()+int64(time.Hour):
+		return usagef("-start-at %d is %v from now on CLOCK_MONOTONIC: at most an hour (it is torture's, to start processes at one instant)", *startAt, time.Duration(*startAt-monoNow()).Round(time.Second))
 	}
 	// The command, resolved before anything is contended or written
 	// (singleton.go).
@@ -268,6 +278,9 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 		if _, _, err := lease.ParseCrashPoint(crash); err != nil {
 			return usagef("LEASELAB_CRASH_AFTER: %v", err)
 		}
+		// A test's crash point, in the environment of a production run
+		// perhaps: said, not silent (a probe's run died of it, status 137).
+		fmt.Fprintf(stderr, "leaselab: LEASELAB_CRASH_AFTER=%s: this process kills itself (SIGKILL) after that system call, as torture -crash-after asks\n", crash)
 	}
 	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.exiting, OnLead: r.lead, CrashAfter: crash})
 	if f, ok := p.(lease.LogFlusher); ok {

@@ -882,3 +882,33 @@ func TestClusterMembersHaveTheirOwnGroups(t *testing.T) {
 		}
 	}
 }
+
+// Flags that meant nothing, or a silent wait, are refused (a probe):
+// -- with no command, -restart with none, a -start-at far ahead.
+func TestRunRefusesEmptyCommandAndFarStart(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "leader.lock")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--"}, "-- names no command"},
+		{[]string{"-restart"}, "-restart restarts the command given after --, and there is none"},
+		{[]string{"-restart", "--"}, "-- names no command"},
+		{[]string{"-start-at", "99999999999999999", "--", "true"}, "at most an hour"},
+	} {
+		code, errOut := runBinary(t, append([]string{"run", "-path", lock}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("run %v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(lock)); len(ents) != 0 {
+		t.Errorf("refused runs left %d files", len(ents))
+	}
+	// A crash point in the environment is said, not silent.
+	cmd := exec.Command(leaselabBinary(t), "run", "-path", lock, "-lease", "1s", "-renew", "300ms", "-watch", "300ms", "--", "true")
+	cmd.Env = append(os.Environ(), "LEASELAB_CRASH_AFTER=link:1000")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "LEASELAB_CRASH_AFTER=link:1000: this process kills itself") {
+		t.Errorf("run with LEASELAB_CRASH_AFTER said nothing of it:\n%s", out)
+	}
+}
