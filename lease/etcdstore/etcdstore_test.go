@@ -89,10 +89,10 @@ func TestKeyValueAndLease(t *testing.T) {
 	if err := s.Release(rec); err != nil {
 		t.Fatal(err)
 	}
-	// A value that is not a record is an error, not a record.
+	// A value that is not a record is held by no one known.
 	s.c.Put(ctx, "leaselab/jobs", "garbage")
-	if rec, err := s.Read(); err == nil || !strings.Contains(err.Error(), "not a lease record") {
-		t.Errorf("Read of garbage = %+v, %v", rec, err)
+	if rec, err := s.Read(); err != nil || rec.Holder != lease.Unknown {
+		t.Errorf("Read of garbage = %+v, %v; want a record held by lease.Unknown", rec, err)
 	}
 }
 
@@ -248,13 +248,17 @@ func TestOldValue(t *testing.T) {
 	}
 }
 
-// A value that is not one a writer wrote is an error that says so, and
-// why: among them a lease of 0 ms, a negative one, one over a day, a
-// nonce of 0, and a fifth field.
+// A value that is not one a writer wrote is held by no one known
+// (lease.Unknown), at its revision, as a file store's garbage version is,
+// and told to OnError with why: among them a lease of 0 ms, a negative
+// one, one over a day, a nonce of 0, and a fifth field. A takeover
+// replaces it, if it is still the value; one put since the read is a
+// conflict. (As a read error, nobody ever led over it: a probe.)
 func TestMalformedValue(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Etcd(t)
-	s := open(t, srv, "jobs", time.Second, nil)
+	var told []error
+	s := open(t, srv, "jobs", time.Second, func(_ string, err error) { told = append(told, err) })
 	ctx := context.Background()
 	for v, why := range map[string]string{
 		"7 0 0":        "a lease of 0 ms",
@@ -269,10 +273,34 @@ func TestMalformedValue(t *testing.T) {
 		if _, err := s.c.Put(ctx, "leaselab/jobs", v); err != nil {
 			t.Fatal(err)
 		}
+		told = nil
 		rec, err := s.Read()
-		if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), why) {
-			t.Errorf("Read of %q = %+v, %v; want an error saying %q", v, rec, err, why)
+		if err != nil || rec.Holder != lease.Unknown || rec.Version == 0 {
+			t.Errorf("Read of %q = %+v, %v; want a record held by lease.Unknown at its revision", v, rec, err)
 		}
+		if len(told) != 1 || !strings.Contains(told[0].Error(), "not a lease record") || !strings.Contains(told[0].Error(), why) {
+			t.Errorf("Read of %q told OnError %v; want one error saying %q", v, told, why)
+		}
+	}
+	rec, err := s.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.c.Put(ctx, "leaselab/jobs", "garbage"); err != nil { // the same value, put again
+		t.Fatal(err)
+	}
+	if _, err := s.Takeover(rec, 42, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
+		t.Errorf("takeover of a value put since the read: %v, want a conflict", err)
+	}
+	if rec, err = s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	nrec, err := s.Takeover(rec, 42, 9*time.Second)
+	if err != nil || nrec.Holder != 42 {
+		t.Fatalf("takeover of the value read: %+v, %v; want a record of 42", nrec, err)
+	}
+	if got, err := s.Read(); err != nil || got != nrec {
+		t.Errorf("after the takeover Read = %+v, %v; want %+v", got, err, nrec)
 	}
 }
 

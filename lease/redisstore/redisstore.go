@@ -72,6 +72,11 @@ type Store struct {
 	ps      *redis.PubSub // the subscription, once a watcher asked (nil: none, or refused)
 	closed  bool
 	quit    chan struct{} // closed by Close
+	// foreign is the value, not a lease record, that the last Read found
+	// at the key: a takeover of the record it returned (held by
+	// lease.Unknown) replaces that value, if it is still there.
+	foreign    string
+	hasForeign bool
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -474,7 +479,24 @@ func (s *Store) Read() (lease.Record, error) {
 	}
 	rec, err := decode(v)
 	if err != nil {
-		return lease.Record{}, s.fail("read", fmt.Errorf("value %.64q is not a lease record: %w", v, err))
+		// A value leaselab did not write (another program's, an
+		// operator's SET, without a TTL perhaps): held by no one known,
+		// as a file store's garbage version is, at the counter's version.
+		// The reference waits it out (its own lease, or the longest it has
+		// seen stated) and takes it over, replacing this very value by
+		// compare-and-set. (As an error, it was read again and again, and
+		// nobody ever led: a probe, 2026-12-07.) A leaselab write bumps
+		// the counter, so a holder that writes on is seen to.
+		// What it is, and why, is still told (Options.OnError).
+		if s.onError != nil {
+			s.onError("read", fmt.Errorf("redisstore: read %s: value %.64q is not a lease record: %w", s.key, v, err))
+		}
+		c, _ := str(1)
+		n, _ := strconv.ParseInt(c, 10, 64)
+		s.mu.Lock()
+		s.foreign, s.hasForeign = v, true
+		s.mu.Unlock()
+		return lease.Record{Holder: lease.Unknown, Version: max(n, 0)}, nil
 	}
 	return rec, nil
 }
@@ -516,8 +538,25 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if epoch != 0 {
 		e = strconv.FormatInt(epoch, 10)
 	}
+	want := encode(expected)
+	if expected.Holder == lease.Unknown {
+		// The value Read found that is no record (see Read).
+		s.mu.Lock()
+		want, ok := s.foreign, s.hasForeign
+		s.mu.Unlock()
+		if !ok {
+			return lease.Record{}, fmt.Errorf("redisstore: %s %s: %w", op, s.key, lease.ErrConflict)
+		}
+		return s.writeValue(ctx, op, want, holder, e, epoch, ttl)
+	}
+	return s.writeValue(ctx, op, want, holder, e, epoch, ttl)
+}
+
+// writeValue runs writeScript: the record of holder (epoch e, "" for the
+// new version's) replaces the value want, if want is still the value.
+func (s *Store) writeValue(ctx context.Context, op, want string, holder int64, e string, epoch int64, ttl time.Duration) (lease.Record, error) {
 	nonce := lease.NonceFor(ttl)
-	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, encode(expected), holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
+	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, want, holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
 		return sent(holder, ttl, nonce), s.fail(op, err)

@@ -268,13 +268,18 @@ func TestOldValue(t *testing.T) {
 	}
 }
 
-// A value that is not one a writer wrote is an error that says so, and
-// why: among them a lease of 0 ms, a negative one, one over a day, a
-// nonce of 0, and a sixth field.
+// A value that is not one a writer wrote is held by no one known
+// (lease.Unknown), at the counter's version, as a file store's garbage
+// version is, and told to OnError with why: among them a lease of 0 ms, a
+// negative one, one over a day, a nonce of 0, and a sixth field. A
+// takeover replaces it, if it is still the value; one changed since the
+// read is a conflict. (As a read error, nobody ever led over it: a probe
+// SET one with no TTL.)
 func TestMalformedValue(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Redis(t, "")
-	s := open(t, srv, "jobs", time.Second, nil)
+	var told []error
+	s := open(t, srv, "jobs", time.Second, func(_ string, err error) { told = append(told, err) })
 	ctx := context.Background()
 	for v, why := range map[string]string{
 		"7 1 1 0":        "a lease of 0 ms",
@@ -289,10 +294,34 @@ func TestMalformedValue(t *testing.T) {
 		if err := s.c.Set(ctx, "leaselab:{jobs}", v, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
+		told = nil
 		rec, err := s.Read()
-		if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), why) {
-			t.Errorf("Read of %q = %+v, %v; want an error saying %q", v, rec, err, why)
+		if err != nil || rec.Holder != lease.Unknown {
+			t.Errorf("Read of %q = %+v, %v; want a record held by lease.Unknown", v, rec, err)
 		}
+		if len(told) != 1 || !strings.Contains(told[0].Error(), "not a lease record") || !strings.Contains(told[0].Error(), why) {
+			t.Errorf("Read of %q told OnError %v; want one error saying %q", v, told, why)
+		}
+	}
+	rec, err := s.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.Set(ctx, "leaselab:{jobs}", "other garbage", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Takeover(rec, 42, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
+		t.Errorf("takeover of a value changed since the read: %v, want a conflict", err)
+	}
+	if rec, err = s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	nrec, err := s.Takeover(rec, 42, 9*time.Second)
+	if err != nil || nrec.Holder != 42 {
+		t.Fatalf("takeover of the value read: %+v, %v; want a record of 42", nrec, err)
+	}
+	if got, err := s.Read(); err != nil || got != nrec {
+		t.Errorf("after the takeover Read = %+v, %v; want %+v", got, err, nrec)
 	}
 }
 
