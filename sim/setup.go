@@ -184,14 +184,28 @@ func calmFor(cfg Config) time.Duration {
 // lateness, step order) are left to the caller: RandomSetup seeds them,
 // a property test sets Config.Chooser so that one Chooser makes them all.
 func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
-	defer func() { cfg.Calm = calmFor(cfg) }()
+	defer func() {
+		// Drawn in leases (a pause up to two, a stretch up to eight), a
+		// fault of a long lease may last longer than any run: at most
+		// MaxHorizon (a probe's check with -lease 4h, which Validate
+		// accepts, stopped at its first run: "fault emfile: a duration
+		// over 24h0m0s", exit 1, no replay line).
+		for i := range cfg.Faults {
+			f := &cfg.Faults[i]
+			f.Dur = min(f.Dur, MaxHorizon)
+			if f.Kind == trace.Power {
+				f.Delta = min(f.Delta, MaxHorizon)
+			}
+		}
+		cfg.Calm = calmFor(cfg)
+	}()
 	rng := chooserRand{c}
 	lc := o.Lease
 	lc.Callbacks = lease.Callbacks{}
 	cfg = Config{
 		Variant: o.Variant,
 		Lease:   lc,
-		Horizon: 4 * (lc.LeaseDuration + lc.WatchInterval),
+		Horizon: min(4*(lc.LeaseDuration+lc.WatchInterval), MaxHorizon),
 	}
 	if o.Horizon > 0 {
 		cfg.Horizon = o.Horizon

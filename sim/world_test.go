@@ -654,3 +654,25 @@ func TestSetupMarksFaultsThatNeverFired(t *testing.T) {
 		t.Errorf("Setup() does not start with the configuration:\n%s\n%s", got, cfg)
 	}
 }
+
+// Drawn setups of any lease Validate accepts, up to a day, make worlds:
+// faults drawn in leases (a pause up to two, a stretch up to eight) are
+// held to the longest run, and so is the horizon (a probe's check with
+// -lease 4h stopped at its first run, "fault emfile: a duration over
+// 24h0m0s").
+func TestRandomSetupsOfLongLeases(t *testing.T) {
+	for _, l := range []time.Duration{3 * time.Hour, 4 * time.Hour, 13 * time.Hour, 24 * time.Hour} {
+		o := SetupOptions{Variant: "reference", Faults: AllFaults, Scheduler: "mixed"}
+		if err := o.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		o.Lease.LeaseDuration, o.Lease.RenewInterval, o.Lease.WatchInterval = l, l/4, l/4
+		for seed := range uint64(200) {
+			w, err := New(RandomSetup(o, seed))
+			if err != nil {
+				t.Fatalf("lease %v, seed %d: %v", l, seed, err)
+			}
+			w.Release()
+		}
+	}
+}
