@@ -19,7 +19,7 @@ type SetupOptions struct {
 	// Faults are the kinds of fault a run may get.
 	Faults []trace.FaultKind
 	// MaxDriftPPM bounds drift rates (default: the drift bound the
-	// algorithm is configured for, Lease.DriftBound(): 1%).
+	// algorithm is configured for, DriftBoundOf(Lease): 1%).
 	MaxDriftPPM int64
 	// Lease holds the intervals (zero: the post's).
 	Lease lease.Config
@@ -61,6 +61,22 @@ var FaultKinds = []trace.FaultKind{trace.Kill, trace.Term, trace.Stop, trace.Ske
 // or two processes one PID (sharePIDs).
 var MachineFaults = []trace.FaultKind{trace.Power, trace.DiskFull, trace.DiskEIO, trace.Stall, trace.NoBootID, trace.SamePID}
 
+// DesignDriftPPM is the drift bound the design documents, 1%: the world's
+// clocks drift up to it when the algorithm's config states none
+// (DriftBoundPPM 0), and the checker judges by it. It is not
+// lease.DefaultDriftPPM, the algorithm's own default: the world and the
+// judge must not follow the code under test (a probe's mutant set that
+// default to 0.1%, the world drifted no more, and 20,000 runs passed).
+const DesignDriftPPM = 10_000
+
+// DriftBoundOf is the drift bound config c states, or DesignDriftPPM.
+func DriftBoundOf(c lease.Config) int64 {
+	if c.DriftBoundPPM != 0 {
+		return c.DriftBoundPPM
+	}
+	return DesignDriftPPM
+}
+
 // AllFaults is what "all" means: every kind, FaultKinds then
 // MachineFaults. A run of a search over several kinds turns a drawn
 // subset of them on (Swarm).
@@ -95,7 +111,7 @@ func (o *SetupOptions) Normalize() error {
 		o.Lease = lease.DefaultConfig()
 	}
 	if o.MaxDriftPPM == 0 {
-		o.MaxDriftPPM = o.Lease.DriftBound()
+		o.MaxDriftPPM = DriftBoundOf(o.Lease)
 	}
 	if o.MaxDriftPPM < 0 || o.MaxDriftPPM >= 1e6 {
 		return fmt.Errorf("max drift %d ppm: want 0 to 999999", o.MaxDriftPPM)

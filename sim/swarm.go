@@ -110,7 +110,7 @@ func drawMix(cfg *Config, v lease.Variant, lc lease.Config, rng chooserRand) (le
 	alt.WatchInterval = []time.Duration{alt.LeaseDuration / 3, alt.LeaseDuration / 9, lc.WatchInterval}[rng.IntN(3)]
 	alt.RenewDeadline = 0 // derived from the lease and drift bound
 	if rng.IntN(2) == 0 {
-		alt.DriftBoundPPM = 2 * lc.DriftBound()
+		alt.DriftBoundPPM = 2 * DriftBoundOf(lc)
 	}
 	if v.CheckConfig(alt) != nil {
 		return lease.Config{}, false // (never at the post's intervals: every drawn mix is valid)

@@ -10,7 +10,7 @@ import (
 
 // checkTermsLast reports, for a variant with a local deadline, the first
 // leader context that ended before its renew deadline
-// (Config.RenewDeadlineInEffect, on the process's monotonic clock) after
+// (expectedDeadline, on the process's monotonic clock) after
 // the call of the last write the store acknowledged while the context was
 // live, with nothing to end it early: no SIGTERM handler run, no store
 // answer that the lease was lost (a conflict), no death. Stable leadership's other rules judge settled quiet
@@ -38,7 +38,7 @@ func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Viol
 		if first != nil && time.Duration(x.Seen) >= first.At || excused(tr, p, ack, end) || end >= beyond {
 			continue
 		}
-		rd := procConfig(tr, p).RenewDeadlineInEffect()
+		rd := expectedDeadline(procConfig(tr, p))
 		w := &tr.Events[ack]
 		due := time.Duration(w.CallMono()) + rd
 		mono := monoAtLatest(tr, p, end)

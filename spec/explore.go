@@ -97,7 +97,7 @@ func PauseLengths(c lease.Config) []time.Duration {
 // process may have in an exploration: slow and fast by the drift bound c
 // is configured for.
 func DriftRates(c lease.Config) []int64 {
-	return []int64{-c.DriftBound(), c.DriftBound()}
+	return []int64{-sim.DriftBoundOf(c), sim.DriftBoundOf(c)}
 }
 
 // ExploreViolation is the shortest counterexample found for a property.

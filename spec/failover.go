@@ -239,7 +239,7 @@ const (
 //
 // The hold is fresh when that write was an acquisition (a create or a
 // takeover) called less than half the process's local deadline
-// (RenewDeadlineInEffect) before the signal reached it: its term cannot
+// (expectedDeadline) before the signal reached it: its term cannot
 // have run out, so a SIGTERMed process must release the lease as a leader
 // does (a probe's reference obeyed a SIGTERM that landed in its acquiring
 // write, never led, and left the record to expire). Any other hold is
@@ -252,7 +252,7 @@ func holding(tr *trace.Trace, p, at int, inFlight bool) hold {
 	if tr.Procs[p].Lease.LeaseDuration != 0 {
 		cfg = tr.Procs[p].Lease
 	}
-	window := int64(cfg.RenewDeadlineInEffect() / 2)
+	window := int64(expectedDeadline(cfg) / 2)
 	signal := tr.Events[at].T
 	kind := func(op trace.StoreOp, called int64) hold {
 		if (op == trace.StoreCreate || op == trace.StoreTakeover) && signal-called < window {

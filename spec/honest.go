@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -53,7 +54,7 @@ func checkHonestRole(tr *trace.Trace, iv []trace.Interval, variant lease.Variant
 }
 
 // checkDeadlinesBacked reports the first local deadline a process reported
-// (Proc.Lead) later than its renew deadline (Config.RenewDeadlineInEffect)
+// (Proc.Lead) later than its renew deadline (deadlineBound, the checker's own)
 // after the call of its last write the store acknowledged (a create,
 // renewal or takeover that returned the record), on its own monotonic
 // clock: the latest any deadline may count from, since a write that
@@ -65,6 +66,41 @@ func checkHonestRole(tr *trace.Trace, iv []trace.Interval, variant lease.Variant
 // since a renewal a few milliseconds later usually made the deadline
 // right again, while a pause just then gave two leaders in 18 of 30
 // scripted runs.
+// safeDeadline is lease x (1-rho)/(1+rho), rho the drift bound config c
+// states (or the design's): the longest renew deadline that keeps a
+// leader inside the lease as any watcher measures it. The checker
+// computes it itself, not with the code under test (a probe's
+// Config.SafeDeadline without the drift factor passed honest-role, which
+// asked it for its bound).
+func safeDeadline(c lease.Config) time.Duration {
+	rho := sim.DriftBoundOf(c)
+	if rho >= 1_000_000 {
+		return 0
+	}
+	return time.Duration(int64(c.LeaseDuration) / (1_000_000 + rho) * (1_000_000 - rho))
+}
+
+// deadlineBound is the latest renew deadline honest-role accepts for c:
+// the one its algorithm should keep (expectedDeadline), and never past the
+// safe deadline, whatever renew deadline is configured.
+func deadlineBound(c lease.Config) time.Duration {
+	return min(expectedDeadline(c), safeDeadline(c))
+}
+
+// designSlack is the margin the design takes off the safe deadline when
+// no renew deadline is configured (lease's deadlineSlack, restated).
+const designSlack = 50 * time.Millisecond
+
+// expectedDeadline is the renew deadline c's algorithm should keep its
+// terms to: the configured one, or the safe deadline less designSlack
+// (stable-leadership's rule that terms last what the store backs).
+func expectedDeadline(c lease.Config) time.Duration {
+	if c.RenewDeadline > 0 {
+		return c.RenewDeadline
+	}
+	return safeDeadline(c) - designSlack
+}
+
 func checkDeadlinesBacked(tr *trace.Trace, v lease.Variant) *Violation {
 	if !v.LocalDeadline {
 		return nil
@@ -77,7 +113,7 @@ func checkDeadlinesBacked(tr *trace.Trace, v lease.Variant) *Violation {
 		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes():
 			last[p] = i + 1
 		case e.Kind == trace.EvLead:
-			rd := int64(procConfig(tr, p).RenewDeadlineInEffect())
+			rd := int64(deadlineBound(procConfig(tr, p)))
 			if last[p] == 0 {
 				return &Violation{Property: HonestRole, At: time.Duration(e.T), PIDs: []int{tr.Procs[p].PID},
 					Detail: fmt.Sprintf("process %s reported leading (epoch %d) with no write of its acknowledged by the store", tr.ProcName(p), e.Epoch())}

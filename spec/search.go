@@ -210,7 +210,7 @@ func compareSize(a, b sim.Config) int {
 func SetupFlags(o sim.SetupOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "-variant %s -procs %d -faults %s -scheduler %s", o.Variant, o.Procs, sim.FaultNames(o.Faults), o.Scheduler)
-	if o.MaxDriftPPM != o.Lease.DriftBound() {
+	if o.MaxDriftPPM != sim.DriftBoundOf(o.Lease) {
 		fmt.Fprintf(&b, " -max-drift %s", strconv.FormatFloat(float64(o.MaxDriftPPM)/1e6, 'g', -1, 64))
 	}
 	if d := lease.DefaultConfig(); o.Lease.LeaseDuration != d.LeaseDuration || o.Lease.RenewInterval != d.RenewInterval || o.Lease.WatchInterval != d.WatchInterval {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -222,9 +223,9 @@ func stoppedEvent(tr *trace.Trace, p int, t int64) int {
 // in parts per million (the run's, or p's own in a rolling change).
 func driftBound(tr *trace.Trace, p int16) int64 {
 	if p >= 0 && int(p) < len(tr.Procs) && tr.Procs[p].Lease.LeaseDuration != 0 {
-		return tr.Procs[p].Lease.DriftBound()
+		return sim.DriftBoundOf(tr.Procs[p].Lease)
 	}
-	return tr.Run.Lease.DriftBound()
+	return sim.DriftBoundOf(tr.Run.Lease)
 }
 
 func abs(x int64) int64 {
