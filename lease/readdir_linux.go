@@ -2,11 +2,12 @@ package lease
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io/fs"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
-	"unsafe"
 )
 
 // ReadDir lists directory dir with getdents64(2), called until it
@@ -32,13 +33,17 @@ import (
 // up to maxRelist times (then EAGAIN: the caller's I/O error, an unknown
 // outcome, never a wrong one). Limits: inotify sees only this machine's
 // changes (not another NFS, FUSE or 9p client's: keep the lock on a local
-// file system, as flock and the boot id require anyway), and a user out
-// of inotify instances or watches (fs.inotify.max_user_instances, 128 by
-// default, shared with every tool that watches files) gets EMFILE or
-// ENOSPC from a crowded directory's listing: an I/O error, never a torn
-// listing. A directory one call lists needs neither. Opened with O_NOFOLLOW and
-// O_DIRECTORY: a symbolic link or a file is refused (ELOOP, ENOTDIR); more
-// than MaxReadDir bytes of entries is EFBIG.
+// file system, as flock and the boot id require anyway); the watches
+// share one inotify instance a process, made at its first crowded
+// listing and kept, so that such listings take turns within a process;
+// and a user out of inotify instances at that first listing
+// (fs.inotify.max_user_instances, 128 by default, shared with every tool
+// that watches files), or out of watches at any
+// (fs.inotify.max_user_watches), gets EMFILE or ENOSPC from it: an I/O
+// error, never a torn listing. A directory one call lists needs neither.
+// Opened with O_NOFOLLOW and O_DIRECTORY: a symbolic link or a file is
+// refused (ELOOP, ENOTDIR); more than MaxReadDir bytes of entries is
+// EFBIG.
 func (OSFS) ReadDir(dir string) ([]string, error) {
 	names, err := readDir(dir, "", false)
 	if err != nil {
@@ -79,22 +84,7 @@ func readDir(dir, prefix string, only bool) ([]string, error) {
 		return names, err
 	}
 	for range maxRelist {
-		ifd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
-		if err != nil {
-			return nil, err
-		}
-		const changes = syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO |
-			syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF | syscall.IN_ONLYDIR | syscall.IN_DONT_FOLLOW
-		if _, err := syscall.InotifyAddWatch(ifd, dir, changes); err != nil {
-			syscall.Close(ifd)
-			return nil, err
-		}
-		names, _, err = listOnce(dir, prefix, only)
-		changed := false
-		if err == nil {
-			changed, err = changedDuring(ifd, prefix, only)
-		}
-		syscall.Close(ifd)
+		names, changed, err := listWatched(dir, prefix, only)
 		if err != nil {
 			return nil, err
 		}
@@ -105,11 +95,120 @@ func readDir(dir, prefix string, only bool) ([]string, error) {
 	return nil, syscall.EAGAIN
 }
 
+// listWatch is the inotify instance that watches a directory while it is
+// listed again: one for the process, made at the first listing that needs
+// it and kept. Instances are few (fs.inotify.max_user_instances, 128 by
+// default, for all of a user's processes): when ReadDir made one for each
+// listing and closed it, its reads failed with EMFILE whenever other
+// processes held them all. (Found by a probe: 128 idle runners of one
+// user kept a 129th from ever leading, and a program that held every
+// instance for 10 s made a healthy leader step down.) The mutex lets one
+// listing at a time use it, since each empties the queue before it lists.
+var listWatch struct {
+	sync.Mutex
+	fd   int
+	made bool
+}
+
+// listWatched lists dir once under an inotify watch on it, and reports
+// whether a name that begins with prefix (with only; any name without)
+// changed during the listing. The watch is added first; then the queue is
+// emptied: earlier listings' events, of any directory, their watches'
+// IN_IGNORED, and this watch's events so far, which the listing does
+// not need (the kernel queues an event after making its change, under
+// the directory's lock, which getdents64 takes: a change whose event is
+// queued before the listing's first call is whole in it). Then dir is
+// listed, and the queue read: an event of this watch, or an overflow, is
+// a change the listing may have missed. Events of any other watch (one
+// that came late, or of a watch whose removal failed) do not count: the
+// kernel gives a directory one watch an instance, and numbers an
+// instance's watches cyclically, so none has this one's number (and one
+// that did would only make the listing be made again). The watch is
+// removed after, so that nothing is queued between listings.
+func listWatched(dir, prefix string, only bool) (names []string, changed bool, err error) {
+	listWatch.Lock()
+	defer listWatch.Unlock()
+	if !listWatch.made {
+		fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+		if err != nil {
+			return nil, false, ranOut("inotify instance", err)
+		}
+		listWatch.fd, listWatch.made = fd, true
+	}
+	const changes = syscall.IN_CREATE | syscall.IN_DELETE | syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO |
+		syscall.IN_DELETE_SELF | syscall.IN_MOVE_SELF | syscall.IN_ONLYDIR | syscall.IN_DONT_FOLLOW
+	wd, err := syscall.InotifyAddWatch(listWatch.fd, dir, changes)
+	if err != nil {
+		return nil, false, ranOut("inotify watch", err)
+	}
+	defer syscall.InotifyRmWatch(listWatch.fd, uint32(wd)) // (EINVAL if the directory went: its watch with it)
+	if err := drain(listWatch.fd); err != nil {
+		return nil, false, err
+	}
+	names, _, err = listOnce(dir, prefix, only)
+	if err != nil {
+		return nil, false, err
+	}
+	changed, err = changedDuring(listWatch.fd, int32(wd), prefix, only)
+	if err != nil {
+		return nil, false, err
+	}
+	return names, changed, nil
+}
+
+// ranOut returns the error of an inotify instance or watch (what) that
+// could not be had for lack of one (EMFILE, ENFILE, ENOSPC) with the
+// limit that ran out named, since EMFILE alone reads as a leak of
+// descriptors, and its errno kept, for callers that tell errors apart by
+// it; any other error as it is.
+func ranOut(what string, err error) error {
+	var limit string
+	switch err {
+	case syscall.EMFILE:
+		limit = "fs.inotify.max_user_instances, or the process's descriptors"
+	case syscall.ENFILE:
+		limit = "the system's open files"
+	case syscall.ENOSPC:
+		limit = "fs.inotify.max_user_watches"
+	default:
+		return err
+	}
+	return &inotifyError{what, err, limit}
+}
+
+// inotifyError is ranOut's error.
+type inotifyError struct {
+	what  string
+	err   error
+	limit string
+}
+
+func (e *inotifyError) Error() string {
+	return e.what + " for the listing: " + e.err.Error() + " (" + e.limit + ")"
+}
+
+func (e *inotifyError) Unwrap() error { return e.err }
+
+// drain reads and discards the events queued on the inotify descriptor
+// ifd, without waiting, until there are none.
+func drain(ifd int) error {
+	var buf [4096]byte
+	for {
+		n, err := syscall.Read(ifd, buf[:])
+		switch {
+		case err == syscall.EAGAIN || err == nil && n <= 0:
+			return nil
+		case err != nil && err != syscall.EINTR:
+			return err
+		}
+	}
+}
+
 // changedDuring reads the events queued on the inotify descriptor ifd,
-// without waiting, and reports whether any is of a name that begins with
-// prefix (with only; of any name without), or says the queue overflowed
-// or the directory itself went.
-func changedDuring(ifd int, prefix string, only bool) (bool, error) {
+// without waiting, and reports whether one of watch wd is of a name that
+// begins with prefix (with only; of any name without) or says the
+// directory itself went, or one says the queue overflowed.
+func changedDuring(ifd int, wd int32, prefix string, only bool) (bool, error) {
 	var buf [4096]byte
 	for {
 		n, err := syscall.Read(ifd, buf[:])
@@ -122,20 +221,19 @@ func changedDuring(ifd int, prefix string, only bool) (bool, error) {
 			return false, err
 		case n <= 0:
 			return false, nil
-		case !only:
-			return true, nil // an event (an overflow is one too)
 		}
-		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
-			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			name := buf[off+syscall.SizeofInotifyEvent : min(n, off+syscall.SizeofInotifyEvent+int(ev.Len))]
+		for b := buf[:n]; len(b) >= syscall.SizeofInotifyEvent; {
+			mask, nameLen := eventHeader(b)
+			name := b[syscall.SizeofInotifyEvent:min(len(b), syscall.SizeofInotifyEvent+int(nameLen))]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
-			if ev.Mask&(syscall.IN_Q_OVERFLOW|syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED) != 0 ||
-				bytes.HasPrefix(name, []byte(prefix)) {
+			if mask&syscall.IN_Q_OVERFLOW != 0 ||
+				int32(binary.NativeEndian.Uint32(b[0:4])) == wd &&
+					(!only || mask&(syscall.IN_DELETE_SELF|syscall.IN_MOVE_SELF|syscall.IN_IGNORED) != 0 || bytes.HasPrefix(name, []byte(prefix))) {
 				return true, nil
 			}
-			off += syscall.SizeofInotifyEvent + int(ev.Len)
+			b = b[min(len(b), syscall.SizeofInotifyEvent+int(nameLen)):]
 		}
 	}
 }

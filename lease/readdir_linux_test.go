@@ -3,10 +3,12 @@ package lease
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -192,5 +194,130 @@ func TestReadDirPrefixIgnoresOtherNames(t *testing.T) {
 	}
 	if got, err := (OSFS{}).ReadDirPrefix(dir, "job.lock."); err != nil || !slices.Equal(got, want) {
 		t.Errorf("ReadDirPrefix of 45,000 other names = %v, %v; want the lock's %v", got, err, want)
+	}
+}
+
+// inotifyInstances counts the process's open inotify instances.
+func inotifyInstances(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && link == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// crowdedDir makes a directory of n names, which a listing takes several
+// getdents64 calls over.
+func crowdedDir(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("junk.%04d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, calls, err := listOnce(dir, "", false); err != nil || calls < 2 {
+		t.Fatalf("%d names listed in %d getdents64 call(s), %v: the test needs several", n, calls, err)
+	}
+	return dir
+}
+
+// The listings of crowded directories, many and concurrent, share one
+// inotify instance, kept for the process: never more than one open at a
+// time, during the listings or after. (Before, each listing made its own:
+// eight at once held eight.)
+func TestReadDirOneInotifyInstance(t *testing.T) {
+	dir := crowdedDir(t, 2000)
+	before := inotifyInstances(t)
+	var mu sync.Mutex
+	most := 0
+	readDirHook = func() { // between two getdents64 calls: under the watch, the second time
+		n := inotifyInstances(t)
+		mu.Lock()
+		most = max(most, n)
+		mu.Unlock()
+	}
+	defer func() { readDirHook = nil }()
+	for range 50 {
+		if _, err := (OSFS{}).ReadDir(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := (OSFS{}).ReadDirPrefix(dir, "junk.1"); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	readDirHook = nil
+	if after := inotifyInstances(t); after > before+1 || most > before+1 {
+		t.Errorf("inotify instances: %d before 130 listings (80 of them 8 at a time), at most %d during them, %d after; want at most one more", before, most, after)
+	}
+}
+
+// A process that has listed a crowded directory once lists it again when
+// no inotify instance can be had: it holds its own. (Before, every
+// listing made one, and a user's 128 taken by other processes failed
+// them all with EMFILE.) Out of instances is played by out of
+// descriptors, which inotify_init1 fails with EMFILE too, and which
+// touches no other process: the soft RLIMIT_NOFILE is lowered, for the
+// one listing, to leave the one descriptor it opens the directory with.
+// The error of an instance that could not be made keeps its errno and
+// says what ran out.
+func TestReadDirKeepsItsInotifyInstance(t *testing.T) {
+	dir := crowdedDir(t, 2000)
+	want := dirNames(t, dir, "")
+	if _, err := (OSFS{}).ReadDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	free, err := syscall.Dup(0) // the lowest free descriptor
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Close(free)
+	lim := old
+	lim.Cur = uint64(free) + 1
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip("cannot lower RLIMIT_NOFILE:", err)
+	}
+	// One descriptor free: the second of two fails.
+	one, err1 := syscall.Dup(0)
+	_, err2 := syscall.Dup(0)
+	if err1 == nil {
+		syscall.Close(one)
+	}
+	names, err := OSFS{}.ReadDir(dir)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err1 != nil || !errors.Is(err2, syscall.EMFILE) {
+		t.Fatalf("two descriptors under the lowered limit: %v, %v; want one, then EMFILE (else the test shows nothing)", err1, err2)
+	}
+	if err != nil || !slices.Equal(names, want) {
+		t.Errorf("ReadDir with one descriptor free, after a first listing = %d names, %v; want its %d", len(names), err, len(want))
+	}
+
+	err = &fs.PathError{Op: "readdir", Path: dir, Err: ranOut("inotify instance", syscall.EMFILE)}
+	if !errors.Is(err, syscall.EMFILE) || !strings.Contains(err.Error(), "inotify instance for the listing: too many open files (fs.inotify.max_user_instances") {
+		t.Errorf("an instance that could not be made: %v, want EMFILE and the limit named", err)
+	}
+	if err := ranOut("inotify watch", syscall.ENOENT); err != syscall.ENOENT {
+		t.Errorf("a watch of a missing directory: %#v, want ENOENT as it is", err)
 	}
 }
