@@ -73,6 +73,7 @@ const (
 	MistakeErrTrustsTimer          = mErrTrustsTimer
 	MistakeTermShared              = mTermShared
 	MistakeNeverOwn                = mNeverOwn
+	MistakeLateRenewalNotOwn       = mLateRenewalNotOwn
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

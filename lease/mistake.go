@@ -214,4 +214,9 @@ const (
 	// step-down it waits the record out as another's, a whole lease from
 	// when it reads it (a probe's mutant of 2026-12-06).
 	mNeverOwn
+	// Reference: a renewal acknowledged after the term lapsed (a pause
+	// inside it) is not counted as this process's record: it waits it
+	// out as another's (the reference before 2026-12-07, found by a
+	// probe).
+	mLateRenewalNotOwn
 )

@@ -51,6 +51,15 @@ var mutants = []mutant{
 		exploreWhy: "it shows only where the leader steps down by its deadline and no other process takes over first (renewals failing one by one, or its own EMFILE stretch): explore (procs 2, pauses 1) runs 808 schedules without one",
 	},
 	{
+		// What the same rule finds since it counts a renewal that came
+		// back after the term lapsed (2026-12-07).
+		name: "reference~late-renewal-not-own", base: "reference",
+		mistake:    "a renewal the store acknowledged after the term lapsed (a pause inside it) is not counted as this process's record: it waits it out as another's, a lease after it resumed, with nobody leading (the reference before 2026-12-07)",
+		property:   spec.StableLeadership,
+		run:        referenceRun(lease.MistakeLateRenewalNotOwn),
+		exploreWhy: "it needs a pause inside a renewal, after its link, past the deadline, and no other process to take over first",
+	},
+	{
 		name: "reference~holder-not-version", base: "reference",
 		mistake:  "a watcher restarts its expiry clock when the holder changes, not the version: it takes over a lease the leader keeps renewing",
 		property: spec.ExclusiveLeadership,

@@ -144,8 +144,15 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		case err == nil && !term.extend(start+r.cfg.RenewDeadlineInEffect()):
 			// The term lapsed while the renewal was in flight (a pause, a
 			// slow store): the user's context already says so, and a new
-			// version does not revive it. Step down; the lease, still
-			// ours, expires as any other and a watcher takes over.
+			// version does not revive it. Step down; the record, still
+			// ours (the store acknowledged it), is this process's last
+			// write: as a watcher it takes it back at once (ownRecord), in
+			// a new term, rather than waiting it out as another's (a probe:
+			// a lone leader paused 10 s inside its renewal led again 9 s
+			// after it resumed).
+			if r.mistake&mLateRenewalNotOwn == 0 { // mutant: as before 2026-12-07
+				r.wrote, r.last, r.lastAt = nrec, nrec, start
+			}
 			r.resign(cancel)
 			r.p.Log(MsgRefDeadline, 0, 0)
 			if r.mistake&mNoStoppedOnDeadline == 0 {
