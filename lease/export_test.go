@@ -74,6 +74,7 @@ const (
 	MistakeTermShared              = mTermShared
 	MistakeNeverOwn                = mNeverOwn
 	MistakeLateRenewalNotOwn       = mLateRenewalNotOwn
+	MistakeWaitIgnoresTerm         = mWaitIgnoresTerm
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -219,4 +219,8 @@ const (
 	// out as another's (the reference before 2026-12-07, found by a
 	// probe).
 	mLateRenewalNotOwn
+	// Reference: a watcher's wait does not end with its context: a
+	// SIGTERMed watcher ends only when the wait does, up to a lease later
+	// (a probe's mutant of 2026-12-07).
+	mWaitIgnoresTerm
 )

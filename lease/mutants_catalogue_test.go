@@ -60,6 +60,14 @@ var mutants = []mutant{
 		exploreWhy: "it needs a pause inside a renewal, after its link, past the deadline, and no other process to take over first",
 	},
 	{
+		// What no-own-exit's rule on ending in time finds (2026-12-07).
+		name: "reference~wait-ignores-term", base: "reference",
+		mistake:  "a watcher's wait does not end with its context: told to stop (SIGTERM), a watcher ends only when its wait does, at the next change or the lease's expiry: a renew interval, or a lease with a dead leader (systemctl stop waits, or kills it)",
+		property: spec.NoOwnExit,
+		run:      referenceRun(lease.MistakeWaitIgnoresTerm),
+		explore:  "procs 2, terms 1, preemptions 1",
+	},
+	{
 		name: "reference~holder-not-version", base: "reference",
 		mistake:  "a watcher restarts its expiry clock when the holder changes, not the version: it takes over a lease the leader keeps renewing",
 		property: spec.ExclusiveLeadership,

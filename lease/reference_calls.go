@@ -274,6 +274,9 @@ func (r *Reference) wait(ctx context.Context, token uint64, until time.Duration)
 	if r.mistake&mNoExpiryWake != 0 { // mutant: no wake at the expiry
 		until = forever
 	}
+	if r.mistake&mWaitIgnoresTerm != 0 { // mutant: the wait outlives a SIGTERM
+		ctx = context.Background()
+	}
 	if r.note != nil {
 		r.note.WaitChangeContext(ctx, r.dir, token, until)
 		return

@@ -89,7 +89,7 @@ func TestNoOwnExit(t *testing.T) {
 	term := trace.Fault(0, trace.Term, 0, 0, false, trace.Str{})
 	tr := &trace.Trace{Procs: []trace.ProcInfo{{PID: 100}, {PID: 200}}}
 	tr.Events = []trace.Event{
-		at(term, time.Second), at(trace.Exit(0, 0), 2*time.Second),
+		at(term, time.Second), at(trace.Exit(0, 0), time.Second+50*time.Millisecond),
 		at(trace.Exit(1, trace.ExitKilled), 3*time.Second),
 	}
 	if v := CheckNoOwnExit(tr); v != nil {
@@ -100,7 +100,7 @@ func TestNoOwnExit(t *testing.T) {
 		t.Errorf("process 200 exits 0 unbidden: %v", v)
 	}
 	tr.Events = tr.Events[1:] // without the SIGTERM, process 100's exit is its own
-	if v := CheckNoOwnExit(tr); v == nil || v.At != 2*time.Second {
+	if v := CheckNoOwnExit(tr); v == nil || v.At != time.Second+50*time.Millisecond {
 		t.Errorf("process 100 exits 0 with no SIGTERM: %v", v)
 	}
 	// A graceful stop exits 0: any other status after a SIGTERM is taken
@@ -108,5 +108,40 @@ func TestNoOwnExit(t *testing.T) {
 	tr.Events = []trace.Event{at(term, time.Second), at(trace.Exit(0, 1), 2*time.Second)}
 	if v := CheckNoOwnExit(tr); v == nil || !strings.Contains(v.Detail, "status 1 after its SIGTERM") {
 		t.Errorf("process 100 exits 1 after its SIGTERM: %v", v)
+	}
+}
+
+// A process told to stop ends within ExitBound of its running time after
+// its SIGTERM (a probe's reference whose watcher's wait ignored the
+// signal ended only when the wait did, seconds later): a pause and a
+// stalled machine do not count, a SIGKILL ends it as well, and a run that
+// ends first judges nothing.
+func TestExitInTime(t *testing.T) {
+	const ms = time.Millisecond
+	at := func(e trace.Event, t time.Duration) trace.Event { e.T = int64(t); return e }
+	term := at(trace.Fault(0, trace.Term, 0, 0, false, trace.Str{}), time.Second)
+	stop := trace.Fault(0, trace.Stop, 2*time.Second, 0, false, trace.Str{})
+	cont := trace.Fault(0, trace.Cont, 0, 0, false, trace.Str{})
+	for _, c := range []struct {
+		name   string
+		events []trace.Event
+		end    time.Duration
+		want   time.Duration // 0: no violation
+	}{
+		{"at once", []trace.Event{term, at(trace.Exit(0, 0), time.Second+50*ms)}, 10 * time.Second, 0},
+		{"2 s later", []trace.Event{term, at(trace.Exit(0, 0), 3*time.Second)}, 10 * time.Second, time.Second + ExitBound(&trace.Trace{})},
+		{"killed 2 s later", []trace.Event{term, at(trace.Exit(0, trace.ExitKilled), 3*time.Second)}, 10 * time.Second, time.Second + ExitBound(&trace.Trace{})},
+		{"never", []trace.Event{term}, 10 * time.Second, time.Second + ExitBound(&trace.Trace{})},
+		{"the run ends first", []trace.Event{term}, time.Second + 50*ms, 0},
+		{"paused 2 s of it", []trace.Event{term, at(stop, time.Second+10*ms), at(cont, 3*time.Second+10*ms), at(trace.Exit(0, 0), 3*time.Second+50*ms)}, 10 * time.Second, 0},
+	} {
+		tr := &trace.Trace{Procs: []trace.ProcInfo{{PID: 100}}, Events: c.events, End: c.end}
+		v := CheckNoOwnExit(tr)
+		switch {
+		case c.want == 0 && v != nil:
+			t.Errorf("%s: %v", c.name, v)
+		case c.want != 0 && (v == nil || v.At != c.want || !strings.Contains(v.Detail, "had not ended")):
+			t.Errorf("%s: %v, want a violation at %v", c.name, v, c.want)
+		}
 	}
 }
