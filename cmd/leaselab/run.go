@@ -27,10 +27,9 @@ import (
 // leadership ends: a singleton runner for cron jobs and workers.
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var command []string
-	dashdash := false
 	for i, a := range args {
 		if a == "--" {
-			args, command, dashdash = args[:i], args[i+1:], true
+			args, command = args[:i], args[i+1:]
 			break
 		}
 	}
@@ -58,10 +57,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *id < 0 {
 		return usagef("-id %d: a holder id is a positive number (0: the process id)", *id)
 	}
-	// (A probe: each was accepted, and meant nothing, or a silent wait.)
+	// (A probe: each was accepted, and meant nothing, or a silent wait. A
+	// "--" with nothing after it, as a script that builds the line writes,
+	// is no command: run leads and waits to be told to stop.)
 	switch {
-	case dashdash && len(command) == 0:
-		return usagef("-- names no command: give the command to run while leading after it, or leave -- out")
 	case *restart && len(command) == 0:
 		return usagef("-restart restarts the command given after --, and there is none")
 	case *startAt != 0 && *startAt > monoNow()+int64(time.Hour):

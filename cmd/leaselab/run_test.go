@@ -884,16 +884,15 @@ func TestClusterMembersHaveTheirOwnGroups(t *testing.T) {
 }
 
 // Flags that meant nothing, or a silent wait, are refused (a probe):
-// -- with no command, -restart with none, a -start-at far ahead.
+// -restart with no command (with -- or without), a -start-at far ahead.
 func TestRunRefusesEmptyCommandAndFarStart(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "leader.lock")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--"}, "-- names no command"},
 		{[]string{"-restart"}, "-restart restarts the command given after --, and there is none"},
-		{[]string{"-restart", "--"}, "-- names no command"},
+		{[]string{"-restart", "--"}, "-restart restarts the command given after --, and there is none"},
 		{[]string{"-start-at", "99999999999999999", "--", "true"}, "at most an hour"},
 	} {
 		code, errOut := runBinary(t, append([]string{"run", "-path", lock}, c.args...)...)
