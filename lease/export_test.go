@@ -75,6 +75,8 @@ const (
 	MistakeNeverOwn                = mNeverOwn
 	MistakeLateRenewalNotOwn       = mLateRenewalNotOwn
 	MistakeWaitIgnoresTerm         = mWaitIgnoresTerm
+	MistakeKeepStaleTemps          = mKeepStaleTemps
+	MistakeKeepBootRecords         = mKeepBootRecords
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

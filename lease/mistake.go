@@ -223,4 +223,10 @@ const (
 	// SIGTERMed watcher ends only when the wait does, up to a lease later
 	// (a probe's mutant of 2026-12-07).
 	mWaitIgnoresTerm
+	// VersionedFile: other processes' stale temporary files (a writer
+	// killed mid-write) are never swept (a probe's mutant of 2026-12-07).
+	mKeepStaleTemps
+	// VersionedFile: old boot records are never removed: a file a boot
+	// (a probe's mutant of 2026-12-07).
+	mKeepBootRecords
 )

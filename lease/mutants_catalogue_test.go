@@ -122,6 +122,26 @@ var mutants = []mutant{
 		exploreWhy: "the bound for two processes is 15 names, more than the nine renewals of an exploration's 27 s horizon leave",
 	},
 	{
+		// What bounded-files' look at the names left at the end finds
+		// (2026-12-07; a probe's mutants).
+		name: "reference~keep-stale-temps", base: "reference",
+		mistake:  "a writer's sweep never removes other processes' stale temporary files: a writer killed mid-write leaves one for good (a crash-looping service, one a crash)",
+		property: spec.BoundedFiles,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeKeepStaleTemps)
+		},
+		exploreWhy: "the file is judged when the run ends, after a live process's two writes since the death: explore's horizon and bounds leave few",
+	},
+	{
+		name: "reference~keep-boot-records", base: "reference",
+		mistake:  "old boot records are never removed: a file a boot, for good",
+		property: spec.BoundedFiles,
+		newStore: func(p lease.Proc, path string) lease.Store {
+			return lease.NewVersionedFileWith(p, path, lease.MistakeKeepBootRecords)
+		},
+		exploreWhy: "it needs a power loss, and a write after the restart",
+	},
+	{
 		// Found invisible by a probe (2026-12-05) until the simulated disk
 		// could run out of blocks alone (sim.DiskNoBlocks).
 		name: "reference~leak-temp-on-write-error", base: "reference",

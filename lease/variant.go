@@ -76,6 +76,16 @@ type Claims struct {
 // leaves when it dies counts until someone removes it).
 type FileBound struct {
 	Fixed, PerProc int
+	// Boots, if not 0, is the most boot records (PATH.boot.K) the
+	// directory holds at rest: once a process has written since the
+	// machine's last boot, the earlier boots' are gone (one more before
+	// that: the previous is kept until the newest is durable).
+	Boots int
+	// Sweeps says that a process that writes removes what dead processes
+	// left: a temporary file (PATH.tmp.PID.SEQ) of a process that has
+	// died is gone once a live process has made two writes since (the
+	// first sees it, the second removes it).
+	Sweeps bool
 }
 
 // Of is the bound for procs processes.
@@ -187,7 +197,7 @@ var variants = []Variant{
 		Epochs: true,
 		// The lock file, two boot records, and a boot record's temporary
 		// file per process (one that died while making it leaves it).
-		Claims: Claims{Handover: KernelLock, Files: &FileBound{Fixed: 3, PerProc: 1}},
+		Claims: Claims{Handover: KernelLock, Files: &FileBound{Fixed: 3, PerProc: 1, Boots: 1}},
 	},
 }
 
@@ -200,7 +210,7 @@ var variants = []Variant{
 const OwnClockLag = 110 * time.Millisecond
 
 // referenceFiles is VersionedFile's bound (MaxFiles).
-var referenceFiles = FileBound{Fixed: 5, PerProc: 5}
+var referenceFiles = FileBound{Fixed: 5, PerProc: 5, Boots: 1, Sweeps: true}
 
 // runReference is the reference variant's program: its main runs [Run]
 // with a context that SIGTERM or SIGINT ends, and exits 0 once Run has

@@ -48,6 +48,9 @@ func (s *VersionedFile) sweep(l listing, v int64) {
 	}
 	s.seenTemps = append(s.seenTemps[:0], l.temps...)
 	s.mu.Unlock()
+	if s.mistake&mKeepStaleTemps != 0 { // mutant: what the dead left stays
+		stale = nil
+	}
 	for _, t := range stale {
 		s.remove(t, 0, false)
 	}

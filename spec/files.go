@@ -2,6 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -40,6 +43,9 @@ func CheckBoundedFiles(tr *trace.Trace) *Violation {
 		return nil
 	}
 	if v := checkDescriptors(tr); v != nil {
+		return v
+	}
+	if v := checkLeftBehind(tr, *v.Claims.Files); v != nil {
 		return v
 	}
 	limit := bound + tr.LockDir.Start
@@ -115,4 +121,132 @@ func CheckBoundedActivities(tr *trace.Trace) *Violation {
 		}
 	}
 	return nil
+}
+
+// checkLeftBehind judges what the lock's directory holds when the run
+// ends, by name: at most bound.Boots boot records once a process has
+// written since the machine's last boot (one more before), and
+// (bound.Sweeps) no
+// temporary file of a dead process that a live process's two writes since
+// its death should have swept. The count's bound allows five names for
+// every process that ever ran, the dead included, which hid a store that
+// leaves a file per crash or per boot (a probe: a sweep that kept other
+// processes' stale temporary files, and one that kept every boot record,
+// passed 20,000 runs each; a crash-looping service grows without bound).
+// Not on recorded traces (no file system at the end).
+func checkLeftBehind(tr *trace.Trace, bound lease.FileBound) *Violation {
+	if tr.Recorded || bound.Boots == 0 && !bound.Sweeps || tr.Run.LockPath == "" {
+		return nil
+	}
+	dir, base := path.Dir(tr.Run.LockPath), path.Base(tr.Run.LockPath)
+	boots := 0
+	var stale []string
+	for _, f := range tr.Files {
+		if f.Dir || path.Dir(f.Name) != dir {
+			continue
+		}
+		n := path.Base(f.Name)
+		if k, ok := strings.CutPrefix(n, base+".boot."); ok && isDecimal(k) {
+			boots++
+		}
+		if rest, ok := strings.CutPrefix(n, base+".tmp."); ok && bound.Sweeps {
+			if pid, seq, ok := strings.Cut(rest, "."); ok && isDecimal(pid) && isDecimal(seq) {
+				stale = append(stale, n)
+			}
+		}
+	}
+	if allowed := bound.Boots + notWrittenSinceBoot(tr); bound.Boots > 0 && boots > allowed {
+		return &Violation{Property: BoundedFiles, At: tr.End,
+			Detail: fmt.Sprintf("the lock's directory holds %d boot records when the run ends: the variant keeps %d once a process has written since the machine's last boot (one more before)", boots, bound.Boots)}
+	}
+	for _, n := range stale {
+		pid, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(n, base+".tmp."), ".", 2)[0])
+		if at, ok := sweptBy(tr, pid); ok {
+			return &Violation{Property: BoundedFiles, At: time.Duration(at),
+				Detail: fmt.Sprintf("the lock's directory still holds %s when the run ends, a temporary file of process %d, dead since before two writes of a live process (the second, by %s); a sweep removes what the dead leave, or a crash-looping service leaves a file per crash", n, pid, describeSweeper(tr, at))}
+		}
+	}
+	return nil
+}
+
+// notWrittenSinceBoot is 1 if no write was acknowledged since the run's
+// last power loss (or none at all), else 0.
+func notWrittenSinceBoot(tr *trace.Trace) int {
+	written := false
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		switch {
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Power:
+			written = false
+		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes():
+			written = true
+		}
+	}
+	if written {
+		return 0
+	}
+	return 1
+}
+
+// sweptBy reports whether every process of PID pid had died, and a
+// process alive at the run's end then made two writes the store
+// acknowledged, each called after the last of those deaths; and when the
+// second returned.
+func sweptBy(tr *trace.Trace, pid int) (int64, bool) {
+	death := int64(-1)
+	alive := make([]bool, len(tr.Procs))
+	for p := range tr.Procs {
+		alive[p] = true
+	}
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == trace.EvExit && e.Proc >= 0 {
+			alive[e.Proc] = false
+			if tr.Procs[e.Proc].PID == pid {
+				death = max(death, e.T)
+			}
+		}
+	}
+	for p, a := range alive {
+		if a && tr.Procs[p].PID == pid {
+			return 0, false // (its own, or another's of its PID: alive)
+		}
+	}
+	if death < 0 {
+		return 0, false // no process of that PID ran: not the run's
+	}
+	calls := make([][]int64, len(tr.Procs)) // each activity's last store call's instant
+	for p := range calls {
+		calls[p] = make([]int64, len(tr.Acts[p]))
+	}
+	writes := make([]int, len(tr.Procs))
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Proc < 0 || !alive[e.Proc] || int(e.Act) >= len(calls[e.Proc]) {
+			continue
+		}
+		switch {
+		case e.Kind == trace.EvStoreCall:
+			calls[e.Proc][e.Act] = e.T
+		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() && calls[e.Proc][e.Act] > death:
+			if writes[e.Proc]++; writes[e.Proc] == 2 {
+				return e.T, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// describeSweeper names the process whose write returned at instant at.
+func describeSweeper(tr *trace.Trace, at int64) string {
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.T == at && e.Kind == trace.EvStore && e.Proc >= 0 {
+			return "process " + tr.ProcName(int(e.Proc))
+		}
+	}
+	return "a live process"
+}
+
+// isDecimal reports whether s is a non-empty string of decimal digits.
+func isDecimal(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
