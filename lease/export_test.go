@@ -77,6 +77,7 @@ const (
 	MistakeWaitIgnoresTerm         = mWaitIgnoresTerm
 	MistakeKeepStaleTemps          = mKeepStaleTemps
 	MistakeKeepBootRecords         = mKeepBootRecords
+	MistakeTimerPerRenewal         = mTimerPerRenewal
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

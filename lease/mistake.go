@@ -229,4 +229,8 @@ const (
 	// VersionedFile: old boot records are never removed: a file a boot
 	// (a probe's mutant of 2026-12-07).
 	mKeepBootRecords
+	// Reference: each renewal arms a timer (a watchdog) that is never
+	// stopped: one more armed every renewal (a probe's mutant of
+	// 2026-12-07).
+	mTimerPerRenewal
 )

@@ -257,6 +257,15 @@ var mutants = []mutant{
 		explore:  "procs 2, crashes 1",
 	},
 	{
+		// What bounded-activities' count of armed timers finds
+		// (2026-12-07; a probe's mutant).
+		name: "reference~timer-per-renewal", base: "reference",
+		mistake:  "each renewal arms a timer (a watchdog, a day long) and never stops it: one more armed every renewal, 28,800 a day at 3 s, each memory on the real runtime",
+		property: spec.BoundedActivities,
+		run:      referenceRun(lease.MistakeTimerPerRenewal),
+		explore:  "procs 2, crashes 1",
+	},
+	{
 		// What the simulated user's third look at its term finds
 		// (2026-12-06): Term.Valid, which the reference itself had wrong.
 		name: "reference~valid-until-deadline", base: "reference",

@@ -163,6 +163,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			if r.mistake&mLeakPerRenewal != 0 { // mutant: a goroutine left behind
 				r.p.Go("leak", func() { r.sleep(context.Background(), 24*time.Hour) })
 			}
+			if mt, ok := r.p.(MonoTimer); ok && r.mistake&mTimerPerRenewal != 0 { // mutant: a timer left armed
+				mt.AfterMono(r.p.Mono()+24*time.Hour, func() {})
+			}
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
 			backoff, r.wrote, r.last, r.lastAt = 0, nrec, nrec, start
 			r.tried = r.tried[:0]

@@ -51,6 +51,9 @@ func (t *monoTimer) set(at time.Duration) {
 		t.armed = true
 		p.timers = append(p.timers, t)
 		p.w.timers++
+		if info := &p.w.tr.Procs[p.idx]; len(p.timers) > info.MaxTimers {
+			info.MaxTimers = len(p.timers)
+		}
 	}
 }
 

@@ -108,4 +108,13 @@ func TestActivitiesBounded(t *testing.T) {
 	if v := CheckBoundedActivities(tr); v != nil {
 		t.Errorf("%d activities alive at once: %v", MaxActivities, v)
 	}
+	// And timers armed at once (a probe's reference armed one a renewal).
+	tr.Procs[0].MaxTimers = MaxTimers + 1
+	if v := CheckBoundedActivities(tr); v == nil || v.PIDs[0] != 1 || !strings.Contains(v.Detail, "timers armed") {
+		t.Errorf("%d timers armed at once: %v, want a violation of process 1", MaxTimers+1, v)
+	}
+	tr.Procs[0].MaxTimers = MaxTimers
+	if v := CheckBoundedActivities(tr); v != nil {
+		t.Errorf("%d timers armed at once: %v", MaxTimers, v)
+	}
 }

@@ -119,16 +119,27 @@ func CheckBoundedActivities(tr *trace.Trace) *Violation {
 			return &Violation{Property: BoundedActivities, At: tr.End, PIDs: []int{info.PID},
 				Detail: fmt.Sprintf("process %s had %d activities (goroutines) alive at once, more than %d: every variant needs at most 4, so one is left behind per renewal or per watch", tr.ProcName(p), info.MaxLive, MaxActivities)}
 		}
+		if info.MaxTimers > MaxTimers {
+			return &Violation{Property: BoundedActivities, At: tr.End, PIDs: []int{info.PID},
+				Detail: fmt.Sprintf("process %s had %d timers armed at once, more than %d: every variant arms at most one (its term's deadline), so one is left armed per renewal or per term", tr.ProcName(p), info.MaxTimers, MaxTimers)}
+		}
 	}
 	return nil
 }
 
+// MaxTimers is the most timers (lease.MonoTimer) a simulated process may
+// have armed at once: every variant arms at most one, its term's
+// deadline (3,000 runs of -faults all of each, 2026-12-07). A probe's
+// reference that armed a day-long watchdog at each renewal and never
+// stopped it passed every property; on the real runtime each is memory
+// until it fires.
+const MaxTimers = 4
+
 // checkLeftBehind judges what the lock's directory holds when the run
 // ends, by name: at most bound.Boots boot records once a process has
 // written since the machine's last boot (one more before), and
-// (bound.Sweeps) no
-// temporary file of a dead process that a live process's two writes since
-// its death should have swept. The count's bound allows five names for
+// (bound.Sweeps) no temporary file of a dead process that a live
+// process's two writes since its death should have swept. The count's bound allows five names for
 // every process that ever ran, the dead included, which hid a store that
 // leaves a file per crash or per boot (a probe: a sweep that kept other
 // processes' stale temporary files, and one that kept every boot record,

@@ -23,6 +23,9 @@ type ProcInfo struct {
 	// at once, as the simulator saw them begin and end (0: not known, a
 	// recorded trace).
 	MaxLive int
+	// MaxTimers is the most of its timers (lease.MonoTimer) that were
+	// armed at once (0: none, or a recorded trace).
+	MaxTimers int
 }
 
 // File is a file or directory as the run left it.
