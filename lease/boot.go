@@ -110,7 +110,7 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 				// Durable: the older records are no longer needed (a power
 				// loss may bring them back, below this one).
 				for _, old := range l.boots[:len(l.boots)-1] {
-					if s.mistake&mKeepBootRecords != 0 { // mutant: a record a boot, for ever
+					if s.mistake == mKeepBootRecords { // mutant: a record a boot, for ever
 						break
 					}
 					s.remove(name(old), 0, false)

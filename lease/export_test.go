@@ -78,6 +78,7 @@ const (
 	MistakeKeepStaleTemps          = mKeepStaleTemps
 	MistakeKeepBootRecords         = mKeepBootRecords
 	MistakeTimerPerRenewal         = mTimerPerRenewal
+	MistakeBackoffToDeadline       = mBackoffToDeadline
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -164,7 +164,7 @@ func (s *EpochFile) write(rec Record) (Record, error) {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
 	_, err = s.FS.Write(fd, s.buf)
-	if err == nil && s.mistake&mNoRecordSync == 0 { // (mutant: never)
+	if err == nil && s.mistake != mNoRecordSync { // (mutant: never)
 		// The epoch must be durable before its holder acts. (Boot
 		// records were to make a lost record cost nothing, the next
 		// boot's epochs being above every epoch of this one; but a
@@ -295,7 +295,7 @@ func (f *FlockElection) Run() {
 	fail := func(m Msg) {
 		f.p.Log(m, 0, 0)
 		backoff = min(max(2*backoff, flockBackoff), f.cfg.WatchInterval)
-		if f.mistake&mNoBackoff != 0 { // mutant: retries at once
+		if f.mistake == mNoBackoff { // mutant: retries at once
 			return
 		}
 		f.p.Sleep(backoff)
@@ -329,7 +329,7 @@ func (f *FlockElection) Run() {
 			f.s.Read()
 		}
 		err := f.fl.Flock(fd, LOCK_EX|LOCK_NB)
-		if errors.Is(err, syscall.EWOULDBLOCK) && f.mistake&mPollLock != 0 { // mutant: polls the lock
+		if errors.Is(err, syscall.EWOULDBLOCK) && f.mistake == mPollLock { // mutant: polls the lock
 			f.p.Sleep(f.cfg.WatchInterval)
 			continue
 		}
@@ -383,7 +383,7 @@ func (f *FlockElection) claim() (Record, error) {
 		// in microseconds, far above any epoch counted from 1 (the limit:
 		// see the README's security notes).
 		floor := max(f.p.Now().UnixMicro(), 1)
-		if f.mistake&mUnreadableFromOne != 0 { // mutant: from 1
+		if f.mistake == mUnreadableFromOne { // mutant: from 1
 			floor = 1
 		}
 		f.p.Log(MsgFlockUnreadable, floor, 0)
@@ -471,10 +471,10 @@ func (f *FlockElection) handleShutdown() {
 	lead, cancel, fd, started := f.leading, f.cancel, f.fd, f.started
 	f.leading, f.cancel = false, nil
 	f.mu.Unlock()
-	if lead && f.mistake&mUnlockBeforeCancel != 0 && f.fl.Flock(fd, LOCK_UN) == nil { // mutant: unlocks first
+	if lead && f.mistake == mUnlockBeforeCancel && f.fl.Flock(fd, LOCK_UN) == nil { // mutant: unlocks first
 		f.p.Log(MsgReleased, 0, 0)
 	}
-	if lead && f.mistake&mUnlockBeforeCancel == 0 {
+	if lead && f.mistake != mUnlockBeforeCancel {
 		// The user's term ends first, before even the log line: the
 		// process has been told to stop (spec's stopped-callback).
 		f.p.Role(RoleWatcher)
@@ -482,7 +482,7 @@ func (f *FlockElection) handleShutdown() {
 	}
 	f.p.Log(MsgShutdown, 0, 0)
 	if lead {
-		if f.mistake&mUnlockBeforeCancel != 0 {
+		if f.mistake == mUnlockBeforeCancel {
 			f.p.Role(RoleWatcher)
 			cancel()
 		}
@@ -495,7 +495,7 @@ func (f *FlockElection) handleShutdown() {
 		}
 		// The leader's main activity only sleeps: no record write is in
 		// flight, so the lock can go before the process does.
-		if f.mistake&(mUnlockBeforeCancel|mNoUnlockOnTerm) == 0 && f.fl.Flock(fd, LOCK_UN) == nil {
+		if !f.mistake.in(mUnlockBeforeCancel, mNoUnlockOnTerm) && f.fl.Flock(fd, LOCK_UN) == nil {
 			f.p.Log(MsgReleased, 0, 0)
 		}
 	}

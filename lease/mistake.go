@@ -1,18 +1,29 @@
 package lease
 
-// mistake plants realistic mistakes in the algorithms, for the mutation
-// tests (lease/mutants_test.go): each bit switches one on. Only lease's
-// own tests can set it (export_test.go); the zero value, which every
-// exported constructor and variant uses, plants none. Each hook is one
-// guarded line at the place where the mistake would be made.
-type mistake uint64
+// mistake plants a realistic mistake in the algorithms, for the mutation
+// tests (lease/mutants_test.go): each value names one (a mutant has one
+// mistake; a set of bits ran out at 64). Only lease's own tests can set
+// it (export_test.go); the zero value, which every exported constructor
+// and variant uses, plants none. Each hook is one guarded line at the
+// place where the mistake would be made.
+type mistake uint8
+
+// in reports whether m is one of ms.
+func (m mistake) in(ms ...mistake) bool {
+	for _, x := range ms {
+		if m == x {
+			return true
+		}
+	}
+	return false
+}
 
 // The mistakes with a hook in the algorithms. (Mutants that wrap a store,
 // a config or a variant's Run need none.)
 const (
 	// Reference: the local deadline is measured from when the write
 	// returned, not from before it was sent.
-	mDeadlineAfterWrite mistake = 1 << iota
+	mDeadlineAfterWrite mistake = iota + 1
 	// Reference: a watcher with a Notifier waits for a change only, not
 	// also for the instant the lease it saw can expire.
 	mNoExpiryWake
@@ -233,4 +244,9 @@ const (
 	// stopped: one more armed every renewal (a probe's mutant of
 	// 2026-12-07).
 	mTimerPerRenewal
+	// Reference: a failed renewal's back-off doubles up to the renew
+	// deadline, not the renew interval: a leader whose store recovers
+	// tries again only after its deadline (a probe's mutant of
+	// 2026-12-07).
+	mBackoffToDeadline
 )

@@ -266,6 +266,15 @@ var mutants = []mutant{
 		explore:  "procs 2, crashes 1",
 	},
 	{
+		// What stable-leadership's rule that a leader keeps renewing
+		// finds (2026-12-07; a probe's mutant).
+		name: "reference~backoff-to-deadline", base: "reference",
+		mistake:    "a failed renewal's back-off doubles up to the renew deadline, not the renew interval: a leader whose store recovers tries again only after its deadline, steps down, and starts a new term",
+		property:   spec.StableLeadership,
+		run:        referenceRun(lease.MistakeBackoffToDeadline),
+		exploreWhy: "it needs renewals failing for seconds (a full disk's stretch), which explore does not inject (one error)",
+	},
+	{
 		// What the simulated user's third look at its term finds
 		// (2026-12-06): Term.Valid, which the reference itself had wrong.
 		name: "reference~valid-until-deadline", base: "reference",

@@ -238,7 +238,7 @@ func (r *Reference) elect(ctx context.Context) {
 		}
 		expiry := seenAt + r.leaseOf(seen)
 		now := r.p.Mono()
-		if r.mistake&mLossSeenOnly != 0 && (seen.Holder <= 0 || now >= expiry) {
+		if r.mistake == mLossSeenOnly && (seen.Holder <= 0 || now >= expiry) {
 			return 0, false // mutant: the loss of a lease no longer held, or of none, costs nothing
 		}
 		// The lease seen may be over, or a release: the loss is one all
@@ -253,7 +253,7 @@ func (r *Reference) elect(ctx context.Context) {
 		}
 		r.wrote, r.last = Record{}, Record{} // versions repeat now: a version this process wrote before is not its own
 		r.tried = r.tried[:0]
-		if r.mistake&mLossSeenOnly == 0 {
+		if r.mistake != mLossSeenOnly {
 			// A lease it never saw may have been made and lost too (two
 			// losses), and be held for up to a lease from when it was
 			// made, before now: waited out as well. (A check with the
@@ -293,7 +293,7 @@ func (r *Reference) elect(ctx context.Context) {
 			return
 		}
 		var token uint64
-		if r.note != nil && r.mistake&mTokenAfterRead == 0 {
+		if r.note != nil && r.mistake != mTokenAfterRead {
 			token = r.note.ChangeToken(r.dir)
 		}
 		// Woken by a notice that says the lease was released: create at
@@ -308,7 +308,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// spec.TestStaleReleaseNoticeDoesNotSkipTheWait). The read below
 		// tells a release (create at once) from a vanish (wait it out).
 		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken) && !r.vanishes
-		prevToken, haveToken = token, r.note != nil && r.mistake&mTokenAfterRead == 0
+		prevToken, haveToken = token, r.note != nil && r.mistake != mTokenAfterRead
 		if hinted && r.p.Mono() >= max(retryAt, holdUntil) && ctx.Err() == nil {
 			led, done, b := r.create(ctx, backoff, lost)
 			if done {
@@ -331,7 +331,7 @@ func (r *Reference) elect(ctx context.Context) {
 		}
 		rec, err := r.s.Read()
 		now := r.p.Mono()
-		if r.note != nil && r.mistake&mTokenAfterRead != 0 { // mutant: the token after the read
+		if r.note != nil && r.mistake == mTokenAfterRead { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
 		}
 		// A version whose name is there but whose content could not be read
@@ -345,7 +345,7 @@ func (r *Reference) elect(ctx context.Context) {
 			// from then would delay the next acquisition (after a
 			// release, by up to a watch interval) for nothing.
 			lastVersion = rec.Version
-			if r.mistake&mStaleBackoff == 0 { // mutant: the back-off outlives its cause
+			if r.mistake != mStaleBackoff { // mutant: the back-off outlives its cause
 				backoff, retryAt = 0, 0
 			}
 		}
@@ -387,7 +387,7 @@ func (r *Reference) elect(ctx context.Context) {
 			// and a process that joined then led beside the lost holder:
 			// spec.TestServerLossSearch.)
 			ve, vanished := errors.AsType[*VanishedError](err)
-			if r.vanishes && vanished && ve.Version != waitedFor && r.mistake&mVanishedAtOnce == 0 {
+			if r.vanishes && vanished && ve.Version != waitedFor && r.mistake != mVanishedAtOnce {
 				waitedFor = ve.Version
 				if haveSeen && !seenGone && seen.Holder > 0 && ve.Version == seen.Version {
 					// (This process's own record, of a term over, is held by
@@ -401,7 +401,7 @@ func (r *Reference) elect(ctx context.Context) {
 					holdUntil = max(holdUntil, now+max(r.cfg.LeaseDuration, r.longest))
 				}
 			}
-			seenGone = haveSeen && r.mistake&mLossSeenOnly == 0
+			seenGone = haveSeen && r.mistake != mLossSeenOnly
 			if until := max(retryAt, holdUntil); now < until {
 				r.wait(ctx, token, until)
 				continue
@@ -449,17 +449,17 @@ func (r *Reference) elect(ctx context.Context) {
 			// SIGKILL, against 9.3 s, when it waited 3 s).
 			r.report("read", err)
 			readBackoff = min(max(2*readBackoff, renewBackoff), r.maxBackoff())
-			if r.mistake&mReadErrorWaitsWatch != 0 { // mutant: a whole watch interval
+			if r.mistake == mReadErrorWaitsWatch { // mutant: a whole watch interval
 				readBackoff = r.cfg.WatchInterval
 			}
-			if r.mistake&mReadRetryNoDoubling != 0 { // mutant: never doubles
+			if r.mistake == mReadRetryNoDoubling { // mutant: never doubles
 				readBackoff = renewBackoff
 			}
 			r.wait(ctx, token, now+readBackoff)
 			continue
 		}
 		if rec.Holder > 0 {
-			if r.mistake&mToldLate != 0 && rec.Holder != r.told && rec.Holder != r.lateSeen { // mutant: told at the next read that names it
+			if r.mistake == mToldLate && rec.Holder != r.told && rec.Holder != r.lateSeen { // mutant: told at the next read that names it
 				r.lateSeen = rec.Holder
 			} else {
 				r.newLeader(rec.Holder)
@@ -467,7 +467,7 @@ func (r *Reference) elect(ctx context.Context) {
 		}
 		// (After a loss a version seen may name another record: remade.)
 		changed := rec.Version != seen.Version || seenGone || r.remade(seen, rec)
-		if r.mistake&mHolderNotVersion != 0 { // mutant: renewals do not count
+		if r.mistake == mHolderNotVersion { // mutant: renewals do not count
 			changed = rec.Holder != seen.Holder
 		}
 		if changed || !haveSeen {
@@ -493,7 +493,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// version, not by holder: another process may have the same PID,
 		// in another PID namespace or after a restart.)
 		own := r.ownRecord(rec)
-		if r.mistake&mOwnByPID != 0 { // mutant: a record of this PID is this process's
+		if r.mistake == mOwnByPID { // mutant: a record of this PID is this process's
 			own = rec.Holder == r.pid
 		}
 		expiry := seenAt + r.leaseOf(seen)
@@ -513,7 +513,7 @@ func (r *Reference) elect(ctx context.Context) {
 		} else {
 			r.p.Log(MsgRefExpired, rec.Holder, 0)
 		}
-		if r.mistake&mToldBeforeWrite != 0 { // mutant: told before the write
+		if r.mistake == mToldBeforeWrite { // mutant: told before the write
 			r.newLeader(r.pid)
 		}
 		start := r.p.Mono()

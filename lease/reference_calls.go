@@ -17,7 +17,7 @@ import (
 // renewal found its record gone made a new one at once and led beside a
 // process whose lease a second loss had taken).
 func (r *Reference) afterTerm() (Record, time.Duration, bool) {
-	if r.mistake&(mLossSeenOnly|mNeverOwn) != 0 || r.last.Version == 0 { // (mNeverOwn: its own record is news to it)
+	if r.mistake.in(mLossSeenOnly, mNeverOwn) || r.last.Version == 0 { // (mNeverOwn: its own record is news to it)
 		return Record{}, 0, false
 	}
 	return r.last, r.lastAt, true
@@ -40,7 +40,7 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 	// By nonce when this term's writes carry one: a record of nonce 0 on
 	// a store that names writes is an earlier leaselab's (a review).
 	byEpoch := r.wrote.Nonce == 0 && cur.Nonce == 0
-	return byEpoch || slices.Contains(r.tried, cur.Nonce) || r.mistake&mOwnRenewalByEpoch != 0
+	return byEpoch || slices.Contains(r.tried, cur.Nonce) || r.mistake == mOwnRenewalByEpoch
 }
 
 // ownRecord reports whether rec is a record this process wrote, which,
@@ -51,7 +51,7 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 // stepped down at its deadline, then read that renewal's record and
 // waited out its 27 s lease as another's, 15 s with no leader.)
 func (r *Reference) ownRecord(rec Record) bool {
-	if rec.Holder != r.pid || r.mistake&mNeverOwn != 0 { // mutant: never its own
+	if rec.Holder != r.pid || r.mistake == mNeverOwn { // mutant: never its own
 		return false
 	}
 	return r.wrote.Version != 0 && rec.Version == r.wrote.Version && rec.Nonce == r.wrote.Nonce ||
@@ -78,20 +78,20 @@ func (r *Reference) remade(seen, rec Record) bool {
 	if seen.Holder == Unknown || rec.Holder == Unknown {
 		return false
 	}
-	return rec.Holder != seen.Holder || rec.Epoch != seen.Epoch || rec.Nonce != seen.Nonce && r.mistake&mNoNonce == 0
+	return rec.Holder != seen.Holder || rec.Epoch != seen.Epoch || rec.Nonce != seen.Nonce && r.mistake != mNoNonce
 }
 
 // newLeader calls OnNewLeader with holder, when it is not the holder it
 // was last called with: a watcher that reads a record of another holder,
 // or this process leading.
 func (r *Reference) newLeader(holder int64) {
-	if r.mistake&mToldOnce != 0 { // mutant: each holder told of once
+	if r.mistake == mToldOnce { // mutant: each holder told of once
 		if slices.Contains(r.toldOnce, holder) {
 			return
 		}
 		r.toldOnce = append(r.toldOnce, holder)
 	}
-	if f := r.cfg.Callbacks.OnNewLeader; f != nil && (holder != r.told || r.mistake&mToldEveryRead != 0) { // (mutant: at every read)
+	if f := r.cfg.Callbacks.OnNewLeader; f != nil && (holder != r.told || r.mistake == mToldEveryRead) { // (mutant: at every read)
 		r.told = holder
 		f(holder)
 	}
@@ -205,7 +205,7 @@ func (r *Reference) holdLost(ctx context.Context, rec Record, last time.Duration
 // its own; else (a record from before leases were recorded) its own.
 func (r *Reference) leaseOf(rec Record) time.Duration {
 	switch {
-	case r.mistake&mOwnLease != 0: // mutant: always its own
+	case r.mistake == mOwnLease: // mutant: always its own
 	case rec.TTL > 0:
 		return rec.TTL
 	case rec.Holder == Unknown:
@@ -220,16 +220,16 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 // contract's outcomes.
 func (r *Reference) report(op string, err error) {
 	f := r.cfg.Callbacks.OnError
-	if f == nil || outcome(op, err) || r.mistake&mReadErrorUnreported != 0 && op == "read" { // mutant: read errors unreported
+	if f == nil || outcome(op, err) || r.mistake == mReadErrorUnreported && op == "read" { // mutant: read errors unreported
 		return
 	}
-	if r.mistake&mOutcomeByKind != 0 && (errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist)) { // mutant: by kind alone
+	if r.mistake == mOutcomeByKind && (errors.Is(err, fs.ErrNotExist) && !missingDir(err) || errors.Is(err, fs.ErrExist)) { // mutant: by kind alone
 		return
 	}
-	if r.mistake&mReleaseErrorUnreported != 0 && op == "release" { // mutant: a release's error unreported
+	if r.mistake == mReleaseErrorUnreported && op == "release" { // mutant: a release's error unreported
 		return
 	}
-	if r.mistake&mErrorChainLost != 0 { // mutant: the error as text
+	if r.mistake == mErrorChainLost { // mutant: the error as text
 		err = fmt.Errorf("lease %s: %v", op, err)
 	}
 	f(op, err)
@@ -271,10 +271,10 @@ func missingDir(err error) bool {
 // clock reads until, or until ctx ends: on a notification when there is
 // one, by polling every WatchInterval otherwise.
 func (r *Reference) wait(ctx context.Context, token uint64, until time.Duration) {
-	if r.mistake&mNoExpiryWake != 0 { // mutant: no wake at the expiry
+	if r.mistake == mNoExpiryWake { // mutant: no wake at the expiry
 		until = forever
 	}
-	if r.mistake&mWaitIgnoresTerm != 0 { // mutant: the wait outlives a SIGTERM
+	if r.mistake == mWaitIgnoresTerm { // mutant: the wait outlives a SIGTERM
 		ctx = context.Background()
 	}
 	if r.note != nil {

@@ -11,7 +11,7 @@ import (
 // to watch again), or until ctx ends: then it steps down, releases, and
 // returns true.
 func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duration, m Msg) bool {
-	if r.mistake&mDeadlineAfterWrite != 0 { // mutant: from after the write
+	if r.mistake == mDeadlineAfterWrite { // mutant: from after the write
 		start = r.p.Mono()
 	}
 	deadline := start + r.cfg.RenewDeadlineInEffect()
@@ -24,7 +24,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	r.wrote, r.last, r.lastAt = rec, rec, start
 	r.tried = r.tried[:0]
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
-	if r.mistake&mTermShared != 0 { // mutant: one Term for every term, reset
+	if r.mistake == mTermShared { // mutant: one Term for every term, reset
 		if r.shared != nil {
 			t := r.shared
 			t.mu.Lock()
@@ -38,15 +38,15 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	// whatever the elector is doing then (a store call may hang), so
 	// that the user has stopped before the release is written.
 	parent := ctx
-	if r.mistake&(mReleaseBeforeStepDown|mTermCancelsLate) != 0 { // mutant: ended only by the step-down
+	if r.mistake.in(mReleaseBeforeStepDown, mTermCancelsLate) { // mutant: ended only by the step-down
 		parent = context.WithoutCancel(ctx)
 	}
 	cctx, cancelCtx := context.WithCancel(context.WithValue(parent, termKey{}, term))
 	term.done = cctx.Done()
-	term.deadlineOnly = r.mistake&mValidUntilDeadline != 0 // mutant: Valid until the deadline, whatever ended the term
-	cancel := func() { term.end(); cancelCtx() }           // (Err's reason, latched as it ends)
+	term.deadlineOnly = r.mistake == mValidUntilDeadline // mutant: Valid until the deadline, whatever ended the term
+	cancel := func() { term.end(); cancelCtx() }         // (Err's reason, latched as it ends)
 	var uctx context.Context = termContext{cctx, term}
-	if r.mistake&(mPlainContext|mErrTrustsTimer) != 0 { // mutant: done only when cancelled (by the timer, for mErrTrustsTimer)
+	if r.mistake.in(mPlainContext, mErrTrustsTimer) { // mutant: done only when cancelled (by the timer, for mErrTrustsTimer)
 		uctx = cctx
 	}
 	// The user's context is done at the local deadline, not when the
@@ -54,14 +54,14 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	// derived from it sees only its Done, never termContext's Err. (Found
 	// by a probe: with 250 ms renewals failing past the deadline, the
 	// derived context outlived it until another process led.)
-	if mt, ok := r.p.(MonoTimer); ok && r.mistake&(mPlainContext|mNoDeadlineTimer) == 0 {
+	if mt, ok := r.p.(MonoTimer); ok && !r.mistake.in(mPlainContext, mNoDeadlineTimer) {
 		move := mt.AfterMono(deadline, func() {
 			if !term.inTime() {
 				cancel()
 			}
 		})
 		defer move(-1)
-		if r.mistake&mTimerNotMoved == 0 { // mutant: never moved
+		if r.mistake != mTimerNotMoved { // mutant: never moved
 			term.moved = move
 		}
 	}
@@ -70,7 +70,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		// what was written.
 		cancel()
 		r.p.Log(MsgShutdown, 0, 0)
-		if r.mistake&mNoReleaseWhileAcquiring == 0 { // mutant: what was written is left to expire
+		if r.mistake != mNoReleaseWhileAcquiring { // mutant: what was written is left to expire
 			r.release(rec, term)
 		}
 		return true
@@ -78,7 +78,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	r.p.Role(RoleLeader)
 	r.p.Lead(rec.Epoch, deadline)
 	r.p.Log(m, rec.Epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
-	if r.mistake&mNotToldSelf == 0 {   // mutant: only watchers are told
+	if r.mistake != mNotToldSelf {     // mutant: only watchers are told
 		r.newLeader(r.pid)
 	}
 	if uctx.Err() != nil {
@@ -91,7 +91,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		r.resign(cancel)
 		if ctx.Err() != nil {
 			r.p.Log(MsgShutdown, 0, 0)
-			if r.mistake&mNoReleaseWhileAcquiring == 0 { // mutant: what was written is left to expire
+			if r.mistake != mNoReleaseWhileAcquiring { // mutant: what was written is left to expire
 				r.release(rec, term)
 			}
 			return true
@@ -109,13 +109,13 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			every = backoff
 		}
 		next := min(last+every, deadline)
-		if r.mistake&mSleepPastDeadline != 0 { // mutant: the deadline does not cut the sleep short
+		if r.mistake == mSleepPastDeadline { // mutant: the deadline does not cut the sleep short
 			next = last + every
 		}
-		if r.mistake&mRenewAtLease != 0 { // mutant: renews every lease
+		if r.mistake == mRenewAtLease { // mutant: renews every lease
 			next = min(last+r.cfg.LeaseDuration, deadline)
 		}
-		if r.mistake&mTermAgeLimit != 0 && r.p.Mono()-start > r.cfg.LeaseDuration { // mutant: steps down when the term is older than the lease
+		if r.mistake == mTermAgeLimit && r.p.Mono()-start > r.cfg.LeaseDuration { // mutant: steps down when the term is older than the lease
 			r.resign(cancel)
 			r.stoppedLeading()
 			return false
@@ -130,14 +130,14 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		if r.p.Mono() >= deadline {
 			r.resign(cancel)
 			r.p.Log(MsgRefDeadline, 0, 0)
-			if r.mistake&mNoStoppedOnDeadline == 0 {
+			if r.mistake != mNoStoppedOnDeadline {
 				r.stoppedLeading()
 			}
 			return false
 		}
 		start := r.p.Mono()
 		nrec, err := r.s.Renew(rec, r.cfg.LeaseDuration)
-		if r.mistake&mDeadlineAfterWrite != 0 { // mutant: from after the write
+		if r.mistake == mDeadlineAfterWrite { // mutant: from after the write
 			start = r.p.Mono()
 		}
 		switch {
@@ -150,26 +150,26 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// a new term, rather than waiting it out as another's (a probe:
 			// a lone leader paused 10 s inside its renewal led again 9 s
 			// after it resumed).
-			if r.mistake&mLateRenewalNotOwn == 0 { // mutant: as before 2026-12-07
+			if r.mistake != mLateRenewalNotOwn { // mutant: as before 2026-12-07
 				r.wrote, r.last, r.lastAt = nrec, nrec, start
 			}
 			r.resign(cancel)
 			r.p.Log(MsgRefDeadline, 0, 0)
-			if r.mistake&mNoStoppedOnDeadline == 0 {
+			if r.mistake != mNoStoppedOnDeadline {
 				r.stoppedLeading()
 			}
 			return false
 		case err == nil:
-			if r.mistake&mLeakPerRenewal != 0 { // mutant: a goroutine left behind
+			if r.mistake == mLeakPerRenewal { // mutant: a goroutine left behind
 				r.p.Go("leak", func() { r.sleep(context.Background(), 24*time.Hour) })
 			}
-			if mt, ok := r.p.(MonoTimer); ok && r.mistake&mTimerPerRenewal != 0 { // mutant: a timer left armed
+			if mt, ok := r.p.(MonoTimer); ok && r.mistake == mTimerPerRenewal { // mutant: a timer left armed
 				mt.AfterMono(r.p.Mono()+24*time.Hour, func() {})
 			}
 			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
 			backoff, r.wrote, r.last, r.lastAt = 0, nrec, nrec, start
 			r.tried = r.tried[:0]
-			if r.mistake&mStaleLead == 0 { // mutant: the new deadline unreported
+			if r.mistake != mStaleLead { // mutant: the new deadline unreported
 				r.p.Lead(rec.Epoch, deadline)
 			}
 			r.p.Log(MsgRefRenewed, rec.Version, 0)
@@ -181,7 +181,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// term's: renew from it, soon; the deadline stands, as that
 			// renewal's start is not known.
 			cur, rerr := r.s.Read()
-			if rerr != nil && r.mistake&mConflictReadUnreported == 0 { // mutant: as before 2026-12-05
+			if rerr != nil && r.mistake != mConflictReadUnreported { // mutant: as before 2026-12-05
 				// (Reported as any read's: errors-reported found it
 				// unreported.)
 				r.report("read", rerr)
@@ -191,7 +191,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 				r.tried = r.tried[:0]
 				last, backoff = start, renewBackoff
 				// (mutant: the deadline counted from this failed attempt's start)
-				if r.mistake&mOwnRenewalExtends != 0 && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
+				if r.mistake == mOwnRenewalExtends && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
 					deadline = start + r.cfg.RenewDeadlineInEffect()
 					r.p.Lead(rec.Epoch, deadline)
 				}
@@ -200,7 +200,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			r.resign(cancel)
 			r.p.Log(MsgRefLost, rec.Version, 0)
 			r.stoppedLeading()
-			if rerr == nil && cur.Holder > 0 && cur.Holder != Unknown && r.mistake&mToldLate == 0 {
+			if rerr == nil && cur.Holder > 0 && cur.Holder != Unknown && r.mistake != mToldLate {
 				// The read named who took over: told now, not at the
 				// watcher's next read (leader-known).
 				r.newLeader(cur.Holder)
@@ -215,8 +215,11 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 				r.tried = append(r.tried, nrec.Nonce) // it may have taken effect
 			}
 			last, backoff = start, min(max(2*backoff, renewBackoff), r.cfg.RenewInterval)
+			if r.mistake == mBackoffToDeadline { // mutant: capped at the deadline
+				backoff = min(max(2*backoff, renewBackoff), r.cfg.RenewDeadlineInEffect())
+			}
 			// (mutant: as if renewed)
-			if r.mistake&mRenewErrorIgnored != 0 && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
+			if r.mistake == mRenewErrorIgnored && term.extend(start+r.cfg.RenewDeadlineInEffect()) {
 				deadline, backoff = start+r.cfg.RenewDeadlineInEffect(), 0
 				r.p.Lead(rec.Epoch, deadline)
 			}

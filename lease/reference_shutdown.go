@@ -31,17 +31,17 @@ func (r *Reference) shutdown(rec Record, term *Term, cancel context.CancelFunc) 
 	r.p.Log(MsgShutdown, 0, 0)
 	// Stop leading first: from here on nothing acts with this term, so the
 	// release below can hand over at once.
-	if r.mistake&mReleaseBeforeStepDown == 0 {
+	if r.mistake != mReleaseBeforeStepDown {
 		r.resign(cancel)
-		if r.mistake&mStoppedAfterRelease == 0 {
+		if r.mistake != mStoppedAfterRelease {
 			r.stoppedLeading()
 		}
 	}
 	r.release(rec, term)
-	if r.mistake&mStoppedAfterRelease != 0 { // mutant: the user told after the release
+	if r.mistake == mStoppedAfterRelease { // mutant: the user told after the release
 		r.stoppedLeading()
 	}
-	if r.mistake&mReleaseBeforeStepDown != 0 { // mutant: released first, stepped down after
+	if r.mistake == mReleaseBeforeStepDown { // mutant: released first, stepped down after
 		r.resign(cancel)
 		r.stoppedLeading()
 	}
@@ -74,7 +74,7 @@ func (r *Reference) release(cur Record, term *Term) {
 			return
 		}
 		r.report("release", err)
-		if r.mistake&mReleaseErrorUnreported != 0 { // mutant: unreported, and given up
+		if r.mistake == mReleaseErrorUnreported { // mutant: unreported, and given up
 			r.p.Log(MsgRefReleaseFailed, 0, 0)
 			return
 		}

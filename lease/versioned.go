@@ -249,7 +249,7 @@ func (s *VersionedFile) list() (listing, error) {
 
 // latest finds the highest version by listing the directory (0: none).
 func (s *VersionedFile) latest() (int64, error) {
-	if s.mistake&mProbeFromOne != 0 { // mutant: the old probing reader
+	if s.mistake == mProbeFromOne { // mutant: the old probing reader
 		return s.probeFromOne()
 	}
 	l, err := s.list()
@@ -334,7 +334,7 @@ func (s *VersionedFile) Read() (Record, error) {
 		// change was woken by its own (a new disk fault, a full disk with
 		// inodes to spare: 20,000 system calls in a second).
 		s.mu.Lock()
-		try := !s.readBootFailed || s.mistake&mReadRetriesBoot != 0 // mutant: every Read
+		try := !s.readBootFailed || s.mistake == mReadRetriesBoot // mutant: every Read
 		s.mu.Unlock()
 		if try {
 			if _, err := s.epochBase(); err != nil {
@@ -410,7 +410,7 @@ func (s *VersionedFile) readLatest() (Record, error) {
 			continue
 		}
 		unread := err != nil && !notARecord(err) && !errors.Is(err, fs.ErrNotExist)
-		if s.mistake&mReadErrorIsGarbage != 0 { // mutant: the errors that may pass listed, as before 2026-12-05
+		if s.mistake == mReadErrorIsGarbage { // mutant: the errors that may pass listed, as before 2026-12-05
 			unread = false
 			for _, e := range [...]syscall.Errno{syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.EINTR, syscall.EAGAIN, syscall.EBUSY, syscall.ETIMEDOUT} {
 				unread = unread || errors.Is(err, e)
@@ -474,7 +474,7 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 
 // Renew writes the next version for cur's holder if cur is still the latest.
 func (s *VersionedFile) Renew(cur Record, ttl time.Duration) (Record, error) {
-	if s.mistake&mVersionSkip != 0 { // mutant: the next version counted twice
+	if s.mistake == mVersionSkip { // mutant: the next version counted twice
 		return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 2, TTL: ttl}, false)
 	}
 	return s.publish(Record{Holder: cur.Holder, Epoch: cur.Epoch, Version: cur.Version + 1, TTL: ttl}, false)
@@ -488,7 +488,7 @@ func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) 
 	if err != nil {
 		return Record{}, err
 	}
-	if s.mistake&mStaleEpoch != 0 { // mutant: the epoch not incremented
+	if s.mistake == mStaleEpoch { // mutant: the epoch not incremented
 		return s.publish(Record{Holder: holder, Epoch: stale.Epoch, Version: v, TTL: ttl}, true)
 	}
 	return s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, stale), Version: v, TTL: ttl}, true)
@@ -530,7 +530,7 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 	}
 	rec.TTL = StatedTTL(rec.TTL) // as readers will parse it
 	buf := appendVersioned(make([]byte, 0, 48), rec)
-	if s.mistake&mRemoveBeforeLink != 0 { // mutant: the old versions removed before the new one exists
+	if s.mistake == mRemoveBeforeLink { // mutant: the old versions removed before the new one exists
 		for v := rec.Version - 1; v >= max(rec.Version-3, 1); v-- {
 			s.FS.Remove(s.name(v))
 		}
@@ -550,7 +550,7 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 		err = err1
 	}
 	if err != nil {
-		if s.mistake&mLeakTempOnWriteError == 0 {
+		if s.mistake != mLeakTempOnWriteError {
 			s.FS.Remove(tmp)
 		}
 		return Record{}, &StepError{Step: "write", Err: err}
@@ -571,7 +571,7 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 		// stand until a listing says so. Its outcome is unknown.
 		return Record{}, &StepError{Step: "verify", Err: err}
 	}
-	if l.max != rec.Version && s.mistake&mNoVerify == 0 {
+	if l.max != rec.Version && s.mistake != mNoVerify {
 		if rec.Version < l.max-1 {
 			s.remove(s.name(rec.Version), rec.Version, true)
 		}

@@ -26,11 +26,11 @@ func (s *VersionedFile) isOwn(v int64) bool {
 // of other processes that the previous sweep saw too. Errors are left for
 // the next write's sweep. (Boot records are swept by bootBase.)
 func (s *VersionedFile) sweep(l listing, v int64) {
-	if s.mistake&mNoSweep != 0 { // mutant: versions accumulate
+	if s.mistake == mNoSweep { // mutant: versions accumulate
 		return
 	}
 	keep := v - 1
-	if s.mistake&mKeepOne != 0 { // mutant: only the newest kept
+	if s.mistake == mKeepOne { // mutant: only the newest kept
 		keep = v
 	}
 	for _, old := range l.versions {
@@ -48,7 +48,7 @@ func (s *VersionedFile) sweep(l listing, v int64) {
 	}
 	s.seenTemps = append(s.seenTemps[:0], l.temps...)
 	s.mu.Unlock()
-	if s.mistake&mKeepStaleTemps != 0 { // mutant: what the dead left stays
+	if s.mistake == mKeepStaleTemps { // mutant: what the dead left stays
 		stale = nil
 	}
 	for _, t := range stale {

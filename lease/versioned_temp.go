@@ -76,7 +76,7 @@ func (s *VersionedFile) openTemp() (string, FD, error) {
 			return tmp, fd, nil
 		}
 		s.doneTemp(tmp)
-		if !errors.Is(err, fs.ErrExist) || s.mistake&mTempExistIsRecord != 0 { // mutant: the name's EEXIST taken for the record's
+		if !errors.Is(err, fs.ErrExist) || s.mistake == mTempExistIsRecord { // mutant: the name's EEXIST taken for the record's
 			return "", 0, err
 		}
 	}

@@ -49,7 +49,7 @@ func CheckStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds) *Viol
 func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
 	var first *Violation
 	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil {
-		first = earlier(checkTermsLast(tr, iv, v), checkOwnTakenBack(tr, iv, v))
+		first = earlier(earlier(checkTermsLast(tr, iv, v), checkOwnTakenBack(tr, iv, v)), checkKeepsRenewing(tr, iv, v))
 	}
 	return earlier(first, checkSettledQuiet(tr, iv, b, el))
 }
