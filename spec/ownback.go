@@ -52,9 +52,7 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 		}
 		from := max(tr.Events[at].T, lastStretchEnd(tr, p, until), lastFailure(tr, p, at, seenBy))
 		cfg := procConfig(tr, p)
-		// (The back-off runs on the process's clock, which may run slow.)
-		backoff := float64(min(cfg.WatchInterval, cfg.LeaseDuration)) / (1 - float64(min(fastestDrift(tr), 900_000))/1e6)
-		bound := int64(backoff) + int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
+		bound := waitBound(tr, min(cfg.WatchInterval, cfg.LeaseDuration)) // a back-off
 		ran := coveredBy(run[p], from, until) // (a pause since does not count)
 		if ran <= bound || first != nil && time.Duration(until) >= first.At {
 			continue

@@ -41,7 +41,7 @@ func checkKeepsRenewing(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *
 			run = running(tr)
 		}
 		cfg := procConfig(tr, p)
-		bound := int64(float64(cfg.RenewInterval)/(1-float64(min(fastestDrift(tr), 900_000))/1e6)) + int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
+		bound := waitBound(tr, cfg.RenewInterval)
 		from := tr.Events[last].T
 		ran := coveredBy(run[p], from, tr.Events[end].T)
 		if ran <= bound || first != nil && time.Duration(tr.Events[end].T) >= first.At {
@@ -52,6 +52,14 @@ func checkKeepsRenewing(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *
 				tr.ProcName(p), secs(time.Duration(tr.Events[end].T)), time.Duration(ran), tr.Events[last].Store, secs(time.Duration(from)), time.Duration(bound))}
 	}
 	return first
+}
+
+// waitBound is how much running time a wait of d on a process's own
+// clock may take, in true time: d stretched by the run's largest drift (a
+// slow clock's wait lasts longer), plus Slack and a hand-over's calls.
+func waitBound(tr *trace.Trace, d time.Duration) int64 {
+	stretched := float64(d) / (1 - float64(min(fastestDrift(tr), 900_000))/1e6)
+	return int64(stretched) + int64(Slack) + HandoverCalls*int64(tr.Run.CallMax)
 }
 
 // lastWriteAttempt returns the index of the last return of a write or
