@@ -52,8 +52,9 @@ func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *V
 		}
 		from := max(tr.Events[at].T, lastStretchEnd(tr, p, until), lastFailure(tr, p, at, seenBy))
 		cfg := procConfig(tr, p)
-		bound := waitBound(tr, min(cfg.WatchInterval, cfg.LeaseDuration)) // a back-off
-		ran := coveredBy(run[p], from, until)                             // (a pause since does not count)
+		bound := waitBound(tr, min(cfg.WatchInterval, cfg.LeaseDuration)) // (a back-off)
+		ran := coveredBy(run[p], from, until)
+		// (Running time: a pause since does not count.)
 		if ran <= bound || first != nil && time.Duration(until) >= first.At {
 			continue
 		}
