@@ -201,8 +201,11 @@ func notWrittenSinceBoot(tr *trace.Trace) int {
 
 // sweptBy reports whether every process of PID pid had died, and a
 // process alive at the run's end then made two writes the store
-// acknowledged, each called after the last of those deaths; and when the
-// second returned.
+// acknowledged, each called after the last of those deaths, with none of
+// its system calls failing from the first on (a sweep whose look at the
+// file, or its removal, failed leaves it for the next: explore found the
+// correct reference's second sweep hindered so); and when the second
+// returned.
 func sweptBy(tr *trace.Trace, pid int) (int64, bool) {
 	death := int64(-1)
 	alive := make([]bool, len(tr.Procs))
@@ -236,6 +239,8 @@ func sweptBy(tr *trace.Trace, pid int) (int64, bool) {
 			continue
 		}
 		switch {
+		case e.T > death && failedCall(e):
+			writes[e.Proc] = 0
 		case e.Kind == trace.EvStoreCall:
 			calls[e.Proc][e.Act] = e.T
 		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() && calls[e.Proc][e.Act] > death:

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,6 +41,11 @@ func TestLeftBehind(t *testing.T) {
 		{"swept", append(append([]trace.Event{died}, write(0, 3*s)...), write(0, 6*s)...), files("leader.lock.7", "leader.lock.8", "leader.lock.boot.1"), ""},
 		{"a dead process's, two writes since", append(append([]trace.Event{died}, write(0, 3*s)...), write(0, 6*s)...), files("leader.lock.8", "leader.lock.tmp.200.3"), "leader.lock.tmp.200.3"},
 		{"a dead process's, one write since", append([]trace.Event{died}, write(0, 3*s)...), files("leader.lock.8", "leader.lock.tmp.200.3"), ""},
+		// (explore found the correct reference's second sweep failing
+		// to read the file it would remove: an injected ENOSPC)
+		{"a dead process's, the second sweep hindered", append(append(append([]trace.Event{died}, write(0, 3*s)...),
+			trace.Event{T: 6*s - 1, Proc: 0, Kind: trace.EvSyscall, Op: trace.OpRead, Errno: trace.Errno(syscall.ENOSPC)}), write(0, 6*s)...),
+			files("leader.lock.8", "leader.lock.tmp.200.3"), ""},
 		{"a live process's", append(write(0, 3*s), write(0, 6*s)...), files("leader.lock.8", "leader.lock.tmp.200.3"), ""},
 		{"two boot records, written since", write(0, 3*s), files("leader.lock.8", "leader.lock.boot.1", "leader.lock.boot.2"), "2 boot records"},
 		{"two boot records, nothing written since the loss", append(write(0, 3*s), at(4*s, trace.Fault(-1, trace.Power, 0, 0, false, trace.Str{}))), files("leader.lock.8", "leader.lock.boot.1", "leader.lock.boot.2"), ""},
