@@ -53,19 +53,6 @@ func checkHonestRole(tr *trace.Trace, iv []trace.Interval, variant lease.Variant
 	return nil
 }
 
-// checkDeadlinesBacked reports the first local deadline a process reported
-// (Proc.Lead) later than its renew deadline (deadlineBound, the checker's own)
-// after the call of its last write the store acknowledged (a create,
-// renewal or takeover that returned the record), on its own monotonic
-// clock: the latest any deadline may count from, since a write that
-// failed, or whose outcome the process could not know, may have taken
-// effect any time before (or never), and a watcher counts its lease from
-// when it saw it. A probe planted a leader that, finding its own earlier
-// renewal (its reply lost) behind a conflict, counted its deadline from
-// the failed attempt's start: no property caught it in 220,000 runs,
-// since a renewal a few milliseconds later usually made the deadline
-// right again, while a pause just then gave two leaders in 18 of 30
-// scripted runs.
 // safeDeadline is lease x (1-rho)/(1+rho), rho the drift bound config c
 // states (or the design's): the longest renew deadline that keeps a
 // leader inside the lease as any watcher measures it. The checker
@@ -101,6 +88,19 @@ func expectedDeadline(c lease.Config) time.Duration {
 	return safeDeadline(c) - designSlack
 }
 
+// checkDeadlinesBacked reports the first local deadline a process reported
+// (Proc.Lead) later than its renew deadline (deadlineBound, the checker's own)
+// after the call of its last write the store acknowledged (a create,
+// renewal or takeover that returned the record), on its own monotonic
+// clock: the latest any deadline may count from, since a write that
+// failed, or whose outcome the process could not know, may have taken
+// effect any time before (or never), and a watcher counts its lease from
+// when it saw it. A probe planted a leader that, finding its own earlier
+// renewal (its reply lost) behind a conflict, counted its deadline from
+// the failed attempt's start: no property caught it in 220,000 runs,
+// since a renewal a few milliseconds later usually made the deadline
+// right again, while a pause just then gave two leaders in 18 of 30
+// scripted runs.
 func checkDeadlinesBacked(tr *trace.Trace, v lease.Variant) *Violation {
 	if !v.LocalDeadline {
 		return nil
