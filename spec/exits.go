@@ -51,7 +51,7 @@ func ExitBound(tr *trace.Trace) time.Duration {
 func exitedLate(tr *trace.Trace) *Violation {
 	termAt := make([]int, len(tr.Procs)) // index+1 of each process's first SIGTERM
 	endAt := make([]int64, len(tr.Procs))
-	any := false
+	told := false
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		if e.Proc < 0 || endAt[e.Proc] != 0 {
@@ -59,12 +59,12 @@ func exitedLate(tr *trace.Trace) *Violation {
 		}
 		switch {
 		case e.Kind == trace.EvFault && e.FaultKind() == trace.Term && !e.Missed() && termAt[e.Proc] == 0:
-			termAt[e.Proc], any = i+1, true
+			termAt[e.Proc], told = i+1, true
 		case e.Kind == trace.EvExit:
 			endAt[e.Proc] = e.T + 1 // (+1: 0 is "not ended")
 		}
 	}
-	if !any {
+	if !told {
 		return nil
 	}
 	run := running(tr)
