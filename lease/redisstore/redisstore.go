@@ -542,12 +542,12 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 	if expected.Holder == lease.Unknown {
 		// The value Read found that is no record (see Read).
 		s.mu.Lock()
-		want, ok := s.foreign, s.hasForeign
+		foreign, ok := s.foreign, s.hasForeign
 		s.mu.Unlock()
 		if !ok {
 			return lease.Record{}, fmt.Errorf("redisstore: %s %s: %w", op, s.key, lease.ErrConflict)
 		}
-		return s.writeValue(ctx, op, want, holder, e, epoch, ttl)
+		want = foreign
 	}
 	return s.writeValue(ctx, op, want, holder, e, epoch, ttl)
 }
