@@ -195,21 +195,23 @@ func (p *proc) live(ctx context.Context) bool {
 	// between steps, where no activity runs).
 	silent := p.silent
 	p.silent = true
-	defer func() { p.silent = silent }()
-	if ctx.Err() == nil {
-		return true
-	}
+	live := ctx.Err() == nil
 	// (Asked only of a context whose Err says it is over: the step's hot
 	// path is a live context's.)
-	if term, ok := lease.TermOf(ctx); ok && term.Valid() { // (the third way: the Term's Valid, as its doc says to check before acting)
-		return true
+	if !live {
+		if term, ok := lease.TermOf(ctx); ok && term.Valid() { // (the third way: the Term's Valid, as its doc says to check before acting)
+			live = true
+		}
 	}
-	select {
-	case <-ctx.Done():
-		return false
-	default:
-		return true // (a nil Done, a context never cancelled, is open too)
+	if !live {
+		select {
+		case <-ctx.Done():
+		default:
+			live = true // (a nil Done, a context never cancelled, is open too)
+		}
 	}
+	p.silent = silent // (not deferred: the step's hot path)
+	return live
 }
 
 // lapsed reports whether ctx is a term whose local deadline has passed

@@ -140,7 +140,9 @@ func (p *proc) WaitChange(dir string, token uint64, until time.Duration) bool {
 	a.changed = false
 	w.inotify.watchers = append(w.inotify.watchers, watcher{a: a, dir: dir})
 	waits := int64(until) > p.clock.mono(a.t)
-	ranOut := a.waitClock(int64(until))
+	a.point(a.onClockUntil(int64(until)))
+	a.onClock = false
+	ranOut := p.clock.mono(a.t) >= int64(until)
 	w.touch(objKey{kind: objChanges, s: dir}, false) // a.changed: the notifier's
 	w.unwatch(a)
 	if waits && !a.changed && ranOut {

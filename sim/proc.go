@@ -92,23 +92,23 @@ func (a *activity) point(ready int64) {
 	a.suspend()
 }
 
-// waitClock is a scheduling point at which the activity waits until its
-// process's monotonic clock reads local (then a timer's lateness), as a
-// sleep or a timed wait on CLOCK_MONOTONIC does: a change of the clock's
-// rate while it waits moves the wake-up with it (proc.retime). Something
-// else may wake it first (a change notice, a context's end). It reports
-// whether the wait ran out: the clock read local when it woke.
-func (a *activity) waitClock(local int64) bool {
+// onClockUntil prepares a wait until the activity's process's monotonic
+// clock reads local (then a timer's lateness), as a sleep or a timed wait
+// on CLOCK_MONOTONIC does: it returns the true instant to pass to point,
+// and a change of the clock's rate while the activity waits moves it
+// (proc.retime). Something else may wake it first (a change notice, a
+// context's end). The caller calls point itself, and clears a.onClock
+// after: a frame less for every blocked activity's unwinding, as suspend
+// is inlined (measured: 8% of a simulated call when this called point).
+func (a *activity) onClockUntil(local int64) int64 {
 	p := a.p
 	target := p.clock.trueAt(local)
 	late := p.w.lateness()
 	a.onClock, a.clk, a.late = true, local, late
-	a.point(max(target, a.t) + late)
-	a.onClock = false
-	return p.clock.mono(a.t) >= local
+	return max(target, a.t) + late
 }
 
-// retime moves the wake-ups of p's activities queued by waitClock to the
+// retime moves the wake-ups of p's activities queued by onClockUntil to the
 // true instants at which their clock readings now come, after a drift
 // fault changed the rate of p's clock: Linux's CLOCK_MONOTONIC timers
 // follow a slewed rate. (Before, a wake-up stayed at the true instant

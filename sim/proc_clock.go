@@ -40,7 +40,10 @@ func (p *proc) Mono() time.Duration {
 // Sleep implements lease.Clock.
 func (p *proc) Sleep(d time.Duration) {
 	a := p.w.cur
-	if a.waitClock(p.clock.mono(a.t)+int64(d)) && d > 0 {
+	until := p.clock.mono(a.t) + int64(d)
+	a.point(a.onClockUntil(until))
+	a.onClock = false
+	if d > 0 && p.clock.mono(a.t) >= until {
 		p.woke(a) // (not cut short by a context: SleepContext)
 	}
 }
@@ -77,7 +80,8 @@ func (t *ticker) Wait() {
 	if next <= p.clock.mono(a.t) {
 		a.point(a.t)
 	} else {
-		a.waitClock(next)
+		a.point(a.onClockUntil(next))
+		a.onClock = false
 	}
 	p.woke(a)
 	t.k = max(t.k+1, (p.clock.mono(a.t)-t.start)/t.d)
