@@ -28,7 +28,7 @@ type endedCtx struct {
 	ctx     context.Context
 	nth     int
 	epoch   int64
-	revived bool // recorded revived by lookAgain (once is enough)
+	revived bool // recorded revived (lookAt: once is enough)
 }
 
 // maxEnded is how many of a process's ended contexts lookBack looks at:
@@ -55,34 +55,15 @@ func (p *proc) keepEnded(e endedCtx) {
 // action delayed across the gap would pass its check and carry the new
 // term's epoch, which the fenced resource accepts.)
 func (p *proc) lookBack(act int16) {
-	for _, e := range p.ended {
-		live := p.live(e.ctx)
-		epoch := e.epoch
-		if term, ok := lease.TermOf(e.ctx); ok {
-			epoch = term.Epoch()
-		}
-		if live || epoch != e.epoch {
-			p.w.record(trace.TermRevived(int16(p.idx), act, e.nth, epoch, live))
-		}
+	for i := range p.ended {
+		p.lookAt(&p.ended[i], act)
 	}
 }
 
-// lookAgain is the user's code looking, as its process runs, at the
-// context of its latest ended term between terms too (lookBack looks only
-// as a new term begins, and a term that came back for a while and ended
-// again before the next, or in a process that never led again, went
-// unseen: a review's Term valid again 2 to 4 s after its end was caught
-// in 1 to 42 runs of 3,000). Once an instant, at the first step of the
-// process then; the latest ended context only (the earlier ones are
-// looked at as each term begins); a revival is recorded once. The look
-// is silent, as the world's looks at live contexts are: it changes no
-// schedule.
-func (p *proc) lookAgain(act int16) {
-	if p.lookedAt == p.w.now+1 {
-		return
-	}
-	p.lookedAt = p.w.now + 1
-	e := &p.ended[len(p.ended)-1]
+// lookAt looks at ended context e as the user's code does: by all three
+// ways (live) and by its Term's epoch. One that looks live again, or says
+// another epoch, is recorded (EvTermRevived), once.
+func (p *proc) lookAt(e *endedCtx, act int16) {
 	if e.revived {
 		return
 	}
@@ -95,6 +76,23 @@ func (p *proc) lookAgain(act int16) {
 		e.revived = true
 		p.w.record(trace.TermRevived(int16(p.idx), act, e.nth, epoch, live))
 	}
+}
+
+// lookAgain is the user's code looking, as its process runs, at the
+// context of its latest ended term between terms too (lookBack looks only
+// as a new term begins, and a term that came back for a while and ended
+// again before the next, or in a process that never led again, went
+// unseen: a review's Term valid again 2 to 4 s after its end was caught
+// in 1 to 42 runs of 3,000). Once an instant, at the first step of the
+// process then; the latest ended context only (the earlier ones are
+// looked at as each term begins). The look is silent, as the world's looks at live contexts are: it changes no
+// schedule.
+func (p *proc) lookAgain(act int16) {
+	if p.lookedAt == p.w.now+1 {
+		return
+	}
+	p.lookedAt = p.w.now + 1
+	p.lookAt(&p.ended[len(p.ended)-1], act)
 }
 
 // observeLeadership wraps cb so that the world sees leadership as the

@@ -153,7 +153,11 @@ func checkLeftBehind(tr *trace.Trace, bound lease.FileBound) *Violation {
 	}
 	dir, base := path.Dir(tr.Run.LockPath), path.Base(tr.Run.LockPath)
 	boots := 0
-	var stale []string
+	type temp struct {
+		name string
+		pid  int
+	}
+	var stale []temp
 	for _, f := range tr.Files {
 		if f.Dir || path.Dir(f.Name) != dir {
 			continue
@@ -164,7 +168,8 @@ func checkLeftBehind(tr *trace.Trace, bound lease.FileBound) *Violation {
 		}
 		if rest, ok := strings.CutPrefix(n, base+".tmp."); ok && bound.Sweeps {
 			if pid, seq, ok := strings.Cut(rest, "."); ok && isDecimal(pid) && isDecimal(seq) {
-				stale = append(stale, n)
+				n, _ := strconv.Atoi(pid)
+				stale = append(stale, temp{path.Base(f.Name), n})
 			}
 		}
 	}
@@ -172,11 +177,10 @@ func checkLeftBehind(tr *trace.Trace, bound lease.FileBound) *Violation {
 		return &Violation{Property: BoundedFiles, At: tr.End,
 			Detail: fmt.Sprintf("the lock's directory holds %d boot records when the run ends: the variant keeps %d once a process has written since the machine's last boot (one more before, or after a failed call)", boots, bound.Boots)}
 	}
-	for _, n := range stale {
-		pid, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(n, base+".tmp."), ".", 2)[0])
-		if at, ok := sweptBy(tr, pid); ok {
+	for _, s := range stale {
+		if at, by, ok := sweptBy(tr, s.pid); ok {
 			return &Violation{Property: BoundedFiles, At: time.Duration(at),
-				Detail: fmt.Sprintf("the lock's directory still holds %s when the run ends, a temporary file of process %d, dead since before two writes of a live process (the second, by %s); a sweep removes what the dead leave, or a crash-looping service leaves a file per crash", n, pid, describeSweeper(tr, at))}
+				Detail: fmt.Sprintf("the lock's directory still holds %s when the run ends, a temporary file of process %d, dead since before two writes of a live process (the second, by process %s); a sweep removes what the dead leave, or a crash-looping service leaves a file per crash", s.name, s.pid, tr.ProcName(by))}
 		}
 	}
 	return nil
@@ -211,8 +215,8 @@ func bootSlack(tr *trace.Trace) int {
 // its system calls failing from the first on (a sweep whose look at the
 // file, or its removal, failed leaves it for the next: explore found the
 // correct reference's second sweep hindered so); and when the second
-// returned.
-func sweptBy(tr *trace.Trace, pid int) (int64, bool) {
+// returned, and by which process.
+func sweptBy(tr *trace.Trace, pid int) (int64, int, bool) {
 	death := int64(-1)
 	alive := make([]bool, len(tr.Procs))
 	for p := range tr.Procs {
@@ -228,11 +232,11 @@ func sweptBy(tr *trace.Trace, pid int) (int64, bool) {
 	}
 	for p, a := range alive {
 		if a && tr.Procs[p].PID == pid {
-			return 0, false // (its own, or another's of its PID: alive)
+			return 0, 0, false // (its own, or another's of its PID: alive)
 		}
 	}
 	if death < 0 {
-		return 0, false // no process of that PID ran: not the run's
+		return 0, 0, false // no process of that PID ran: not the run's
 	}
 	calls := make([][]int64, len(tr.Procs)) // each activity's last store call's instant
 	for p := range calls {
@@ -251,21 +255,11 @@ func sweptBy(tr *trace.Trace, pid int) (int64, bool) {
 			calls[e.Proc][e.Act] = e.T
 		case e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() && calls[e.Proc][e.Act] > death:
 			if writes[e.Proc]++; writes[e.Proc] == 2 {
-				return e.T, true
+				return e.T, int(e.Proc), true
 			}
 		}
 	}
-	return 0, false
-}
-
-// describeSweeper names the process whose write returned at instant at.
-func describeSweeper(tr *trace.Trace, at int64) string {
-	for i := range tr.Events {
-		if e := &tr.Events[i]; e.T == at && e.Kind == trace.EvStore && e.Proc >= 0 {
-			return "process " + tr.ProcName(int(e.Proc))
-		}
-	}
-	return "a live process"
+	return 0, 0, false
 }
 
 // isDecimal reports whether s is a non-empty string of decimal digits.
