@@ -27,13 +27,13 @@ import (
 // reading from that instant on (its last one before, plus twice the time
 // since, when it read none after): the latest either can be, so a late
 // reading only excuses. Slack absorbs timer lateness.
-func checkTermsLast(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Violation {
+func checkTermsLast(tr *trace.Trace, terms []endedTerm, v lease.Variant) *Violation {
 	if !v.LocalDeadline || tr.Recorded {
 		return nil
 	}
 	var first *Violation
 	beyond := driftBeyond(tr)
-	for _, t := range endedTerms(tr, iv) {
+	for _, t := range terms {
 		x, p, ack, end := t.x, t.p, t.ack, t.end
 		if first != nil && time.Duration(x.Seen) >= first.At || excused(tr, p, ack, end) || end >= beyond {
 			continue

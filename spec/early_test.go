@@ -56,7 +56,7 @@ func TestTermsLastExcuses(t *testing.T) {
 			t.Errorf("%s: a term ended more than a second before its deadline: %v, want %v (%v)", c.name, early, c.early, cutShort(t, tr))
 		}
 		v, _ := lease.LookupVariant(c.variant)
-		if x := checkTermsLast(tr, tr.Leadership(), v); x != nil {
+		if x := checkTermsLast(tr, endedTerms(tr, tr.Leadership()), v); x != nil {
 			t.Errorf("%s: %v", c.name, x)
 		}
 		tr.Release()
@@ -85,7 +85,7 @@ func TestOwnRecordTakenBack(t *testing.T) {
 		t.Errorf("a record nobody wrote seen held until %v", time.Duration(until))
 	}
 	v, _ := lease.LookupVariant("reference")
-	if x := checkOwnTakenBack(tr, iv, v); x != nil {
+	if x := checkOwnTakenBack(tr, endedTerms(tr, iv), v); x != nil {
 		t.Error(x)
 	}
 }

@@ -248,10 +248,7 @@ const (
 // reference never writes after its deadline), so its successors wait out
 // the lease, as after a SIGKILL.
 func holding(tr *trace.Trace, p, at int, inFlight bool) hold {
-	cfg := tr.Run.Lease
-	if tr.Procs[p].Lease.LeaseDuration != 0 {
-		cfg = tr.Procs[p].Lease
-	}
+	cfg := procConfig(tr, p)
 	window := int64(expectedDeadline(cfg) / 2)
 	signal := tr.Events[at].T
 	kind := func(op trace.StoreOp, called int64) hold {

@@ -21,14 +21,14 @@ import (
 // failing writes ended, and since its last failed attempt. A probe's reference that waited out its own record as
 // another's left gaps of up to a lease after a fault, which the other
 // rules' allowances excuse.
-func checkOwnTakenBack(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Violation {
+func checkOwnTakenBack(tr *trace.Trace, terms []endedTerm, v lease.Variant) *Violation {
 	if !v.LocalDeadline || tr.Recorded {
 		return nil
 	}
 	var run [][]span
 	var first *Violation
 	beyond := driftBeyond(tr)
-	for _, t := range endedTerms(tr, iv) {
+	for _, t := range terms {
 		p, ack, end := t.p, t.ack, t.end
 		if excused(tr, p, ack, end) {
 			continue

@@ -67,7 +67,7 @@ func TestTakeBackWithUnknownOutcomeNotBlamed(t *testing.T) {
 	if !strings.Contains(strings.Join(tr.LogLines(), "\n"), "Lease held by 1004, version 4") {
 		t.Fatalf("the run no longer shows its failed take-back's version:\n%s", strings.Join(tr.LogLines(), "\n"))
 	}
-	if v := checkOwnTakenBack(tr, tr.Leadership(), mustVariant(t, "reference")); v != nil {
+	if v := checkOwnTakenBack(tr, endedTerms(tr, tr.Leadership()), mustVariant(t, "reference")); v != nil {
 		t.Errorf("%v", v)
 	}
 }

@@ -21,14 +21,14 @@ import (
 // instead of the renew interval: with -renew 1s a leader whose disk
 // recovered stepped down at its deadline and began a new term, and no
 // rule judged a step-down at the deadline, which is always allowed.)
-func checkKeepsRenewing(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Violation {
+func checkKeepsRenewing(tr *trace.Trace, terms []endedTerm, v lease.Variant) *Violation {
 	if !v.LocalDeadline || tr.Recorded {
 		return nil
 	}
 	var run [][]span
 	var first *Violation
 	beyond := driftBeyond(tr)
-	for _, t := range endedTerms(tr, iv) {
+	for _, t := range terms {
 		p, ack, end := t.p, t.ack, t.end
 		if end >= beyond || excused(tr, p, ack, end) {
 			continue

@@ -49,7 +49,8 @@ func CheckStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds) *Viol
 func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) *Violation {
 	var first *Violation
 	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil {
-		first = earlier(earlier(checkTermsLast(tr, iv, v), checkOwnTakenBack(tr, iv, v)), checkKeepsRenewing(tr, iv, v))
+		terms := endedTerms(tr, iv) // (the three rules' terms, found once)
+		first = earlier(earlier(checkTermsLast(tr, terms, v), checkOwnTakenBack(tr, terms, v)), checkKeepsRenewing(tr, terms, v))
 	}
 	return earlier(first, checkSettledQuiet(tr, iv, b, el))
 }
