@@ -50,6 +50,7 @@ const (
 	MistakeToldEveryRead           = mToldEveryRead
 	MistakeToldLate                = mToldLate
 	MistakeVanishedAtOnce          = mVanishedAtOnce
+	MistakeDroppedAtOnce           = mDroppedAtOnce
 	MistakeSleepPastDeadline       = mSleepPastDeadline
 	MistakeOwnRenewalExtends       = mOwnRenewalExtends
 	MistakeVersionSkip             = mVersionSkip

@@ -55,8 +55,11 @@ var _ ReleaseHint = (*Notices)(nil)
 // saw live that is gone without a release it knows of: a Read that says
 // so (ErrReleased), or a release notice (ReleaseHint). (A probe: a Redis
 // and a PostgreSQL server whose clock stepped forward 8 s made a watcher
-// lead 2 s beside the leader; an eviction, 0.5 s.) etcd's lessor counts on
-// the monotonic clock and evicts nothing: its expiry elects.
+// lead 2 s beside the leader; an eviction, 0.5 s.) Its Create says which
+// record it took the place of, when that one went so (Record.Vanished): a
+// record made and dropped between a process's read and its create is
+// never seen, and is waited out all the same. etcd's lessor counts on the
+// monotonic clock and evicts nothing: its expiry elects.
 type Vanishing interface {
 	// Vanishes reports whether the store's records can go without a
 	// release.

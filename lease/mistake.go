@@ -249,4 +249,9 @@ const (
 	// tries again only after its deadline (a probe's mutant of
 	// 2026-12-07).
 	mBackoffToDeadline
+	// Reference: a create that took the place of a record its server
+	// dropped without a release, a record this process never saw (made
+	// and dropped between its read and its create), leads at once (the
+	// reference before 2026-12-07, found by CI's property test).
+	mDroppedAtOnce
 )

@@ -727,9 +727,16 @@ var mutants = []mutant{
 	},
 	{
 		name: "redis~vanished-at-once", base: "redis",
-		mistake:    "a record seen live that the server dropped without a release (its TTL run out early on a wall clock that stepped forward, an eviction) is taken for no lease at once (the reference before 2026-12-05, found by a probe on real Redis and PostgreSQL)",
-		property:   spec.ExclusiveLeadership,
+		mistake:    "a record seen live that the server dropped without a release (its TTL run out early on a wall clock that stepped forward, an eviction) is taken for no lease at once (the reference before 2026-12-05, found by a probe on real Redis and PostgreSQL: two leaders); since creates name the record they replace (2026-12-07) the create over it holds a lease from then, not from when it was seen: no leader for up to a lease more",
+		property:   spec.NoWedge,
 		run:        serverRun(lease.MistakeVanishedAtOnce, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none draws a server's wall-clock expiry",
+	},
+	{
+		name: "redis~dropped-at-once", base: "redis",
+		mistake:    "a create that took the place of a record the server dropped without a release (a wall-clock step right after another's create), a record this process never saw, leads at once (the reference before 2026-12-07, found by CI's property test at a random seed)",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(lease.MistakeDroppedAtOnce, nil),
 		exploreWhy: "the documented exploration bounds run the file variants: none draws a server's wall-clock expiry",
 	},
 	{

@@ -43,6 +43,18 @@ type Record struct {
 	// while its holder led). A store compares it with the rest of the
 	// record in every compare-and-set.
 	Nonce uint64 `json:"-"`
+	// Vanished is set only in a record a [Vanishing] store's Create
+	// returned: the version of the record that create took the place of,
+	// where that record went without a release (its server expired it, on
+	// a wall clock that may have stepped forward, or evicted it), whose
+	// holder may still lead; 0 where there was none, it was released, or
+	// the store cannot tell. Its creator may never have seen that record
+	// (it was made and dropped between the creator's read and its create:
+	// a check found a watcher that read no record create over a leader's
+	// record a wall-clock step had just dropped, and lead beside it). The
+	// reference then holds its new record, without leading, until that
+	// record's lease has ended, as after a loss of the server's data.
+	Vanished int64 `json:"-"`
 }
 
 // NonceFor is the nonce of a write that states a lease of ttl: NewNonce's,

@@ -278,9 +278,41 @@ func (r *Reference) elect(ctx context.Context) {
 		seen, seenAt, haveSeen = r.afterTerm()
 		seenGone, waitedFor = false, -1
 	}
+	// dropped reports whether nrec, a record this process just created,
+	// took the place of one its server dropped without a release
+	// (Record.Vanished) whose holder may still lead, until when, and the
+	// length of that lease. Such a record was waited out if a read showed
+	// it gone (waitedFor); one seen live is held until its lease from
+	// when it was seen has ended; one never seen (made and dropped
+	// between this process's read and its create: a wall-clock step
+	// right after another's create) for a whole lease from now.
+	dropped := func(nrec Record) (time.Duration, time.Duration, bool) {
+		v := nrec.Vanished
+		if !r.vanishes || v == 0 || v == waitedFor || r.mistake == mDroppedAtOnce {
+			return 0, 0, false
+		}
+		if v == r.wrote.Version || v == r.last.Version {
+			return 0, 0, false // its own, of a term over: held by no one
+		}
+		now := r.p.Mono()
+		if haveSeen && !seenGone && seen.Holder > 0 && seen.Version == v {
+			expiry := seenAt + r.leaseOf(seen)
+			if now >= expiry {
+				return 0, 0, false
+			}
+			r.p.Log(MsgRefVanished, seen.Holder, v)
+			return expiry, r.leaseOf(seen), true
+		}
+		ttl := max(r.cfg.LeaseDuration, r.longest)
+		r.p.Log(MsgRefVanishedUnknown, v, 0)
+		return now + ttl, ttl, true
+	}
 	lost := func(nrec Record) bool {
 		ttl := r.leaseOf(seen)
 		expiry, ok := lostUntil(nrec, true)
+		if !ok {
+			expiry, ttl, ok = dropped(nrec)
+		}
 		if ok {
 			r.waitLost, r.lostTTL = expiry, ttl
 		}

@@ -169,6 +169,18 @@ func TestSwarmDrawsAim(t *testing.T) {
 			}
 			for _, f := range cfg.Faults {
 				switch {
+				case f.Kind == trace.Jump && f.After != "":
+					// (By the run's longest lease: a mixed run's may be
+					// another configuration's, drawMix's multiples.)
+					near := false
+					for _, m := range [][2]time.Duration{{1, 1}, {1, 3}, {1, 2}, {2, 3}, {3, 2}, {2, 1}, {3, 1}} {
+						l := lease * m[0] / m[1]
+						near = near || f.Delta.Abs() >= l-l/20 && f.Delta.Abs() <= l+l/20
+					}
+					if f.At != 0 || !near {
+						t.Errorf("seed %d: an aimed step %v, want at no instant, by a lease within a twentieth", seed, f)
+					}
+					c["step"]++
 				case f.Follows > 0 && f.Proc == Leader:
 					c["aftershock"]++
 				case f.Kind == trace.Drift && f.Proc == Leader:
@@ -184,14 +196,14 @@ func TestSwarmDrawsAim(t *testing.T) {
 	}
 	swarm := counts("all")
 	t.Logf("-faults all, 2000 setups: %v", swarm)
-	for _, k := range []string{"slow", "aftershock", "split", "any", "near"} {
+	for _, k := range []string{"slow", "aftershock", "split", "any", "near", "step"} {
 		if swarm[k] < 40 {
 			t.Errorf("-faults all, 2000 setups: %d with %s, want a fair share (%v)", swarm[k], k, swarm)
 		}
 	}
-	for _, faults := range []string{"kill,stop", "drift,fserr", "stop"} {
+	for _, faults := range []string{"kill,stop", "drift,fserr", "stop", "jump,stop"} {
 		c := counts(faults)
-		for _, k := range []string{"slow", "aftershock", "split", "any"} {
+		for _, k := range []string{"slow", "aftershock", "split", "any", "step"} {
 			if c[k] > 0 {
 				t.Errorf("-faults %s (no swarm): %d setups with %s", faults, c[k], k)
 			}

@@ -214,6 +214,9 @@ func (f Fault) String() string {
 		}
 		return fmt.Sprintf("drift %s %s to %d ppm", who, when, f.PPM)
 	case trace.Jump:
+		if f.After != "" {
+			when += " of " + who // (a step aimed after a call: whose call)
+		}
 		return fmt.Sprintf("jump wall clock %s by %v", when, f.Delta)
 	case trace.Power:
 		if f.After != "" && f.At > 0 {

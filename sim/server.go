@@ -396,16 +396,23 @@ func (r *remote) Vanishes() bool { return r.s.kind != "etcd" }
 
 // Create implements lease.Store: insert if absent (SET NX, a transaction
 // on the key's create revision, INSERT or UPDATE of a released or expired
-// row). The epoch is the new version.
+// row). The epoch is the new version. Redis's and the SQL store's say
+// which record it replaced went without a release (Record.Vanished), as
+// their Read does; etcd's do not.
 func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	sent := r.sent(holder, ttl)
 	return r.call("create", sent, func(int64) (lease.Record, error) {
 		if r.s.present {
 			return lease.Record{}, &fs.PathError{Op: "create", Path: r.name, Err: syscall.EEXIST}
 		}
+		var gone int64
+		if r.s.kind != "etcd" && r.s.counter > 0 && !r.s.released {
+			gone = r.s.rec.Version
+		}
 		rec := r.p.w.serverWrite(r.s, sent, ttl)
 		rec.Epoch = rec.Version
 		r.s.rec = rec
+		rec.Vanished = gone // (the create's answer, not the record's)
 		return rec, nil
 	})
 }

@@ -255,12 +255,16 @@ func (s *Store) prepare(table string) {
 	now := s.dialect.now()
 	live := `holder <> 0 AND expires_ms > ` + now
 	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version, nonce FROM ` + table + ` WHERE name = $1`
-	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5)
+	// A create over an expired row (not a released one: holder 0) keeps
+	// that row's version in dropped_version, which it returns: the record
+	// it replaced went without a release (lease.Record.Vanished).
+	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0)
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + table + `.version + 1,
 	version = ` + table + `.version + 1, expires_ms = excluded.expires_ms,
-	lease_ms = excluded.lease_ms, lease_version = ` + table + `.version + 1, nonce = excluded.nonce
+	lease_ms = excluded.lease_ms, lease_version = ` + table + `.version + 1, nonce = excluded.nonce,
+	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + table + `.version ELSE 0 END
 WHERE ` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `
-RETURNING epoch, version`
+RETURNING epoch, version, dropped_version`
 	// (The right-hand sides of an UPDATE's SET see the row as it was:
 	// lease_version is the new version.) The record compared is the one
 	// read: its nonce only when written with its version (rowNonce).
@@ -281,7 +285,7 @@ RETURNING epoch, version`
 		notify := func(q, cols, payload string) string {
 			return `WITH w AS (` + q + `) SELECT ` + cols + `, pg_notify('` + s.channel() + `', '` + payload + `') FROM w`
 		}
-		s.qCreate = notify(s.qCreate, "epoch, version", "")
+		s.qCreate = notify(s.qCreate, "epoch, version, dropped_version", "")
 		s.qRenew = notify(s.qRenew, "epoch, version", "")
 		s.qTakeover = notify(s.qTakeover, "epoch, version", "")
 		s.qRelease = notify(s.qRelease+` RETURNING 1`, "1", releasePayload)
@@ -450,7 +454,9 @@ func (s *Store) scanDest(dest ...any) []any {
 
 // Create inserts the row for holder, or takes over a released or expired
 // one (epoch and version: the row's version plus one); if the row is live
-// it fails with an error for which errors.Is(err, fs.ErrExist).
+// it fails with an error for which errors.Is(err, fs.ErrExist). Over an
+// expired row, the record returned names the version that went
+// (lease.Record.Vanished): its holder may still lead.
 func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	if err := s.follow(); err != nil {
 		return lease.Record{}, err
@@ -459,12 +465,12 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	defer cancel()
 	nonce := newNonce()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
-	err := s.write(ctx, s.qCreate, []any{s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce}, s.scanDest(&rec.Epoch, &rec.Version)...)
+	err := s.write(ctx, s.qCreate, []any{s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce}, s.scanDest(&rec.Epoch, &rec.Version, &rec.Vanished)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
 	case err != nil:
-		rec.Epoch, rec.Version = 0, 0 // what it sent: lease.Store
+		rec.Epoch, rec.Version, rec.Vanished = 0, 0, 0 // what it sent: lease.Store
 		return rec, s.fail("create", err)
 	}
 	s.ring()
@@ -519,7 +525,7 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome(op, lease.ErrConflict)
 	case err != nil:
-		rec.Epoch, rec.Version = 0, 0 // what it sent: lease.Store
+		rec.Epoch, rec.Version, rec.Vanished = 0, 0, 0 // what it sent: lease.Store
 		return rec, s.fail(op, err)
 	}
 	s.ring()

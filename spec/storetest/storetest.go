@@ -483,6 +483,13 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 		t.Fatalf("Create after expiry: %v", err)
 	}
 	checkAcquired(t, r2, 2, r1.Version, "Create after expiry")
+	if want := map[bool]int64{true: r1.Version}[vanishing]; r2.Vanished != want {
+		// A create that takes the place of a record gone without a
+		// release names it: its creator may never have seen it, and its
+		// holder may still lead (lease.Record.Vanished).
+		t.Fatalf("Create after an expiry: Vanished = %d, want %d", r2.Vanished, want)
+	}
+	r2.Vanished = 0 // (the create's answer: no read shows it)
 
 	// Renewed every third of the TTL: still there well past its first
 	// TTL and slack.
@@ -507,6 +514,16 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 	}
 	if _, err := a.Read(); vanishing && (!errors.Is(err, lease.ErrReleased) || errors.Is(err, lease.ErrVanished)) {
 		t.Fatalf("Read after a release = %v; want lease.ErrReleased (a record that went by a release is not waited out)", err)
+	}
+	r3, err := a.Create(1, ttl)
+	if err != nil {
+		t.Fatalf("Create after a release: %v", err)
+	}
+	if r3.Vanished != 0 {
+		t.Fatalf("Create after a release: Vanished = %d, want 0 (a released record is held by no one)", r3.Vanished)
+	}
+	if err := a.Release(r3); err != nil {
+		t.Fatal(err)
 	}
 }
 

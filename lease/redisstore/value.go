@@ -1,0 +1,130 @@
+package redisstore
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/redis/go-redis/v9"
+)
+
+// The scripts. KEYS[1] is the record, KEYS[2] the version counter.
+// Versions are formatted with %d: Lua's own number formatting turns large
+// integers into exponents. The writer's lease (its LeaseDuration in whole
+// ms, as lease.TTLMillis states it) and the write's nonce (lease.NewNonce)
+// come as one string, "" for none, and end the value: "HOLDER EPOCH
+// VERSION LEASE_MS NONCE".
+var (
+	// KEYS[3] the released version's key. ARGV[1] holder, ARGV[2] TTL in
+	// ms, ARGV[3] the writer's lease in ms and the nonce (or ""), ARGV[4]
+	// the channel to publish the change on. Returns {the new version, the
+	// version of the record it replaced if that went without a release
+	// (else 0)}; {0, 0} if a record exists, {-1, 0} if the key holds
+	// another type. (The counter is the last record's version: a release
+	// does not move it, and stores it as the released version.)
+	createScript = redis.NewScript(`
+local t = redis.call('TYPE', KEYS[1]).ok
+if t ~= 'none' then
+  if t ~= 'string' then return {-1, 0} end
+  return {0, 0}
+end
+local c = redis.call('GET', KEYS[2])
+local gone = 0
+if c and c ~= '0' and redis.call('GET', KEYS[3]) ~= c then gone = tonumber(c) end
+local v = redis.call('INCR', KEYS[2])
+local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
+if ARGV[3] ~= '' then val = val .. ' ' .. ARGV[3] end
+if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return {0, 0} end
+redis.pcall('PUBLISH', ARGV[4], string.format('%d', v))
+return {v, gone}`)
+	// ARGV[1] the expected value, ARGV[2] the holder to write, ARGV[3] its
+	// epoch ("" for an acquisition: the new version), ARGV[4] TTL in ms,
+	// ARGV[5] the writer's lease in ms and the nonce (or ""), ARGV[6] the
+	// channel.
+	// Returns the new version, or 0 if the value is not the expected one
+	// (or there is none).
+	writeScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local v = redis.call('INCR', KEYS[2])
+local e = ARGV[3]
+if e == '' then e = string.format('%d', v) end
+local val = ARGV[2] .. ' ' .. e .. ' ' .. string.format('%d', v)
+if ARGV[5] ~= '' then val = val .. ' ' .. ARGV[5] end
+redis.call('SET', KEYS[1], val, 'PX', ARGV[4])
+redis.pcall('PUBLISH', ARGV[6], string.format('%d', v))
+return v`)
+	// KEYS[2] the released version's key. ARGV[1] the expected value,
+	// ARGV[2] the channel, ARGV[3] its version. Returns 1 if it was
+	// deleted, 0 if the value is not the expected one.
+	releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[3])
+redis.pcall('PUBLISH', ARGV[2], '0')
+return 1`)
+)
+
+// encode is the record's value: "HOLDER EPOCH VERSION LEASE_MS NONCE";
+// "HOLDER EPOCH VERSION LEASE_MS" for a record with no nonce, and "HOLDER
+// EPOCH VERSION" for one that states no lease (records earlier leaselabs
+// wrote).
+func encode(r lease.Record) string {
+	v := strconv.FormatInt(r.Holder, 10) + " " + strconv.FormatInt(r.Epoch, 10) + " " + strconv.FormatInt(r.Version, 10)
+	if t := tail(r.TTL, r.Nonce); t != "" {
+		v += " " + t
+	}
+	return v
+}
+
+// tail is the end of a value, after its version: the writer's lease in
+// whole ms, then the nonce when there is one; "" for a record that
+// states no lease.
+func tail(ttl time.Duration, nonce uint64) string {
+	ms := lease.TTLMillis(ttl)
+	switch {
+	case ms <= 0:
+		return ""
+	case nonce == 0:
+		return strconv.FormatInt(ms, 10)
+	}
+	return strconv.FormatInt(ms, 10) + " " + strconv.FormatUint(nonce, 10)
+}
+
+// decode parses a value that encode wrote, and nothing else: three
+// fields (a record from a leaselab that kept no lease: TTL 0), four (one
+// that kept no nonce) or five.
+func decode(v string) (lease.Record, error) {
+	f := strings.Split(v, " ")
+	if len(f) < 3 || len(f) > 5 {
+		return lease.Record{}, fmt.Errorf("%d fields, not HOLDER EPOCH VERSION [LEASE_MS [NONCE]]", len(f))
+	}
+	var n [5]int64
+	for i, s := range f {
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || x < 0 || strconv.FormatInt(x, 10) != s {
+			return lease.Record{}, fmt.Errorf("field %d, %.24q, is not a decimal number", i+1, s)
+		}
+		n[i] = x
+	}
+	if n[1] <= 0 || n[2] < n[1] {
+		return lease.Record{}, fmt.Errorf("epoch %d of version %d", n[1], n[2])
+	}
+	rec := lease.Record{Holder: n[0], Epoch: n[1], Version: n[2]}
+	if len(f) >= 4 {
+		ttl, err := lease.TTLFromMillis(n[3])
+		if err != nil {
+			return lease.Record{}, err
+		}
+		rec.TTL = ttl
+	}
+	if len(f) == 5 {
+		if n[4] == 0 {
+			return lease.Record{}, errors.New("nonce 0")
+		}
+		rec.Nonce = uint64(n[4])
+	}
+	return rec, nil
+}
