@@ -176,6 +176,17 @@ func TestRunRefusesRedisReplica(t *testing.T) {
 	refused(t, "redis", srv.Addr, "is a replica", "point -dsn at its master")
 }
 
+// A Redis Cluster node is refused at start, exit status 2, saying why
+// (lease/redisstore.ErrCluster): until 2026-12-07 run went on, and over a
+// node without the lease's slot every call failed for good (a probe).
+func TestRunRefusesRedisCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real servers")
+	}
+	srv := servertest.Redis(t, "", "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf"))
+	refused(t, "redis", srv.Addr, "Redis Cluster node", "one Redis, or a primary with replicas")
+}
+
 // A Redis or a PostgreSQL that is down when run starts (a machine's boot,
 // a restart) is waited for as an etcd is, up to 5 s, not refused at once
 // (until 2026-12-07 run exited 2 at the first refused connection, while

@@ -87,8 +87,9 @@ var _ lease.Store = (*Store)(nil)
 var ErrWrongType = errors.New("the key holds a value of another type than a lease record: remove it")
 
 // New connects to the server and checks that it answers (PING, after
-// AUTH when a password is given): an unreachable server or a refused
-// password is an error here, not at the first lease operation. A PING
+// AUTH when a password is given): an unreachable server, a refused
+// password or a Redis Cluster node (ErrCluster) is an error here, not at
+// the first lease operation. A PING
 // slower than the call timeout is sent again until ctx ends (without a
 // deadline on ctx, New allows one call timeout in all).
 func New(ctx context.Context, o Options) (*Store, error) {
@@ -143,6 +144,10 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	// the connection or the credentials is an error at once.
 	for {
 		err := c.Ping(ctx).Err()
+		if err == nil && s.cluster(ctx) {
+			c.Close()
+			return nil, fmt.Errorf("redisstore: %s: %w", o.Addr, ErrCluster)
+		}
 		if err == nil {
 			return s, nil
 		}
@@ -151,6 +156,22 @@ func New(ctx context.Context, o Options) (*Store, error) {
 			return nil, fmt.Errorf("redisstore: %s: %w", o.Addr, err)
 		}
 	}
+}
+
+// ErrCluster is New's error for a server that is a Redis Cluster node.
+// The store speaks to one server: a node that does not own the lease's
+// slot answers MOVED to every call, for good, and one that does may
+// migrate it under a leader, after which every call of every process
+// fails and nobody leads (a probe, 2026-12-07). Use one Redis, or a
+// primary with replicas.
+var ErrCluster = errors.New("the server is a Redis Cluster node (cluster_enabled:1): leaselab needs one Redis, or a primary with replicas, not a cluster")
+
+// cluster reports whether the server says it is a cluster node (INFO
+// cluster). A server that does not answer INFO (a managed service that
+// renames it) is not said to be one.
+func (s *Store) cluster(ctx context.Context) bool {
+	info, err := s.c.Info(ctx, "cluster").Result()
+	return err == nil && strings.Contains(info, "cluster_enabled:1")
 }
 
 // Replica reports whether the server says it is a replica (ROLE), which

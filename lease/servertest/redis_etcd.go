@@ -13,9 +13,10 @@ import (
 )
 
 // Redis starts a redis-server on a free loopback port, without
-// persistence, requiring password when it is not "". It is killed when
-// the test ends.
-func Redis(t testing.TB, password string) *Server {
+// persistence, requiring password when it is not "", with extra
+// arguments after the others (a test's "--cluster-enabled", "yes"). It is
+// killed when the test ends.
+func Redis(t testing.TB, password string, extra ...string) *Server {
 	t.Helper()
 	bin := lookBin(t, "redis-server", "redis-server")
 	dir := t.TempDir()
@@ -28,6 +29,7 @@ func Redis(t testing.TB, password string) *Server {
 		if password != "" {
 			args = append(args, "--requirepass", password)
 		}
+		args = append(args, extra...)
 		return launch(t, s, bin, args, nil, func() error { return redisPing(s.Addr, password) })
 	})
 	return s
