@@ -71,6 +71,14 @@ var ErrConflict = errors.New("lease record changed")
 // caller that does not ask.
 var ErrReleased error = releasedError{}
 
+// ErrForeign is what a server store tells its Options.OnError (wrapped,
+// with what it found and why) when the lease's key or row holds a value
+// that no leaselab writes: another program's, an operator's. Its Read
+// returns it as a record held by no one known (Unknown), which the
+// reference waits out and takes over by compare-and-set on that very
+// value.
+var ErrForeign = errors.New("not a lease record")
+
 // ErrVanished is what a [Vanishing] store's Read reports (as a
 // *VanishedError, for which errors.Is(err, ErrVanished) holds) where it
 // can tell that the last record it had went without a release: its server

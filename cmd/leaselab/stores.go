@@ -34,7 +34,10 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 	// and its watchers poll. Every other error reaches the algorithm,
 	// which reports it.
 	onError := func(op string, err error) {
-		if warn != nil && slices.Contains(feedOps, op) {
+		// (A value no leaselab wrote is read as a record held by no one
+		// known, which the algorithm waits out: only the store can say
+		// what it is.)
+		if warn != nil && (slices.Contains(feedOps, op) || errors.Is(err, lease.ErrForeign)) {
 			fmt.Fprintf(warn, "leaselab: warning: %v\n", err)
 		}
 	}

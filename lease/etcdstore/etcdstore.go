@@ -408,7 +408,7 @@ func (s *Store) Read() (lease.Record, error) {
 		// that revision (replace). (As a read error, nobody ever led over
 		// it: a probe, 2026-12-07.) What it is, and why, is still told.
 		if s.onError != nil {
-			s.onError("read", fmt.Errorf("etcdstore: read %s: value %.64q is not a lease record: %w", s.key, kv.Value, err))
+			s.onError("read", fmt.Errorf("etcdstore: read %s: value %.64q is %w: %v", s.key, kv.Value, lease.ErrForeign, err))
 		}
 		return lease.Record{Holder: lease.Unknown, Version: kv.ModRevision}, nil
 	}

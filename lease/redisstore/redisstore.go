@@ -399,7 +399,7 @@ func (s *Store) Read() (lease.Record, error) {
 		// the counter, so a holder that writes on is seen to.
 		// What it is, and why, is still told (Options.OnError).
 		if s.onError != nil {
-			s.onError("read", fmt.Errorf("redisstore: read %s: value %.64q is not a lease record: %w", s.key, v, err))
+			s.onError("read", fmt.Errorf("redisstore: read %s: value %.64q is %w: %v", s.key, v, lease.ErrForeign, err))
 		}
 		c, _ := str(1)
 		n, _ := strconv.ParseInt(c, 10, 64)

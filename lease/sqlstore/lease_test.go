@@ -253,37 +253,86 @@ func TestPrevTable(t *testing.T) {
 	})
 }
 
-// A row whose lease columns no writer writes is an error of every call
-// that reads it, saying why, not of opening the table; a lease_ms of 0
-// written with the version is a write that stated none (TTL 0).
+// A row whose columns no writer writes, with an expiry in the future, is
+// a record held by no one known (lease.Unknown) at the row's version, told
+// to OnError saying why, and not an error of opening the table; a takeover
+// of it is a compare-and-set on the whole row (until 2026-12-07 it was a
+// read error until it expired, and nobody led over one that never did). A
+// lease_ms of 0 written with the version is a write that stated none (TTL
+// 0).
 func TestMalformedRow(t *testing.T) {
 	t.Parallel()
 	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
-		s := openTable(t, d, dsn, table, "jobs")
+		var mu sync.Mutex
+		var told []error
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := Open(ctx, d, dsn, Options{Name: "jobs", Table: table, Timeout: 5 * time.Second, OnError: func(_ string, err error) {
+			mu.Lock()
+			told = append(told, err)
+			mu.Unlock()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
 		r, err := s.Create(7, 9*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []struct {
-			ms, version, nonce int64
-			why                string
+			set, why string
 		}{
-			{-9000, 1, 1, "a lease of -9000 ms"},
-			{86400001, 1, 1, "a lease of 86400001 ms"},
-			{9000, 2, 1, "lease_version 2 is not a version up to 1"},
-			{9000, -1, 1, "lease_version -1"},
-			{9000, 1, -1, "nonce -1"},
+			{"lease_ms = -9000", "a lease of -9000 ms"},
+			{"lease_ms = 86400001", "a lease of 86400001 ms"},
+			{"lease_version = 2", "lease_version 2 is not a version up to 1"},
+			{"lease_version = -1", "lease_version -1"},
+			{"nonce = -1", "nonce -1"},
+			{"holder = -1", "holder -1"},
+			{"epoch = 2", "epoch 2 of version 1"},
+			{"expires_ms = expires_ms + 1000000000000", ""}, // (never expires: still a record)
 		} {
-			exec(t, s.db(), `UPDATE `+table+` SET lease_ms = $1, lease_version = $2, nonce = $3`, c.ms, c.version, c.nonce)
+			exec(t, s.db(), `UPDATE `+table+` SET `+c.set)
+			mu.Lock()
+			told = nil
+			mu.Unlock()
 			rec, err := s.Read()
-			if err == nil || !strings.Contains(err.Error(), "not a lease record") || !strings.Contains(err.Error(), c.why) {
-				t.Errorf("Read with lease_ms %d, lease_version %d, nonce %d = %+v, %v; want an error saying %q", c.ms, c.version, c.nonce, rec, err, c.why)
+			mu.Lock()
+			got := told
+			mu.Unlock()
+			if c.why == "" {
+				if err != nil || rec.Holder != 7 || len(got) != 0 {
+					t.Errorf("Read after %s = %+v, %v (told %v); want holder 7's record", c.set, rec, err, got)
+				}
+			} else if err != nil || rec.Holder != lease.Unknown || rec.Version != 1 || len(got) != 1 || !strings.Contains(got[0].Error(), "not a lease record") || !strings.Contains(got[0].Error(), c.why) {
+				t.Errorf("Read after %s = %+v, %v, told %v; want a record of lease.Unknown at version 1 and OnError saying %q", c.set, rec, err, got, c.why)
 			}
 			// Opening the table is not reading the row.
 			openTable(t, d, dsn, table, "jobs")
+			exec(t, s.db(), `UPDATE `+table+` SET holder = 7, epoch = 1, version = 1, lease_ms = 9000, lease_version = 1, nonce = $1`, int64(r.Nonce))
 		}
-		exec(t, s.db(), `UPDATE `+table+` SET lease_ms = 0, lease_version = 1, nonce = $1`, int64(r.Nonce))
-		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 7, Epoch: 1, Version: 1, Nonce: r.Nonce}) {
+		// A foreign row that never expires is taken over, on the row as read.
+		exec(t, s.db(), `UPDATE `+table+` SET lease_ms = -5`)
+		rec, err := s.Read()
+		if err != nil || rec.Holder != lease.Unknown {
+			t.Fatalf("Read of a foreign row = %+v, %v", rec, err)
+		}
+		exec(t, s.db(), `UPDATE `+table+` SET lease_ms = -6`)
+		if _, err := s.Takeover(rec, 42, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
+			t.Errorf("takeover of a row changed since the read: %v, want a conflict", err)
+		}
+		if rec, err = s.Read(); err != nil {
+			t.Fatal(err)
+		}
+		nrec, err := s.Takeover(rec, 42, 9*time.Second)
+		if err != nil || nrec.Holder != 42 || nrec.Epoch != 2 || nrec.Version != 2 {
+			t.Fatalf("takeover of the row read: %+v, %v; want a record of 42, epoch and version 2", nrec, err)
+		}
+		if got, err := s.Read(); err != nil || got != nrec {
+			t.Errorf("after the takeover Read = %+v, %v; want %+v", got, err, nrec)
+		}
+		exec(t, s.db(), `UPDATE `+table+` SET lease_ms = 0, lease_version = 2`)
+		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 42, Epoch: 2, Version: 2, Nonce: nrec.Nonce}) {
 			t.Errorf("Read with lease_ms 0 = %+v, %v; want TTL 0", rec, err)
 		}
 	})

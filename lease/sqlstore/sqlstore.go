@@ -108,6 +108,8 @@ type Store struct {
 	bellOnce sync.Once // a bell that cannot be rung is reported once (notify.go: ring)
 
 	qRead, qCreate, qRenew, qTakeover, qRelease string
+
+	foreign foreign // the last row read that is not a lease record (foreign.go)
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -254,7 +256,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 func (s *Store) prepare(table string) {
 	now := s.dialect.now()
 	live := `holder <> 0 AND expires_ms > ` + now
-	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version, nonce FROM ` + table + ` WHERE name = $1`
+	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version, nonce, expires_ms FROM ` + table + ` WHERE name = $1`
 	// A create over an expired row (not a released one: holder 0) keeps
 	// that row's version in dropped_version, which it returns: the record
 	// it replaced went without a release (lease.Record.Vanished).
@@ -290,6 +292,7 @@ RETURNING epoch, version, dropped_version`
 		s.qTakeover = notify(s.qTakeover, "epoch, version", "")
 		s.qRelease = notify(s.qRelease+` RETURNING 1`, "1", releasePayload)
 	}
+	s.prepareForeign(table)
 }
 
 // Close closes the database if Open opened it.
@@ -377,13 +380,13 @@ func (s *Store) Read() (lease.Record, error) {
 }
 
 // errNotRecord is read's error for a row that is not a lease record.
-var errNotRecord = errors.New("not a lease record")
+var errNotRecord = lease.ErrForeign
 
 func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	var rec lease.Record
 	var live int
-	var leaseMS, leaseVersion, nonce int64
-	err := s.db().QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion, &nonce)
+	var leaseMS, leaseVersion, nonce, expires int64
+	err := s.db().QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion, &nonce, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
@@ -394,13 +397,17 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	case live == 0:
 		return lease.Record{}, s.outcome("read", &lease.VanishedError{Version: rec.Version}) // (also fs.ErrNotExist)
 	}
+	row := foreignRow{rec.Holder, rec.Epoch, rec.Version, expires, leaseMS, leaseVersion, nonce}
+	if rec.Holder < 0 || rec.Epoch <= 0 || rec.Version < rec.Epoch {
+		return s.foreignRecord(row, fmt.Errorf("holder %d, epoch %d of version %d", rec.Holder, rec.Epoch, rec.Version)), nil
+	}
 	ttl, err := rowTTL(rec.Version, leaseMS, leaseVersion)
 	if err != nil {
-		return lease.Record{}, fmt.Errorf("row holder %d, epoch %d, version %d is %w: %v", rec.Holder, rec.Epoch, rec.Version, errNotRecord, err)
+		return s.foreignRecord(row, err), nil
 	}
 	rec.TTL = ttl
 	if rec.Nonce, err = rowNonce(rec.Version, leaseVersion, nonce); err != nil {
-		return lease.Record{}, fmt.Errorf("row holder %d, epoch %d, version %d is %w: %v", rec.Holder, rec.Epoch, rec.Version, errNotRecord, err)
+		return s.foreignRecord(row, err), nil
 	}
 	return rec, nil
 }
@@ -525,7 +532,7 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome(op, lease.ErrConflict)
 	case err != nil:
-		rec.Epoch, rec.Version, rec.Vanished = 0, 0, 0 // what it sent: lease.Store
+		rec.Epoch, rec.Version = 0, 0 // what it sent: lease.Store
 		return rec, s.fail(op, err)
 	}
 	s.ring()
@@ -542,6 +549,9 @@ func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error)
 // still the live record, else fails with lease.ErrConflict (also when the
 // row has expired: re-read, then Create).
 func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
+	if stale.Holder == lease.Unknown {
+		return s.takeoverForeign(holder, ttl)
+	}
 	return s.update("takeover", s.qTakeover, holder, ttl, s.name, stale.Holder, stale.Epoch, stale.Version, s.ttlMS(ttl), holder, lease.TTLMillis(ttl), int64(stale.Nonce))
 }
 
