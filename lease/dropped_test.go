@@ -82,3 +82,51 @@ func TestCreateOverAnUnseenDroppedRecord(t *testing.T) {
 		}
 	}
 }
+
+// A record gone without a release that a process never saw is waited out
+// for the lease that record stated, which the store keeps
+// (lease.VanishedError.TTL), not the reader's own: the holder may hold a
+// longer one (a rolling change of -lease). A search found it once steps
+// were aimed after calls (2026-12-07): a 27 s holder's record dropped by
+// a step right after its acquisition, and a 9 s watcher that waited 9 s
+// and led beside it. The script: 100 (27 s lease) leads at once, the wall
+// clock steps 28 s forward at 50 ms, 100 is paused from 100 ms to 15.1 s
+// (still leading by its own clock); 200 (9 s) starts at 200 ms and reads
+// the record gone. The mutant redis~vanished-own-lease leads at 9.2 s,
+// beside 100, in every seed; the reference waits until 27.2 s.
+func TestUnseenVanishedRecordWaitsTheLeaseItStated(t *testing.T) {
+	if err := registerMutants(); err != nil {
+		t.Fatal(err)
+	}
+	long := lease.Config{LeaseDuration: 27 * time.Second, RenewInterval: 9 * time.Second, WatchInterval: 3 * time.Second}
+	for _, variant := range []string{"redis", "sql", "redis~vanished-own-lease"} {
+		twoLeaders := 0
+		for seed := uint64(1); seed <= 10; seed++ {
+			cfg := sim.Config{Variant: variant, Seed: seed, Horizon: 60 * time.Second, Lease: lease.DefaultConfig(),
+				Procs:      []sim.ProcSpec{{PID: 100, Lease: long}, {PID: 200, Start: 200 * time.Millisecond}},
+				SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+				Faults: []sim.Fault{
+					{Kind: trace.Jump, At: 50 * time.Millisecond, Delta: 28 * time.Second},
+					{Kind: trace.Stop, Proc: 0, At: 100 * time.Millisecond, Dur: 15 * time.Second},
+				}}
+			tr, err := sim.Run(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.MaxConcurrentLeaders() > 1 {
+				twoLeaders++
+			}
+			if !strings.Contains(variant, "~") {
+				for _, v := range spec.Check(tr) {
+					if v.Violation != nil {
+						t.Errorf("%s, seed %d: %s: %v\n%s", variant, seed, v.Property, v.Violation, strings.Join(tr.LogLines(), "\n"))
+					}
+				}
+			}
+			tr.Release()
+		}
+		if want := map[bool]int{true: 10}[strings.Contains(variant, "~")]; twoLeaders != want {
+			t.Errorf("%s: two leaders in %d of 10 seeds, want %d", variant, twoLeaders, want)
+		}
+	}
+}

@@ -51,6 +51,7 @@ const (
 	MistakeToldLate                = mToldLate
 	MistakeVanishedAtOnce          = mVanishedAtOnce
 	MistakeDroppedAtOnce           = mDroppedAtOnce
+	MistakeVanishedOwnLease        = mVanishedOwnLease
 	MistakeSleepPastDeadline       = mSleepPastDeadline
 	MistakeOwnRenewalExtends       = mOwnRenewalExtends
 	MistakeVersionSkip             = mVersionSkip

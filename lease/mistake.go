@@ -254,4 +254,9 @@ const (
 	// and dropped between its read and its create), leads at once (the
 	// reference before 2026-12-07, found by CI's property test).
 	mDroppedAtOnce
+	// Reference: a record gone without a release that this process never
+	// saw is waited out for its own lease, or the longest it has read,
+	// not the lease the store says that record stated (the reference
+	// before 2026-12-07, found by a search with mixed leases).
+	mVanishedOwnLease
 )

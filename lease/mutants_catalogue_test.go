@@ -740,6 +740,15 @@ var mutants = []mutant{
 		exploreWhy: "the documented exploration bounds run the file variants: none draws a server's wall-clock expiry",
 	},
 	{
+		name: "redis~vanished-own-lease", base: "redis",
+		mistake:    "a record gone without a release that the process never saw is waited out for its own lease (or the longest it has read), not the lease the store says that record stated: a 9 s watcher leads beside a 27 s holder whose record a clock step dropped (the reference before 2026-12-07, found by a search)",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(lease.MistakeVanishedOwnLease, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none draws a server's wall-clock expiry",
+		confirm:    &confirmation{faults: "kill,term,stop,jump", sched: "mixed", runs: 30000},
+		missed:     "it needs a holder of a longer lease than a watcher's (a swarm's mixed leases) whose record a step drops before that watcher ever reads it, and the holder leading on past the watcher's own lease: the default command's swarms draw that seldom (not in 60,000 runs at seed 1; the search that found it, -faults all at seed 3, within 20,000); with kill,term,stop,jump it breaks exclusive-leadership at run 27,420",
+	},
+	{
 		name: "redis~own-renewal-extends", base: "redis",
 		mistake:    "a renewal whose conflict shows the leader's own earlier renewal (its reply lost) counts the local deadline from this failed attempt's start, not from its last acknowledged write's (a probe's mutant, 2026-12-05: no property caught it in 220,000 runs; a pause just after the conflict gave two leaders in 18 of 30 scripted runs)",
 		property:   spec.HonestRole,

@@ -55,6 +55,9 @@ type Record struct {
 	// reference then holds its new record, without leading, until that
 	// record's lease has ended, as after a loss of the server's data.
 	Vanished int64 `json:"-"`
+	// VanishedTTL is the lease that record stated, where the store knows
+	// it (0: not known), as VanishedError.TTL.
+	VanishedTTL time.Duration `json:"-"`
 }
 
 // NonceFor is the nonce of a write that states a lease of ttl: NewNonce's,

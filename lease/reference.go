@@ -304,6 +304,9 @@ func (r *Reference) elect(ctx context.Context) {
 			return expiry, r.leaseOf(seen), true
 		}
 		ttl := max(r.cfg.LeaseDuration, r.longest)
+		if r.mistake != mVanishedOwnLease {
+			ttl = max(ttl, nrec.VanishedTTL)
+		}
 		r.p.Log(MsgRefVanishedUnknown, v, 0)
 		return now + ttl, ttl, true
 	}
@@ -430,7 +433,11 @@ func (r *Reference) elect(ctx context.Context) {
 					}
 				} else {
 					r.p.Log(MsgRefVanishedUnknown, ve.Version, 0)
-					holdUntil = max(holdUntil, now+max(r.cfg.LeaseDuration, r.longest))
+					ttl := max(r.cfg.LeaseDuration, r.longest)
+					if r.mistake != mVanishedOwnLease {
+						ttl = max(ttl, ve.TTL) // (a longer lease than any read)
+					}
+					holdUntil = max(holdUntil, now+ttl)
 				}
 			}
 			seenGone = haveSeen && r.mistake != mLossSeenOnly

@@ -91,6 +91,12 @@ var ErrVanished = errors.New("the lease record is gone without a release (expire
 // release: errors.Is finds both ErrVanished and fs.ErrNotExist in it.
 type VanishedError struct {
 	Version int64 // the version of the record that went (0: not known)
+	// TTL is the lease that record stated (0: not known). A process that
+	// never saw the record waits at least that long: a holder of a longer
+	// lease than its own (a rolling change of -lease) may lead that long
+	// (a search found a 9 s watcher leading beside the 27 s holder whose
+	// record a clock step had dropped before it was ever read).
+	TTL time.Duration
 }
 
 func (e *VanishedError) Error() string {

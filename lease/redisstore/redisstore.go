@@ -61,6 +61,9 @@ type Store struct {
 	// deletes the record; a record the server expired or evicted leaves
 	// it below the counter: lease.ErrVanished).
 	released string
+	// leaseKey holds "VERSION LEASE_MS" of the last record that stated a
+	// lease (value.go).
+	leaseKey string
 	channel  string // the writers publish every change on it
 	timeout  time.Duration
 	margin   time.Duration
@@ -126,6 +129,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		key:      "leaselab:{" + o.Name + "}",
 		counter:  "leaselab:{" + o.Name + "}:version",
 		released: "leaselab:{" + o.Name + "}:released",
+		leaseKey: "leaselab:{" + o.Name + "}:lease",
 		channel:  "leaselab:{" + o.Name + "}:changes",
 		timeout:  timeout,
 		margin:   o.ExpiryMargin,
@@ -363,7 +367,7 @@ func (s *Store) Vanishes() bool { return true }
 func (s *Store) Read() (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	vals, err := s.c.MGet(ctx, s.key, s.counter, s.released).Result()
+	vals, err := s.c.MGet(ctx, s.key, s.counter, s.released, s.leaseKey).Result()
 	if err != nil {
 		return lease.Record{}, s.fail("read", err)
 	}
@@ -382,7 +386,8 @@ func (s *Store) Read() (lease.Record, error) {
 				why = lease.ErrReleased
 			} else {
 				n, _ := strconv.ParseInt(c, 10, 64)
-				why = &lease.VanishedError{Version: n}
+				l, _ := str(3)
+				why = &lease.VanishedError{Version: n, TTL: statedLease(l, n)}
 			}
 		}
 		return lease.Record{}, fmt.Errorf("redisstore: read %s: %w", s.key, why)
@@ -420,8 +425,8 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	nonce := lease.NonceFor(ttl)
-	res, err := createScript.Run(ctx, s.c, []string{s.key, s.counter, s.released}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64Slice()
-	if err == nil && len(res) != 2 {
+	res, err := createScript.Run(ctx, s.c, []string{s.key, s.counter, s.released, s.leaseKey}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64Slice()
+	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("the create script answered %v", res)
 	}
 	var v int64
@@ -439,7 +444,8 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
-	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce, Vanished: res[1]}, nil
+	goneTTL, _ := lease.TTLFromMillis(res[2])
+	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce, Vanished: res[1], VanishedTTL: goneTTL}, nil
 }
 
 // sent is what a write whose outcome is not known returns: the record it
@@ -475,7 +481,7 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 // new version's) replaces the value want, if want is still the value.
 func (s *Store) writeValue(ctx context.Context, op, want string, holder int64, e string, epoch int64, ttl time.Duration) (lease.Record, error) {
 	nonce := lease.NonceFor(ttl)
-	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter}, want, holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
+	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter, s.leaseKey}, want, holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
 	switch {
 	case err != nil:
 		return sent(holder, ttl, nonce), s.fail(op, err)

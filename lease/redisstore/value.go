@@ -11,39 +11,53 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The scripts. KEYS[1] is the record, KEYS[2] the version counter.
+// The scripts. KEYS[1] is the record, KEYS[2] the version counter; the
+// lease key, written by every write with no TTL, keeps "VERSION LEASE_MS"
+// of the last record that stated a lease, so that a record the server
+// dropped is known for how long it may still be held (Read's and
+// Create's answers: lease.VanishedError.TTL, lease.Record.VanishedTTL).
 // Versions are formatted with %d: Lua's own number formatting turns large
 // integers into exponents. The writer's lease (its LeaseDuration in whole
 // ms, as lease.TTLMillis states it) and the write's nonce (lease.NewNonce)
 // come as one string, "" for none, and end the value: "HOLDER EPOCH
 // VERSION LEASE_MS NONCE".
 var (
-	// KEYS[3] the released version's key. ARGV[1] holder, ARGV[2] TTL in
-	// ms, ARGV[3] the writer's lease in ms and the nonce (or ""), ARGV[4]
-	// the channel to publish the change on. Returns {the new version, the
-	// version of the record it replaced if that went without a release
-	// (else 0)}; {0, 0} if a record exists, {-1, 0} if the key holds
-	// another type. (The counter is the last record's version: a release
-	// does not move it, and stores it as the released version.)
+	// KEYS[3] the released version's key, KEYS[4] the lease key. ARGV[1]
+	// holder, ARGV[2] TTL in ms, ARGV[3] the writer's lease in ms and the
+	// nonce (or ""), ARGV[4] the channel to publish the change on. Returns
+	// {the new version, the version of the record it replaced if that went
+	// without a release (else 0), the lease that record stated in ms (0:
+	// not known)}; {0, 0, 0} if a record exists, {-1, 0, 0} if the key
+	// holds another type. (The counter is the last record's version: a
+	// release does not move it, and stores it as the released version.)
 	createScript = redis.NewScript(`
 local t = redis.call('TYPE', KEYS[1]).ok
 if t ~= 'none' then
-  if t ~= 'string' then return {-1, 0} end
-  return {0, 0}
+  if t ~= 'string' then return {-1, 0, 0} end
+  return {0, 0, 0}
 end
 local c = redis.call('GET', KEYS[2])
-local gone = 0
-if c and c ~= '0' and redis.call('GET', KEYS[3]) ~= c then gone = tonumber(c) end
+local gone, goneMS = 0, 0
+if c and c ~= '0' and redis.call('GET', KEYS[3]) ~= c then
+  gone = tonumber(c)
+  local l = redis.call('GET', KEYS[4])
+  if l then
+    local lv, lms = string.match(l, '^(%d+) (%d+)$')
+    if lv == c then goneMS = tonumber(lms) end
+  end
+end
 local v = redis.call('INCR', KEYS[2])
 local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
 if ARGV[3] ~= '' then val = val .. ' ' .. ARGV[3] end
-if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return {0, 0} end
+if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return {0, 0, 0} end
+local ms = string.match(ARGV[3], '^(%d+)')
+if ms then redis.call('SET', KEYS[4], string.format('%d ', v) .. ms) else redis.call('DEL', KEYS[4]) end
 redis.pcall('PUBLISH', ARGV[4], string.format('%d', v))
-return {v, gone}`)
-	// ARGV[1] the expected value, ARGV[2] the holder to write, ARGV[3] its
-	// epoch ("" for an acquisition: the new version), ARGV[4] TTL in ms,
-	// ARGV[5] the writer's lease in ms and the nonce (or ""), ARGV[6] the
-	// channel.
+return {v, gone, goneMS}`)
+	// KEYS[3] the lease key. ARGV[1] the expected value, ARGV[2] the
+	// holder to write, ARGV[3] its epoch ("" for an acquisition: the new
+	// version), ARGV[4] TTL in ms, ARGV[5] the writer's lease in ms and
+	// the nonce (or ""), ARGV[6] the channel.
 	// Returns the new version, or 0 if the value is not the expected one
 	// (or there is none).
 	writeScript = redis.NewScript(`
@@ -54,6 +68,8 @@ if e == '' then e = string.format('%d', v) end
 local val = ARGV[2] .. ' ' .. e .. ' ' .. string.format('%d', v)
 if ARGV[5] ~= '' then val = val .. ' ' .. ARGV[5] end
 redis.call('SET', KEYS[1], val, 'PX', ARGV[4])
+local ms = string.match(ARGV[5], '^(%d+)')
+if ms then redis.call('SET', KEYS[3], string.format('%d ', v) .. ms) else redis.call('DEL', KEYS[3]) end
 redis.pcall('PUBLISH', ARGV[6], string.format('%d', v))
 return v`)
 	// KEYS[2] the released version's key. ARGV[1] the expected value,
@@ -127,4 +143,24 @@ func decode(v string) (lease.Record, error) {
 		rec.Nonce = uint64(n[4])
 	}
 	return rec, nil
+}
+
+// statedLease is the lease the lease key's value says version stated:
+// "VERSION LEASE_MS" of that very version; 0 when it says nothing of it
+// (another version's, none, or what no leaselab writes).
+func statedLease(val string, version int64) time.Duration {
+	v, ms, ok := strings.Cut(val, " ")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if !ok || err != nil || n != version {
+		return 0
+	}
+	m, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return 0
+	}
+	ttl, err := lease.TTLFromMillis(m)
+	if err != nil {
+		return 0
+	}
+	return ttl
 }

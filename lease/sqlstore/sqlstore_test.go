@@ -116,8 +116,8 @@ func TestRow(t *testing.T) {
 	}
 	time.Sleep(5 * time.Millisecond)
 	r3, err := s.Create(9, time.Minute)
-	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4, TTL: time.Minute, Nonce: r3.Nonce, Vanished: 3}) {
-		t.Fatalf("Create over an expired row = %+v, %v; want {9 0 4 4 1m}, naming version 3 gone without a release", r3, err)
+	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4, TTL: time.Minute, Nonce: r3.Nonce, Vanished: 3, VanishedTTL: time.Millisecond}) {
+		t.Fatalf("Create over an expired row = %+v, %v; want {9 0 4 4 1m}, naming version 3 (1 ms) gone without a release", r3, err)
 	}
 }
 
