@@ -1,11 +1,12 @@
 package spec
 
 import (
-	"github.com/leaselab/leaselab/trace"
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // The evidence for the flock variant: random runs with every fault kind
@@ -64,4 +65,51 @@ func TestFlockPowerLoss(t *testing.T) {
 		t.Errorf("flock under power loss: violations %v in %d runs", counts, runs)
 	}
 	t.Logf("%d runs with a power loss and restart: no violation", runs)
+}
+
+// A flock waiter backs off after a failed call, up to a watch interval
+// on its own clock, and a clock within the drift bound may run that much
+// slow: no-wedge stretches the back-off by the drift bound, as the
+// reference's bounds stretch its lease. The review's run (2026-12-07):
+// at a drift bound of 30%, a full disk's end found the watchers backing
+// off at 3 s, and one on a clock 30% slow retried 4.3 s later, against
+// the 3.1 s that no-wedge and stable-leadership then allowed, with no
+// process paused. At the default 1% the bound grows by 30 ms only: a
+// waiter that waits twice its back-off still shows.
+func TestFlockBackoffOnSlowClock(t *testing.T) {
+	v := mustVariant(t, "flock")
+	c := lease.DefaultConfig()
+	if got, want := BoundsFor(v, c).Wedge, c.WatchInterval*100/99+Slack; got < want || got > want+time.Microsecond {
+		t.Errorf("flock's wedge bound at the default drift bound: %v, want %v", got, want)
+	}
+	c.DriftBoundPPM = 300_000
+	if got, want := BoundsFor(v, c).Wedge, c.WatchInterval*10/7+Slack; got < want || got > want+time.Microsecond {
+		t.Errorf("flock's wedge bound at a drift bound of 30%%: %v, want %v", got, want)
+	}
+
+	kinds, err := sim.ParseFaults("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.SetupOptions{Variant: "flock", Faults: kinds, Scheduler: "mixed", Lease: c}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sim.Run(sim.RandomSetup(o, 1785612808269150166)) // the review's replay line
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Release()
+	for _, vd := range Check(tr) {
+		if vd.Violation != nil {
+			t.Errorf("%s: %v", vd.Property, vd.Violation)
+		}
+	}
+	// The run still holds what it was found for: a leaderless span past
+	// the unstretched bound, with nobody paused.
+	b := runBounds(v, tr)
+	b.Wedge -= slowWait(c.WatchInterval, c.DriftBoundPPM) - c.WatchInterval
+	if CheckNoWedge(tr, tr.Leadership(), b) == nil {
+		t.Errorf("no leaderless span past %v: the run no longer shows the slow back-off", b.Wedge)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -108,14 +109,15 @@ type Bounds struct {
 // A variant whose leadership is a kernel lock (flock) owes no lease
 // either: a SIGKILL or SIGTERM of the leader hands the lock to a waiting
 // process at once (Slack: a few system calls). It may be leaderless only
-// while a process backs off after an I/O error, at most WatchInterval.
+// while a process backs off after an I/O error, at most WatchInterval on
+// its own clock, which may run slow by the drift bound (slowWait).
 func BoundsFor(v lease.Variant, c lease.Config) Bounds {
 	lag := v.Claims.ExpiryLag
 	if v.Claims.OwnClock {
 		lag += c.DriftLag()
 	}
 	if v.Claims.Handover == lease.KernelLock {
-		return Bounds{Wedge: c.WatchInterval + lag + Slack, Kill: Slack, Term: Slack}
+		return Bounds{Wedge: slowWait(c.WatchInterval, sim.DriftBoundOf(c)) + lag + Slack, Kill: Slack, Term: Slack}
 	}
 	watch := c.WatchInterval
 	if v.Claims.Handover == lease.Notified {
@@ -123,6 +125,22 @@ func BoundsFor(v lease.Variant, c lease.Config) Bounds {
 	}
 	b := c.LeaseDuration + watch + lag + Slack
 	return Bounds{Wedge: b, Kill: b, Term: watch + Slack}
+}
+
+// slowWait is how long, in true time, a wait of d on a clock running slow
+// by rho parts per million lasts: d/(1-rho), computed here and not by
+// the code under test (as safeDeadline is). A flock waiter's back-off is
+// such a wait, and its bound was d unstretched: at a drift bound of 30%,
+// a watcher retrying every watch interval after a full disk took 4.3 s
+// against no-wedge's 3.1 s, and no-wedge and stable-leadership blamed
+// flock with no process paused (a review, 2026-12-07). A clock that may
+// stop (rho of a million or more) has no bound: a wait then counts twice.
+func slowWait(d time.Duration, rho int64) time.Duration {
+	if rho >= 1_000_000 {
+		return 2 * d
+	}
+	l, r := int64(d), 1_000_000-rho
+	return time.Duration(l/r*1_000_000 + l%r*1_000_000/r) // l·1e6/r without overflow
 }
 
 // envelope widens the run's configuration to every process's own (a
