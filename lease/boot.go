@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,11 +68,32 @@ func (p *osProc) BootID() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// bootUse is what bootBase may do besides learning this boot's record.
+type bootUse uint8
+
+const (
+	// bootMake makes the record if it is missing (the reference: every
+	// process, whenever it needs the boot's base).
+	bootMake bootUse = iota
+	// bootLearn makes nothing: it learns the record if there is one (a
+	// flock process that does not hold the lock), else errNoBootRecord.
+	bootLearn
+	// bootSweep makes the record if it is missing, after removing the
+	// temporary files others left (a flock process holding the lock,
+	// under which nobody else makes one: see EpochFile.epochBase).
+	bootSweep
+)
+
+// errNoBootRecord is bootBase's error, under bootLearn, when the
+// directory holds no record of this boot yet.
+var errNoBootRecord = errors.New("no boot record of this boot yet")
+
 // bootBase returns (K-1)*BootStride for the boot record of the current
-// boot, id, creating it durably if the newest record is another boot's.
-// K is the highest boot record's number in the directory (records below
-// it are removed once it is durable, so they need not be contiguous).
-func (s *VersionedFile) bootBase(id string) (int64, error) {
+// boot, id, creating it durably if the newest record is another boot's
+// (unless use is bootLearn). K is the highest boot record's number in the
+// directory (records below it are removed once it is durable, so they
+// need not be contiguous).
+func (s *VersionedFile) bootBase(id string, use bootUse) (int64, error) {
 	name := func(k int64) string { return s.Path + ".boot." + strconv.FormatInt(k, 10) }
 	// linked is the record this pass found existing (EEXIST) when it tried
 	// to link it: the next listing must show it, or one above it. One that
@@ -87,6 +109,9 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 		l, err := s.list()
 		if err != nil {
 			return 0, err
+		}
+		if use == bootSweep {
+			s.sweepBootTemps(l)
 		}
 		k := int64(0)
 		if n := len(l.boots); n > 0 {
@@ -124,7 +149,20 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 			}
 			// Another boot's record (or one that is not a record at all).
 		}
-		err = s.publishDurably(name(k+1), []byte(id))
+		switch left := s.leftTemps(); {
+		case use == bootLearn:
+			return 0, errNoBootRecord
+		case len(left) > 0:
+			// One temporary file a process at most (flock's bound counts
+			// one): a new one waits until the last one's removal works.
+			return 0, fmt.Errorf("boot record of %s: temporary file %s could not be removed", s.Path, left[0])
+		}
+		tmp, err := s.publishDurably(name(k+1), []byte(id))
+		if tmp != "" && use == bootSweep {
+			s.mu.Lock()
+			s.left = append(s.left, tmp)
+			s.mu.Unlock()
+		}
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return 0, err
 		}
@@ -139,11 +177,12 @@ func (s *VersionedFile) bootBase(id string) (int64, error) {
 const bootPasses = 16
 
 // publishDurably links a file holding data at name (EEXIST if it exists),
-// with the data and the name fsynced before it returns.
-func (s *VersionedFile) publishDurably(name string, data []byte) error {
+// with the data and the name fsynced before it returns. It returns the
+// temporary file's name too if its removal failed (it is left behind).
+func (s *VersionedFile) publishDurably(name string, data []byte) (left string, _ error) {
 	tmp, fd, err := s.openTemp()
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer s.doneTemp(tmp)
 	_, err = s.FS.Write(fd, data)
@@ -156,9 +195,62 @@ func (s *VersionedFile) publishDurably(name string, data []byte) error {
 	if err == nil {
 		err = s.FS.Link(tmp, name)
 	}
-	s.FS.Remove(tmp)
-	if err != nil || s.NoDirSync {
-		return err
+	if err := s.FS.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		left = tmp
 	}
-	return syncDir(s.FS, s.Path)
+	if err != nil || s.NoDirSync {
+		return left, err
+	}
+	return left, syncDir(s.FS, s.Path)
+}
+
+// sweepBootTemps removes, for a flock process holding the lock, every
+// temporary file the listing l shows but its own under way. Flock makes
+// them under the lock only (EpochFile.epochBase), so another's is a dead
+// process's, or one's that left it behind: nobody is writing it (a
+// review found flock sweeping none, and a process whose unlinks failed
+// left its temporary files past flock's file bound). This process's own
+// left ones need no read; another's is removed only if it is the
+// protocol's (remove). What fails stays for the next sweep.
+func (s *VersionedFile) sweepBootTemps(l listing) {
+	s.mu.Lock()
+	left, under := s.left, slices.Clone(s.temps)
+	s.left = nil
+	s.mu.Unlock()
+	var still []string
+	for _, t := range left {
+		if slices.Contains(l.temps, t) && !s.remove(t, 0, true) {
+			still = append(still, t)
+		}
+	}
+	for _, t := range l.temps {
+		if !slices.Contains(left, t) && !slices.Contains(under, t) {
+			s.remove(t, 0, false)
+		}
+	}
+	s.mu.Lock()
+	s.left = append(s.left, still...)
+	s.mu.Unlock()
+}
+
+// removeLeft removes this process's left temporary files, for a flock
+// process holding the lock that needs no listing (it knows its boot's
+// base): none was being written, and under the lock nobody makes one.
+func (s *VersionedFile) removeLeft() {
+	for _, t := range s.leftTemps() {
+		if s.remove(t, 0, true) {
+			s.mu.Lock()
+			if i := slices.Index(s.left, t); i >= 0 {
+				s.left = slices.Delete(s.left, i, i+1)
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// leftTemps returns this process's temporary files whose removal failed.
+func (s *VersionedFile) leftTemps() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.left)
 }

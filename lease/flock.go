@@ -68,20 +68,43 @@ type EpochFile struct {
 	buf     []byte // encoding scratch; FS.Write does not retain it
 	base    int64
 	hasBase bool
+	boots   *VersionedFile // the boot records' (and their temporary files')
 
 	mistake mistake // planted by the mutation tests only (mistake.go)
 }
 
-// epochBase is the current boot's epoch base (0 without Boot).
-func (s *EpochFile) epochBase() (int64, error) {
-	if s.Boot == nil || s.hasBase {
+// epochBase is the current boot's epoch base (0 without Boot). Only a
+// caller that holds the lock (use bootSweep: Create and Takeover) makes
+// a boot record, and it first removes every temporary file the directory
+// holds, which another process made under the lock and left (it died, or
+// its unlink failed): under the lock nobody else is writing one. A Read
+// (bootLearn) learns the record if it exists and makes nothing.
+//
+// (Watchers made boot records too, before contending, and nobody swept
+// their temporary files: a review's process whose unlinks failed left
+// two and made a third, five names against flock's bound of four. A
+// sweep outside the lock could remove a temporary file a live watcher
+// was writing. Under the lock, only a lock file removed from its path,
+// whose holders lock different inodes, lets two make one at once: the
+// one swept fails its link, and tries again.)
+func (s *EpochFile) epochBase(use bootUse) (int64, error) {
+	if s.Boot == nil {
+		return 0, nil
+	}
+	if s.boots == nil {
+		s.boots = &VersionedFile{FS: s.FS, Path: s.Path, PID: s.PID}
+	}
+	if s.hasBase {
+		if use == bootSweep && len(s.boots.leftTemps()) > 0 {
+			s.boots.removeLeft()
+		}
 		return s.base, nil
 	}
 	id, err := s.Boot()
 	if err != nil {
 		return 0, err
 	}
-	base, err := (&VersionedFile{FS: s.FS, Path: s.Path, PID: s.PID}).bootBase(id)
+	base, err := s.boots.bootBase(id, use)
 	if err != nil {
 		return 0, err
 	}
@@ -97,9 +120,10 @@ var _ Store = (*EpochFile)(nil)
 // is an error wrapping [ErrUnreadable], with a record held by [Unknown].
 func (s *EpochFile) Read() (Record, error) {
 	if s.Boot != nil {
-		// Learn (or make) this boot's record now, before contending, so
-		// that no acquisition waits for it; an error is met again when needed.
-		s.epochBase()
+		// Learn this boot's record now, before contending, so that no
+		// acquisition waits for it (unless it must make it); an error is
+		// met again when needed.
+		s.epochBase(bootLearn)
 	}
 	b, err := s.FS.ReadFile(s.Path)
 	if errors.Is(err, syscall.EFBIG) {
@@ -122,7 +146,7 @@ func (s *EpochFile) Read() (Record, error) {
 // Create writes the first record, epoch 1, for holder. The caller holds the
 // lock and has read no record.
 func (s *EpochFile) Create(holder int64, ttl time.Duration) (Record, error) {
-	base, err := s.epochBase()
+	base, err := s.epochBase(bootSweep)
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
@@ -136,7 +160,7 @@ func (s *EpochFile) Renew(cur Record, ttl time.Duration) (Record, error) { retur
 // Takeover writes a record for holder with the epoch after stale's. The
 // caller holds the lock and has just read stale.
 func (s *EpochFile) Takeover(stale Record, holder int64, ttl time.Duration) (Record, error) {
-	base, err := s.epochBase()
+	base, err := s.epochBase(bootSweep)
 	if err != nil {
 		return Record{}, &StepError{Step: "write", Err: err}
 	}
@@ -233,6 +257,8 @@ const flockBackoff = time.Millisecond
 //   - Under the lock, read the record and write the next epoch (1 for an
 //     absent or empty file): the lock makes the read and write a
 //     compare-and-set, so epochs strictly increase from leader to leader.
+//     The first holder of a boot makes the boot's record there too
+//     (EpochFile.epochBase), sweeping the temporary files others left.
 //   - Lead until SIGTERM: nothing to renew, no deadline, nothing a clock
 //     can break. A paused leader still holds the lock, so nobody else can
 //     lead meanwhile, and nobody does anything for as long as it is paused.
@@ -325,7 +351,8 @@ func (f *FlockElection) Run() {
 			}
 			f.setFD(fd)
 			// Read the record once before contending: the store learns the
-			// boot's epoch base here, off the hand-over's path.
+			// boot's epoch base here, off the hand-over's path, if the
+			// boot's record exists (only a holder makes it).
 			f.s.Read()
 		}
 		err := f.fl.Flock(fd, LOCK_EX|LOCK_NB)

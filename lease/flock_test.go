@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -126,5 +127,49 @@ func TestFlockFileForeign(t *testing.T) {
 		if got, err := s.Read(); got != rec || err != nil {
 			t.Errorf("Read after writing over %.20q = %+v, %v; want %+v", junk, got, err, rec)
 		}
+	}
+}
+
+// The flock store makes a boot record only under the lock (Create,
+// Takeover), and first sweeps the temporary files that others left
+// there; a Read, which watchers make before they contend, learns the
+// record if it exists and makes or removes nothing (a sweep outside the
+// lock could remove a temporary file a live watcher was writing). A file
+// at a temporary name that is not the protocol's stays.
+func TestFlockBootRecordUnderLock(t *testing.T) {
+	s, r, f := newFlockStore()
+	s.PID, s.Boot = 7, func() (string, error) { return "boot-2", nil }
+	for name, data := range map[string]string{
+		lockPath:                 "",
+		lockPath + ".boot.1":     "boot-1",                 // the previous boot's record
+		lockPath + ".tmp.9.1":    "boot-1",                 // a process killed making it
+		lockPath + ".tmp.9.2":    "",                       // one killed before its write
+		lockPath + ".tmp.7.1":    "boot-2",                 // this PID's, of a process killed this boot
+		lockPath + ".tmp.9.3":    strings.Repeat("x", 300), // not the protocol's
+		"/d/leader.lock.tmp.x.1": "boot-1",                 // nor this
+	} {
+		f.Place(name, []byte(data), 0o644)
+	}
+	names := func() string {
+		n, err := r.FS.ReadDir("/d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(n)
+		return strings.Join(n, " ")
+	}
+	before := names()
+	if _, err := s.Read(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read: %v, want ErrNotExist", err)
+	}
+	if got := names(); got != before {
+		t.Errorf("Read changed the directory: %s, was %s", got, before)
+	}
+	rec, err := s.Create(60217, 9*time.Second)
+	if want := (lease.Record{Holder: 60217, Epoch: lease.BootStride + 1, Version: lease.BootStride + 1}); rec != want || err != nil {
+		t.Errorf("Create = %+v, %v; want %+v", rec, err, want)
+	}
+	if got, want := names(), "leader.lock leader.lock.boot.2 leader.lock.tmp.9.3 leader.lock.tmp.x.1"; got != want {
+		t.Errorf("after Create the directory holds %s, want %s", got, want)
 	}
 }

@@ -196,7 +196,8 @@ var variants = []Variant{
 		},
 		Epochs: true,
 		// The lock file, two boot records, and a boot record's temporary
-		// file per process (one that died while making it leaves it).
+		// file per process (one that died while making it leaves it, or
+		// one whose unlink failed, until a holder's sweep: EpochFile).
 		Claims: Claims{Handover: KernelLock, Files: &FileBound{Fixed: 3, PerProc: 1, Boots: 1}},
 	},
 }

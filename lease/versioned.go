@@ -138,10 +138,10 @@ type VersionedFile struct {
 	// own are the versions this process linked last (0: none), which it
 	// may remove without reading them; temps are this process's temporary
 	// files under way, and seenTemps the others' its last sweep saw.
-	own       [4]int64
-	ownNext   int
-	temps     []string
-	seenTemps []string
+	own              [4]int64
+	ownNext          int
+	temps, seenTemps []string
+	left             []string // (bootSweep) this process's temporary files whose removal failed
 }
 
 var _ Store = (*VersionedFile)(nil)

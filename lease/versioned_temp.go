@@ -109,7 +109,7 @@ func (s *VersionedFile) epochBase() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	base, err = s.bootBase(id)
+	base, err = s.bootBase(id, bootMake)
 	if err != nil {
 		return 0, err
 	}

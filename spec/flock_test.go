@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,4 +114,50 @@ func TestFlockBackoffOnSlowClock(t *testing.T) {
 	if CheckNoWedge(tr, tr.Leadership(), b) == nil {
 		t.Errorf("no leaderless span past %v: the run no longer shows the slow back-off", b.Wedge)
 	}
+}
+
+// Flock sweeps the temporary files of its boot records: a holder, under
+// the lock (where nobody else makes one), removes every one it finds
+// before it makes its own, and a process makes no new one while its own
+// left one stays. The review's run (2026-12-07): a process whose writes
+// and unlinks of the boot record's temporary file failed twice left two,
+// and made a third, five names against flock's bound of four; and a
+// process killed while making the record left its temporary file for
+// good.
+func TestFlockSweepsBootTemps(t *testing.T) {
+	temps := func(tr *trace.Trace) []string {
+		var out []string
+		for _, f := range tr.Files {
+			if strings.HasPrefix(f.Name, tr.Run.LockPath+".tmp.") {
+				out = append(out, f.Name)
+			}
+		}
+		return out
+	}
+	run := func(name string, cfg sim.Config) {
+		t.Helper()
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Release()
+		if v := CheckBoundedFiles(tr); v != nil {
+			t.Errorf("%s: %v", name, v)
+		}
+		if left := temps(tr); len(left) > 0 {
+			t.Errorf("%s: %v left when the run ends", name, left)
+		}
+	}
+	var fail []sim.Fault
+	for nth := 1; nth <= 2; nth++ {
+		fail = append(fail, sim.Fault{Kind: trace.FSError, Proc: 0, Call: "write", Nth: nth, Errno: syscall.ENOSPC},
+			sim.Fault{Kind: trace.FSError, Proc: 0, Call: "remove", Nth: nth, Errno: syscall.EIO})
+	}
+	run("writes and unlinks failing", sim.Config{Variant: "flock", Horizon: 20 * time.Second, Lease: lease.DefaultConfig(), WallBase: sim.DefaultWallBase,
+		Procs: []sim.ProcSpec{{PID: 100}}, Faults: fail})
+	// Its third open is the temporary file's (after the lock file's and
+	// the directory's, for its fsync).
+	run("a process killed making the boot record", sim.Config{Variant: "flock", Horizon: 20 * time.Second, Lease: lease.DefaultConfig(), WallBase: sim.DefaultWallBase,
+		Procs:  []sim.ProcSpec{{PID: 100}, {PID: 200, Start: time.Second}},
+		Faults: []sim.Fault{{Kind: trace.Kill, Proc: 0, After: "open", Nth: 3}}})
 }
