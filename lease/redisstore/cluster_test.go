@@ -36,3 +36,31 @@ func TestNewRefusesClusterNode(t *testing.T) {
 	}
 	s.Close()
 }
+
+// The marks a create reads (the released version, the lease key) are read
+// with pcall: a key of another type at either (an operator's) makes the
+// record that went a dropped one of no known lease, not an error of every
+// create for ever (a review: a plain GET answered WRONGTYPE).
+func TestCreateOverMarksOfAnotherType(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	s := open(t, srv, "marks", time.Second, nil)
+	r1, err := s.Create(1, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, k := range []string{s.released, s.leaseKey} {
+		if err := s.c.Del(ctx, k).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.c.HSet(ctx, k, "f", "v").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // (r1 expires)
+	r2, err := s.Create(2, time.Second)
+	if err != nil || r2.Vanished != r1.Version || r2.VanishedTTL != 0 {
+		t.Fatalf("Create over marks of another type = %+v, %v; want a record naming version %d gone, its lease not known", r2, err, r1.Version)
+	}
+}

@@ -29,7 +29,10 @@ var (
 	// without a release (else 0), the lease that record stated in ms (0:
 	// not known)}; {0, 0, 0} if a record exists, {-1, 0, 0} if the key
 	// holds another type. (The counter is the last record's version: a
-	// release does not move it, and stores it as the released version.)
+	// release does not move it, and stores it as the released version.
+	// The marks are read with pcall: a key of another type at either, an
+	// operator's, is a dropped record of no known lease, not an error of
+	// every create for ever, as a review found a plain GET would make it.)
 	createScript = redis.NewScript(`
 local t = redis.call('TYPE', KEYS[1]).ok
 if t ~= 'none' then
@@ -38,10 +41,10 @@ if t ~= 'none' then
 end
 local c = redis.call('GET', KEYS[2])
 local gone, goneMS = 0, 0
-if c and c ~= '0' and redis.call('GET', KEYS[3]) ~= c then
+if c and c ~= '0' and redis.pcall('GET', KEYS[3]) ~= c then
   gone = tonumber(c)
-  local l = redis.call('GET', KEYS[4])
-  if l then
+  local l = redis.pcall('GET', KEYS[4])
+  if type(l) == 'string' then
     local lv, lms = string.match(l, '^(%d+) (%d+)$')
     if lv == c then goneMS = tonumber(lms) end
   end
