@@ -399,28 +399,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 				f.Delta = time.Duration(rng.Int64N(int64(2*lease)+1)) - lease
 			}
 			if f.Kind == trace.Jump && swarm && coin {
-				// In a swarm, half of the wall-clock steps land right
-				// after the Nth system call of a process, or of a leader,
-				// as half the signals do, and by about a lease, forward
-				// or back: a step at a uniform instant almost never falls
-				// in a narrow window, such as the one between a create
-				// and the next process's create in flight, where a step
-				// forward makes a server drop the fresh record unseen
-				// (CI's property test found that bug once, at a random
-				// seed; the default command did not, in 10,000 runs). (No
-				// draw added: the call and the step come from the
-				// instant and the step drawn, so that the runs of every
-				// other swarm are drawn as they were.)
-				u := uint64(f.At)
-				f.After, f.Nth, f.At = "any", 1+int(u%64), 0
-				if u/64%2 == 0 {
-					f.Proc = Leader
-				}
-				near := lease - lease/20 + f.Delta.Abs()%(lease/10+1) // (within a twentieth of it)
-				if f.Delta < 0 {
-					near = -near
-				}
-				f.Delta = near
+				aimStep(&f, lease)
 			}
 			if f.Kind == trace.Skew && f.Proc == Leader {
 				f.Proc = rng.IntN(n)
