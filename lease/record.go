@@ -58,6 +58,9 @@ type Record struct {
 	// VanishedTTL is the lease that record stated, where the store knows
 	// it (0: not known), as VanishedError.TTL.
 	VanishedTTL time.Duration `json:"-"`
+	// VanishedNonce is that record's nonce, where the store knows it (0:
+	// not known), as VanishedError.Nonce.
+	VanishedNonce uint64 `json:"-"`
 }
 
 // NonceFor is the nonce of a write that states a lease of ttl: NewNonce's,

@@ -97,6 +97,9 @@ type VanishedError struct {
 	// (a search found a 9 s watcher leading beside the 27 s holder whose
 	// record a clock step had dropped before it was ever read).
 	TTL time.Duration
+	// Nonce is that record's nonce (0: not known): versions repeat after
+	// a loss of the server's data, nonces do not (Record.Nonce).
+	Nonce uint64
 }
 
 func (e *VanishedError) Error() string {

@@ -382,7 +382,7 @@ func (r *remote) Read() (lease.Record, error) {
 		case r.s.released:
 			return lease.Record{}, &fs.PathError{Op: "read", Path: r.name, Err: lease.ErrReleased}
 		default:
-			return lease.Record{}, &fs.PathError{Op: "read", Path: r.name, Err: &lease.VanishedError{Version: r.s.rec.Version, TTL: r.s.rec.TTL}}
+			return lease.Record{}, &fs.PathError{Op: "read", Path: r.name, Err: &lease.VanishedError{Version: r.s.rec.Version, TTL: r.s.rec.TTL, Nonce: r.s.rec.Nonce}}
 		}
 		return lease.Record{}, r.notFound()
 	})
@@ -407,13 +407,14 @@ func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		}
 		var gone int64
 		var goneTTL time.Duration
+		var goneNonce uint64
 		if r.s.kind != "etcd" && r.s.counter > 0 && !r.s.released {
-			gone, goneTTL = r.s.rec.Version, r.s.rec.TTL
+			gone, goneTTL, goneNonce = r.s.rec.Version, r.s.rec.TTL, r.s.rec.Nonce
 		}
 		rec := r.p.w.serverWrite(r.s, sent, ttl)
 		rec.Epoch = rec.Version
 		r.s.rec = rec
-		rec.Vanished, rec.VanishedTTL = gone, goneTTL // (the create's answer, not the record's)
+		rec.Vanished, rec.VanishedTTL, rec.VanishedNonce = gone, goneTTL, goneNonce // (the create's answer, not the record's)
 		return rec, nil
 	})
 }

@@ -387,7 +387,8 @@ func (s *Store) Read() (lease.Record, error) {
 			} else {
 				n, _ := strconv.ParseInt(c, 10, 64)
 				l, _ := str(3)
-				why = &lease.VanishedError{Version: n, TTL: statedLease(l, n)}
+				ttl, nonce := statedLease(l, n)
+				why = &lease.VanishedError{Version: n, TTL: ttl, Nonce: nonce}
 			}
 		}
 		return lease.Record{}, fmt.Errorf("redisstore: read %s: %w", s.key, why)
@@ -425,14 +426,13 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	nonce := lease.NonceFor(ttl)
-	res, err := createScript.Run(ctx, s.c, []string{s.key, s.counter, s.released, s.leaseKey}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64Slice()
-	if err == nil && len(res) != 3 {
-		err = fmt.Errorf("the create script answered %v", res)
-	}
-	var v int64
+	raw, err := createScript.Run(ctx, s.c, []string{s.key, s.counter, s.released, s.leaseKey}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Slice()
+	var res [3]int64
+	var goneNonce uint64
 	if err == nil {
-		v = res[0]
+		err = createAnswer(raw, &res, &goneNonce)
 	}
+	v := res[0]
 	switch {
 	case err != nil:
 		return sent(holder, ttl, nonce), s.fail("create", err)
@@ -445,7 +445,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	goneTTL, _ := lease.TTLFromMillis(res[2])
-	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce, Vanished: res[1], VanishedTTL: goneTTL}, nil
+	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce, Vanished: res[1], VanishedTTL: goneTTL, VanishedNonce: goneNonce}, nil
 }
 
 // sent is what a write whose outcome is not known returns: the record it

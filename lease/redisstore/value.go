@@ -12,10 +12,13 @@ import (
 )
 
 // The scripts. KEYS[1] is the record, KEYS[2] the version counter; the
-// lease key, written by every write with no TTL, keeps "VERSION LEASE_MS"
-// of the last record that stated a lease, so that a record the server
-// dropped is known for how long it may still be held (Read's and
-// Create's answers: lease.VanishedError.TTL, lease.Record.VanishedTTL).
+// lease key, written by every write with no TTL, keeps "VERSION LEASE_MS
+// NONCE" of the last record that stated a lease, so that a record the
+// server dropped is known for how long it may still be held, and which
+// record it was (versions repeat after a loss of the server's data):
+// Read's and Create's answers, lease.VanishedError's TTL and Nonce,
+// lease.Record's VanishedTTL and VanishedNonce. (Nonces go back as
+// strings: Lua's numbers are doubles.)
 // Versions are formatted with %d: Lua's own number formatting turns large
 // integers into exponents. The writer's lease (its LeaseDuration in whole
 // ms, as lease.TTLMillis states it) and the write's nonce (lease.NewNonce)
@@ -27,8 +30,8 @@ var (
 	// nonce (or ""), ARGV[4] the channel to publish the change on. Returns
 	// {the new version, the version of the record it replaced if that went
 	// without a release (else 0), the lease that record stated in ms (0:
-	// not known)}; {0, 0, 0} if a record exists, {-1, 0, 0} if the key
-	// holds another type. (The counter is the last record's version: a
+	// not known), its nonce ("": not known)}; {0, 0, 0} if a record
+	// exists, {-1, 0, 0} if the key holds another type. (The counter is the last record's version: a
 	// release does not move it, and stores it as the released version.
 	// The marks are read with pcall: a key of another type at either, an
 	// operator's, is a dropped record of no known lease, not an error of
@@ -40,23 +43,22 @@ if t ~= 'none' then
   return {0, 0, 0}
 end
 local c = redis.call('GET', KEYS[2])
-local gone, goneMS = 0, 0
+local gone, goneMS, goneNonce = 0, 0, ''
 if c and c ~= '0' and redis.pcall('GET', KEYS[3]) ~= c then
   gone = tonumber(c)
   local l = redis.pcall('GET', KEYS[4])
   if type(l) == 'string' then
-    local lv, lms = string.match(l, '^(%d+) (%d+)$')
-    if lv == c then goneMS = tonumber(lms) end
+    local lv, lms, ln = string.match(l, '^(%d+) (%d+) ?(%d*)$')
+    if lv == c then goneMS, goneNonce = tonumber(lms), ln end
   end
 end
 local v = redis.call('INCR', KEYS[2])
 local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
 if ARGV[3] ~= '' then val = val .. ' ' .. ARGV[3] end
 if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return {0, 0, 0} end
-local ms = string.match(ARGV[3], '^(%d+)')
-if ms then redis.call('SET', KEYS[4], string.format('%d ', v) .. ms) else redis.call('DEL', KEYS[4]) end
+if ARGV[3] ~= '' then redis.call('SET', KEYS[4], string.format('%d ', v) .. ARGV[3]) else redis.call('DEL', KEYS[4]) end
 redis.pcall('PUBLISH', ARGV[4], string.format('%d', v))
-return {v, gone, goneMS}`)
+return {v, gone, goneMS, goneNonce}`)
 	// KEYS[3] the lease key. ARGV[1] the expected value, ARGV[2] the
 	// holder to write, ARGV[3] its epoch ("" for an acquisition: the new
 	// version), ARGV[4] TTL in ms, ARGV[5] the writer's lease in ms and
@@ -71,8 +73,7 @@ if e == '' then e = string.format('%d', v) end
 local val = ARGV[2] .. ' ' .. e .. ' ' .. string.format('%d', v)
 if ARGV[5] ~= '' then val = val .. ' ' .. ARGV[5] end
 redis.call('SET', KEYS[1], val, 'PX', ARGV[4])
-local ms = string.match(ARGV[5], '^(%d+)')
-if ms then redis.call('SET', KEYS[3], string.format('%d ', v) .. ms) else redis.call('DEL', KEYS[3]) end
+if ARGV[5] ~= '' then redis.call('SET', KEYS[3], string.format('%d ', v) .. ARGV[5]) else redis.call('DEL', KEYS[3]) end
 redis.pcall('PUBLISH', ARGV[6], string.format('%d', v))
 return v`)
 	// KEYS[2] the released version's key. ARGV[1] the expected value,
@@ -148,22 +149,47 @@ func decode(v string) (lease.Record, error) {
 	return rec, nil
 }
 
-// statedLease is the lease the lease key's value says version stated:
-// "VERSION LEASE_MS" of that very version; 0 when it says nothing of it
-// (another version's, none, or what no leaselab writes).
-func statedLease(val string, version int64) time.Duration {
-	v, ms, ok := strings.Cut(val, " ")
-	n, err := strconv.ParseInt(v, 10, 64)
-	if !ok || err != nil || n != version {
-		return 0
+// statedLease is the lease and the nonce the lease key's value says
+// version stated: "VERSION LEASE_MS [NONCE]" of that very version; 0 for
+// what it says nothing of (another version's, none, or what no leaselab
+// writes).
+func statedLease(val string, version int64) (time.Duration, uint64) {
+	f := strings.Split(val, " ")
+	if len(f) < 2 || len(f) > 3 {
+		return 0, 0
 	}
-	m, err := strconv.ParseInt(ms, 10, 64)
-	if err != nil {
-		return 0
+	if n, err := strconv.ParseInt(f[0], 10, 64); err != nil || n != version {
+		return 0, 0
 	}
-	ttl, err := lease.TTLFromMillis(m)
-	if err != nil {
-		return 0
+	var ttl time.Duration
+	if m, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+		ttl, _ = lease.TTLFromMillis(m)
 	}
-	return ttl
+	var nonce uint64
+	if len(f) == 3 {
+		nonce, _ = strconv.ParseUint(f[2], 10, 64)
+	}
+	return ttl, nonce
+}
+
+// createAnswer reads createScript's answer: three integers and, after a
+// record that went without a release, its nonce as a string ("" or
+// missing: not known).
+func createAnswer(raw []any, res *[3]int64, nonce *uint64) error {
+	if len(raw) < 3 || len(raw) > 4 {
+		return fmt.Errorf("the create script answered %v", raw)
+	}
+	for i := range 3 {
+		n, ok := raw[i].(int64)
+		if !ok {
+			return fmt.Errorf("the create script answered %v", raw)
+		}
+		res[i] = n
+	}
+	if len(raw) == 4 {
+		if s, ok := raw[3].(string); ok && s != "" {
+			*nonce, _ = strconv.ParseUint(s, 10, 64)
+		}
+	}
+	return nil
 }

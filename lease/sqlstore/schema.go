@@ -23,7 +23,8 @@ func (s *Store) createTable(ctx context.Context) error {
 	lease_version BIGINT NOT NULL DEFAULT 0,
 	nonce BIGINT NOT NULL DEFAULT 0,
 	dropped_version BIGINT NOT NULL DEFAULT 0,
-	dropped_lease_ms BIGINT NOT NULL DEFAULT 0)`)
+	dropped_lease_ms BIGINT NOT NULL DEFAULT 0,
+	dropped_nonce BIGINT NOT NULL DEFAULT 0)`)
 	return err
 }
 
@@ -41,9 +42,9 @@ func noTable(err error) bool {
 
 // leaseColumns are the columns a table made before leaselab kept the
 // writer's lease (and, since 2026-12-05, its nonce; since 2026-12-07, the
-// version an expired row's create replaced, and its lease) lacks; leaseColumnType is
+// version an expired row's create replaced, its lease and nonce) lacks; leaseColumnType is
 // their definition.
-var leaseColumns = []string{"lease_ms", "lease_version", "nonce", "dropped_version", "dropped_lease_ms"}
+var leaseColumns = []string{"lease_ms", "lease_version", "nonce", "dropped_version", "dropped_lease_ms", "dropped_nonce"}
 
 const leaseColumnType = "BIGINT NOT NULL DEFAULT 0"
 

@@ -259,16 +259,18 @@ func (s *Store) prepare(table string) {
 	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version, nonce, expires_ms FROM ` + table + ` WHERE name = $1`
 	// A create over an expired row (not a released one: holder 0) keeps
 	// that row's version in dropped_version, and the lease it stated in
-	// dropped_lease_ms, which it returns: the record it replaced went
-	// without a release (lease.Record.Vanished, VanishedTTL).
-	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version, dropped_lease_ms) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0, 0)
+	// dropped_lease_ms and its nonce in dropped_nonce, which it returns:
+	// the record it replaced went without a release (lease.Record.Vanished,
+	// VanishedTTL, VanishedNonce).
+	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version, dropped_lease_ms, dropped_nonce) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0, 0, 0)
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + table + `.version + 1,
 	version = ` + table + `.version + 1, expires_ms = excluded.expires_ms,
 	lease_ms = excluded.lease_ms, lease_version = ` + table + `.version + 1, nonce = excluded.nonce,
 	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + table + `.version ELSE 0 END,
-	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.lease_ms ELSE 0 END
+	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.lease_ms ELSE 0 END,
+	dropped_nonce = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.nonce ELSE 0 END
 WHERE ` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `
-RETURNING epoch, version, dropped_version, dropped_lease_ms`
+RETURNING epoch, version, dropped_version, dropped_lease_ms, dropped_nonce`
 	// (The right-hand sides of an UPDATE's SET see the row as it was:
 	// lease_version is the new version.) The record compared is the one
 	// read: its nonce only when written with its version (rowNonce).
@@ -289,7 +291,7 @@ RETURNING epoch, version, dropped_version, dropped_lease_ms`
 		notify := func(q, cols, payload string) string {
 			return `WITH w AS (` + q + `) SELECT ` + cols + `, pg_notify('` + s.channel() + `', '` + payload + `') FROM w`
 		}
-		s.qCreate = notify(s.qCreate, "epoch, version, dropped_version, dropped_lease_ms", "")
+		s.qCreate = notify(s.qCreate, "epoch, version, dropped_version, dropped_lease_ms, dropped_nonce", "")
 		s.qRenew = notify(s.qRenew, "epoch, version", "")
 		s.qTakeover = notify(s.qTakeover, "epoch, version", "")
 		s.qRelease = notify(s.qRelease+` RETURNING 1`, "1", releasePayload)
@@ -400,7 +402,8 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 		// (Its lease, as the row states it: 0 if not, or if no writer
 		// writes what it says.)
 		ttl, _ := rowTTL(rec.Version, leaseMS, leaseVersion)
-		return lease.Record{}, s.outcome("read", &lease.VanishedError{Version: rec.Version, TTL: ttl}) // (also fs.ErrNotExist)
+		n, _ := rowNonce(rec.Version, leaseVersion, nonce)
+		return lease.Record{}, s.outcome("read", &lease.VanishedError{Version: rec.Version, TTL: ttl, Nonce: n}) // (also fs.ErrNotExist)
 	}
 	row := foreignRow{rec.Holder, rec.Epoch, rec.Version, expires, leaseMS, leaseVersion, nonce}
 	if rec.Holder < 0 || rec.Epoch <= 0 || rec.Version < rec.Epoch {
@@ -477,8 +480,8 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	defer cancel()
 	nonce := newNonce()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
-	var goneMS int64
-	err := s.write(ctx, s.qCreate, []any{s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce}, s.scanDest(&rec.Epoch, &rec.Version, &rec.Vanished, &goneMS)...)
+	var goneMS, goneNonce int64
+	err := s.write(ctx, s.qCreate, []any{s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce}, s.scanDest(&rec.Epoch, &rec.Version, &rec.Vanished, &goneMS, &goneNonce)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
@@ -487,6 +490,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return rec, s.fail("create", err)
 	}
 	rec.VanishedTTL, _ = lease.TTLFromMillis(goneMS) // (0: not stated, or what no writer writes)
+	rec.VanishedNonce = uint64(max(goneNonce, 0))
 	s.ring()
 	return rec, nil
 }

@@ -116,7 +116,7 @@ func TestRow(t *testing.T) {
 	}
 	time.Sleep(5 * time.Millisecond)
 	r3, err := s.Create(9, time.Minute)
-	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4, TTL: time.Minute, Nonce: r3.Nonce, Vanished: 3, VanishedTTL: time.Millisecond}) {
+	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4, TTL: time.Minute, Nonce: r3.Nonce, Vanished: 3, VanishedTTL: time.Millisecond, VanishedNonce: r2.Nonce}) {
 		t.Fatalf("Create over an expired row = %+v, %v; want {9 0 4 4 1m}, naming version 3 (1 ms) gone without a release", r3, err)
 	}
 }

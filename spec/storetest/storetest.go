@@ -468,10 +468,10 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 		if !errors.As(err, &ve) || !errors.Is(err, lease.ErrVanished) || ve.Version != r1.Version || errors.Is(err, lease.ErrReleased) {
 			t.Fatalf("Read after an expiry = %v; want a *lease.VanishedError of version %d", err, r1.Version)
 		}
-		if ve.TTL != r1.TTL {
+		if ve.TTL != r1.TTL || ve.Nonce != r1.Nonce {
 			// A process that never saw it waits that long: its holder
 			// may hold a longer lease than the reader's own.
-			t.Fatalf("Read after an expiry: VanishedError.TTL %v, want the lease the record stated, %v", ve.TTL, r1.TTL)
+			t.Fatalf("Read after an expiry: VanishedError TTL %v, nonce %d; want the lease the record stated, %v, and its nonce, %d (versions repeat after a loss of the server's data)", ve.TTL, ve.Nonce, r1.TTL, r1.Nonce)
 		}
 	}
 	if rec, err := a.Renew(r1, ttl); !isConflict(err) {
@@ -488,14 +488,14 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 		t.Fatalf("Create after expiry: %v", err)
 	}
 	checkAcquired(t, r2, 2, r1.Version, "Create after expiry")
-	if want, wantTTL := map[bool]int64{true: r1.Version}[vanishing], map[bool]time.Duration{true: r1.TTL}[vanishing]; r2.Vanished != want || r2.VanishedTTL != wantTTL {
+	if want, wantTTL, wantNonce := map[bool]int64{true: r1.Version}[vanishing], map[bool]time.Duration{true: r1.TTL}[vanishing], map[bool]uint64{true: r1.Nonce}[vanishing]; r2.Vanished != want || r2.VanishedTTL != wantTTL || r2.VanishedNonce != wantNonce {
 		// A create that takes the place of a record gone without a
 		// release names it, and the lease it stated: its creator may
 		// never have seen it, and its holder may still lead
 		// (lease.Record.Vanished).
-		t.Fatalf("Create after an expiry: Vanished = %d (%v), want %d (%v)", r2.Vanished, r2.VanishedTTL, want, wantTTL)
+		t.Fatalf("Create after an expiry: Vanished = %d (%v, nonce %d), want %d (%v, nonce %d)", r2.Vanished, r2.VanishedTTL, r2.VanishedNonce, want, wantTTL, wantNonce)
 	}
-	r2.Vanished, r2.VanishedTTL = 0, 0 // (the create's answer: no read shows it)
+	r2.Vanished, r2.VanishedTTL, r2.VanishedNonce = 0, 0, 0 // (the create's answer: no read shows it)
 
 	// Renewed every third of the TTL: still there well past its first
 	// TTL and slack.
