@@ -420,44 +420,6 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	return rec, nil
 }
 
-// rowNonce is the nonce of a row of version: its nonce column, when
-// written with the version (lease_version = version, as lease_ms); none
-// (0) when an earlier leaselab wrote the version; an error for a negative
-// one, which no writer writes.
-func rowNonce(version, leaseVersion, nonce int64) (uint64, error) {
-	switch {
-	case nonce < 0:
-		return 0, fmt.Errorf("nonce %d", nonce)
-	case leaseVersion != version:
-		return 0, nil
-	}
-	return uint64(nonce), nil
-}
-
-// newNonce is a write's nonce: what lease.NewNonce draws, as the column
-// keeps it.
-func newNonce() int64 { return int64(lease.NewNonce()) }
-
-// rowTTL is the lease a row of version states: lease_ms, when it was
-// written with the version (lease_version = version); none (0) when an
-// earlier leaselab wrote the version, which leaves both columns as they
-// were (or at their defaults, 0); an error for what no writer writes.
-func rowTTL(version, leaseMS, leaseVersion int64) (time.Duration, error) {
-	switch {
-	case leaseVersion < 0 || leaseVersion > version:
-		return 0, fmt.Errorf("lease_version %d is not a version up to %d", leaseVersion, version)
-	case leaseVersion != version:
-		return 0, nil
-	case leaseMS == 0:
-		return 0, nil // written with no lease (ttl <= 0)
-	}
-	ttl, err := lease.TTLFromMillis(leaseMS)
-	if err != nil {
-		return 0, fmt.Errorf("lease_ms: %w", err)
-	}
-	return ttl, nil
-}
-
 // scanDest is a write's scan destinations: dest, and on PostgreSQL a
 // dummy for the notice's (void) column.
 func (s *Store) scanDest(dest ...any) []any {
