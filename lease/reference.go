@@ -304,10 +304,7 @@ func (r *Reference) elect(ctx context.Context) {
 			return 0, 0, false
 		}
 		now := r.p.Mono()
-		ttl := max(r.cfg.LeaseDuration, r.longest)
-		if r.mistake != mVanishedOwnLease {
-			ttl = max(ttl, nrec.VanishedTTL)
-		}
+		ttl := r.unseenLease(nrec.VanishedTTL)
 		r.p.Log(MsgRefVanishedUnknown, v, 0)
 		return now + ttl, ttl, true
 	}
@@ -436,11 +433,7 @@ func (r *Reference) elect(ctx context.Context) {
 					}
 				} else {
 					r.p.Log(MsgRefVanishedUnknown, ve.Version, 0)
-					ttl := max(r.cfg.LeaseDuration, r.longest)
-					if r.mistake != mVanishedOwnLease {
-						ttl = max(ttl, ve.TTL) // (a longer lease than any read)
-					}
-					holdUntil = max(holdUntil, now+ttl)
+					holdUntil = max(holdUntil, now+r.unseenLease(ve.TTL))
 				}
 			}
 			seenGone = haveSeen && r.mistake != mLossSeenOnly

@@ -216,6 +216,18 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 	return r.cfg.LeaseDuration
 }
 
+// unseenLease is how long a record this process never saw, that its
+// server dropped without a release, may still be held from now: the
+// longest of its own lease, any it has read and the one the server says
+// that record stated (stated; 0: not said).
+func (r *Reference) unseenLease(stated time.Duration) time.Duration {
+	ttl := max(r.cfg.LeaseDuration, r.longest)
+	if r.mistake != mVanishedOwnLease {
+		ttl = max(ttl, stated)
+	}
+	return ttl
+}
+
 // report tells Callbacks.OnError of a store error that is none of the
 // contract's outcomes.
 func (r *Reference) report(op string, err error) {

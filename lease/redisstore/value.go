@@ -31,11 +31,12 @@ var (
 	// {the new version, the version of the record it replaced if that went
 	// without a release (else 0), the lease that record stated in ms (0:
 	// not known), its nonce ("": not known)}; {0, 0, 0} if a record
-	// exists, {-1, 0, 0} if the key holds another type. (The counter is the last record's version: a
-	// release does not move it, and stores it as the released version.
-	// The marks are read with pcall: a key of another type at either, an
-	// operator's, is a dropped record of no known lease, not an error of
-	// every create for ever, as a review found a plain GET would make it.)
+	// exists, {-1, 0, 0} if the key holds another type. (The counter is
+	// the last record's version: a release does not move it, and stores
+	// it as the released version. The marks are read with pcall: a key
+	// of another type at either, an operator's, is a dropped record of no
+	// known lease, not an error of every create for ever, as a review
+	// found a plain GET would make it.)
 	createScript = redis.NewScript(`
 local t = redis.call('TYPE', KEYS[1]).ok
 if t ~= 'none' then
