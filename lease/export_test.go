@@ -52,6 +52,7 @@ const (
 	MistakeVanishedAtOnce          = mVanishedAtOnce
 	MistakeDroppedAtOnce           = mDroppedAtOnce
 	MistakeVanishedOwnLease        = mVanishedOwnLease
+	MistakeVanishedByVersion       = mVanishedByVersion
 	MistakeSleepPastDeadline       = mSleepPastDeadline
 	MistakeOwnRenewalExtends       = mOwnRenewalExtends
 	MistakeVersionSkip             = mVersionSkip

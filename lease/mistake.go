@@ -259,4 +259,10 @@ const (
 	// not the lease the store says that record stated (the reference
 	// before 2026-12-07, found by a search with mixed leases).
 	mVanishedOwnLease
+	// Reference: a record gone without a release is named by its version
+	// alone, its nonce not compared: after a loss of the server's data
+	// versions repeat, and another's record is taken for one waited out
+	// or for the one seen (the reference before 2026-12-07, found by a
+	// review).
+	mVanishedByVersion
 )

@@ -749,6 +749,15 @@ var mutants = []mutant{
 		missed:     "it needs a holder of a longer lease than a watcher's (a swarm's mixed leases) whose record a step drops before that watcher ever reads it, and the holder leading on past the watcher's own lease: the default command's swarms draw that seldom (not in 60,000 runs at seed 1; the search that found it, -faults all at seed 3, within 20,000); with kill,term,stop,jump it breaks exclusive-leadership at run 27,420",
 	},
 	{
+		name: "redis~vanished-by-version", base: "redis",
+		mistake:    "a record gone without a release is named by its version alone, not its nonce too: after a loss of the server's data versions repeat, and a leader takes another's post-loss record, dropped by a clock step, for its own or for one it waited out, and leads beside its holder (the reference before 2026-12-07, found by a review)",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(lease.MistakeVanishedByVersion, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's data",
+		confirm:    &confirmation{faults: "lose,jump,stop", sched: "mixed", runs: 20000},
+		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose), and this one needs a wall-clock step after it that drops a post-loss record of a version another process held before",
+	},
+	{
 		name: "redis~own-renewal-extends", base: "redis",
 		mistake:    "a renewal whose conflict shows the leader's own earlier renewal (its reply lost) counts the local deadline from this failed attempt's start, not from its last acknowledged write's (a probe's mutant, 2026-12-05: no property caught it in 220,000 runs; a pause just after the conflict gave two leaders in 18 of 30 scripted runs)",
 		property:   spec.HonestRole,

@@ -300,7 +300,7 @@ func (r *Reference) elect(ctx context.Context) {
 	// read as gone before any create, which sets waitedFor.)
 	dropped := func(nrec Record) (time.Duration, time.Duration, bool) {
 		v := nrec.Vanished
-		if !r.vanishes || v == 0 || v == waitedFor && nrec.VanishedNonce == waitedNonce || r.mistake == mDroppedAtOnce {
+		if !r.vanishes || v == 0 || v == waitedFor && r.sameNonce(nrec.VanishedNonce, waitedNonce) || r.mistake == mDroppedAtOnce {
 			return 0, 0, false
 		}
 		now := r.p.Mono()
@@ -420,11 +420,11 @@ func (r *Reference) elect(ctx context.Context) {
 			// and a process that joined then led beside the lost holder:
 			// spec.TestServerLossSearch.)
 			ve, vanished := errors.AsType[*VanishedError](err)
-			if r.vanishes && vanished && (ve.Version != waitedFor || ve.Nonce != waitedNonce) && r.mistake != mVanishedAtOnce {
+			if r.vanishes && vanished && (ve.Version != waitedFor || !r.sameNonce(ve.Nonce, waitedNonce)) && r.mistake != mVanishedAtOnce {
 				waitedFor, waitedNonce = ve.Version, ve.Nonce
 				// (The record seen, where the store names the one that went
 				// by its nonce too: after a loss versions repeat.)
-				if haveSeen && !seenGone && seen.Holder > 0 && ve.Version == seen.Version && (ve.Nonce == 0 || ve.Nonce == seen.Nonce) {
+				if haveSeen && !seenGone && seen.Holder > 0 && ve.Version == seen.Version && (ve.Nonce == 0 || r.sameNonce(ve.Nonce, seen.Nonce)) {
 					// (This process's own record, of a term over, is held by
 					// no one: nothing to wait out.)
 					if expiry := seenAt + r.leaseOf(seen); now < expiry && !r.ownRecord(seen) {

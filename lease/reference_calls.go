@@ -228,6 +228,12 @@ func (r *Reference) unseenLease(stated time.Duration) time.Duration {
 	return ttl
 }
 
+// sameNonce reports whether two nonces name one record (with a
+// version that does already).
+func (r *Reference) sameNonce(a, b uint64) bool {
+	return a == b || r.mistake == mVanishedByVersion
+}
+
 // report tells Callbacks.OnError of a store error that is none of the
 // contract's outcomes.
 func (r *Reference) report(op string, err error) {
