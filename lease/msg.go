@@ -32,6 +32,9 @@ const (
 	argPID
 	argTime
 	argNum
+	// argHolder is a record's holder: its PID, or "an unknown holder" for
+	// Unknown (a record no leaselab wrote, or one it cannot read).
+	argHolder
 )
 
 // msgText is a line's text, with % for each argument, and the arguments'
@@ -81,6 +84,12 @@ func (m Msg) Format(a, b int64, loc *time.Location) string {
 			continue
 		}
 		switch arg := args[i]; arg.kind {
+		case argHolder:
+			if arg.v == Unknown {
+				out = append(out, "an unknown holder"...)
+				break
+			}
+			out = strconv.AppendInt(out, arg.v, 10)
 		case argPID, argNum:
 			out = strconv.AppendInt(out, arg.v, 10)
 		case argTime:

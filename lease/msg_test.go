@@ -93,6 +93,22 @@ func TestMsgFormat(t *testing.T) {
 	if got, want := lease.MsgHeld.Format(60217, at, cet), "[WATCHER] Lease held by 60217, valid until 22:14:56"; got != want {
 		t.Errorf("MsgHeld.Format(..., CET) = %q, want %q", got, want)
 	}
+	// The reference names a record no leaselab wrote (lease.Unknown) as
+	// such, not as PID -1; the seed prints the -1 it read, as the post's
+	// program does (below).
+	for _, tc := range []struct {
+		m    lease.Msg
+		b    int64
+		want string
+	}{
+		{lease.MsgRefHeld, 4, "[WATCHER] Lease held by an unknown holder, version 4"},
+		{lease.MsgRefExpired, 0, "[WATCHER] Lease held by an unknown holder unchanged for the lease duration, taking over"},
+		{lease.MsgRefVanished, 3, "[WATCHER] The store lost the lease held by an unknown holder, version 3: waiting it out"},
+	} {
+		if got := tc.m.Format(lease.Unknown, tc.b, time.UTC); got != tc.want {
+			t.Errorf("Msg %d .Format(Unknown, %d, UTC) = %q, want %q", tc.m, tc.b, got, tc.want)
+		}
+	}
 	// A pid is a plain integer, a time is not reduced to a pid.
 	if got, want := lease.MsgExpired.Format(-1, 0, time.UTC), "[WATCHER] Lease held by -1 expired at 00:00:00, attempting takeover"; got != want {
 		t.Errorf("MsgExpired.Format(-1, 0) = %q, want %q", got, want)
