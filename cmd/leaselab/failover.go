@@ -85,12 +85,14 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 	}
 	var rows []failoverRow
 	measured := false
+	var unreachable []string // the servers that could not be reached, said
 	for _, sub := range subjects {
 		if sub.store != "" {
 			// An unreachable server is this row's error, found at once,
 			// not after a measurement's timeout; the other rows go on.
 			if err := probeServer(sub.store, sub.dsn); err != nil {
 				rows = append(rows, failoverRow{variant: sub.label, err: oneLine(err.Error())})
+				unreachable = append(unreachable, sub.label+": "+oneLine(err.Error()))
 				continue
 			}
 		}
@@ -128,6 +130,14 @@ func cmdFailover(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		writeFailoverTable(stdout, rows)
+	}
+	if unreachable != nil {
+		// A server named that cannot be reached is bad input, as for
+		// run, said in its row and here; the rows measured are kept.
+		for _, u := range unreachable {
+			fmt.Fprintf(stderr, "leaselab: failover %s\n", u)
+		}
+		return exitStatus(2)
 	}
 	for _, r := range rows {
 		if r.err != "" {
