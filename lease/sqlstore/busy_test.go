@@ -54,3 +54,39 @@ func TestConcurrentOpenSQLite(t *testing.T) {
 		}
 	}
 }
+
+// A DSN that sets its own journal mode keeps it: Open switched every
+// database to WAL, which each new connection's journal_mode(delete)
+// switched back, and a lone `leaselab run` read "database is locked" at
+// every poll and never led (a probe, 2026-12-06).
+func TestSQLiteJournalModeOfTheDSN(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, pragma := range []string{"journal_mode(delete)", "JOURNAL_MODE(truncate)"} {
+		path := filepath.Join(t.TempDir(), "lease.db")
+		s, err := Open(ctx, SQLite, "file:"+path+"?_pragma="+pragma, Options{Name: "j", Timeout: storetest.ContractTimeout})
+		if err != nil {
+			t.Fatalf("%s: %v", pragma, err)
+		}
+		defer s.Close()
+		rec, err := s.Create(1001, 9*time.Second)
+		if err != nil {
+			t.Fatalf("%s: create: %v", pragma, err)
+		}
+		for i := range 20 {
+			if _, err := s.Read(); err != nil {
+				t.Fatalf("%s: read %d: %v", pragma, i, err)
+			}
+			if rec, err = s.Renew(rec, 9*time.Second); err != nil {
+				t.Fatalf("%s: renewal %d: %v", pragma, i, err)
+			}
+		}
+		var mode string
+		if err := s.db().QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if want := pragma[len("journal_mode(") : len(pragma)-1]; mode != want {
+			t.Errorf("%s: journal_mode %q, want %q", pragma, mode, want)
+		}
+	}
+}

@@ -120,8 +120,11 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // checking within ctx and the statement timeout that the database answers:
 // an unreachable server or refused credentials are errors here, not at the
 // first lease operation. For SQLite, dsn is a file path (or a modernc
-// "file:" URI) to which Open adds a busy timeout and WAL mode; for
-// PostgreSQL a postgres:// URL or key=value string, as pgx takes.
+// "file:" URI) to which Open adds a busy timeout and WAL mode, unless it
+// sets them itself (a DSN's journal_mode pragma is kept: switching a
+// database to WAL that every new connection switches back kept even a
+// lone process at SQLITE_BUSY); for PostgreSQL a postgres:// URL or
+// key=value string, as pgx takes.
 func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error) {
 	if d != SQLite && d != Postgres {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
@@ -137,13 +140,13 @@ func Open(ctx context.Context, d Dialect, dsn string, o Options) (*Store, error)
 		}
 	}
 	wal := false
-	if d == SQLite && !strings.Contains(dsn, "_pragma=busy_timeout") {
+	if lower := strings.ToLower(dsn); d == SQLite && !strings.Contains(lower, "_pragma=busy_timeout") {
 		sep := "?"
 		if strings.Contains(dsn, "?") {
 			sep = "&"
 		}
 		dsn += sep + "_pragma=busy_timeout(" + strconv.FormatInt(timeout.Milliseconds(), 10) + ")"
-		wal = true
+		wal = !strings.Contains(lower, "_pragma=journal_mode")
 	}
 	db, err := sql.Open(d.driver(), dsn)
 	if err != nil {
