@@ -55,6 +55,8 @@ func (s *Store) Released(token uint64) bool { return s.feed.notices.Released(tok
 // PostgreSQL (a server away, a role without the right to LISTEN) while
 // the listener tries again in the background (a notice once it listens);
 // on SQLite (a directory inotify cannot watch, another system) for good.
+// A PostgreSQL listener whose connection leaves the lease's calls none is
+// stopped for good (dropListener), and the watchers poll.
 func (s *Store) Changes() (uint64, <-chan struct{}) {
 	s.feed.once.Do(s.listen)
 	return s.feed.notices.Changes()
@@ -256,6 +258,25 @@ func (s *Store) listenOnce(ctx context.Context, started func(error)) error {
 		return rerr
 	}
 	return out
+}
+
+// dropListener stops a PostgreSQL listener for good, if one runs, and
+// reports whether one did: the server refused the lease's calls a
+// connection (SQLSTATE 53300: the role's CONNECTION LIMIT, or the
+// server's max_connections, reached) while the listener held one. The
+// lease's calls come first; the watchers poll from then on. (A probe: a
+// role limited to one connection gave it to the listener, and every read
+// failed for as long as the process ran.)
+func (s *Store) dropListener() bool {
+	s.feed.mu.Lock()
+	stop := s.feed.stop
+	s.feed.stop = nil // (and once done: none starts again)
+	s.feed.mu.Unlock()
+	if stop == nil {
+		return false
+	}
+	stop()
+	return true
 }
 
 // closeFeed ends the listener, if one started.

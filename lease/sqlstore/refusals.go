@@ -26,6 +26,14 @@ func Starting(err error) bool {
 	return errors.As(err, &pg) && pg.Code == "57P03"
 }
 
+// tooManyConnections reports whether err is PostgreSQL refusing a
+// connection because there are too many (SQLSTATE 53300: the role's
+// CONNECTION LIMIT, or the server's max_connections, reached).
+func tooManyConnections(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "53300"
+}
+
 // denied reports whether err is the database refusing this user: for
 // which the store's errors say errors.Is(err, fs.ErrPermission), as a
 // file's EACCES. PostgreSQL's insufficient_privilege (SQLSTATE 42501);

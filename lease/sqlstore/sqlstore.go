@@ -337,6 +337,8 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 }
 
 // fail reports and wraps an error that is none of the contract's outcomes.
+// A PostgreSQL server that refuses the call a connection while the change
+// listener holds one stops the listener (dropListener).
 // An error that says the table is gone (dropped, or a database restored
 // without it) makes the table again, as Open does, for the next call:
 // until then every call failed and nobody led until a process started
@@ -345,6 +347,9 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 func (s *Store) fail(op string, err error) error {
 	if denied(err) {
 		err = fmt.Errorf("%w (%w)", err, fs.ErrPermission)
+	}
+	if s.dialect == Postgres && tooManyConnections(err) && s.dropListener() {
+		err = fmt.Errorf("%w (the change listener held a connection: stopped for good, the watchers poll)", err)
 	}
 	if noTable(err) {
 		ctx, cancel := s.ctx()
