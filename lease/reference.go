@@ -311,8 +311,16 @@ func (r *Reference) elect(ctx context.Context) {
 	lost := func(nrec Record) bool {
 		ttl := r.leaseOf(seen)
 		expiry, ok := lostUntil(nrec, true)
-		if !ok {
-			expiry, ttl, ok = dropped(nrec)
+		// (Both may hold: a loss, and a record made after it that a step
+		// dropped unseen, of a longer lease than any read: the later end
+		// and the longer lease.)
+		if dexp, dttl, dok := dropped(nrec); dok {
+			if !ok {
+				expiry, ttl = dexp, dttl
+			} else {
+				expiry, ttl = max(expiry, dexp), max(ttl, dttl)
+			}
+			ok = true
 		}
 		if ok {
 			r.waitLost, r.lostTTL = expiry, ttl
