@@ -265,10 +265,13 @@ func (s *Store) prepare(table string) {
 	// dropped_lease_ms and its nonce in dropped_nonce, which it returns:
 	// the record it replaced went without a release (lease.Record.Vanished,
 	// VanishedTTL, VanishedNonce).
+	// (The next version: 1 after a negative one, which only a row no
+	// leaselab wrote has, as a foreign row's takeover: foreign.go.)
+	next := `CASE WHEN ` + table + `.version < 0 THEN 1 ELSE ` + table + `.version + 1 END`
 	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version, dropped_lease_ms, dropped_nonce) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0, 0, 0)
-ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + table + `.version + 1,
-	version = ` + table + `.version + 1, expires_ms = excluded.expires_ms,
-	lease_ms = excluded.lease_ms, lease_version = ` + table + `.version + 1, nonce = excluded.nonce,
+ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + next + `,
+	version = ` + next + `, expires_ms = excluded.expires_ms,
+	lease_ms = excluded.lease_ms, lease_version = ` + next + `, nonce = excluded.nonce,
 	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + table + `.version ELSE 0 END,
 	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.lease_ms ELSE 0 END,
 	dropped_nonce = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.nonce ELSE 0 END
