@@ -2,11 +2,15 @@
 // written only by server-side scripts, so that every operation is atomic
 // on the server.
 //
-// Keys. A lease named NAME lives at "leaselab:{NAME}" (the record) and
-// "leaselab:{NAME}:version" (a counter). The braces are a hash tag: both
-// keys hash to the same slot, as a script's keys must on a Redis Cluster.
+// Keys. A lease named NAME lives at "leaselab:{NAME}" (the record),
+// "leaselab:{NAME}:version" (a counter), "leaselab:{NAME}:released" (the
+// last released version) and "leaselab:{NAME}:lease" ("VERSION LEASE_MS
+// NONCE" of the last write that stated a lease: how long, and which, a
+// record the server dropped may still be held); writes publish on
+// "leaselab:{NAME}:changes". The braces are a hash tag (one slot), but a
+// Redis Cluster node is refused at New (ErrCluster).
 //
-// Record. The value is "HOLDER EPOCH VERSION LEASE_MS" in decimal. VERSION comes from
+// Record. The value is "HOLDER EPOCH VERSION LEASE_MS NONCE" in decimal. VERSION comes from
 // INCR of the counter at every write (create, renew, takeover), so it
 // strictly increases; the counter never expires and is never deleted, so a
 // version (and an epoch) is never reused, not after a release (which

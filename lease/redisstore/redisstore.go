@@ -61,8 +61,8 @@ type Store struct {
 	// deletes the record; a record the server expired or evicted leaves
 	// it below the counter: lease.ErrVanished).
 	released string
-	// leaseKey holds "VERSION LEASE_MS" of the last record that stated a
-	// lease (value.go).
+	// leaseKey holds "VERSION LEASE_MS NONCE" of the last record that
+	// stated a lease (value.go).
 	leaseKey string
 	channel  string // the writers publish every change on it
 	timeout  time.Duration

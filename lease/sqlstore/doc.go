@@ -14,6 +14,9 @@
 //	lease_ms      BIGINT NOT NULL DEFAULT 0   -- the writer's lease, whole ms
 //	lease_version BIGINT NOT NULL DEFAULT 0   -- the version lease_ms was written with
 //	nonce         BIGINT NOT NULL DEFAULT 0   -- the write's random nonce (lease.Record.Nonce)
+//	dropped_version  BIGINT NOT NULL DEFAULT 0  -- the expired row's version a create replaced (lease.Record.Vanished)
+//	dropped_lease_ms BIGINT NOT NULL DEFAULT 0  -- its lease_ms, where written with it (Record.VanishedTTL)
+//	dropped_nonce    BIGINT NOT NULL DEFAULT 0  -- its nonce, likewise (Record.VanishedNonce)
 //
 // The writer's lease. Every write stores the lease its writer held it for
 // (its LeaseDuration, in whole milliseconds rounded up, 1 to 86,400,000)
@@ -24,13 +27,15 @@
 // version was written by an earlier leaselab, which leaves both columns as
 // they were (or at their defaults): it reads with TTL 0, and a watcher
 // waits its own lease, not the lease of some write before it; it is
-// renewed, taken over and released as any other. A lease_ms out of range,
-// or a lease_version after the version, is an error of every call that
-// reads the row, saying why. The nonce is written, and read, as lease_ms
+// renewed, taken over and released as any other. A live row whose columns
+// no writer writes (a lease_ms out of range, a lease_version after the
+// version, a negative holder or nonce, an epoch above its version) reads
+// as a record held by lease.Unknown, told to Options.OnError with why, and
+// is taken over by compare-and-set on every column (foreign.go). The nonce is written, and read, as lease_ms
 // is: a row whose lease_version is not its version has none (0), and
 // every compare-and-set compares it as read (a leaselab from before the
 // nonce, which writes lease_version, leaves the nonce of the write before
-// its own, read as its). Open adds the three columns to a table an
+// its own, read as its). Open adds the columns it lacks to a table an
 // earlier leaselab made (PostgreSQL: ALTER TABLE ... ADD COLUMN IF NOT
 // EXISTS; SQLite, which has no IF NOT EXISTS there, when
 // pragma_table_info lacks them, and a concurrent Open's "duplicate column"
@@ -46,8 +51,10 @@
 //
 // Operations. Create is one statement, INSERT ... ON CONFLICT (name) DO
 // UPDATE ... WHERE the row is released or expired, RETURNING the new epoch
-// and version: it inserts the first row, or takes over a dead one, or
-// (no row returned) fails with fs.ErrExist. Renew, Takeover and Release are
+// and version and, over an expired row, the dropped_* columns it set
+// (lease.Record.Vanished: that record went without a release, and its
+// holder may still lead): it inserts the first row, or takes over a dead
+// one, or (no row returned) fails with fs.ErrExist. Renew, Takeover and Release are
 // UPDATEs whose WHERE names the expected holder, epoch and version and
 // requires a live row; no row updated is lease.ErrConflict. Read returns
 // fs.ErrNotExist for a missing, released or expired row. Concurrent
