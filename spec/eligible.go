@@ -3,6 +3,7 @@ package spec
 import (
 	"time"
 
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/trace"
 )
 
@@ -28,24 +29,29 @@ func eligible(tr *trace.Trace) [][]span {
 	return out
 }
 
-// longestWatch is the longest watch interval of the run's processes: the
+// longestWatch is the longest watch interval of the run's processes, in
+// true time on a clock as slow as its drift bound allows (slowWait): the
 // longest back-off after a failed call.
 func longestWatch(tr *trace.Trace) time.Duration {
-	w := tr.Run.Lease.WatchInterval
+	w := slowWait(tr.Run.Lease.WatchInterval, sim.DriftBoundOf(tr.Run.Lease))
 	for _, p := range tr.Procs {
-		w = max(w, p.Lease.WatchInterval)
+		if p.Lease.WatchInterval != 0 {
+			w = max(w, slowWait(p.Lease.WatchInterval, sim.DriftBoundOf(p.Lease)))
+		}
 	}
 	return w
 }
 
 // emfileLag is how long after its EMFile stretch ends process p may go
 // on unaware of it: its watch interval, within which a process whose
-// reads fail tries again.
+// reads fail tries again, in true time on a clock as slow as its drift
+// bound allows (slowWait).
 func emfileLag(tr *trace.Trace, p int) time.Duration {
-	if l := tr.Procs[p].Lease; l.WatchInterval != 0 {
-		return l.WatchInterval
+	l := tr.Procs[p].Lease
+	if l.WatchInterval == 0 {
+		l = tr.Run.Lease
 	}
-	return tr.Run.Lease.WatchInterval
+	return slowWait(l.WatchInterval, sim.DriftBoundOf(l))
 }
 
 // cut removes [from, to) from spans.

@@ -227,8 +227,9 @@ func TestNoWedgeEMFileIsOneProcess(t *testing.T) {
 		t.Errorf("both processes out of descriptors: %v", v)
 	}
 	// Alone after its stretch, a process learns that it is over at its
-	// next try: it owes a leader from a watch interval after the end.
-	watch := tr.Run.Lease.WatchInterval
+	// next try: it owes a leader from a watch interval after the end (on
+	// its clock, which may run slow by the drift bound: slowWait).
+	watch := slowWait(tr.Run.Lease.WatchInterval, sim.DriftBoundOf(tr.Run.Lease))
 	tr = livenessTrace(100*time.Second, trace.DiskFull)
 	emfile(tr, 0, secsD(5), secsD(60))
 	emfile(tr, 1, secsD(5), secsD(100))
@@ -256,7 +257,7 @@ func TestStableLeadershipEMFileLag(t *testing.T) {
 	exit := trace.Event{Proc: 1, Kind: trace.EvExit, T: int64(secsD(20))}
 	tr.Events = append(tr.Events, e, end, exit)
 	sortEvents(tr)
-	watch := tr.Run.Lease.WatchInterval
+	watch := slowWait(tr.Run.Lease.WatchInterval, sim.DriftBoundOf(tr.Run.Lease))
 	for _, c := range []struct {
 		leads float64 // when process 0 leads after its stretch
 		want  time.Duration
