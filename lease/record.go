@@ -118,6 +118,23 @@ func StatedTTL(d time.Duration) time.Duration {
 	return time.Duration(TTLMillis(d)) * time.Millisecond
 }
 
+// RaisedTTL is the lease a create by a writer of lease d states over a
+// record its server dropped without a release that stated gone (0: none,
+// or not known): the longer of the two, for a writer that states one.
+// That record's holder may lead for up to gone from when it last wrote,
+// and whoever reads the new record (its creator too, when the create's
+// answer was lost) waits out what it states: a review found a 9 s
+// watcher taking a 27 s holder's dropped place, its answer lost, and
+// leading beside it after 9 s. Redis and SQL state this; their simulated
+// models too.
+func RaisedTTL(d, gone time.Duration) time.Duration {
+	own := StatedTTL(d)
+	if own > 0 && gone > own {
+		return gone
+	}
+	return own
+}
+
 // TTLFromMillis is the TTL of a record that states a lease of ms
 // milliseconds, or an error if no writer states that: a lease that is not
 // positive or is longer than MaxTTLMillis.

@@ -411,6 +411,11 @@ func (r *remote) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		if r.s.kind != "etcd" && r.s.counter > 0 && !r.s.released {
 			gone, goneTTL, goneNonce = r.s.rec.Version, r.s.rec.TTL, r.s.rec.Nonce
 		}
+		// The new record states the longer lease of the two, and lives
+		// that much longer (lease.RaisedTTL), as Redis's and SQL's do.
+		if raised := lease.RaisedTTL(ttl, goneTTL); raised != sent.TTL {
+			sent.TTL, ttl = raised, raised
+		}
 		rec := r.p.w.serverWrite(r.s, sent, ttl)
 		rec.Epoch = rec.Version
 		r.s.rec = rec

@@ -445,7 +445,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	goneTTL, _ := lease.TTLFromMillis(res[2])
-	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce, Vanished: res[1], VanishedTTL: goneTTL, VanishedNonce: goneNonce}, nil
+	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.RaisedTTL(ttl, goneTTL), Nonce: nonce, Vanished: res[1], VanishedTTL: goneTTL, VanishedNonce: goneNonce}, nil
 }
 
 // sent is what a write whose outcome is not known returns: the record it

@@ -31,7 +31,12 @@ var (
 	// {the new version, the version of the record it replaced if that went
 	// without a release (else 0), the lease that record stated in ms (0:
 	// not known), its nonce ("": not known)}; {0, 0, 0} if a record
-	// exists, {-1, 0, 0} if the key holds another type. (The counter is
+	// exists, {-1, 0, 0} if the key holds another type. The new record
+	// states the longer of its writer's lease and the lease the record it
+	// replaced stated, if that went without a release, and lives that
+	// much longer (lease.Record.VanishedTTL: its holder may lead that
+	// long, and a reader of the new record, its creator too when the
+	// answer is lost, waits what the record states). (The counter is
 	// the last record's version: a release does not move it, and stores
 	// it as the released version. The marks are read with pcall: a key
 	// of another type at either, an operator's, is a dropped record of no
@@ -53,11 +58,19 @@ if c and c ~= '0' and redis.pcall('GET', KEYS[3]) ~= c then
     if lv == c then goneMS, goneNonce = tonumber(lms), ln end
   end
 end
+local tail, px = ARGV[3], tonumber(ARGV[2])
+if tail ~= '' and goneMS <= 86400000 then
+  local ms, rest = string.match(tail, '^(%d+)(.*)$')
+  if ms and goneMS > tonumber(ms) then
+    px = px + goneMS - tonumber(ms)
+    tail = string.format('%d', goneMS) .. rest
+  end
+end
 local v = redis.call('INCR', KEYS[2])
 local val = ARGV[1] .. ' ' .. string.format('%d %d', v, v)
-if ARGV[3] ~= '' then val = val .. ' ' .. ARGV[3] end
-if not redis.call('SET', KEYS[1], val, 'NX', 'PX', ARGV[2]) then return {0, 0, 0} end
-if ARGV[3] ~= '' then redis.call('SET', KEYS[4], string.format('%d ', v) .. ARGV[3]) else redis.call('DEL', KEYS[4]) end
+if tail ~= '' then val = val .. ' ' .. tail end
+if not redis.call('SET', KEYS[1], val, 'NX', 'PX', string.format('%d', px)) then return {0, 0, 0} end
+if tail ~= '' then redis.call('SET', KEYS[4], string.format('%d ', v) .. tail) else redis.call('DEL', KEYS[4]) end
 redis.pcall('PUBLISH', ARGV[4], string.format('%d', v))
 return {v, gone, goneMS, goneNonce}`)
 	// KEYS[3] the lease key. ARGV[1] the expected value, ARGV[2] the

@@ -268,10 +268,13 @@ func (s *Store) prepare(table string) {
 	// (The next version: 1 after a negative one, which only a row no
 	// leaselab wrote has, as a foreign row's takeover: foreign.go.)
 	next := `CASE WHEN ` + table + `.version < 0 THEN 1 ELSE ` + table + `.version + 1 END`
+	// The new row states the longer of its writer's lease and the one the
+	// expired row stated, and lives that much longer (lease.RaisedTTL).
+	raise := `(CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version AND excluded.lease_ms > 0 AND ` + table + `.lease_ms > excluded.lease_ms AND ` + table + `.lease_ms <= ` + strconv.Itoa(lease.MaxTTLMillis) + ` THEN ` + table + `.lease_ms - excluded.lease_ms ELSE 0 END)`
 	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version, dropped_lease_ms, dropped_nonce) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0, 0, 0)
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + next + `,
-	version = ` + next + `, expires_ms = excluded.expires_ms,
-	lease_ms = excluded.lease_ms, lease_version = ` + next + `, nonce = excluded.nonce,
+	version = ` + next + `, expires_ms = excluded.expires_ms + ` + raise + `,
+	lease_ms = excluded.lease_ms + ` + raise + `, lease_version = ` + next + `, nonce = excluded.nonce,
 	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + table + `.version ELSE 0 END,
 	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.lease_ms ELSE 0 END,
 	dropped_nonce = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.nonce ELSE 0 END
@@ -464,6 +467,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	}
 	rec.VanishedTTL, _ = lease.TTLFromMillis(goneMS) // (0: not stated, or what no writer writes)
 	rec.VanishedNonce = uint64(max(goneNonce, 0))
+	rec.TTL = lease.RaisedTTL(ttl, rec.VanishedTTL)
 	s.ring()
 	return rec, nil
 }

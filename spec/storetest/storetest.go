@@ -483,11 +483,17 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 	if err := a.Release(r1); !isConflict(err) {
 		t.Fatalf("Release of an expired record = %v; want lease.ErrConflict", err)
 	}
-	r2, err := b.Create(2, ttl)
+	// (With half the lease: a store whose records vanish makes the new
+	// record state the longer lease of the two, the expired record's,
+	// whose holder may lead that long: lease.RaisedTTL.)
+	r2, err := b.Create(2, ttl/2)
 	if err != nil {
 		t.Fatalf("Create after expiry: %v", err)
 	}
 	checkAcquired(t, r2, 2, r1.Version, "Create after expiry")
+	if want := map[bool]time.Duration{true: r1.TTL, false: lease.StatedTTL(ttl / 2)}[vanishing && r1.TTL > 0]; r2.TTL != want {
+		t.Fatalf("Create with a lease of %v after the expiry of a record of %v: the record states %v, want %v", ttl/2, r1.TTL, r2.TTL, want)
+	}
 	if want, wantTTL, wantNonce := map[bool]int64{true: r1.Version}[vanishing], map[bool]time.Duration{true: r1.TTL}[vanishing], map[bool]uint64{true: r1.Nonce}[vanishing]; r2.Vanished != want || r2.VanishedTTL != wantTTL || r2.VanishedNonce != wantNonce {
 		// A create that takes the place of a record gone without a
 		// release names it, and the lease it stated: its creator may
@@ -496,6 +502,7 @@ func testExpiry(t *testing.T, open Open, opts Options) {
 		t.Fatalf("Create after an expiry: Vanished = %d (%v, nonce %d), want %d (%v, nonce %d)", r2.Vanished, r2.VanishedTTL, r2.VanishedNonce, want, wantTTL, wantNonce)
 	}
 	r2.Vanished, r2.VanishedTTL, r2.VanishedNonce = 0, 0, 0 // (the create's answer: no read shows it)
+	mustRead(t, a, r2, "after a Create over an expired record")
 
 	// Renewed every third of the TTL: still there well past its first
 	// TTL and slack.
