@@ -609,7 +609,7 @@ var mutants = []mutant{
 		mistake:  "the SIGTERM handler steps down but does not unlock; the process's exit releases the lock",
 		property: spec.FailoverBound,
 		run:      lease.RunFlockWith(lease.MistakeNoUnlockOnTerm),
-		harmless: "harmless: no system call lies between its step-down and its exit(2), which releases the flock at once as LOCK_UN would, so no fault can land between them; its kills until then were false alarms of the checker: waiters backing off after a failing disk judged against the 100 ms hand-over bound (spec.TestFailoverAfterDiskStretch)",
+		harmless: "no system call lies between its step-down and its exit(2), which releases the flock at once as LOCK_UN would, so no fault can land between them; its kills until then were false alarms of the checker: waiters backing off after a failing disk judged against the 100 ms hand-over bound (spec.TestFailoverAfterDiskStretch)",
 	},
 	{
 		name: "flock~unreadable-from-one", base: "flock",
