@@ -87,9 +87,9 @@ func (p *proc) Close(fd lease.FD) error {
 		p.w.touchFD(p, fd, true, true) // it releases the lock
 	}
 	err := injected("close", "fd", inj)
-	if inj == 0 {
-		err = p.w.fs.Close(p.fds, fd)
-	}
+	if cerr := p.w.fs.Close(p.fds, fd); inj == 0 {
+		err = cerr
+	} // (else the descriptor is gone all the same, its lock released: Linux frees it whatever close reports, and a retried close would close another's)
 	p.done(a, trace.Event{Op: trace.OpClose, FD: int32(fd), Errno: errno(err)})
 	return err
 }
