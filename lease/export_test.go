@@ -53,6 +53,7 @@ const (
 	MistakeDroppedAtOnce           = mDroppedAtOnce
 	MistakeVanishedOwnLease        = mVanishedOwnLease
 	MistakeVanishedByVersion       = mVanishedByVersion
+	MistakeUnknownRenewalForgotten = mUnknownRenewalForgotten
 	MistakeSleepPastDeadline       = mSleepPastDeadline
 	MistakeOwnRenewalExtends       = mOwnRenewalExtends
 	MistakeVersionSkip             = mVersionSkip

@@ -265,4 +265,9 @@ const (
 	// or for the one seen (the reference before 2026-12-07, found by a
 	// review).
 	mVanishedByVersion
+	// Reference: a renewal whose outcome it could not know (its reply
+	// lost) is not remembered by its nonce: the next renewal's conflict
+	// with it reads as another's write, the leader steps down and waits
+	// out its own record (a probe's mutant of 2026-12-07).
+	mUnknownRenewalForgotten
 )

@@ -758,6 +758,13 @@ var mutants = []mutant{
 		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose), and this one needs a wall-clock step after it that drops a post-loss record of a version another process held before",
 	},
 	{
+		name: "redis~unknown-renewal-forgotten", base: "redis",
+		mistake:    "a renewal whose reply was lost (it took effect) is not remembered by its nonce: the next renewal's conflict with it reads as another's write, and the leader steps down and waits out its own record, a lease without a leader after one lost reply (a probe's mutant, 2026-12-07: no property caught it until stable-leadership stopped excusing a conflict only the process's own writes can have caused)",
+		property:   spec.StableLeadership,
+		run:        serverRun(lease.MistakeUnknownRenewalForgotten, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's reply",
+	},
+	{
 		name: "redis~own-renewal-extends", base: "redis",
 		mistake:    "a renewal whose conflict shows the leader's own earlier renewal (its reply lost) counts the local deadline from this failed attempt's start, not from its last acknowledged write's (a probe's mutant, 2026-12-05: no property caught it in 220,000 runs; a pause just after the conflict gave two leaders in 18 of 30 scripted runs)",
 		property:   spec.HonestRole,

@@ -220,7 +220,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// failed write or two cost no term, and a failing disk no spin.
 			r.report("renew", err)
 			if nrec.Nonce != 0 {
-				r.tried = append(r.tried, nrec.Nonce) // it may have taken effect
+				if r.mistake != mUnknownRenewalForgotten { // mutant: its nonce forgotten
+					r.tried = append(r.tried, nrec.Nonce) // it may have taken effect
+				}
 			}
 			last, backoff = start, min(max(2*backoff, renewBackoff), r.cfg.RenewInterval)
 			if r.mistake == mBackoffToDeadline { // mutant: capped at the deadline

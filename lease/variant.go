@@ -69,6 +69,13 @@ type Claims struct {
 	// lease early; the reference then waits it out (Vanishing), and a
 	// hand-over within a lease of such a step may take up to that lease.
 	WallExpiry bool
+	// NamedWrites: each write carries a nonce by which its writer knows
+	// it, so that a write whose outcome it could not know (its reply
+	// lost) and that took effect is known for its own when it is read, or
+	// when the next compare-and-set conflicts with it: not a lost lease,
+	// and no reason to step down (Redis, etcd and SQL; not the file
+	// stores, whose records carry none).
+	NamedWrites bool
 }
 
 // FileBound is a number of names in a lock directory: Fixed, plus

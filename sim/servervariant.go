@@ -90,7 +90,7 @@ func serverVariant(kind, summary string) lease.Variant {
 			}
 			return ref.Run(p, s, path, cfg) // the reference's program: lease.Run
 		},
-		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: lease.OwnClockLag, OwnClock: true, Files: &lease.FileBound{}, Pushed: true, Reports: true, WallExpiry: kind != "etcd"},
+		Claims:        lease.Claims{Handover: lease.ServerExpiry, ExpiryLag: lease.OwnClockLag, OwnClock: true, Files: &lease.FileBound{}, Pushed: true, Reports: true, WallExpiry: kind != "etcd", NamedWrites: true},
 		Epochs:        true,
 		LocalDeadline: true,
 	}

@@ -35,7 +35,7 @@ func checkTermsLast(tr *trace.Trace, terms []endedTerm, v lease.Variant) *Violat
 	beyond := driftBeyond(tr)
 	for _, t := range terms {
 		x, p, ack, end := t.x, t.p, t.ack, t.end
-		if first != nil && time.Duration(x.Seen) >= first.At || excused(tr, p, ack, end) || end >= beyond {
+		if first != nil && time.Duration(x.Seen) >= first.At || excused(tr, v, p, ack, end) || end >= beyond {
 			continue
 		}
 		rd := expectedDeadline(procConfig(tr, p))
@@ -111,8 +111,11 @@ func stoppedEventFrom(tr *trace.Trace, p int, t int64, from int) int {
 // shows another holder's record, or a later version than the one it
 // wrote (a renewal whose outcome it could not know, then a read: the
 // file store says unknown, not conflict, when a takeover came between; a
-// review found the rule blaming that step-down).
-func excused(tr *trace.Trace, p, from, to int) bool {
+// review found the rule blaming that step-down). On a store whose writes
+// carry a nonce (lease.Claims.NamedWrites), a conflict or a later version
+// that only p's own writes of unknown outcome can have made is none
+// (ownDoing).
+func excused(tr *trace.Trace, v lease.Variant, p, from, to int) bool {
 	own := tr.Events[from].Record()
 	for i := from; i <= to; i++ {
 		e := &tr.Events[i]
@@ -123,14 +126,63 @@ func excused(tr *trace.Trace, p, from, to int) bool {
 		case e.Kind == trace.EvSignal && e.Op != trace.OpSigaction:
 			return true
 		case e.Kind == trace.EvStore && e.Res == trace.ResConflict:
-			return true
+			if !v.Claims.NamedWrites || !ownDoing(tr, p, from, i) {
+				return true
+			}
 		case e.Kind == trace.EvStore && e.Store == trace.StoreRead && e.Res == trace.ResOK:
-			if r := e.Record(); r.Holder != own.Holder || r.Version > own.Version {
+			if r := e.Record(); r.Holder != own.Holder || r.Version > own.Version && (!v.Claims.NamedWrites || !ownDoing(tr, p, from, i)) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// ownDoing reports whether whatever changed the record between events
+// from (process p's acknowledged write) and to can only be p's own writes
+// whose outcome it could not know (on a store whose writes carry a nonce
+// by which a writer tells its own: lease.Claims.NamedWrites): p made such
+// a write (its outcome unknown), no other process called a write or a
+// release since from or had one in flight then, and no server expired or
+// lost the record, nor a power loss struck. Then a conflict, or a read of
+// a later version, is p's own renewal taking effect, not a lost lease,
+// and is no reason to step down (a probe's mutant that forgot such a
+// renewal's nonce stepped down at the next renewal's conflict and waited
+// out its own record: 9 s without a leader after one lost reply, which
+// this rule excused).
+func ownDoing(tr *trace.Trace, p, from, to int) bool {
+	unknown := false
+	inflight := make([]int, len(tr.Procs))
+	for i := 0; i < to && i < len(tr.Events); i++ {
+		e := &tr.Events[i]
+		if e.Kind == trace.EvFault && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power) && i > from ||
+			e.Kind == trace.EvStore && e.Store == trace.StoreExpire && i > from {
+			return false
+		}
+		if e.Proc < 0 || !(e.Store.Writes() || e.Store == trace.StoreRelease) || e.Kind != trace.EvStoreCall && e.Kind != trace.EvStore {
+			continue
+		}
+		q := int(e.Proc)
+		switch {
+		case q != p && e.Kind == trace.EvStoreCall && i > from:
+			return false // another's write or release: it may be what the store holds
+		case e.Kind == trace.EvStoreCall:
+			inflight[q]++
+		case e.Kind == trace.EvStore:
+			inflight[q] = max(inflight[q]-1, 0)
+			if q == p && i > from && e.Res == trace.ResUnknown {
+				unknown = true
+			}
+		}
+		if i == from {
+			for q, n := range inflight {
+				if q != p && n > 0 {
+					return false // another's, called before and not returned
+				}
+			}
+		}
+	}
+	return unknown
 }
 
 // driftBeyond returns the index of the first event at which a clock

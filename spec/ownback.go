@@ -30,7 +30,7 @@ func checkOwnTakenBack(tr *trace.Trace, terms []endedTerm, v lease.Variant) *Vio
 	beyond := driftBeyond(tr)
 	for _, t := range terms {
 		p, ack, end := t.p, t.ack, t.end
-		if excused(tr, p, ack, end) {
+		if excused(tr, v, p, ack, end) {
 			continue
 		}
 		rec := tr.Events[ack].Record()

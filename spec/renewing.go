@@ -30,7 +30,7 @@ func checkKeepsRenewing(tr *trace.Trace, terms []endedTerm, v lease.Variant) *Vi
 	beyond := driftBeyond(tr)
 	for _, t := range terms {
 		p, ack, end := t.p, t.ack, t.end
-		if end >= beyond || excused(tr, p, ack, end) {
+		if end >= beyond || excused(tr, v, p, ack, end) {
 			continue
 		}
 		last, inFlight := lastWriteAttempt(tr, p, ack, end)
