@@ -48,7 +48,14 @@ if t ~= 'none' then
   if t ~= 'string' then return {-1, 0, 0} end
   return {0, 0, 0}
 end
-local c = redis.call('GET', KEYS[2])
+local c = redis.pcall('GET', KEYS[2])
+if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$'))) then
+  -- A counter no leaselab wrote (negative, not a whole number, over 15
+  -- digits, where Lua's doubles soon stop counting, a key of another
+  -- type): started again, as after a loss.
+  redis.call('SET', KEYS[2], '0')
+  c = false
+end
 local gone, goneMS, goneNonce = 0, 0, ''
 if c and c ~= '0' and redis.pcall('GET', KEYS[3]) ~= c then
   gone = tonumber(c)
@@ -78,9 +85,21 @@ return {v, gone, goneMS, goneNonce}`)
 	// version), ARGV[4] TTL in ms, ARGV[5] the writer's lease in ms and
 	// the nonce (or ""), ARGV[6] the channel.
 	// Returns the new version, or 0 if the value is not the expected one
-	// (or there is none).
+	// (or there is none). A counter no leaselab wrote (negative, not a
+	// whole number in decimal, over 15 digits, which Lua's doubles soon
+	// cannot count, a key of another type) is
+	// started again from 0, by both scripts, as after a loss of the
+	// server's data, which the reference detects by the version going
+	// down: an operator's negative counter made records of negative
+	// versions that no reader could parse, read as one unchanging record
+	// of no known holder while its leader renewed, and taken over beside
+	// it (a probe, 2026-12-07: two commands at once, 5 of 5).
 	writeScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local c = redis.pcall('GET', KEYS[2])
+if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$'))) then
+  redis.call('SET', KEYS[2], '0')
+end
 local v = redis.call('INCR', KEYS[2])
 local e = ARGV[3]
 if e == '' then e = string.format('%d', v) end
