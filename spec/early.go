@@ -126,7 +126,11 @@ func excused(tr *trace.Trace, v lease.Variant, p, from, to int) bool {
 		case e.Kind == trace.EvSignal && e.Op != trace.OpSigaction:
 			return true
 		case e.Kind == trace.EvStore && e.Res == trace.ResConflict:
-			if !v.Claims.NamedWrites || !ownDoing(tr, p, from, i) {
+			// (Only a conflict that p could tell for its own: its read
+			// after it answered. One whose read failed is a lost lease as
+			// far as p can know, and a server that lost its data answers
+			// so too: stepping down is then the only safe answer.)
+			if !v.Claims.NamedWrites || !ownDoing(tr, p, from, i) || !readAnswered(tr, p, i, to) {
 				return true
 			}
 		case e.Kind == trace.EvStore && e.Store == trace.StoreRead && e.Res == trace.ResOK:
@@ -183,6 +187,17 @@ func ownDoing(tr *trace.Trace, p, from, to int) bool {
 		}
 	}
 	return unknown
+}
+
+// readAnswered reports whether process p's next store read after event
+// from (up to event to) answered with a record.
+func readAnswered(tr *trace.Trace, p, from, to int) bool {
+	for i := from + 1; i <= to && i < len(tr.Events); i++ {
+		if e := &tr.Events[i]; int(e.Proc) == p && e.Kind == trace.EvStore && e.Store == trace.StoreRead {
+			return e.Res == trace.ResOK
+		}
+	}
+	return false
 }
 
 // driftBeyond returns the index of the first event at which a clock
