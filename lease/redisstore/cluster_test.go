@@ -100,13 +100,13 @@ func TestForeignVersionCounter(t *testing.T) {
 		mustRead(t, s, r1, "counter "+bad+": after the create")
 		set() // under a live leader
 		r2, err := s.Renew(r1, 9*time.Second)
-		if err != nil || r2.Version != 1 || r2.Epoch != 1 {
-			t.Fatalf("counter %q: Renew = %+v, %v; want version 1 (the counter started again), epoch 1", bad, r2, err)
+		if err != nil || r2.Version != 2 || r2.Epoch != 1 {
+			t.Fatalf("counter %q: Renew = %+v, %v; want version 2 (the counter started again from the record's version), epoch 1", bad, r2, err)
 		}
 		mustRead(t, s, r2, "counter "+bad+": after the renewal")
 		r3, err := s.Renew(r2, 9*time.Second)
-		if err != nil || r3.Version != 2 {
-			t.Fatalf("counter %q: the next Renew = %+v, %v; want version 2", bad, r3, err)
+		if err != nil || r3.Version != 3 {
+			t.Fatalf("counter %q: the next Renew = %+v, %v; want version 3", bad, r3, err)
 		}
 	}
 }

@@ -52,9 +52,22 @@ local c = redis.pcall('GET', KEYS[2])
 if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$'))) then
   -- A counter no leaselab wrote (negative, not a whole number, over 15
   -- digits, where Lua's doubles soon stop counting, a key of another
-  -- type): started again, as after a loss.
-  redis.call('SET', KEYS[2], '0')
-  c = false
+  -- type): started again above every version the marks name (the
+  -- released version, the lease key's), so that a stale released mark
+  -- never names a new record, which a drop would then make read as
+  -- released.
+  local base = 0
+  local rv = redis.pcall('GET', KEYS[3])
+  if type(rv) == 'string' and string.match(rv, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$') then base = math.max(base, tonumber(rv)) end
+  local l = redis.pcall('GET', KEYS[4])
+  if type(l) == 'string' then
+    local lv = string.match(l, '^([1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?) ')
+    if lv then base = math.max(base, tonumber(lv)) end
+  end
+  c = string.format('%d', base)
+  redis.call('SET', KEYS[2], c)
+  -- (The last record the marks name went without a release unless the
+  -- released mark names it: said as any other's, below.)
 end
 local gone, goneMS, goneNonce = 0, 0, ''
 if c and c ~= '0' and redis.pcall('GET', KEYS[3]) ~= c then
@@ -88,9 +101,12 @@ return {v, gone, goneMS, goneNonce}`)
 	// (or there is none). A counter no leaselab wrote (negative, not a
 	// whole number in decimal, over 15 digits, which Lua's doubles soon
 	// cannot count, a key of another type) is
-	// started again from 0, by both scripts, as after a loss of the
-	// server's data, which the reference detects by the version going
-	// down: an operator's negative counter made records of negative
+	// started again, by both scripts, from the highest version leaselab
+	// wrote that the keys still name (the record replaced, the lease key,
+	// the released mark), not from 0: from 0, a renewal of epoch E wrote
+	// versions below E, which no reader parses, and a stale released mark
+	// named a new record, which a drop then made read as released (a
+	// review, 2026-12-07). An operator's negative counter made records of negative
 	// versions that no reader could parse, read as one unchanging record
 	// of no known holder while its leader renewed, and taken over beside
 	// it (a probe, 2026-12-07: two commands at once, 5 of 5).
@@ -98,7 +114,18 @@ return {v, gone, goneMS, goneNonce}`)
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local c = redis.pcall('GET', KEYS[2])
 if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$'))) then
-  redis.call('SET', KEYS[2], '0')
+  -- Started again from the version of the record replaced, when leaselab
+  -- wrote it: a renewal's epoch stays at or below its version, and the
+  -- marks (released, lease key) below the versions to come.
+  local base = 0
+  local ev = string.match(ARGV[1], '^%d+ %d+ ([1-9]%d*)$') or string.match(ARGV[1], '^%d+ %d+ ([1-9]%d*) ')
+  if ev and #ev <= 15 then base = tonumber(ev) end
+  local l = redis.pcall('GET', KEYS[3])
+  if type(l) == 'string' then
+    local lv = string.match(l, '^([1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?) ')
+    if lv then base = math.max(base, tonumber(lv)) end
+  end
+  redis.call('SET', KEYS[2], string.format('%d', base))
 end
 local v = redis.call('INCR', KEYS[2])
 local e = ARGV[3]
