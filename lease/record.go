@@ -99,7 +99,8 @@ const MaxTTLMillis = 24 * 3600 * 1000
 // rounded up (a watcher never waits less than the writer held it for); 0
 // for d <= 0, a record that states none. Every store that keeps its
 // writer's lease writes this, and its writes return a Record whose TTL is
-// StatedTTL(d), as its readers will parse it, so that a compare-and-set
+// StatedTTL(d) (RaisedTTL for a create over a dropped record that stated
+// a longer one), as its readers will parse it, so that a compare-and-set
 // on the returned record matches what is stored.
 func TTLMillis(d time.Duration) int64 {
 	if d <= 0 {

@@ -162,7 +162,7 @@ func (r *Reference) holdLost(ctx context.Context, rec Record, last time.Duration
 	r.last, r.lastAt = rec, last
 	renewAt := last + r.cfg.RenewInterval
 	if ttl > r.cfg.LeaseDuration {
-		renewAt = last // at once: the created record states the shorter
+		renewAt = last // at once: the created record may state the shorter (a loss's; a dropped record's lease the store states itself: RaisedTTL)
 	}
 	for {
 		until := r.waitLost
