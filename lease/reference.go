@@ -330,6 +330,20 @@ func (r *Reference) elect(ctx context.Context) {
 	for {
 		if ctx.Err() != nil {
 			r.p.Log(MsgShutdown, 0, 0)
+			// Not leading, but the record last seen may be this process's
+			// own last write (a renewal acknowledged just past its term's
+			// deadline, with the SIGTERM already pending): nobody else
+			// holds it, and a compare-and-set release of it hands over at
+			// once instead of leaving it to expire (a review: a watcher
+			// waited 9 s after such a SIGTERM).
+			if haveSeen && r.ownRecord(seen) {
+				err := r.s.Release(seen)
+				if err == nil {
+					r.p.Log(MsgReleased, 0, 0)
+					return
+				}
+				r.report("release", err)
+			}
 			r.p.Log(MsgRefNotLeading, 0, 0)
 			return
 		}
