@@ -244,9 +244,11 @@ const (
 // does (a probe's reference obeyed a SIGTERM that landed in its acquiring
 // write, never led, and left the record to expire). Any other hold is
 // stale: a term already over (its deadline passed in a pause, a renewal
-// that came back too late), which a process may not safely release (the
-// reference never writes after its deadline), so its successors wait out
-// the lease, as after a SIGKILL.
+// that came back too late), which a process need not release (the
+// reference releases it by compare-and-set when the record it saw is its
+// own last write, since 2026-12-07; its term's release does not write
+// after the deadline), so it is held to the SIGKILL bound: its successors
+// may wait out the lease.
 func holding(tr *trace.Trace, p, at int, inFlight bool) hold {
 	cfg := procConfig(tr, p)
 	window := int64(expectedDeadline(cfg) / 2)
