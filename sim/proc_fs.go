@@ -86,10 +86,13 @@ func (p *proc) Close(fd lease.FD) error {
 	if fd >= 0 && int(fd) < len(p.fds.fds) && p.fds.fds[fd].locked {
 		p.w.touchFD(p, fd, true, true) // it releases the lock
 	}
+	// An injected error frees the descriptor all the same, its lock
+	// released: Linux frees it whatever close reports (and a retried
+	// close would close another's).
 	err := injected("close", "fd", inj)
 	if cerr := p.w.fs.Close(p.fds, fd); inj == 0 {
 		err = cerr
-	} // (else the descriptor is gone all the same, its lock released: Linux frees it whatever close reports, and a retried close would close another's)
+	}
 	p.done(a, trace.Event{Op: trace.OpClose, FD: int32(fd), Errno: errno(err)})
 	return err
 }

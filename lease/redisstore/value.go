@@ -11,6 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// version15 is a Lua pattern of a version the scripts count: a whole
+// number in decimal, no leading zero, at most 15 digits (Lua's numbers
+// are doubles, exact to 2^53).
+const version15 = "[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?"
+
 // The scripts. KEYS[1] is the record, KEYS[2] the version counter; the
 // lease key, written by every write with no TTL, keeps "VERSION LEASE_MS
 // NONCE" of the last record that stated a lease, so that a record the
@@ -49,7 +54,7 @@ if t ~= 'none' then
   return {0, 0, 0}
 end
 local c = redis.pcall('GET', KEYS[2])
-if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$'))) then
+if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
   -- A counter no leaselab wrote (negative, not a whole number, over 15
   -- digits, where Lua's doubles soon stop counting, a key of another
   -- type): started again above every version the marks name (the
@@ -58,10 +63,10 @@ if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?
   -- released.
   local base = 0
   local rv = redis.pcall('GET', KEYS[3])
-  if type(rv) == 'string' and string.match(rv, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$') then base = math.max(base, tonumber(rv)) end
+  if type(rv) == 'string' and string.match(rv, '^` + version15 + `$') then base = math.max(base, tonumber(rv)) end
   local l = redis.pcall('GET', KEYS[4])
   if type(l) == 'string' then
-    local lv = string.match(l, '^([1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?) ')
+    local lv = string.match(l, '^(` + version15 + `) ')
     if lv then base = math.max(base, tonumber(lv)) end
   end
   c = string.format('%d', base)
@@ -100,20 +105,21 @@ return {v, gone, goneMS, goneNonce}`)
 	// Returns the new version, or 0 if the value is not the expected one
 	// (or there is none). A counter no leaselab wrote (negative, not a
 	// whole number in decimal, over 15 digits, which Lua's doubles soon
-	// cannot count, a key of another type) is
-	// started again, by both scripts, from the highest version leaselab
-	// wrote that the keys still name (the record replaced, the lease key,
-	// the released mark), not from 0: from 0, a renewal of epoch E wrote
-	// versions below E, which no reader parses, and a stale released mark
-	// named a new record, which a drop then made read as released (a
-	// review, 2026-12-07). An operator's negative counter made records of negative
-	// versions that no reader could parse, read as one unchanging record
-	// of no known holder while its leader renewed, and taken over beside
-	// it (a probe, 2026-12-07: two commands at once, 5 of 5).
+	// cannot count, a key of another type) is started again, by both
+	// scripts, from the highest version leaselab wrote that the keys
+	// still name (the record replaced, the lease key, the released mark),
+	// not from 0: from 0, a renewal of epoch E wrote versions below E,
+	// which no reader parses, and a stale released mark named a new
+	// record, which a drop then made read as released (a review,
+	// 2026-12-07). An operator's negative counter made records of
+	// negative versions that no reader could parse, read as one
+	// unchanging record of no known holder while its leader renewed, and
+	// taken over beside it (a probe, 2026-12-07: two commands at once, 5
+	// of 5).
 	writeScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local c = redis.pcall('GET', KEYS[2])
-if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?$'))) then
+if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
   -- Started again from the version of the record replaced, when leaselab
   -- wrote it: a renewal's epoch stays at or below its version, and the
   -- marks (released, lease key) below the versions to come.
@@ -122,7 +128,7 @@ if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^[1-9]%d?%d?
   if ev and #ev <= 15 then base = tonumber(ev) end
   local l = redis.pcall('GET', KEYS[3])
   if type(l) == 'string' then
-    local lv = string.match(l, '^([1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?) ')
+    local lv = string.match(l, '^(` + version15 + `) ')
     if lv then base = math.max(base, tonumber(lv)) end
   end
   redis.call('SET', KEYS[2], string.format('%d', base))
