@@ -19,8 +19,58 @@ import (
 // expired, read again and again, and nobody led over one that never did.
 
 // foreignRow is a row's columns as read: holder, epoch, version,
-// expires_ms, lease_ms, lease_version, nonce.
-type foreignRow [7]int64
+// expires_ms, lease_ms, lease_version, nonce. Each is the value the
+// driver gave, an int64 or (SQLite) whatever the column was given: a
+// takeover compares each with the value itself.
+type foreignRow [7]any
+
+// readColumns are qRead's columns, as the driver gives them.
+type readColumns [8]any
+
+// qRead's columns, in order.
+const (
+	colHolder = iota
+	colEpoch
+	colVersion
+	colLive
+	colLeaseMS
+	colLeaseVersion
+	colNonce
+	colExpires
+)
+
+// readNames names qRead's columns for an error.
+var readNames = [len(readColumns{})]string{"holder", "epoch", "version", "expires_ms", "lease_ms", "lease_version", "nonce", "expires_ms"}
+
+// ints returns the columns as integers (0 for one that is not) and the
+// first that is not an integer, or -1.
+func (r *readColumns) ints() ([len(readColumns{})]int64, int) {
+	var v [len(readColumns{})]int64
+	bad := -1
+	for i, x := range r {
+		n, ok := x.(int64)
+		if !ok && bad < 0 {
+			bad = i
+		}
+		v[i] = n
+	}
+	return v, bad
+}
+
+// describe says what a column that is not an integer holds.
+func describe(x any) string {
+	switch x := x.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return fmt.Sprintf("the text %q", x)
+	case []byte:
+		return fmt.Sprintf("a blob of %d bytes", len(x))
+	case float64:
+		return fmt.Sprintf("the real %v", x)
+	}
+	return fmt.Sprintf("%T %v", x, x)
+}
 
 // foreign is the last row read that is not a lease record.
 type foreign struct {
@@ -36,19 +86,22 @@ type foreign struct {
 // a takeover, and returns the record that stands for it.
 func (s *Store) foreignRecord(row foreignRow, why error) lease.Record {
 	if s.onError != nil {
-		s.onError("read", fmt.Errorf("sqlstore: read %s: row holder %d, epoch %d, version %d is %w: %v", s.name, row[0], row[1], row[2], errNotRecord, why))
+		s.onError("read", fmt.Errorf("sqlstore: read %s: row holder %v, epoch %v, version %v is %w: %v", s.name, row[0], row[1], row[2], errNotRecord, why))
 	}
 	s.foreign.mu.Lock()
 	s.foreign.row, s.foreign.has = row, true
 	s.foreign.mu.Unlock()
-	return lease.Record{Holder: lease.Unknown, Version: max(row[2], 0)}
+	v, _ := row[2].(int64) // (0 if not an integer)
+	return lease.Record{Holder: lease.Unknown, Version: max(v, 0)}
 }
 
 // prepareForeign writes the statement that takes a foreign row over. Its
 // new version follows the row's (1 after a negative one), and so does the
 // epoch, as any takeover's.
 func (s *Store) prepareForeign(table string) {
-	next := `CASE WHEN version < 0 THEN 1 ELSE version + 1 END`
+	// (CAST: a version SQLite was given as text or a real counts as the
+	// integer it casts to, 0 for text, and the row's next is an integer.)
+	next := `CASE WHEN version < 0 THEN 1 ELSE CAST(version AS BIGINT) + 1 END`
 	q := `UPDATE ` + table + ` SET holder = $10, epoch = ` + next + `, version = ` + next + `, expires_ms = ` + s.dialect.now() + ` + $9,
 	lease_ms = $11, lease_version = ` + next + `, nonce = $12
 WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND expires_ms = $5 AND lease_ms = $6 AND lease_version = $7 AND nonce = $8

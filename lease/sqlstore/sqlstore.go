@@ -267,17 +267,21 @@ func (s *Store) prepare(table string) {
 	// VanishedTTL, VanishedNonce).
 	// (The next version: 1 after a negative one, which only a row no
 	// leaselab wrote has, as a foreign row's takeover: foreign.go.)
-	next := `CASE WHEN ` + table + `.version < 0 THEN 1 ELSE ` + table + `.version + 1 END`
+	// (Each of the expired row's columns is CAST: SQLite keeps a text or
+	// real value given to it, and a new row made from one, or one of its
+	// columns returned, must be an integer: read.)
+	col := func(c string) string { return `CAST(` + table + `.` + c + ` AS BIGINT)` }
+	next := `CASE WHEN ` + table + `.version < 0 THEN 1 ELSE ` + col("version") + ` + 1 END`
 	// The new row states the longer of its writer's lease and the one the
 	// expired row stated, and lives that much longer (lease.RaisedTTL).
-	raise := `(CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version AND excluded.lease_ms > 0 AND ` + table + `.lease_ms > excluded.lease_ms AND ` + table + `.lease_ms <= ` + strconv.Itoa(lease.MaxTTLMillis) + ` THEN ` + table + `.lease_ms - excluded.lease_ms ELSE 0 END)`
+	raise := `(CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version AND excluded.lease_ms > 0 AND ` + col("lease_ms") + ` > excluded.lease_ms AND ` + col("lease_ms") + ` <= ` + strconv.Itoa(lease.MaxTTLMillis) + ` THEN ` + col("lease_ms") + ` - excluded.lease_ms ELSE 0 END)`
 	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version, dropped_lease_ms, dropped_nonce) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0, 0, 0)
 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + next + `,
 	version = ` + next + `, expires_ms = excluded.expires_ms + ` + raise + `,
 	lease_ms = excluded.lease_ms + ` + raise + `, lease_version = ` + next + `, nonce = excluded.nonce,
-	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + table + `.version ELSE 0 END,
-	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.lease_ms ELSE 0 END,
-	dropped_nonce = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + table + `.nonce ELSE 0 END
+	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + col("version") + ` ELSE 0 END,
+	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + col("lease_ms") + ` ELSE 0 END,
+	dropped_nonce = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + col("nonce") + ` ELSE 0 END
 WHERE ` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `
 RETURNING epoch, version, dropped_version, dropped_lease_ms, dropped_nonce`
 	// (The right-hand sides of an UPDATE's SET see the row as it was:
@@ -401,25 +405,41 @@ func (s *Store) Read() (lease.Record, error) {
 var errNotRecord = lease.ErrForeign
 
 func (s *Store) read(ctx context.Context) (lease.Record, error) {
-	var rec lease.Record
-	var live int
-	var leaseMS, leaseVersion, nonce, expires int64
-	err := s.db().QueryRowContext(ctx, s.qRead, s.name).Scan(&rec.Holder, &rec.Epoch, &rec.Version, &live, &leaseMS, &leaseVersion, &nonce, &expires)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	// Scanned as they are: SQLite keeps what a column is given, and a
+	// value no leaselab writes there (an operator's holder = 'abc', a
+	// lease of 1.5 ms) failed the whole read with a scan error and made
+	// leaselab run exit (a probe), where an out-of-range integer is a
+	// foreign row, waited out and taken over.
+	var raw readColumns
+	dest := make([]any, len(raw))
+	for i := range raw {
+		dest[i] = &raw[i]
+	}
+	err := s.db().QueryRowContext(ctx, s.qRead, s.name).Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
-	case err != nil:
+	}
+	if err != nil {
 		return lease.Record{}, err
-	case rec.Holder == 0:
+	}
+	c, bad := raw.ints()
+	var rec lease.Record
+	rec.Holder, rec.Epoch, rec.Version = c[colHolder], c[colEpoch], c[colVersion]
+	leaseMS, leaseVersion, nonce := c[colLeaseMS], c[colLeaseVersion], c[colNonce]
+	switch {
+	case bad != colHolder && rec.Holder == 0:
 		return lease.Record{}, s.outcome("read", lease.ErrReleased) // (also fs.ErrNotExist)
-	case live == 0:
+	case c[colLive] == 0:
 		// (Its lease, as the row states it: 0 if not, or if no writer
 		// writes what it says.)
 		ttl, _ := rowTTL(rec.Version, leaseMS, leaseVersion)
 		n, _ := rowNonce(rec.Version, leaseVersion, nonce)
 		return lease.Record{}, s.outcome("read", &lease.VanishedError{Version: rec.Version, TTL: ttl, Nonce: n}) // (also fs.ErrNotExist)
 	}
-	row := foreignRow{rec.Holder, rec.Epoch, rec.Version, expires, leaseMS, leaseVersion, nonce}
+	row := foreignRow{raw[colHolder], raw[colEpoch], raw[colVersion], raw[colExpires], raw[colLeaseMS], raw[colLeaseVersion], raw[colNonce]}
+	if bad >= 0 {
+		return s.foreignRecord(row, fmt.Errorf("%s is %s", readNames[bad], describe(raw[bad]))), nil
+	}
 	if rec.Holder < 0 || rec.Epoch <= 0 || rec.Version < rec.Epoch {
 		return s.foreignRecord(row, fmt.Errorf("holder %d, epoch %d of version %d", rec.Holder, rec.Epoch, rec.Version)), nil
 	}

@@ -1,0 +1,103 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+)
+
+// SQLite keeps what a column is given, whatever its declared type: a row
+// with text, a real or a blob where leaselab writes integers (an
+// operator's UPDATE) is a foreign row, read as a record of lease.Unknown
+// with OnError naming the column, and taken over by compare-and-set on
+// the values as stored; an expired one is taken over by a create, and the
+// record made is all integers again. (Until 2026-12-07 the read failed
+// with a scan error and leaselab run exited with status 2: a probe.)
+func TestRowOfOtherTypes(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var told []error
+	dsn := filepath.Join(t.TempDir(), "leases.db")
+	s, err := Open(ctx, SQLite, dsn, Options{Name: "jobs", Table: "leases", Timeout: 5 * time.Second, OnError: func(_ string, err error) {
+		mu.Lock()
+		told = append(told, err)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	toldNow := func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		got := told
+		told = nil
+		return got
+	}
+	for _, c := range []struct{ set, why string }{
+		{"holder = 'abc'", `holder is the text "abc"`},
+		{"epoch = 'one'", `epoch is the text "one"`},
+		{"version = 2.5", "version is the real 2.5"},
+		{"expires_ms = 'never'", `expires_ms is the text "never"`},
+		{"lease_ms = 9000.5", "lease_ms is the real 9000.5"},
+		{"lease_version = x'01'", "lease_version is a blob of 1 bytes"},
+		{"nonce = 'n'", `nonce is the text "n"`},
+	} {
+		if _, err := s.Create(7, 9*time.Second); err != nil {
+			t.Fatalf("%s: Create: %v", c.set, err)
+		}
+		exec(t, s.db(), `UPDATE leases SET `+c.set)
+		toldNow()
+		rec, err := s.Read()
+		got := toldNow()
+		if err != nil || rec.Holder != lease.Unknown || len(got) != 1 || !strings.Contains(got[0].Error(), "not a lease record") || !strings.Contains(got[0].Error(), c.why) {
+			t.Errorf("Read after %s = %+v, %v, told %v; want a record of lease.Unknown and OnError saying %q", c.set, rec, err, got, c.why)
+			continue
+		}
+		nrec, err := s.Takeover(rec, 42, 9*time.Second)
+		if err != nil || nrec.Holder != 42 || nrec.Epoch < 1 || nrec.Version < nrec.Epoch {
+			t.Errorf("takeover of the row after %s: %+v, %v; want a record of 42", c.set, nrec, err)
+			continue
+		}
+		if back, err := s.Read(); err != nil || back != nrec || len(toldNow()) != 0 {
+			t.Errorf("after the takeover of the row after %s: Read = %+v, %v; want %+v", c.set, back, err, nrec)
+		}
+		if err := s.Release(nrec); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// An expired row with a column of another type: read as gone, and
+	// taken over by a create whose record, and row, are integers.
+	for _, set := range []string{"nonce = 'n'", "version = 2.5", "lease_ms = 'long'", "lease_ms = 27000.5"} {
+		if _, err := s.Create(7, 9*time.Second); err != nil {
+			t.Fatalf("%s: Create: %v", set, err)
+		}
+		exec(t, s.db(), `UPDATE leases SET expires_ms = 0, `+set)
+		if _, err := s.Read(); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Read of an expired row with %s: %v, want it gone", set, err)
+		}
+		nrec, err := s.Create(8, 9*time.Second)
+		if err != nil || nrec.Holder != 8 || nrec.Vanished == 0 {
+			t.Errorf("Create over an expired row with %s: %+v, %v; want a record of 8 over a vanished one", set, nrec, err)
+			continue
+		}
+		want := nrec
+		want.Vanished, want.VanishedTTL, want.VanishedNonce = 0, 0, 0 // (what the create replaced: not the record's)
+		if back, err := s.Read(); err != nil || back != want || len(toldNow()) != 0 {
+			t.Errorf("after a create over an expired row with %s: Read = %+v, %v; want %+v", set, back, err, want)
+		}
+		if err := s.Release(nrec); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
