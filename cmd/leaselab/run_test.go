@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"os"
@@ -909,5 +910,29 @@ func TestRunRefusesEmptyCommandAndFarStart(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	if !strings.Contains(string(out), "LEASELAB_CRASH_AFTER=link:1000: this process kills itself") {
 		t.Errorf("run with LEASELAB_CRASH_AFTER said nothing of it:\n%s", out)
+	}
+}
+
+// A row no leaselab wrote (SQLite keeps the text an operator gave an
+// integer column) is waited out and taken over, and its warning is said
+// once, not at every poll (a probe: a scan error and exit status 2, and
+// before that, for a foreign integer, one warning a watch interval).
+func TestRunForeignRowWarnedOnce(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "leases.db")
+	args := []string{"run", "-store", "sqlite", "-dsn", dsn, "-lease", "1s", "-renew", "300ms", "-watch", "300ms", "--", "true"}
+	if code, errOut := runBinary(t, args...); code != 0 {
+		t.Fatalf("first run: exit %d, stderr %q", code, errOut)
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE leaselab_leases SET holder = 'abc', expires_ms = 9000000000000000`); err != nil {
+		t.Fatal(err)
+	}
+	code, errOut := runBinary(t, args...)
+	if code != 0 || strings.Count(errOut, "warning:") != 1 || !strings.Contains(errOut, `holder is the text "abc"`) {
+		t.Errorf("run over a foreign row: exit %d, stderr %q; want 0 and one warning naming the holder's text", code, errOut)
 	}
 }

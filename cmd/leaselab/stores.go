@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,12 +34,13 @@ func openServerStore(parent context.Context, kind, dsn, name string, timeout tim
 	// notices failed (a subscription, watch or LISTEN the server refused)
 	// and its watchers poll. Every other error reaches the algorithm,
 	// which reports it.
+	warnings := &repeatless{w: warn}
 	onError := func(op string, err error) {
 		// (A value no leaselab wrote is read as a record held by no one
 		// known, which the algorithm waits out: only the store can say
 		// what it is.)
 		if warn != nil && (slices.Contains(feedOps, op) || errors.Is(err, lease.ErrForeign)) {
-			fmt.Fprintf(warn, "leaselab: warning: %v\n", err)
+			warnings.say(fmt.Sprintf("leaselab: warning: %v\n", err))
 		}
 	}
 	// Connecting (a TLS or SCRAM handshake, creating the table) gets more
@@ -156,6 +158,28 @@ func notYet(err error) bool {
 // connectFor is how long run waits for its server at the start: the etcd
 // client's own retries, Redis's and PostgreSQL's (untilReachable).
 const connectFor = 5 * time.Second
+
+// repeatless writes each line once in a row: a warning the same as the
+// last one written is not written again. A value no leaselab wrote is
+// read at every poll until it is taken over (a lease or more), and its
+// warning, written at each, filled a log with one line every watch
+// interval (a probe); a new value, or another warning between, is
+// written again.
+type repeatless struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last string
+}
+
+func (r *repeatless) say(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if line == r.last {
+		return
+	}
+	r.last = line
+	io.WriteString(r.w, line)
+}
 
 // feedOps are the operations of the stores' change notices, as their
 // OnError names them.
