@@ -49,6 +49,7 @@ func TestMsgFormat(t *testing.T) {
 		{lease.MsgRefNotLeading, 0, 0, "Not leading, nothing to release", false},
 		{lease.MsgRefWriteFailed, 640, 0, "[WATCHER] Could not write the lease, trying again in 640 ms", false},
 		{lease.MsgRefOwn, 7, 0, "[WATCHER] Lease version 7 is still our own last write, taking it back", false},
+		{lease.MsgStopping, 0, 0, "Stopping, releasing lease", false},
 		{lease.MsgFlockAcquired, 3, 0, "[LEADER] Acquired flock, epoch 3", false},
 		{lease.MsgFlockWaiting, 0, 0, "[WATCHER] Lock held by another process, waiting", false},
 		{lease.MsgFlockOpenFailed, 0, 0, "[WATCHER] Could not open lock file, will retry", false},

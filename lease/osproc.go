@@ -26,6 +26,7 @@ type osProc struct {
 	logOut, logErr *lineWriter
 	exit           func(int)
 	shutdownCh     chan os.Signal
+	selfStopped    func() bool // OSProcOptions.SelfStopped
 	// done, when set, makes Exit end only this Proc's goroutines (for
 	// tests, where several Procs share one OS process): every blocking
 	// call returns through runtime.Goexit once it is closed.
@@ -63,6 +64,12 @@ type OSProcOptions struct {
 	// the process SIGKILLs itself right after its Nth call of that kind.
 	// It is for testing; an invalid one is ignored (check it first).
 	CrashAfter string
+	// SelfStopped, when set, reports whether the program is ending the
+	// run itself (leaselab run: its command exited), not on a signal: a
+	// shutdown's line (MsgShutdown) is then MsgStopping's, which names no
+	// signal (a probe read "Received shutdown signal" of a run whose
+	// command had exited).
+	SelfStopped func() bool
 }
 
 // NewOSProcOptions returns the real runtime configured by o.
@@ -71,7 +78,7 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	if id == 0 {
 		id = os.Getpid()
 	}
-	p := &osProc{start: time.Now(), pid: id, onLead: o.OnLead}
+	p := &osProc{start: time.Now(), pid: id, onLead: o.OnLead, selfStopped: o.SelfStopped}
 	p.logOut = &lineWriter{w: o.Out}
 	p.logErr = p.logOut
 	if !sameWriter(o.Out, o.Err) {
@@ -188,6 +195,9 @@ func (p *osProc) AwaitShutdown() {
 }
 
 func (p *osProc) Log(m Msg, a, b int64) {
+	if m == MsgShutdown && p.selfStopped != nil && p.selfStopped() {
+		m = MsgStopping
+	}
 	el := time.Since(p.start)
 	line := fmt.Sprintf("%d.%02ds [Process: %d] %s\n", el/time.Second, el%time.Second/(10*time.Millisecond), p.pid, m.Format(a, b, time.Local))
 	p.LogText(m.Stderr(), line)

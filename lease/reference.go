@@ -26,6 +26,7 @@ const (
 	MsgRefReleaseFailed                        // Could not release the lease: it expires at its lease's end
 	MsgRefVanishedUnknown                      // [WATCHER] The store lost lease version a, its holder unknown: waiting it out
 	MsgRefReleaseLate                          // Local deadline passed before the release: the lease expires at its lease's end
+	MsgStopping                                // Stopping, releasing lease (MsgShutdown's line where no signal ended the run: a runner's own end)
 	refEnd
 )
 
@@ -46,6 +47,7 @@ var refMsgs = [...]msgText{
 	MsgRefReleaseFailed - refBase:   {text: "Could not release the lease: it expires at its lease's end"},
 	MsgRefVanishedUnknown - refBase: {text: "[WATCHER] The store lost lease version %, its holder unknown: waiting it out", a: argNum},
 	MsgRefReleaseLate - refBase:     {text: "Local deadline passed before the release: the lease expires at its lease's end"},
+	MsgStopping - refBase:           {text: "Stopping, releasing lease"},
 }
 
 // Reference is the corrected algorithm, the one to copy. Over a Store

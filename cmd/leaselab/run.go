@@ -281,7 +281,7 @@ func start(v lease.Variant, mk func(lease.Proc) lease.Store, path string, id int
 		// perhaps: said, not silent (a probe's run died of it, status 137).
 		fmt.Fprintf(stderr, "leaselab: LEASELAB_CRASH_AFTER=%s: this process kills itself (SIGKILL) after that system call, as torture -crash-after asks\n", crash)
 	}
-	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.exiting, OnLead: r.lead, CrashAfter: crash})
+	p := lease.NewOSProcOptions(lease.OSProcOptions{Out: stdout, Err: stderr, ID: id, BeforeExit: r.exiting, OnLead: r.lead, CrashAfter: crash, SelfStopped: r.selfStopped})
 	if f, ok := p.(lease.LogFlusher); ok {
 		defer f.FlushLog(time.Second) // the release's line, before run exits
 	}

@@ -112,8 +112,8 @@ func runSingleton(t *testing.T, sig syscall.Signal) {
 	released := time.Now()
 	waitFor("b to take over after a's release (its expiry would take 30 s)", func() bool { return exists("b") })
 	t.Logf("b took over %v after a's release", time.Since(released).Round(time.Millisecond))
-	if !strings.Contains(aout.String(), "Lease released") {
-		t.Errorf("a did not log its release:\n%s", aout.String())
+	if !strings.Contains(aout.String(), "Lease released") || !strings.Contains(aout.String(), "Received shutdown signal") {
+		t.Errorf("a did not log its signal and its release:\n%s", aout.String())
 	}
 	b.Process.Signal(syscall.SIGTERM)
 	b.Wait()
@@ -934,5 +934,15 @@ func TestRunForeignRowWarnedOnce(t *testing.T) {
 	code, errOut := runBinary(t, args...)
 	if code != 0 || strings.Count(errOut, "warning:") != 1 || !strings.Contains(errOut, `holder is the text "abc"`) {
 		t.Errorf("run over a foreign row: exit %d, stderr %q; want 0 and one warning naming the holder's text", code, errOut)
+	}
+}
+
+// A run whose command exits ends without a signal, and its log says so:
+// "Stopping", not "Received shutdown signal" (a probe).
+func TestRunCommandExitSaysNoSignal(t *testing.T) {
+	cmd := exec.Command(leaselabBinary(t), "run", "-path", filepath.Join(t.TempDir(), "leader.lock"), "--", "true")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Stopping, releasing lease") || !strings.Contains(string(out), "Lease released") || strings.Contains(string(out), "signal") {
+		t.Errorf("run -- true: %v, output:\n%s\nwant a release after \"Stopping, releasing lease\" and no signal named", err, out)
 	}
 }

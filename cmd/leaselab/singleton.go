@@ -440,6 +440,14 @@ func (r *runner) finish(code int) {
 	syscall.Kill(os.Getpid(), syscall.SIGTERM)
 }
 
+// selfStopped reports whether run is ending on its own (finish: its
+// command ended, or could not start), not on a signal.
+func (r *runner) selfStopped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ending
+}
+
 // exiting is called once the election is over (lease.Run has returned,
 // or a variant exits the process with code): it stops the command if it
 // still runs, and returns the status run exits with: the command's own
