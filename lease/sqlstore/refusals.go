@@ -1,7 +1,10 @@
 package sqlstore
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite" // database/sql driver "sqlite", and its errors
@@ -52,4 +55,40 @@ func denied(err error) bool {
 		}
 	}
 	return false
+}
+
+// fail reports and wraps an error that is none of the contract's outcomes.
+// A PostgreSQL server that refuses the call a connection while the change
+// listener holds one stops the listener (dropListener).
+// An error that says the table is gone (dropped, or a database restored
+// without it) makes the table again, as Open does, for the next call:
+// until then every call failed and nobody led until a process started
+// afresh (a probe: 28 s with PostgreSQL). Its versions start again, as
+// after any loss of the server's data.
+func (s *Store) fail(op string, err error) error {
+	if denied(err) {
+		err = fmt.Errorf("%w (%w)", err, fs.ErrPermission)
+	}
+	if s.dialect == Postgres && tooManyConnections(err) && s.dropListener() {
+		err = fmt.Errorf("%w (the change listener held a connection: stopped for good, the watchers poll)", err)
+	}
+	if noTable(err) {
+		ctx, cancel := s.ctx()
+		if cerr := s.createTable(ctx); cerr != nil {
+			err = fmt.Errorf("%w (making the table again failed: %v)", err, cerr)
+		} else {
+			err = fmt.Errorf("%w (the table was made again)", err)
+		}
+		cancel()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// (The bare "context deadline exceeded" said nothing of why: a
+		// probe's SQLite, locked by another client's BEGIN EXCLUSIVE.)
+		err = fmt.Errorf("%w (no answer within the %v timeout: the database is locked by another client's transaction, or does not answer)", err, s.timeout)
+	}
+	err = fmt.Errorf("sqlstore: %s %q: %w", op, s.name, err)
+	if s.onError != nil {
+		s.onError(op, err)
+	}
+	return err
 }

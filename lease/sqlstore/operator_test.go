@@ -101,3 +101,32 @@ func TestRowOfOtherTypes(t *testing.T) {
 		}
 	}
 }
+
+// A SQLite database another client holds locked (BEGIN EXCLUSIVE) fails
+// a write after the store's timeout with an error that says so, not a
+// bare "context deadline exceeded" (a probe).
+func TestLockedDatabaseSaysSo(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dsn := filepath.Join(t.TempDir(), "leases.db")
+	s, err := Open(ctx, SQLite, dsn, Options{Name: "jobs", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db := rawDB(t, SQLite, dsn)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, "ROLLBACK")
+	_, err = s.Create(7, 9*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "locked by another client's transaction") {
+		t.Errorf("Create while another client holds the database locked: %v; want an error that names the lock", err)
+	}
+}
