@@ -29,6 +29,15 @@ func (l *errorLog) add(op string, err error) {
 	l.mu.Unlock()
 }
 
+// take returns what was told since the last take.
+func (l *errorLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := l.errs
+	l.errs = nil
+	return got
+}
+
 func (l *errorLog) has(s string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,25 +23,14 @@ func TestRowOfOtherTypes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var mu sync.Mutex
-	var told []error
+	var told errorLog
 	dsn := filepath.Join(t.TempDir(), "leases.db")
-	s, err := Open(ctx, SQLite, dsn, Options{Name: "jobs", Table: "leases", Timeout: 5 * time.Second, OnError: func(_ string, err error) {
-		mu.Lock()
-		told = append(told, err)
-		mu.Unlock()
-	}})
+	s, err := Open(ctx, SQLite, dsn, Options{Name: "jobs", Table: "leases", Timeout: 5 * time.Second, OnError: told.add})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	toldNow := func() []error {
-		mu.Lock()
-		defer mu.Unlock()
-		got := told
-		told = nil
-		return got
-	}
+	toldNow := told.take
 	for _, c := range []struct{ set, why string }{
 		{"holder = 'abc'", `holder is the text "abc"`},
 		{"epoch = 'one'", `epoch is the text "one"`},
@@ -59,7 +47,7 @@ func TestRowOfOtherTypes(t *testing.T) {
 		toldNow()
 		rec, err := s.Read()
 		got := toldNow()
-		if err != nil || rec.Holder != lease.Unknown || len(got) != 1 || !strings.Contains(got[0].Error(), "not a lease record") || !strings.Contains(got[0].Error(), c.why) {
+		if err != nil || rec.Holder != lease.Unknown || len(got) != 1 || !strings.Contains(got[0], "not a lease record") || !strings.Contains(got[0], c.why) {
 			t.Errorf("Read after %s = %+v, %v, told %v; want a record of lease.Unknown and OnError saying %q", c.set, rec, err, got, c.why)
 			continue
 		}
