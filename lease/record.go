@@ -43,6 +43,22 @@ type Record struct {
 	// while its holder led). A store compares it with the rest of the
 	// record in every compare-and-set.
 	Nonce uint64 `json:"-"`
+	// Incarnation names the life of the store's data the record was read
+	// or written in: a number a lease server keeps beside the record,
+	// written once (by the first write that finds none) and never
+	// deleted, so that only a loss of the server's data changes it (the
+	// next write after the loss draws a new one); 0 where the store keeps
+	// none (the file stores; a server whose data an earlier leaselab
+	// wrote, until the next write). Versions cannot show every loss: a
+	// counter that starts again from 1 may, after a few writes, climb
+	// past a version a process saw before the loss, and a record made
+	// then looks like one written after it (a check with the loss as a
+	// fault: an etcd watcher paused across a loss created, after the
+	// records made since had expired, got a version above the one it had
+	// seen, and led beside that one's holder). A record of another
+	// incarnation than the one seen shows the loss whatever its version
+	// (Reference: lostUntil).
+	Incarnation uint64 `json:"-"`
 	// Vanished is set only in a record a [Vanishing] store's Create
 	// returned: the version of the record that create took the place of,
 	// where that record went without a release (its server expired it, on

@@ -226,8 +226,9 @@ func (r *Reference) elect(ctx context.Context) {
 	// this process's own (a review: two leaders in 20 of 20 scripted runs
 	// of a loss and then a step).
 	var waitedNonce uint64
-	// lostUntil reports whether version v, of a record this process just
-	// created (at or below one seen) or read (below one seen), shows that
+	// lostUntil reports whether rec, a record this process just created
+	// (at or below the version seen, or of another incarnation) or read
+	// (below it, or of another incarnation: otherLife), shows that
 	// the store lost a lease this process saw, which may still be held,
 	// and until when; lost, for a created record, holds it till then:
 	// versions come from a counter that never goes back, a release's
@@ -241,7 +242,7 @@ func (r *Reference) elect(ctx context.Context) {
 	// a renew interval, 2.8 s at the default intervals). A release or a
 	// server's expiry of the key loses no version, and costs nothing.
 	lostUntil := func(rec Record, created bool) (time.Duration, bool) {
-		if !haveSeen || rec.Version > seen.Version || rec.Version == seen.Version && !created && !r.remade(seen, rec) {
+		if !haveSeen || !r.otherLife(seen, rec) && (rec.Version > seen.Version || rec.Version == seen.Version && !created && !r.remade(seen, rec)) {
 			return 0, false
 		}
 		expiry := seenAt + r.leaseOf(seen)

@@ -81,6 +81,17 @@ func (r *Reference) remade(seen, rec Record) bool {
 	return rec.Holder != seen.Holder || rec.Epoch != seen.Epoch || rec.Nonce != seen.Nonce && r.mistake != mNoNonce
 }
 
+// otherLife reports whether rec was read or written in another life of
+// the store's data than seen (Record.Incarnation): the store lost its
+// data between them, whatever their versions say. A counter that starts
+// again from 1 may climb past the version seen (creates and expiries
+// after the loss), and a version above it says nothing then. An
+// incarnation of 0 (a store that keeps none, a server's data from before
+// incarnations) tells nothing.
+func (r *Reference) otherLife(seen, rec Record) bool {
+	return seen.Incarnation != 0 && rec.Incarnation != 0 && seen.Incarnation != rec.Incarnation
+}
+
 // newLeader calls OnNewLeader with holder, when it is not the holder it
 // was last called with: a watcher that reads a record of another holder,
 // or this process leading.
