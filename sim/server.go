@@ -38,6 +38,14 @@ type server struct {
 	// own clock (serverClock), it drops it.
 	written, until int64
 	counter        int64
+	// life is the incarnation of the server's data (lease.Record's
+	// Incarnation) that its records carry, 0 while it has none: etcd's
+	// store keeps it in a key beside the record's, which the first write
+	// that finds it absent makes and nothing deletes, so that only a loss
+	// of the data ends it. lives counts the incarnations made, losses
+	// included, so that no two are alike (a real store draws each at
+	// random). Redis's and the SQL store's keep none (0).
+	life, lives uint64
 	// subs are the clients subscribed to the record's changes (their
 	// watchers took a change token), in the order they subscribed.
 	subs []*remote
@@ -268,7 +276,7 @@ func (w *World) expireNow(s *server, at int64) {
 func (w *World) loseServerData(kind string) {
 	for _, ns := range w.servers {
 		if s := ns.server; s.kind == kind || kind == "" {
-			s.present, s.counter, s.released = false, 0, false
+			s.present, s.counter, s.released, s.life = false, 0, false, 0
 			w.touch(objKey{kind: objServer, s: s.key}, true)
 			for _, sub := range s.subs {
 				if !sub.p.dead {
@@ -337,6 +345,13 @@ func (w *World) serverReach(kind string, from, c int64) int64 {
 func (w *World) serverWrite(s *server, rec lease.Record, ttl time.Duration) lease.Record {
 	s.counter++
 	rec.Version = s.counter
+	if s.kind == "etcd" {
+		if s.life == 0 {
+			s.lives++
+			s.life = s.lives
+		}
+		rec.Incarnation = s.life
+	}
 	d := int64(ServerTTL(s.kind, ttl))
 	s.rec, s.present, s.written, s.released = rec, true, w.now, false
 	s.expires, s.until = w.now+d, w.serverClock(s.kind, w.now)+d
