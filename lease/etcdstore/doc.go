@@ -21,12 +21,23 @@
 // every write and epochs from leader to leader, and neither is reused: not
 // after a release (which deletes the key), not after the key expired, not
 // across a restart (revisions are in etcd's write-ahead log). Until is 0.
+// A restart without the data (a wiped data directory, a cluster made
+// anew) counts revisions again from 1; the key beside the lease's,
+// Options.Prefix + NAME + "\x00incarnation", names the data's life
+// (Record.Incarnation): a random number, on no etcd lease, that the first
+// write to find it absent puts in its own transaction, and nothing
+// deletes. Every record read or written carries it, and a loss shows as
+// another incarnation whatever the revisions say. A role needs write
+// access to both keys (grant the prefix); a record an earlier leaselab
+// wrote reads with incarnation 0 (not known) until the next write.
 //
 // Operations. Create is a transaction If(CreateRevision(key) = 0)
 // Then(Put(key, "HOLDER 0 LEASE_MS", lease)); Renew and Takeover are
 // If(ModRevision(key) = cur.Version, Value(key) = cur's value)
-// Then(Put(key, value, new lease)); Release is the same compare, then
-// Delete. A failed compare is lease.ErrConflict; a key that has expired
+// Then(Put(key, value, new lease)); each Then also has the incarnation's
+// If(CreateRevision(life) = 0) Then(Put(life, fresh)) Else(Get(life)).
+// Release is the same compare, then Delete. Read is one read-only
+// transaction of the two keys. A failed compare is lease.ErrConflict; a key that has expired
 // compares unequal too, so a Renew or Takeover of an expired record fails
 // with lease.ErrConflict and the caller re-reads, sees no lease, and
 // creates one. Reads are linearizable (etcd's default quorum read). Any

@@ -390,15 +390,20 @@ func (s *Store) revoke(ctx context.Context, id clientv3.LeaseID) {
 func (s *Store) Read() (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	resp, err := s.c.Get(ctx, s.key)
-	switch {
-	case err != nil:
+	// (One read-only transaction, the record and its incarnation: a
+	// linearizable read, as a Get, and no Raft proposal.)
+	resp, err := s.c.Txn(ctx).Then(clientv3.OpGet(s.key), clientv3.OpGet(s.lifeKey())).Commit()
+	if err != nil {
 		return lease.Record{}, s.fail("read", err)
-	case len(resp.Kvs) == 0:
+	}
+	got := resp.Responses[0].GetResponseRange()
+	if got == nil || len(got.Kvs) == 0 {
 		return lease.Record{}, fmt.Errorf("etcdstore: read %s: %w", s.key, fs.ErrNotExist)
 	}
-	kv := resp.Kvs[0]
+	life := lifeIn(resp.Responses[1].GetResponseRange())
+	kv := got.Kvs[0]
 	rec, err := decode(kv.Value, kv.ModRevision)
+	rec.Incarnation = life
 	if err != nil {
 		// A value leaselab did not write (another program's, an
 		// operator's put, on no etcd lease perhaps): held by no one known,
@@ -409,7 +414,7 @@ func (s *Store) Read() (lease.Record, error) {
 		if s.onError != nil {
 			s.onError("read", fmt.Errorf("etcdstore: read %s: value %.64q is %w: %v", s.key, kv.Value, lease.ErrForeign, err))
 		}
-		return lease.Record{Holder: lease.Unknown, Version: kv.ModRevision}, nil
+		return lease.Record{Holder: lease.Unknown, Version: kv.ModRevision, Incarnation: life}, nil
 	}
 	s.prepareSpare(rec)
 	return rec, nil
@@ -430,11 +435,11 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		}
 		l.id = g.ID
 	}
-	nonce := lease.NonceFor(ttl)
+	nonce, life := lease.NonceFor(ttl), newLife()
 	put := func() (*clientv3.TxnResponse, error) {
 		return s.c.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(s.key), "=", 0)).
-			Then(clientv3.OpPut(s.key, format(holder, 0, ttl, nonce), clientv3.WithLease(l.id))).
+			Then(clientv3.OpPut(s.key, format(holder, 0, ttl, nonce), clientv3.WithLease(l.id)), s.lifeOp(life)).
 			Commit()
 	}
 	resp, err := put()
@@ -463,7 +468,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("etcdstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	rev := resp.Header.Revision
-	return lease.Record{Holder: holder, Epoch: rev, Version: rev, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
+	return lease.Record{Holder: holder, Epoch: rev, Version: rev, TTL: lease.StatedTTL(ttl), Nonce: nonce, Incarnation: lifeOf(resp.Responses[1], life)}, nil
 }
 
 // sent is what a write whose outcome is not known returns: the record it
@@ -486,7 +491,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	if err != nil {
 		return lease.Record{}, s.fail(op, err)
 	}
-	nonce := lease.NonceFor(ttl)
+	nonce, life := lease.NonceFor(ttl), newLife()
 	val := format(holder, epoch, ttl, nonce)
 	same := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.key), "=", expected.Version),
 		clientv3.Compare(clientv3.Value(s.key), "=", value(expected))}
@@ -495,7 +500,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	}
 	resp, err := s.c.Txn(ctx).
 		If(same...).
-		Then(clientv3.OpPut(s.key, val, clientv3.WithLease(l.ID), clientv3.WithPrevKV())).
+		Then(clientv3.OpPut(s.key, val, clientv3.WithLease(l.ID), clientv3.WithPrevKV()), s.lifeOp(life)).
 		Commit()
 	switch {
 	case err != nil:
@@ -511,7 +516,7 @@ func (s *Store) replace(op string, expected lease.Record, holder, epoch int64, t
 	if epoch == 0 {
 		epoch = rev
 	}
-	return lease.Record{Holder: holder, Epoch: epoch, Version: rev, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
+	return lease.Record{Holder: holder, Epoch: epoch, Version: rev, TTL: lease.StatedTTL(ttl), Nonce: nonce, Incarnation: lifeOf(resp.Responses[1], life)}, nil
 }
 
 // Renew puts the next version of cur if cur is still the record, else

@@ -234,9 +234,10 @@ func TestOldValue(t *testing.T) {
 	if got, err := a.Read(); err != nil || got != r {
 		t.Errorf("after the takeover: Read = %+v, %v; want %+v", got, err, r)
 	}
-	// An old renewal: its epoch written out.
+	// An old renewal: its epoch written out. (The takeover put the
+	// incarnation beside it, which a read returns with the old value.)
 	rec = put("5 " + strconv.FormatInt(r.Epoch, 10))
-	if rec != (lease.Record{Holder: 5, Epoch: r.Epoch, Version: rec.Version}) {
+	if rec != (lease.Record{Holder: 5, Epoch: r.Epoch, Version: rec.Version, Incarnation: r.Incarnation}) {
 		t.Errorf("Read of an old renewal = %+v", rec)
 	}
 	if r, err = a.Renew(rec, 9*time.Second); err != nil || r.TTL != 9*time.Second || r.Epoch != rec.Epoch {
