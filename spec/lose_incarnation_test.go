@@ -2,8 +2,11 @@ package spec
 
 import (
 	"testing"
+	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // A watcher paused across a loss of the etcd server's data, its create
@@ -39,5 +42,39 @@ func TestLossShownByIncarnation(t *testing.T) {
 		if v.Violation != nil {
 			t.Errorf("%s: %v", v.Property, v.Violation)
 		}
+	}
+}
+
+// The same hole by another way, scripted: a newcomer started after the
+// loss (it saw no lease, so its term beside the lost holder's is one the
+// checker excuses) creates version 1, leads, and is SIGTERMed, releasing
+// it; a watcher that read the lost holder's version 1 before the loss,
+// paused across all that, reads the release and creates version 3, above
+// the one it saw. On etcd the incarnation shows the loss, and it holds
+// its record until the lease it saw has ended. (Redis and SQL, whose
+// stores keep no incarnation, still lead twice here: a known gap, README
+// "Distributed stores".)
+func TestLossShownByIncarnationAfterARelease(t *testing.T) {
+	ms := time.Millisecond
+	long := lease.Config{LeaseDuration: 27 * time.Second, RenewInterval: 9 * time.Second, WatchInterval: 3 * time.Second}
+	for _, resume := range []time.Duration{7 * time.Second, 8 * time.Second, 11 * time.Second} {
+		cfg := sim.Config{Variant: "etcd", Seed: 1, Horizon: 60 * time.Second,
+			Procs: []sim.ProcSpec{{PID: 100, Lease: long}, {PID: 200, Start: 100 * ms}, {PID: 300, Start: 6 * time.Second}},
+			Faults: []sim.Fault{
+				{Kind: trace.Stop, At: 500 * ms, Proc: 0, Dur: 20 * time.Second},
+				{Kind: trace.Stop, At: 1500 * ms, Proc: 1, Dur: resume - 1500*ms},
+				{Kind: trace.Lose, At: 5 * time.Second},
+				{Kind: trace.Term, At: 6500 * ms, Proc: 2},
+			}}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range Check(tr) {
+			if v.Violation != nil {
+				t.Errorf("watcher back at %v: %s: %v", resume, v.Property, v.Violation)
+			}
+		}
+		tr.Release()
 	}
 }
