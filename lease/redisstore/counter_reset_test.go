@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -51,5 +52,49 @@ func TestCounterResetStaleReleasedMark(t *testing.T) {
 	t.Logf("create over it: %+v %v", r3, err)
 	if r3.Vanished == 0 {
 		t.Errorf("a record dropped without a release (version %d, holder 2 may lead) is not named: %+v", r2.Version, r3)
+	}
+}
+
+// A counter an operator set near the top of what the scripts count: the
+// versions stop at 999999999999999 with ErrNoVersionLeft, and never start
+// again below the leader's epoch (a deployment probe: the renewal after
+// 10^15 wrote version 1 under epoch 999999999999998, no record to any
+// reader, and the next leader's epoch was 1).
+func TestCounterStopsAtMaxVersion15(t *testing.T) {
+	srv := servertest.Redis(t, "")
+	ctx := context.Background()
+	s := open(t, srv, "r97", time.Second, nil)
+	s.c.Set(ctx, s.counter, "999999999999997", 0)
+	r, err := s.Create(1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		next, err := s.Renew(r, 9*time.Second)
+		t.Logf("renewal %d: %+v %v", i, next, err)
+		if err != nil {
+			if !errors.Is(err, ErrNoVersionLeft) {
+				t.Fatalf("renewal past the highest version: %v, want ErrNoVersionLeft", err)
+			}
+			break
+		}
+		if next.Version < next.Epoch || next.Version > 999999999999999 {
+			t.Fatalf("renewal wrote %+v: version below its epoch or past 15 digits", next)
+		}
+		r = next
+	}
+	got, err := s.Read()
+	if err != nil || got != r {
+		t.Fatalf("Read = %+v, %v; want the last renewal %+v", got, err, r)
+	}
+	if r.Version != 999999999999999 {
+		t.Errorf("last version %d, want 999999999999999", r.Version)
+	}
+	s.c.Del(ctx, s.key) // expired: a create over it is refused too
+	if _, err := s.Create(2, 9*time.Second); !errors.Is(err, ErrNoVersionLeft) {
+		t.Errorf("create at the highest version: %v, want ErrNoVersionLeft", err)
+	}
+	if _, err := s.Takeover(r, 2, 9*time.Second); err == nil {
+		t.Errorf("takeover over a dropped record succeeded")
 	}
 }

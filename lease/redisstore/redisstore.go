@@ -89,6 +89,14 @@ var _ lease.Store = (*Store)(nil)
 // no create can replace. It must be removed.
 var ErrWrongType = errors.New("the key holds a value of another type than a lease record: remove it")
 
+// ErrNoVersionLeft is the error of every write once the version counter
+// is at 999999999999999, the highest version the store counts (its
+// scripts count in Lua's doubles). Only an operator's counter gets there:
+// removing the lease's keys starts the versions, and the epochs, at 1
+// again, which a fenced resource that remembers its highest epoch must be
+// told of.
+var ErrNoVersionLeft = errors.New("the version counter is at 999999999999999, the highest version the store counts: remove the lease's keys")
+
 // New connects to the server and checks that it answers (PING, after
 // AUTH when a password is given): an unreachable server, a refused
 // password or a Redis Cluster node (ErrCluster) is an error here, not at
@@ -441,6 +449,8 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		// lost race, every create failed at once and for ever, 6,000 a
 		// second from each process: a probe's HSET on the lease's key.)
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, ErrWrongType)
+	case v == -2:
+		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, ErrNoVersionLeft)
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
@@ -485,6 +495,8 @@ func (s *Store) writeValue(ctx context.Context, op, want string, holder int64, e
 	switch {
 	case err != nil:
 		return sent(holder, ttl, nonce), s.fail(op, err)
+	case v == -2:
+		return lease.Record{}, fmt.Errorf("redisstore: %s %s: %w", op, s.key, ErrNoVersionLeft)
 	case v == 0:
 		return lease.Record{}, fmt.Errorf("redisstore: %s %s: %w", op, s.key, lease.ErrConflict)
 	}

@@ -16,6 +16,17 @@ import (
 // are doubles, exact to 2^53).
 const version15 = "[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?"
 
+// maxVersion15 is the highest version version15 matches. Both scripts
+// refuse to count past it (ErrNoVersionLeft): the 16-digit version an
+// INCR made of it was no version15, so the next write started the counter
+// again from 0, below the leader's epoch. Its records of versions 1, 2, ...
+// and epoch 10^15 were no lease records to any reader, and the next
+// leader's epoch was a small number again, which a fenced resource that
+// remembers the highest epoch it took refuses for good (a deployment
+// probe, 2026-12-07: a counter set to 999999999999997, epochs
+// 999999999999998 then 1).
+const maxVersion15 = "999999999999999"
+
 // The scripts. KEYS[1] is the record, KEYS[2] the version counter; the
 // lease key, written by every write with no TTL, keeps "VERSION LEASE_MS
 // NONCE" of the last record that stated a lease, so that a record the
@@ -36,7 +47,8 @@ var (
 	// {the new version, the version of the record it replaced if that went
 	// without a release (else 0), the lease that record stated in ms (0:
 	// not known), its nonce ("": not known)}; {0, 0, 0} if a record
-	// exists, {-1, 0, 0} if the key holds another type. The new record
+	// exists, {-1, 0, 0} if the key holds another type, {-2, 0, 0} if the
+	// counter is at maxVersion15. The new record
 	// states the longer of its writer's lease and the lease the record it
 	// replaced stated, if that went without a release, and lives that
 	// much longer (lease.Record.VanishedTTL: its holder may lead that
@@ -74,6 +86,7 @@ if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version
   -- (The last record the marks name went without a release unless the
   -- released mark names it: said as any other's, below.)
 end
+if c == '` + maxVersion15 + `' then return {-2, 0, 0} end
 local gone, goneMS, goneNonce = 0, 0, ''
 if c and c ~= '0' and redis.pcall('GET', KEYS[3]) ~= c then
   gone = tonumber(c)
@@ -103,7 +116,7 @@ return {v, gone, goneMS, goneNonce}`)
 	// version), ARGV[4] TTL in ms, ARGV[5] the writer's lease in ms and
 	// the nonce (or ""), ARGV[6] the channel.
 	// Returns the new version, or 0 if the value is not the expected one
-	// (or there is none). A counter no leaselab wrote (negative, not a
+	// (or there is none), -2 if the counter is at maxVersion15. A counter no leaselab wrote (negative, not a
 	// whole number in decimal, over 15 digits, which Lua's doubles soon
 	// cannot count, a key of another type) is started again, by both
 	// scripts, from the highest version leaselab wrote that the keys
@@ -131,8 +144,10 @@ if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version
     local lv = string.match(l, '^(` + version15 + `) ')
     if lv then base = math.max(base, tonumber(lv)) end
   end
-  redis.call('SET', KEYS[2], string.format('%d', base))
+  c = string.format('%d', base)
+  redis.call('SET', KEYS[2], c)
 end
+if c == '` + maxVersion15 + `' then return -2 end
 local v = redis.call('INCR', KEYS[2])
 local e = ARGV[3]
 if e == '' then e = string.format('%d', v) end
