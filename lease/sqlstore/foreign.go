@@ -104,7 +104,7 @@ func (s *Store) prepareForeign(table string) {
 	next := `CASE WHEN version < 0 THEN 1 ELSE CAST(version AS BIGINT) + 1 END`
 	q := `UPDATE ` + table + ` SET holder = $10, epoch = ` + next + `, version = ` + next + `, expires_ms = ` + s.dialect.now() + ` + $9,
 	lease_ms = $11, lease_version = ` + next + `, nonce = $12
-WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND expires_ms = $5 AND lease_ms = $6 AND lease_version = $7 AND nonce = $8
+WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND expires_ms = $5 AND lease_ms = $6 AND lease_version = $7 AND nonce = $8 AND ` + belowMax(table) + `
 RETURNING epoch, version`
 	if s.dialect == Postgres {
 		q = `WITH w AS (` + q + `) SELECT epoch, version, pg_notify('` + s.channel() + `', '') FROM w`

@@ -64,6 +64,18 @@ func TestRowOfOtherTypes(t *testing.T) {
 		}
 	}
 
+	// A real version past lease.MaxVersion is one no write follows, as an
+	// integer's is, not a foreign row whose every takeover fails.
+	if _, err := s.Create(7, 9*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, s.db(), `UPDATE leases SET version = 1e30`)
+	if _, err := s.Read(); !errors.Is(err, ErrNoVersionLeft) {
+		t.Errorf("Read of a row of version 1e30: %v, want ErrNoVersionLeft", err)
+	}
+	exec(t, s.db(), `DELETE FROM leases`)
+	toldNow()
+
 	// An expired row with a column of another type: read as gone, and
 	// taken over by a create whose record, and row, are integers.
 	for _, set := range []string{"nonce = 'n'", "version = 2.5", "lease_ms = 'long'", "lease_ms = 27000.5"} {

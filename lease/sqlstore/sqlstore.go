@@ -243,9 +243,9 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 		}
 		break
 	}
-	// (A row that is not a lease record is an error of each call that
-	// reads it, not of opening the table.)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotRecord) {
+	// (A row that is not a lease record, or at the highest version, is an
+	// error of each call that reads it, not of opening the table.)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotRecord) && !errors.Is(err, ErrNoVersionLeft) {
 		if cerr != nil {
 			err = cerr
 		}
@@ -282,13 +282,13 @@ ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + next + `,
 	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + col("version") + ` ELSE 0 END,
 	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + col("lease_ms") + ` ELSE 0 END,
 	dropped_nonce = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + col("nonce") + ` ELSE 0 END
-WHERE ` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `
+WHERE (` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `) AND ` + belowMax(table) + `
 RETURNING epoch, version, dropped_version, dropped_lease_ms, dropped_nonce`
 	// (The right-hand sides of an UPDATE's SET see the row as it was:
 	// lease_version is the new version.) The record compared is the one
 	// read: its nonce only when written with its version (rowNonce).
 	where := func(nonce string) string {
-		return ` WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND (CASE WHEN lease_version = version THEN nonce ELSE 0 END) = ` + nonce + ` AND ` + live
+		return ` WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND (CASE WHEN lease_version = version THEN nonce ELSE 0 END) = ` + nonce + ` AND ` + live + ` AND ` + belowMax(table)
 	}
 	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $6, lease_version = version + 1, nonce = $8` +
 		where("$7") + ` RETURNING epoch, version`
@@ -396,6 +396,8 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	rec.Holder, rec.Epoch, rec.Version = c[colHolder], c[colEpoch], c[colVersion]
 	leaseMS, leaseVersion, nonce := c[colLeaseMS], c[colLeaseVersion], c[colNonce]
 	switch {
+	case rec.Version >= lease.MaxVersion || realAtMax(raw[colVersion]):
+		return lease.Record{}, fmt.Errorf("version %d: %w", rec.Version, ErrNoVersionLeft)
 	case bad != colHolder && rec.Holder == 0:
 		return lease.Record{}, s.outcome("read", lease.ErrReleased) // (also fs.ErrNotExist)
 	case c[colLive] == 0:
@@ -519,6 +521,9 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 // Renew bumps the version and the expiry of cur's row if cur is still the
 // live record, else fails with lease.ErrConflict.
 func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	if err := s.noVersionLeft("renew", cur.Version); err != nil {
+		return lease.Record{}, err
+	}
 	return s.update("renew", s.qRenew, cur.Holder, ttl, s.name, cur.Holder, cur.Epoch, cur.Version, s.ttlMS(ttl), lease.TTLMillis(ttl), int64(cur.Nonce))
 }
 
@@ -528,6 +533,9 @@ func (s *Store) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error)
 func (s *Store) Takeover(stale lease.Record, holder int64, ttl time.Duration) (lease.Record, error) {
 	if stale.Holder == lease.Unknown {
 		return s.takeoverForeign(holder, ttl)
+	}
+	if err := s.noVersionLeft("takeover", stale.Version); err != nil {
+		return lease.Record{}, err
 	}
 	return s.update("takeover", s.qTakeover, holder, ttl, s.name, stale.Holder, stale.Epoch, stale.Version, s.ttlMS(ttl), holder, lease.TTLMillis(ttl), int64(stale.Nonce))
 }
