@@ -47,9 +47,10 @@ type Record struct {
 	// or written in: a number a lease server keeps beside the record,
 	// written once (by the first write that finds none) and never
 	// deleted, so that only a loss of the server's data changes it (the
-	// next write after the loss draws a new one); 0 where the store keeps
-	// none (the file stores; a server whose data an earlier leaselab
-	// wrote, until the next write). Versions cannot show every loss: a
+	// next write after the loss draws a new one): etcd's and Redis's
+	// stores keep it in a key beside the record's, the SQL store in the
+	// row. 0 where the store keeps none (the file stores; a server whose
+	// data an earlier leaselab wrote, until the next write). Versions cannot show every loss: a
 	// counter that starts again from 1 may, after a few writes, climb
 	// past a version a process saw before the loss, and a record made
 	// then looks like one written after it (a check with the loss as a

@@ -39,12 +39,12 @@ type server struct {
 	written, until int64
 	counter        int64
 	// life is the incarnation of the server's data (lease.Record's
-	// Incarnation) that its records carry, 0 while it has none: etcd's
-	// store keeps it in a key beside the record's, which the first write
-	// that finds it absent makes and nothing deletes, so that only a loss
-	// of the data ends it. lives counts the incarnations made, losses
-	// included, so that no two are alike (a real store draws each at
-	// random). Redis's and the SQL store's keep none (0).
+	// Incarnation) that its records carry, 0 while it has none: the
+	// stores keep it beside the record (etcd's and Redis's in a key of its
+	// own, the SQL store's in the row), which the first write that finds
+	// none makes and nothing deletes, so that only a loss of the data
+	// ends it. lives counts the incarnations made, losses included, so
+	// that no two are alike (a real store draws each at random).
 	life, lives uint64
 	// subs are the clients subscribed to the record's changes (their
 	// watchers took a change token), in the order they subscribed.
@@ -345,13 +345,11 @@ func (w *World) serverReach(kind string, from, c int64) int64 {
 func (w *World) serverWrite(s *server, rec lease.Record, ttl time.Duration) lease.Record {
 	s.counter++
 	rec.Version = s.counter
-	if s.kind == "etcd" {
-		if s.life == 0 {
-			s.lives++
-			s.life = s.lives
-		}
-		rec.Incarnation = s.life
+	if s.life == 0 {
+		s.lives++
+		s.life = s.lives
 	}
+	rec.Incarnation = s.life
 	d := int64(ServerTTL(s.kind, ttl))
 	s.rec, s.present, s.written, s.released = rec, true, w.now, false
 	s.expires, s.until = w.now+d, w.serverClock(s.kind, w.now)+d

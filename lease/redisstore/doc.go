@@ -6,7 +6,10 @@
 // "leaselab:{NAME}:version" (a counter), "leaselab:{NAME}:released" (the
 // last released version) and "leaselab:{NAME}:lease" ("VERSION LEASE_MS
 // NONCE" of the last write that stated a lease: how long, and which, a
-// record the server dropped may still be held); writes publish on
+// record the server dropped may still be held) and
+// "leaselab:{NAME}:incarnation" (a random number the first write that
+// finds none sets, with no TTL: the life of the server's data,
+// lease.Record.Incarnation); writes publish on
 // "leaselab:{NAME}:changes". The braces are a hash tag (one slot), but a
 // Redis Cluster node is refused at New (ErrCluster).
 //

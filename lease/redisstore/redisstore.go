@@ -64,10 +64,12 @@ type Store struct {
 	// leaseKey holds "VERSION LEASE_MS NONCE" of the last record that
 	// stated a lease (value.go).
 	leaseKey string
-	channel  string // the writers publish every change on it
-	timeout  time.Duration
-	margin   time.Duration
-	onError  func(string, error)
+	// life holds the incarnation of the server's data (lifeLua).
+	life    string
+	channel string // the writers publish every change on it
+	timeout time.Duration
+	margin  time.Duration
+	onError func(string, error)
 
 	notices lease.Notices
 	subOnce sync.Once
@@ -138,6 +140,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		counter:  "leaselab:{" + o.Name + "}:version",
 		released: "leaselab:{" + o.Name + "}:released",
 		leaseKey: "leaselab:{" + o.Name + "}:lease",
+		life:     "leaselab:{" + o.Name + "}:incarnation",
 		channel:  "leaselab:{" + o.Name + "}:changes",
 		timeout:  timeout,
 		margin:   o.ExpiryMargin,
@@ -375,7 +378,7 @@ func (s *Store) Vanishes() bool { return true }
 func (s *Store) Read() (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	vals, err := s.c.MGet(ctx, s.key, s.counter, s.released, s.leaseKey).Result()
+	vals, err := s.c.MGet(ctx, s.key, s.counter, s.released, s.leaseKey, s.life).Result()
 	if err != nil {
 		return lease.Record{}, s.fail("read", err)
 	}
@@ -420,8 +423,9 @@ func (s *Store) Read() (lease.Record, error) {
 		s.mu.Lock()
 		s.foreign, s.hasForeign = v, true
 		s.mu.Unlock()
-		return lease.Record{Holder: lease.Unknown, Version: max(n, 0)}, nil
+		return lease.Record{Holder: lease.Unknown, Version: max(n, 0), Incarnation: lifeOf(vals[4])}, nil
 	}
+	rec.Incarnation = lifeOf(vals[4])
 	return rec, nil
 }
 
@@ -434,11 +438,11 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	nonce := lease.NonceFor(ttl)
-	raw, err := createScript.Run(ctx, s.c, []string{s.key, s.counter, s.released, s.leaseKey}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Slice()
+	raw, err := createScript.Run(ctx, s.c, []string{s.key, s.counter, s.released, s.leaseKey, s.life}, holder, s.ttlMS(ttl), tail(ttl, nonce), s.channel, newLife()).Slice()
 	var res [3]int64
-	var goneNonce uint64
+	var goneNonce, life uint64
 	if err == nil {
-		err = createAnswer(raw, &res, &goneNonce)
+		err = createAnswer(raw, &res, &goneNonce, &life)
 	}
 	v := res[0]
 	switch {
@@ -455,7 +459,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 		return lease.Record{}, fmt.Errorf("redisstore: create %s: %w", s.key, fs.ErrExist)
 	}
 	goneTTL, _ := lease.TTLFromMillis(res[2])
-	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.RaisedTTL(ttl, goneTTL), Nonce: nonce, Vanished: res[1], VanishedTTL: goneTTL, VanishedNonce: goneNonce}, nil
+	return lease.Record{Holder: holder, Epoch: v, Version: v, TTL: lease.RaisedTTL(ttl, goneTTL), Nonce: nonce, Incarnation: life, Vanished: res[1], VanishedTTL: goneTTL, VanishedNonce: goneNonce}, nil
 }
 
 // sent is what a write whose outcome is not known returns: the record it
@@ -491,7 +495,11 @@ func (s *Store) write(op string, expected lease.Record, holder, epoch int64, ttl
 // new version's) replaces the value want, if want is still the value.
 func (s *Store) writeValue(ctx context.Context, op, want string, holder int64, e string, epoch int64, ttl time.Duration) (lease.Record, error) {
 	nonce := lease.NonceFor(ttl)
-	v, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter, s.leaseKey}, want, holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel).Int64()
+	raw, err := writeScript.Run(ctx, s.c, []string{s.key, s.counter, s.leaseKey, s.life}, want, holder, e, s.ttlMS(ttl), tail(ttl, nonce), s.channel, newLife()).Result()
+	v, life := int64(0), uint64(0)
+	if err == nil {
+		v, life, err = writeAnswer(raw)
+	}
 	switch {
 	case err != nil:
 		return sent(holder, ttl, nonce), s.fail(op, err)
@@ -503,7 +511,7 @@ func (s *Store) writeValue(ctx context.Context, op, want string, holder int64, e
 	if epoch == 0 {
 		epoch = v
 	}
-	return lease.Record{Holder: holder, Epoch: epoch, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce}, nil
+	return lease.Record{Holder: holder, Epoch: epoch, Version: v, TTL: lease.StatedTTL(ttl), Nonce: nonce, Incarnation: life}, nil
 }
 
 // Renew writes the next version of cur if cur is still the record, else

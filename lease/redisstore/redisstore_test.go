@@ -188,7 +188,7 @@ func TestValueStatesLease(t *testing.T) {
 		return v
 	}
 	r1, err := a.Create(7, 27*time.Second)
-	if err != nil || r1.Nonce == 0 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second, Nonce: r1.Nonce}) {
+	if err != nil || r1.Nonce == 0 || r1.Incarnation == 0 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second, Nonce: r1.Nonce, Incarnation: r1.Incarnation}) {
 		t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
 	}
 	if v, want := value(), fmt.Sprintf("7 1 1 27000 %d", r1.Nonce); v != want {
@@ -205,7 +205,7 @@ func TestValueStatesLease(t *testing.T) {
 		t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
 	}
 	r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
-	if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond, Nonce: r3.Nonce}) || r3.Nonce == 0 || r3.Nonce == r2.Nonce {
+	if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond, Nonce: r3.Nonce, Incarnation: r1.Incarnation}) || r3.Nonce == 0 || r3.Nonce == r2.Nonce {
 		t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s, with a nonce of its own", r3, err)
 	}
 	if v, want := value(), fmt.Sprintf("8 3 3 2701 %d", r3.Nonce); v != want {
@@ -243,8 +243,10 @@ func TestOldValue(t *testing.T) {
 		if err := a.c.Set(ctx, "leaselab:{jobs}", val, 9*time.Second).Err(); err != nil {
 			t.Fatal(err)
 		}
-		want := lease.Record{Holder: holder, Epoch: v, Version: v}
 		got, err := b.Read()
+		// (No incarnation until the first write of this leaselab, then
+		// that write's.)
+		want := lease.Record{Holder: holder, Epoch: v, Version: v, Incarnation: got.Incarnation}
 		if err != nil || got != want {
 			t.Fatalf("Read of the old value %q = %+v, %v; want %+v (TTL 0)", val, got, err, want)
 		}
@@ -252,7 +254,7 @@ func TestOldValue(t *testing.T) {
 	}
 	rec := old(5)
 	r, err := b.Takeover(rec, 8, 9*time.Second)
-	if err != nil || r != (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second, Nonce: r.Nonce}) || r.Nonce == 0 {
+	if err != nil || r != (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second, Nonce: r.Nonce, Incarnation: r.Incarnation}) || r.Nonce == 0 || r.Incarnation == 0 {
 		t.Fatalf("Takeover of the old value = %+v, %v", r, err)
 	}
 	if got, err := a.Read(); err != nil || got != r {

@@ -27,6 +27,29 @@ const version15 = "[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?"
 // 999999999999998 then 1).
 const maxVersion15 = "999999999999999"
 
+// lifeLua is the scripts' incarnation of the server's data
+// (lease.Record.Incarnation), as a Lua expression: the value of the life
+// key, their last KEYS, which a write that finds it absent sets to the
+// fresh one its caller drew, their last ARGV, with no TTL, and which
+// nothing deletes, so that only a loss of the server's data (a restart
+// without it, FLUSHALL, an eviction under an allkeys-* policy) changes
+// it. Versions cannot show every loss: the counter starts again from 1
+// and, after a few writes, passes a version a process saw before the
+// loss, and a create over a record that expired since names it (Vanished)
+// but not one a release ended (a scripted run: a newcomer after the loss
+// led and released, and a watcher paused across the loss created above
+// the version it had seen, and led beside that version's holder). ("" for
+// a key of another type, an operator's: no life known, 0.)
+const lifeLua = `(function()
+  local l = redis.pcall('GET', KEYS[#KEYS])
+  if l == false then
+    redis.call('SET', KEYS[#KEYS], ARGV[#ARGV])
+    return ARGV[#ARGV]
+  end
+  if type(l) == 'string' then return l end
+  return ''
+end)()`
+
 // The scripts. KEYS[1] is the record, KEYS[2] the version counter; the
 // lease key, written by every write with no TTL, keeps "VERSION LEASE_MS
 // NONCE" of the last record that stated a lease, so that a record the
@@ -41,12 +64,13 @@ const maxVersion15 = "999999999999999"
 // come as one string, "" for none, and end the value: "HOLDER EPOCH
 // VERSION LEASE_MS NONCE".
 var (
-	// KEYS[3] the released version's key, KEYS[4] the lease key. ARGV[1]
-	// holder, ARGV[2] TTL in ms, ARGV[3] the writer's lease in ms and the
-	// nonce (or ""), ARGV[4] the channel to publish the change on. Returns
-	// {the new version, the version of the record it replaced if that went
-	// without a release (else 0), the lease that record stated in ms (0:
-	// not known), its nonce ("": not known)}; {0, 0, 0} if a record
+	// KEYS[3] the released version's key, KEYS[4] the lease key, KEYS[5]
+	// the life key. ARGV[1] holder, ARGV[2] TTL in ms, ARGV[3] the
+	// writer's lease in ms and the nonce (or ""), ARGV[4] the channel to
+	// publish the change on, ARGV[5] a fresh incarnation. Returns {the new
+	// version, the version of the record it replaced if that went without
+	// a release (else 0), the lease that record stated in ms (0: not
+	// known), its nonce ("": not known), the incarnation}; {0, 0, 0} if a record
 	// exists, {-1, 0, 0} if the key holds another type, {-2, 0, 0} if the
 	// counter is at maxVersion15. The new record
 	// states the longer of its writer's lease and the lease the record it
@@ -110,12 +134,13 @@ if tail ~= '' then val = val .. ' ' .. tail end
 if not redis.call('SET', KEYS[1], val, 'NX', 'PX', string.format('%d', px)) then return {0, 0, 0} end
 if tail ~= '' then redis.call('SET', KEYS[4], string.format('%d ', v) .. tail) else redis.call('DEL', KEYS[4]) end
 redis.pcall('PUBLISH', ARGV[4], string.format('%d', v))
-return {v, gone, goneMS, goneNonce}`)
-	// KEYS[3] the lease key. ARGV[1] the expected value, ARGV[2] the
-	// holder to write, ARGV[3] its epoch ("" for an acquisition: the new
-	// version), ARGV[4] TTL in ms, ARGV[5] the writer's lease in ms and
-	// the nonce (or ""), ARGV[6] the channel.
-	// Returns the new version, or 0 if the value is not the expected one
+return {v, gone, goneMS, goneNonce, ` + lifeLua + `}`)
+	// KEYS[3] the lease key, KEYS[4] the life key. ARGV[1] the expected
+	// value, ARGV[2] the holder to write, ARGV[3] its epoch ("" for an
+	// acquisition: the new version), ARGV[4] TTL in ms, ARGV[5] the
+	// writer's lease in ms and the nonce (or ""), ARGV[6] the channel,
+	// ARGV[7] a fresh incarnation.
+	// Returns {the new version, the incarnation}, or 0 if the value is not the expected one
 	// (or there is none), -2 if the counter is at maxVersion15. A counter no leaselab wrote (negative, not a
 	// whole number in decimal, over 15 digits, which Lua's doubles soon
 	// cannot count, a key of another type) is started again, by both
@@ -156,7 +181,7 @@ if ARGV[5] ~= '' then val = val .. ' ' .. ARGV[5] end
 redis.call('SET', KEYS[1], val, 'PX', ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[3], string.format('%d ', v) .. ARGV[5]) else redis.call('DEL', KEYS[3]) end
 redis.pcall('PUBLISH', ARGV[6], string.format('%d', v))
-return v`)
+return {v, ` + lifeLua + `}`)
 	// KEYS[2] the released version's key. ARGV[1] the expected value,
 	// ARGV[2] the channel, ARGV[3] its version. Returns 1 if it was
 	// deleted, 0 if the value is not the expected one.
@@ -256,8 +281,8 @@ func statedLease(val string, version int64) (time.Duration, uint64) {
 // createAnswer reads createScript's answer: three integers and, after a
 // record that went without a release, its nonce as a string ("" or
 // missing: not known).
-func createAnswer(raw []any, res *[3]int64, nonce *uint64) error {
-	if len(raw) < 3 || len(raw) > 4 {
+func createAnswer(raw []any, res *[3]int64, nonce, life *uint64) error {
+	if len(raw) < 3 || len(raw) > 5 {
 		return fmt.Errorf("the create script answered %v", raw)
 	}
 	for i := range 3 {
@@ -267,10 +292,46 @@ func createAnswer(raw []any, res *[3]int64, nonce *uint64) error {
 		}
 		res[i] = n
 	}
-	if len(raw) == 4 {
+	if len(raw) >= 4 {
 		if s, ok := raw[3].(string); ok && s != "" {
 			*nonce, _ = strconv.ParseUint(s, 10, 64)
 		}
 	}
+	if len(raw) == 5 {
+		*life = lifeOf(raw[4])
+	}
 	return nil
 }
+
+// lifeOf is the incarnation a script answered or MGET read: 0 (not
+// known) for none and for what no leaselab writes, which names no life.
+func lifeOf(v any) uint64 {
+	s, ok := v.(string)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 || strconv.FormatUint(n, 10) != s {
+		return 0
+	}
+	return n
+}
+
+// writeAnswer is the write script's answer: the new version and the
+// incarnation, or a version of 0 (a conflict) or -2 (ErrNoVersionLeft).
+func writeAnswer(raw any) (int64, uint64, error) {
+	switch r := raw.(type) {
+	case int64:
+		return r, 0, nil
+	case []any:
+		if len(r) == 2 {
+			if v, ok := r[0].(int64); ok {
+				return v, lifeOf(r[1]), nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("the write script answered %v", raw)
+}
+
+// newLife is a fresh incarnation, drawn as a nonce is: random, not 0.
+func newLife() string { return strconv.FormatUint(lease.NewNonce(), 10) }

@@ -84,7 +84,7 @@ type foreign struct {
 
 // foreignRecord tells OnError why row is not a lease record, keeps it for
 // a takeover, and returns the record that stands for it.
-func (s *Store) foreignRecord(row foreignRow, why error) lease.Record {
+func (s *Store) foreignRecord(row foreignRow, life uint64, why error) lease.Record {
 	if s.onError != nil {
 		s.onError("read", fmt.Errorf("sqlstore: read %s: row holder %v, epoch %v, version %v is %w: %v", s.name, row[0], row[1], row[2], errNotRecord, why))
 	}
@@ -92,7 +92,7 @@ func (s *Store) foreignRecord(row foreignRow, why error) lease.Record {
 	s.foreign.row, s.foreign.has = row, true
 	s.foreign.mu.Unlock()
 	v, _ := row[2].(int64) // (0 if not an integer)
-	return lease.Record{Holder: lease.Unknown, Version: max(v, 0)}
+	return lease.Record{Holder: lease.Unknown, Version: max(v, 0), Incarnation: life}
 }
 
 // prepareForeign writes the statement that takes a foreign row over. Its
@@ -103,11 +103,11 @@ func (s *Store) prepareForeign(table string) {
 	// integer it casts to, 0 for text, and the row's next is an integer.)
 	next := `CASE WHEN version < 0 THEN 1 ELSE CAST(version AS BIGINT) + 1 END`
 	q := `UPDATE ` + table + ` SET holder = $10, epoch = ` + next + `, version = ` + next + `, expires_ms = ` + s.dialect.now() + ` + $9,
-	lease_ms = $11, lease_version = ` + next + `, nonce = $12
+	lease_ms = $11, lease_version = ` + next + `, nonce = $12, incarnation = ` + keepLife(`CAST(incarnation AS BIGINT)`, "$13") + `
 WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND expires_ms = $5 AND lease_ms = $6 AND lease_version = $7 AND nonce = $8 AND ` + belowMax(table) + `
-RETURNING epoch, version`
+RETURNING epoch, version, incarnation`
 	if s.dialect == Postgres {
-		q = `WITH w AS (` + q + `) SELECT epoch, version, pg_notify('` + s.channel() + `', '') FROM w`
+		q = `WITH w AS (` + q + `) SELECT epoch, version, incarnation, pg_notify('` + s.channel() + `', '') FROM w`
 	}
 	s.foreign.qTakeover = q
 }

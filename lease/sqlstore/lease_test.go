@@ -95,7 +95,7 @@ func TestRowStatesLease(t *testing.T) {
 			return
 		}
 		r1, err := a.Create(7, 27*time.Second)
-		if err != nil || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second, Nonce: r1.Nonce}) || r1.Nonce == 0 {
+		if err != nil || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 27 * time.Second, Nonce: r1.Nonce, Incarnation: r1.Incarnation}) || r1.Nonce == 0 || r1.Incarnation == 0 {
 			t.Fatalf("Create with a 27 s lease = %+v, %v", r1, err)
 		}
 		if ms, v, n := columns(); ms != 27000 || v != 1 || n != r1.Nonce {
@@ -105,14 +105,14 @@ func TestRowStatesLease(t *testing.T) {
 			t.Errorf("another client reads %+v, %v; want %+v", got, err, r1)
 		}
 		r2, err := a.Renew(r1, 9*time.Second)
-		if err != nil || r2 != (lease.Record{Holder: 7, Epoch: 1, Version: 2, TTL: 9 * time.Second, Nonce: r2.Nonce}) || r2.Nonce == 0 || r2.Nonce == r1.Nonce {
+		if err != nil || r2 != (lease.Record{Holder: 7, Epoch: 1, Version: 2, TTL: 9 * time.Second, Nonce: r2.Nonce, Incarnation: r1.Incarnation}) || r2.Nonce == 0 || r2.Nonce == r1.Nonce {
 			t.Fatalf("Renew with a 9 s lease = %+v, %v (after %+v: every write has a nonce of its own)", r2, err, r1)
 		}
 		if got, err := b.Read(); err != nil || got != r2 {
 			t.Errorf("after the renewal another client reads %+v, %v; want %+v", got, err, r2)
 		}
 		r3, err := b.Takeover(r2, 8, 2700*time.Millisecond+time.Microsecond)
-		if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond, Nonce: r3.Nonce}) || r3.Nonce == 0 || r3.Nonce == r2.Nonce {
+		if err != nil || r3 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: 2701 * time.Millisecond, Nonce: r3.Nonce, Incarnation: r1.Incarnation}) || r3.Nonce == 0 || r3.Nonce == r2.Nonce {
 			t.Fatalf("Takeover with a 2.700001 s lease = %+v, %v; want it rounded up to 2.701 s, with a nonce of its own", r3, err)
 		}
 		if ms, v, n := columns(); ms != 2701 || v != 3 || n != r3.Nonce {
@@ -172,7 +172,9 @@ func TestOldTable(t *testing.T) {
 			t.Fatalf("Read of the earlier leaselab's row = %+v, %v; want %+v (TTL 0)", rec, err, want)
 		}
 		r, err := b.Takeover(rec, 8, 9*time.Second)
-		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second, Nonce: r.Nonce}); err != nil || r != want || r.Nonce == 0 {
+		// (The earlier leaselab's row has no incarnation: the takeover
+		// gives it one.)
+		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 2, TTL: 9 * time.Second, Nonce: r.Nonce, Incarnation: r.Incarnation}); err != nil || r != want || r.Nonce == 0 || r.Incarnation == 0 {
 			t.Fatalf("Takeover of the earlier leaselab's row = %+v, %v; want %+v", r, err, want)
 		}
 		if got, err := a.Read(); err != nil || got != r {
@@ -182,7 +184,7 @@ func TestOldTable(t *testing.T) {
 		// version is its, and states no lease and no nonce.
 		exec(t, db, fmt.Sprintf(oldRenew, table, now, now), "jobs", 8, 2, 2, 27000)
 		rec, err = a.Read()
-		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 3}); err != nil || rec != want {
+		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 3, Incarnation: r.Incarnation}); err != nil || rec != want {
 			t.Fatalf("Read after an earlier leaselab's renewal = %+v, %v; want %+v (TTL 0, not the 9 s before it)", rec, err, want)
 		}
 		if r, err = b.Takeover(rec, 9, 27*time.Second); err != nil || r.TTL != 27*time.Second || r.Version != 4 {
@@ -241,7 +243,7 @@ func TestPrevTable(t *testing.T) {
 		}
 		exec(t, db, fmt.Sprintf(prevRenew, table, now, now), "jobs", 8, 2, 2, 27000, 27000)
 		rec, err = a.Read()
-		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 3, TTL: 27 * time.Second, Nonce: r.Nonce}); err != nil || rec != want {
+		if want := (lease.Record{Holder: 8, Epoch: 2, Version: 3, TTL: 27 * time.Second, Nonce: r.Nonce, Incarnation: r.Incarnation}); err != nil || rec != want {
 			t.Fatalf("Read after the earlier leaselab's renewal = %+v, %v; want %+v (the nonce of the write before)", rec, err, want)
 		}
 		if r, err = a.Renew(rec, 9*time.Second); err != nil || r.Version != 4 || r.Nonce == rec.Nonce {
@@ -323,7 +325,7 @@ func TestMalformedRow(t *testing.T) {
 			t.Errorf("after the takeover Read = %+v, %v; want %+v", got, err, nrec)
 		}
 		exec(t, s.db(), `UPDATE `+table+` SET lease_ms = 0, lease_version = 2`)
-		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 42, Epoch: 2, Version: 2, Nonce: nrec.Nonce}) {
+		if rec, err := s.Read(); err != nil || rec != (lease.Record{Holder: 42, Epoch: 2, Version: 2, Nonce: nrec.Nonce, Incarnation: nrec.Incarnation}) {
 			t.Errorf("Read with lease_ms 0 = %+v, %v; want TTL 0", rec, err)
 		}
 	})

@@ -130,3 +130,83 @@ func TestLockedDatabaseSaysSo(t *testing.T) {
 		t.Errorf("Create while another client holds the database locked: %v; want an error that names the lock", err)
 	}
 }
+
+// Every record a store reads or writes names the incarnation of the row;
+// a release and an expiry keep it, and a row made again (the table
+// emptied, as a database made anew or a lost table leaves it) has
+// another, whatever the versions (which count again from 1, and here
+// climb past the one read before). A row an earlier leaselab wrote, with
+// none, gets one at its next write.
+func TestIncarnation(t *testing.T) {
+	t.Parallel()
+	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		s, err := Open(ctx, d, dsn, Options{Name: "jobs", Table: table, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		rec, err := s.Create(1, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		life := rec.Incarnation
+		if life == 0 {
+			t.Fatalf("create returned %+v: no incarnation", rec)
+		}
+		same := func(what string) func(lease.Record, error) lease.Record {
+			return func(r lease.Record, err error) lease.Record {
+				t.Helper()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if r.Incarnation != life {
+					t.Errorf("%s: incarnation %d, want %d", what, r.Incarnation, life)
+				}
+				return r
+			}
+		}
+		same("read")(s.Read())
+		rec = same("renew")(s.Renew(rec, time.Minute))
+		if err := s.Release(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec = same("create after a release")(s.Create(2, time.Minute))
+		rec = same("takeover")(s.Takeover(rec, 3, time.Minute))
+		exec(t, s.db(), `UPDATE `+table+` SET expires_ms = 0`)
+		seen := same("create after an expiry")(s.Create(4, time.Minute))
+
+		exec(t, s.db(), `DELETE FROM `+table)
+		var after lease.Record
+		for {
+			if after, err = s.Create(5, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if after.Version > seen.Version {
+				break
+			}
+			if err := s.Release(after); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after.Incarnation == 0 || after.Incarnation == life {
+			t.Errorf("create after the loss: %+v, incarnation %d before it: want another, not 0", after, life)
+		}
+		life = after.Incarnation
+		same("read after the loss")(s.Read())
+
+		// A row of none (an earlier leaselab's, an operator's 0 or -3)
+		// reads with none, and the next write gives it one.
+		for _, v := range []string{"0", "-3"} {
+			exec(t, s.db(), `UPDATE `+table+` SET incarnation = `+v)
+			life = 0
+			after = same("read of a row of incarnation " + v)(s.Read())
+			if after, err = s.Renew(after, time.Minute); err != nil || after.Incarnation == 0 {
+				t.Fatalf("renewal of a row of incarnation %s: %+v, %v: want one", v, after, err)
+			}
+			life = after.Incarnation
+			same("read after the renewal")(s.Read())
+		}
+	})
+}

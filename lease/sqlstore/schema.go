@@ -26,7 +26,8 @@ func (s *Store) createTable(ctx context.Context) error {
 	nonce BIGINT NOT NULL DEFAULT 0,
 	dropped_version BIGINT NOT NULL DEFAULT 0,
 	dropped_lease_ms BIGINT NOT NULL DEFAULT 0,
-	dropped_nonce BIGINT NOT NULL DEFAULT 0)`)
+	dropped_nonce BIGINT NOT NULL DEFAULT 0,
+	incarnation BIGINT NOT NULL DEFAULT 0)`)
 	return err
 }
 
@@ -44,9 +45,10 @@ func noTable(err error) bool {
 
 // leaseColumns are the columns a table made before leaselab kept the
 // writer's lease (and, since 2026-12-05, its nonce; since 2026-12-07, the
-// version an expired row's create replaced, its lease and nonce) lacks; leaseColumnType is
+// version an expired row's create replaced, its lease and nonce; and the
+// incarnation) lacks; leaseColumnType is
 // their definition.
-var leaseColumns = []string{"lease_ms", "lease_version", "nonce", "dropped_version", "dropped_lease_ms", "dropped_nonce"}
+var leaseColumns = []string{"lease_ms", "lease_version", "nonce", "dropped_version", "dropped_lease_ms", "dropped_nonce", "incarnation"}
 
 const leaseColumnType = "BIGINT NOT NULL DEFAULT 0"
 
@@ -157,4 +159,33 @@ func rowTTL(version, leaseMS, leaseVersion int64) (time.Duration, error) {
 		return 0, fmt.Errorf("lease_ms: %w", err)
 	}
 	return ttl, nil
+}
+
+// The incarnation of the row (lease.Record.Incarnation) is a random
+// number the INSERT that makes it draws, which every write keeps and
+// none deletes (a release keeps the row): a new one says the row was
+// made again, the table dropped or emptied, a database made anew, which
+// the versions, counting again from 1, cannot always show (a scripted
+// run: a newcomer after the loss led and released, and a watcher paused
+// across the loss created above the version it had seen, and led beside
+// that version's holder). A write over a row of none (an earlier
+// leaselab's, an operator's 0 or text) gives it one: keepLife.
+
+// keepLife is a write's new incarnation: cur, the row's as an integer,
+// if it names one, else fresh (a parameter, newLife).
+func keepLife(cur, fresh string) string {
+	return `CASE WHEN ` + cur + ` > 0 THEN ` + cur + ` ELSE ` + fresh + ` END`
+}
+
+// newLife is a fresh incarnation: random, above 0 as a BIGINT.
+func newLife() int64 { return int64(lease.NewNonce()>>2) + 1 }
+
+// lifeIn is the incarnation a read found: 0 (not known) for none, and
+// for what no leaselab writes.
+func lifeIn(v any) uint64 {
+	n, ok := v.(int64)
+	if !ok || n <= 0 {
+		return 0
+	}
+	return uint64(n)
 }

@@ -259,7 +259,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 func (s *Store) prepare(table string) {
 	now := s.dialect.now()
 	live := `holder <> 0 AND expires_ms > ` + now
-	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version, nonce, expires_ms FROM ` + table + ` WHERE name = $1`
+	s.qRead = `SELECT holder, epoch, version, CASE WHEN expires_ms > ` + now + ` THEN 1 ELSE 0 END, lease_ms, lease_version, nonce, expires_ms, incarnation FROM ` + table + ` WHERE name = $1`
 	// A create over an expired row (not a released one: holder 0) keeps
 	// that row's version in dropped_version, and the lease it stated in
 	// dropped_lease_ms and its nonce in dropped_nonce, which it returns:
@@ -275,25 +275,26 @@ func (s *Store) prepare(table string) {
 	// The new row states the longer of its writer's lease and the one the
 	// expired row stated, and lives that much longer (lease.RaisedTTL).
 	raise := `(CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version AND excluded.lease_ms > 0 AND ` + col("lease_ms") + ` > excluded.lease_ms AND ` + col("lease_ms") + ` <= ` + strconv.Itoa(lease.MaxTTLMillis) + ` THEN ` + col("lease_ms") + ` - excluded.lease_ms ELSE 0 END)`
-	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version, dropped_lease_ms, dropped_nonce) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0, 0, 0)
-ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + next + `,
+	s.qCreate = `INSERT INTO ` + table + ` (name, holder, epoch, version, expires_ms, lease_ms, lease_version, nonce, dropped_version, dropped_lease_ms, dropped_nonce, incarnation) VALUES ($1, $2, 1, 1, ` + now + ` + $3, $4, 1, $5, 0, 0, 0, $6)
+ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, epoch = ` + next + `, incarnation = ` + keepLife(col("incarnation"), "excluded.incarnation") + `,
 	version = ` + next + `, expires_ms = excluded.expires_ms + ` + raise + `,
 	lease_ms = excluded.lease_ms + ` + raise + `, lease_version = ` + next + `, nonce = excluded.nonce,
 	dropped_version = CASE WHEN ` + table + `.holder <> 0 THEN ` + col("version") + ` ELSE 0 END,
 	dropped_lease_ms = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + col("lease_ms") + ` ELSE 0 END,
 	dropped_nonce = CASE WHEN ` + table + `.holder <> 0 AND ` + table + `.lease_version = ` + table + `.version THEN ` + col("nonce") + ` ELSE 0 END
 WHERE (` + table + `.holder = 0 OR ` + table + `.expires_ms <= ` + now + `) AND ` + belowMax(table) + `
-RETURNING epoch, version, dropped_version, dropped_lease_ms, dropped_nonce`
+RETURNING epoch, version, dropped_version, dropped_lease_ms, dropped_nonce, incarnation`
 	// (The right-hand sides of an UPDATE's SET see the row as it was:
 	// lease_version is the new version.) The record compared is the one
 	// read: its nonce only when written with its version (rowNonce).
 	where := func(nonce string) string {
 		return ` WHERE name = $1 AND holder = $2 AND epoch = $3 AND version = $4 AND (CASE WHEN lease_version = version THEN nonce ELSE 0 END) = ` + nonce + ` AND ` + live + ` AND ` + belowMax(table)
 	}
-	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $6, lease_version = version + 1, nonce = $8` +
-		where("$7") + ` RETURNING epoch, version`
-	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $7, lease_version = version + 1, nonce = $9` +
-		where("$8") + ` RETURNING epoch, version`
+	life := keepLife(`CAST(incarnation AS BIGINT)`, "$%d")
+	s.qRenew = `UPDATE ` + table + ` SET version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $6, lease_version = version + 1, nonce = $8, incarnation = ` + fmt.Sprintf(life, 9) +
+		where("$7") + ` RETURNING epoch, version, incarnation`
+	s.qTakeover = `UPDATE ` + table + ` SET holder = $6, epoch = version + 1, version = version + 1, expires_ms = ` + now + ` + $5, lease_ms = $7, lease_version = version + 1, nonce = $9, incarnation = ` + fmt.Sprintf(life, 10) +
+		where("$8") + ` RETURNING epoch, version, incarnation`
 	s.qRelease = `UPDATE ` + table + ` SET holder = 0, version = version + 1` + where("$5")
 	if s.dialect == Postgres {
 		// Each write notifies the row's listeners in its own statement:
@@ -304,9 +305,9 @@ RETURNING epoch, version, dropped_version, dropped_lease_ms, dropped_nonce`
 		notify := func(q, cols, payload string) string {
 			return `WITH w AS (` + q + `) SELECT ` + cols + `, pg_notify('` + s.channel() + `', '` + payload + `') FROM w`
 		}
-		s.qCreate = notify(s.qCreate, "epoch, version, dropped_version, dropped_lease_ms, dropped_nonce", "")
-		s.qRenew = notify(s.qRenew, "epoch, version", "")
-		s.qTakeover = notify(s.qTakeover, "epoch, version", "")
+		s.qCreate = notify(s.qCreate, "epoch, version, dropped_version, dropped_lease_ms, dropped_nonce, incarnation", "")
+		s.qRenew = notify(s.qRenew, "epoch, version, incarnation", "")
+		s.qTakeover = notify(s.qTakeover, "epoch, version, incarnation", "")
 		s.qRelease = notify(s.qRelease+` RETURNING 1`, "1", releasePayload)
 	}
 	s.prepareForeign(table)
@@ -380,11 +381,12 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	// leaselab run exit (a probe), where an out-of-range integer is a
 	// foreign row, waited out and taken over.
 	var raw readColumns
-	dest := make([]any, len(raw))
+	var life any // (not the record's: what it holds judges no row foreign)
+	dest := make([]any, len(raw), len(raw)+1)
 	for i := range raw {
 		dest[i] = &raw[i]
 	}
-	err := s.db().QueryRowContext(ctx, s.qRead, s.name).Scan(dest...)
+	err := s.db().QueryRowContext(ctx, s.qRead, s.name).Scan(append(dest, &life)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
 	}
@@ -409,19 +411,20 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 	}
 	row := foreignRow{raw[colHolder], raw[colEpoch], raw[colVersion], raw[colExpires], raw[colLeaseMS], raw[colLeaseVersion], raw[colNonce]}
 	if bad >= 0 {
-		return s.foreignRecord(row, fmt.Errorf("%s is %s", readNames[bad], describe(raw[bad]))), nil
+		return s.foreignRecord(row, lifeIn(life), fmt.Errorf("%s is %s", readNames[bad], describe(raw[bad]))), nil
 	}
 	if rec.Holder < 0 || rec.Epoch <= 0 || rec.Version < rec.Epoch {
-		return s.foreignRecord(row, fmt.Errorf("holder %d, epoch %d of version %d", rec.Holder, rec.Epoch, rec.Version)), nil
+		return s.foreignRecord(row, lifeIn(life), fmt.Errorf("holder %d, epoch %d of version %d", rec.Holder, rec.Epoch, rec.Version)), nil
 	}
 	ttl, err := rowTTL(rec.Version, leaseMS, leaseVersion)
 	if err != nil {
-		return s.foreignRecord(row, err), nil
+		return s.foreignRecord(row, lifeIn(life), err), nil
 	}
 	rec.TTL = ttl
 	if rec.Nonce, err = rowNonce(rec.Version, leaseVersion, nonce); err != nil {
-		return s.foreignRecord(row, err), nil
+		return s.foreignRecord(row, lifeIn(life), err), nil
 	}
+	rec.Incarnation = lifeIn(life)
 	return rec, nil
 }
 
@@ -447,8 +450,8 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	defer cancel()
 	nonce := newNonce()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
-	var goneMS, goneNonce int64
-	err := s.write(ctx, s.qCreate, []any{s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce}, s.scanDest(&rec.Epoch, &rec.Version, &rec.Vanished, &goneMS, &goneNonce)...)
+	var goneMS, goneNonce, life int64
+	err := s.write(ctx, s.qCreate, []any{s.name, holder, s.ttlMS(ttl), lease.TTLMillis(ttl), nonce, newLife()}, s.scanDest(&rec.Epoch, &rec.Version, &rec.Vanished, &goneMS, &goneNonce, &life)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome("create", fs.ErrExist)
@@ -458,6 +461,7 @@ func (s *Store) Create(holder int64, ttl time.Duration) (lease.Record, error) {
 	}
 	rec.VanishedTTL, _ = lease.TTLFromMillis(goneMS) // (0: not stated, or what no writer writes)
 	rec.VanishedNonce = uint64(max(goneNonce, 0))
+	rec.Incarnation = uint64(max(life, 0))
 	rec.TTL = lease.RaisedTTL(ttl, rec.VanishedTTL)
 	s.ring()
 	return rec, nil
@@ -496,8 +500,9 @@ func (s *Store) write(ctx context.Context, q string, args []any, dest ...any) er
 	return nil
 }
 
-// update runs a compare-and-set UPDATE ... RETURNING epoch, version that
-// writes holder with a lease of ttl and a new nonce, its last parameter.
+// update runs a compare-and-set UPDATE ... RETURNING epoch, version,
+// incarnation that writes holder with a lease of ttl and a new nonce and a
+// fresh incarnation, its last parameters (keepLife).
 func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...any) (lease.Record, error) {
 	if err := s.follow(); err != nil {
 		return lease.Record{}, err
@@ -506,12 +511,14 @@ func (s *Store) update(op, q string, holder int64, ttl time.Duration, args ...an
 	defer cancel()
 	nonce := newNonce()
 	rec := lease.Record{Holder: holder, TTL: lease.StatedTTL(ttl), Nonce: uint64(nonce)}
-	err := s.write(ctx, q, append(args, nonce), s.scanDest(&rec.Epoch, &rec.Version)...)
+	var life int64
+	err := s.write(ctx, q, append(args, nonce, newLife()), s.scanDest(&rec.Epoch, &rec.Version, &life)...)
+	rec.Incarnation = uint64(max(life, 0))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return lease.Record{}, s.outcome(op, lease.ErrConflict)
 	case err != nil:
-		rec.Epoch, rec.Version = 0, 0 // what it sent: lease.Store
+		rec.Epoch, rec.Version, rec.Incarnation = 0, 0, 0 // what it sent: lease.Store
 		return rec, s.fail(op, err)
 	}
 	s.ring()

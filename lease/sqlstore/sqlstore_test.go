@@ -92,7 +92,7 @@ func TestRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, e, v, exp := row()
-	if h != 7 || e != 1 || v != 1 || leaseMS != 9000 || leaseVersion != 1 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 9 * time.Second, Nonce: r1.Nonce}) {
+	if h != 7 || e != 1 || v != 1 || leaseMS != 9000 || leaseVersion != 1 || r1.Incarnation == 0 || r1 != (lease.Record{Holder: 7, Epoch: 1, Version: 1, TTL: 9 * time.Second, Nonce: r1.Nonce, Incarnation: r1.Incarnation}) {
 		t.Errorf("after Create %+v: row holder %d epoch %d version %d lease_ms %d lease_version %d", r1, h, e, v, leaseMS, leaseVersion)
 	}
 	// The expiry is stored in whole milliseconds (up to 1 ms early), from
@@ -108,7 +108,7 @@ func TestRow(t *testing.T) {
 		t.Errorf("after Release: row holder %d epoch %d version %d; want 0 1 2 (kept, version bumped)", h, e, v)
 	}
 	r2, err := s.Create(8, time.Millisecond)
-	if err != nil || r2 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: time.Millisecond, Nonce: r2.Nonce}) {
+	if err != nil || r2 != (lease.Record{Holder: 8, Epoch: 3, Version: 3, TTL: time.Millisecond, Nonce: r2.Nonce, Incarnation: r1.Incarnation}) {
 		t.Fatalf("Create after Release = %+v, %v; want {8 0 3 3 1ms}", r2, err)
 	}
 	if _, _, _, _ = row(); leaseMS != 1 || leaseVersion != 3 {
@@ -116,7 +116,7 @@ func TestRow(t *testing.T) {
 	}
 	time.Sleep(5 * time.Millisecond)
 	r3, err := s.Create(9, time.Minute)
-	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4, TTL: time.Minute, Nonce: r3.Nonce, Vanished: 3, VanishedTTL: time.Millisecond, VanishedNonce: r2.Nonce}) {
+	if err != nil || r3 != (lease.Record{Holder: 9, Epoch: 4, Version: 4, TTL: time.Minute, Nonce: r3.Nonce, Incarnation: r1.Incarnation, Vanished: 3, VanishedTTL: time.Millisecond, VanishedNonce: r2.Nonce}) {
 		t.Fatalf("Create over an expired row = %+v, %v; want {9 0 4 4 1m}, naming version 3 (1 ms) gone without a release", r3, err)
 	}
 }
