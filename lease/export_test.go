@@ -83,6 +83,7 @@ const (
 	MistakeKeepBootRecords         = mKeepBootRecords
 	MistakeTimerPerRenewal         = mTimerPerRenewal
 	MistakeBackoffToDeadline       = mBackoffToDeadline
+	MistakeReleaseGivesUp          = mReleaseGivesUp
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

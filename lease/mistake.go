@@ -270,4 +270,9 @@ const (
 	// with it reads as another's write, the leader steps down and waits
 	// out its own record (a probe's mutant of 2026-12-07).
 	mUnknownRenewalForgotten
+	// Reference: a SIGTERMed leader's release gives up after its first
+	// error, and logs "Lease released" all the same: a one-shot I/O
+	// error leaves the lease to expire (a probe's mutant M100 of
+	// 2026-12-07).
+	mReleaseGivesUp
 )

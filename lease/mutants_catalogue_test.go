@@ -275,6 +275,15 @@ var mutants = []mutant{
 		exploreWhy: "it needs renewals failing for seconds (a full disk's stretch), which explore does not inject (one error)",
 	},
 	{
+		// What failover-bound's rule on a graceful exit finds (2026-12-07;
+		// a probe's mutant M100).
+		name: "reference~release-gives-up", base: "reference",
+		mistake:  "a SIGTERMed leader's release gives up after its first error and logs \"Lease released\" all the same: a one-shot I/O error leaves the lease to expire, and its successors wait it out (no property caught it: failover-bound excuses a window with a fault in it, and the release's error is one)",
+		property: spec.FailoverBound,
+		run:      referenceRun(lease.MistakeReleaseGivesUp),
+		explore:  "procs 3, crashes 1, terms 1, fserrs 1",
+	},
+	{
 		// What the simulated user's third look at its term finds
 		// (2026-12-06): Term.Valid, which the reference itself had wrong.
 		name: "reference~valid-until-deadline", base: "reference",

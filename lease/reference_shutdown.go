@@ -74,6 +74,10 @@ func (r *Reference) release(cur Record, term *Term) {
 			return
 		}
 		r.report("release", err)
+		if r.mistake == mReleaseGivesUp { // mutant: one error, and it says released
+			r.p.Log(MsgReleased, 0, 0)
+			return
+		}
 		if r.mistake == mReleaseErrorUnreported { // mutant: unreported, and given up
 			r.p.Log(MsgRefReleaseFailed, 0, 0)
 			return

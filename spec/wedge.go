@@ -155,6 +155,9 @@ func checkFailover(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) 
 		first = v
 		return v == nil
 	})
+	if first == nil {
+		first = checkGivesBack(tr)
+	}
 	return first
 }
 

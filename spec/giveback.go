@@ -1,0 +1,110 @@
+package spec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/trace"
+)
+
+// checkGivesBack is failover-bound's rule on a graceful exit, for a
+// variant with a local deadline: a process that ends by its own exit (its
+// SIGTERM's) while its local deadline has not passed, leaving the record
+// of its last acknowledged write in the store (a read begun after the
+// exit, by anyone, returns it unchanged), must have tried to release it
+// and met at least two failed store calls since its first release call
+// (an error of unknown outcome, an unreadable record): a store that
+// failed once is no store that keeps failing, and its successors wait
+// out the lease for nothing. The deadline is the checker's own: its renew
+// deadline (expectedDeadline) after that write's call, on the process's
+// own monotonic clock, which runs at most the run's largest drift fast; an
+// exit within Slack of it is not judged, nor one whose record a write
+// acknowledged after the deadline it would have extended made (a renewal
+// that came back after its term lapsed in a pause: the term is over, and
+// its record expires as a SIGKILLed leader's does; a review's sweep). (Not the clock's last reading
+// before the exit: the deadline's timer reads it unrecorded, and a first
+// version blamed a process paused past its deadline, whose release found
+// its term already over without reading the clock again.)
+// Not judged after a loss of the server's data or a power loss, nor on a
+// server that expires records on its wall clock after a step of it: a
+// record held through a lost lease's end (the reference's holdLost) is
+// one its maker must not give back. (A probe's reference whose release
+// gave up after its first error, and logged "Lease released", passed
+// every property: failover-bound excuses a window with a fault in it, and
+// the release's I/O error is one.) Recorded traces are not judged.
+func checkGivesBack(tr *trace.Trace) *Violation {
+	if tr.Recorded {
+		return nil
+	}
+	v, err := lease.LookupVariant(tr.Run.Variant)
+	if err != nil || !v.LocalDeadline {
+		return nil
+	}
+	for x := range tr.Events {
+		e := &tr.Events[x]
+		if e.Kind == trace.EvFault && !e.Missed() && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power || e.FaultKind() == trace.Jump && v.Claims.WallExpiry) {
+			return nil // (from here on; a violation before was returned)
+		}
+		if e.Kind != trace.EvExit || e.Proc < 0 || e.ExitCode() < 0 {
+			continue
+		}
+		if vi := gaveUp(tr, int(e.Proc), x); vi != nil {
+			return vi
+		}
+	}
+	return nil
+}
+
+// gaveUp judges process p's exit, event x, by checkGivesBack's rule.
+func gaveUp(tr *trace.Trace, p, x int) *Violation {
+	// The true time at which its clock may first read the renew deadline
+	// after a write called at c (less Slack).
+	d := float64(expectedDeadline(procConfig(tr, p)) - Slack)
+	reach := func(c int64) int64 { return c + int64(d/(1+float64(fastestDrift(tr))/1e6)) }
+	ack, release, failures := -1, -1, 0
+	live, deadline := false, int64(0)       // whether its term may be live, and until when
+	calls := make([]int64, len(tr.Acts[p])) // each activity's last store call's instant
+	for i := range x {
+		e := &tr.Events[i]
+		if int(e.Proc) != p || int(e.Act) >= len(calls) {
+			continue
+		}
+		switch {
+		case e.Kind == trace.EvStoreCall:
+			calls[e.Act] = e.T
+			if e.Store == trace.StoreRelease && release < 0 {
+				release = i
+			}
+		case e.Kind != trace.EvStore:
+		case e.Store.Writes() && e.Res == trace.ResOK:
+			ack, release, failures = i, -1, 0
+			// A write acknowledged after the deadline it would extend (a
+			// renewal's: the term's; an acquisition's: its own) begins or
+			// extends no term: its record is left to expire.
+			prev := deadline
+			if e.Store != trace.StoreRenew {
+				live, prev = true, reach(calls[e.Act])
+			}
+			live, deadline = live && e.T < prev, reach(calls[e.Act])
+		case release >= 0 && (e.Res == trace.ResUnknown || e.Res == trace.ResCorrupt):
+			failures++
+		}
+	}
+	exit := tr.Events[x].T
+	if ack < 0 || failures >= 2 || !live || exit >= deadline {
+		return nil // (a term over: the lease expires, as after a SIGKILL)
+	}
+	rec := tr.Events[ack].Record()
+	held, by := ownRecordHeld(tr, p, rec, x)
+	if held < 0 {
+		return nil
+	}
+	tried := "without a release call"
+	if release >= 0 {
+		tried = fmt.Sprintf("after %d failed store call(s) since its first release call", failures)
+	}
+	return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
+		Detail: fmt.Sprintf("process %s exited at %s, at least %v before its local deadline, %s, leaving its own record (version %d) in the store: process %s read it at %s. A holder told to stop gives its record back, and one failure is no reason to stop trying: its successors wait out the lease",
+			tr.ProcName(p), secs(time.Duration(exit)), time.Duration(deadline-exit), tried, rec.Version, tr.ProcName(int(tr.Events[by].Proc)), secs(time.Duration(held)))}
+}
