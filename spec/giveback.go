@@ -10,13 +10,14 @@ import (
 
 // checkGivesBack is failover-bound's rule on a graceful exit, for a
 // variant with a local deadline: a process that ends by its own exit (its
-// SIGTERM's) while its local deadline has not passed, leaving the record
-// of its last acknowledged write in the store (a read begun after the
-// exit, by anyone, returns it unchanged), must have tried to release it
-// and met at least two failed store calls since its first release call
-// (an error of unknown outcome, an unreadable record): a store that
-// failed once is no store that keeps failing, and its successors wait
-// out the lease for nothing. The deadline is the checker's own: its renew
+// SIGTERM's) while its local deadline has not passed, leaving its term's
+// record in the store (a read begun after the exit, by anyone, returns
+// the record of its last acknowledged write, or a later version of its
+// term: a renewal whose outcome it could not know), must have tried to
+// release it and met at least two failed attempts since its first release
+// call (a release that did not take, a call whose outcome is not known,
+// an unreadable record): one failure is no store that keeps failing, and
+// its successors wait out the lease for nothing. The deadline is the checker's own: its renew
 // deadline (expectedDeadline) after that write's call, on the process's
 // own monotonic clock, which runs at most the run's largest drift fast; an
 // exit within Slack of it is not judged, nor one whose record a write
@@ -87,8 +88,8 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 				live, prev = true, reach(calls[e.Act])
 			}
 			live, deadline = live && e.T < prev, reach(calls[e.Act])
-		case release >= 0 && (e.Res == trace.ResUnknown || e.Res == trace.ResCorrupt):
-			failures++
+		case release >= 0 && (e.Res == trace.ResUnknown || e.Res == trace.ResCorrupt || e.Store == trace.StoreRelease && e.Res != trace.ResOK):
+			failures++ // (a release that did not take, or a call whose outcome is not known)
 		}
 	}
 	exit := tr.Events[x].T
@@ -96,10 +97,11 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 		return nil // (a term over: the lease expires, as after a SIGKILL)
 	}
 	rec := tr.Events[ack].Record()
-	held, by := ownRecordHeld(tr, p, rec, x)
+	held, by := termRecordHeld(tr, rec, x)
 	if held < 0 {
 		return nil
 	}
+	rec = tr.Events[by].Record()
 	tried := "without a release call"
 	if release >= 0 {
 		tried = fmt.Sprintf("after %d failed store call(s) since its first release call", failures)
@@ -107,4 +109,34 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
 		Detail: fmt.Sprintf("process %s exited at %s, at least %v before its local deadline, %s, leaving its own record (version %d) in the store: process %s read it at %s. A holder told to stop gives its record back, and one failure is no reason to stop trying: its successors wait out the lease",
 			tr.ProcName(p), secs(time.Duration(exit)), time.Duration(deadline-exit), tried, rec.Version, tr.ProcName(int(tr.Events[by].Proc)), secs(time.Duration(held)))}
+}
+
+// termRecordHeld returns the instant of the first read, begun after event
+// x, that returned the record of the term rec belongs to: rec itself, or
+// a later version of the same holder and epoch (a renewal whose outcome
+// its writer could not know, which took effect; an epoch is one term's,
+// whoever shares the PID), and that read's index; -1, -1 when none did
+// before something changed the record (a write or a release that took
+// effect, a server's expiry, a loss of its data or of power).
+func termRecordHeld(tr *trace.Trace, rec lease.Record, x int) (int64, int) {
+	called := make([][]bool, len(tr.Procs)) // each activity's store call in flight began after x
+	for q := range called {
+		called[q] = make([]bool, len(tr.Acts[q]))
+	}
+	for i := x + 1; i < len(tr.Events); i++ {
+		e := &tr.Events[i]
+		switch {
+		case e.Kind == trace.EvStoreCall && e.Proc >= 0 && int(e.Act) < len(called[e.Proc]):
+			called[e.Proc][e.Act] = true
+		case e.Kind == trace.EvStore && e.Res == trace.ResOK && (e.Store.Writes() || e.Store == trace.StoreRelease),
+			e.Kind == trace.EvStore && e.Store == trace.StoreExpire,
+			e.Kind == trace.EvFault && !e.Missed() && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power):
+			return -1, -1
+		case e.Kind == trace.EvStore && e.Store == trace.StoreRead && e.Res == trace.ResOK && e.Proc >= 0 && int(e.Act) < len(called[e.Proc]) && called[e.Proc][e.Act]:
+			if r := e.Record(); r.Holder == rec.Holder && r.Epoch == rec.Epoch && r.Version >= rec.Version {
+				return e.T, i
+			}
+		}
+	}
+	return -1, -1
 }
