@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,17 +16,26 @@ import (
 // exitOnReleaseError is a store whose process exits, status 0, when a
 // release fails, once it has told OnError: a SIGTERMed leader that gives
 // up after its first error (a probe's mutant M100 logged "Lease released"
-// all the same).
+// all the same). With conflict, only a release's conflict ends it: a
+// leader that takes the record behind it for another's, though it is its
+// own renewal whose outcome it could not know.
 type exitOnReleaseError struct {
 	lease.Store
-	p       lease.Proc
-	onError func(op string, err error)
+	p        lease.Proc
+	onError  func(op string, err error)
+	conflict bool
 }
 
 func (s exitOnReleaseError) Unwrap() lease.Store { return s.Store }
 
 func (s exitOnReleaseError) Release(cur lease.Record) error {
 	err := s.Store.Release(cur)
+	if s.conflict {
+		if errors.Is(err, lease.ErrConflict) {
+			s.p.Exit(0)
+		}
+		return err
+	}
 	if err != nil {
 		if s.onError != nil {
 			s.onError("release", err)
@@ -38,7 +48,12 @@ func (s exitOnReleaseError) Release(cur lease.Record) error {
 var registerReleaseGivesUp = sync.OnceFunc(func() {
 	registerWrapped("reference", "spec-test-release-gives-up", "the reference, exiting at its release's first error", func(run runFunc) runFunc {
 		return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
-			return run(p, exitOnReleaseError{s, p, cfg.Callbacks.OnError}, path, cfg)
+			return run(p, exitOnReleaseError{s, p, cfg.Callbacks.OnError, false}, path, cfg)
+		}
+	})
+	registerWrapped("reference", "spec-test-release-skips-own", "the reference, exiting at its release's first conflict", func(run runFunc) runFunc {
+		return func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+			return run(p, exitOnReleaseError{s, p, cfg.Callbacks.OnError, true}, path, cfg)
 		}
 	})
 })
@@ -94,6 +109,57 @@ func TestSIGTERMedHolderGivesItsRecordBack(t *testing.T) {
 			t.Errorf("%s: failover-bound does not see its record left behind (%v)", c.variant, fo)
 		case !c.broken && fo != nil:
 			t.Errorf("%s (read fails: %v): %v", c.variant, c.readFails, fo)
+		}
+	}
+}
+
+// A leader SIGTERMed right after a renewal whose listing failed (EIO: its
+// outcome unknown; it took effect) finds its release in conflict with that
+// renewal's record: the correct reference reads it, knows it for its own
+// (its term's epoch) and releases it. One that takes it for another's and
+// exits leaves its own record to expire: failover-bound blames it (the
+// record read after the exit is a later version of its term's).
+func TestSIGTERMedHolderGivesItsUnknownRenewalBack(t *testing.T) {
+	registerReleaseGivesUp()
+	for _, c := range []struct {
+		variant string
+		broken  bool
+	}{{"reference", false}, {"spec-test-release-skips-own", true}} {
+		cfg := sim.Config{Variant: c.variant, Seed: 1, Horizon: 40 * time.Second, Lease: lease.DefaultConfig(),
+			Procs:      []sim.ProcSpec{{PID: 100}, {PID: 200, Start: 100 * time.Millisecond}},
+			SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+		}
+		// (The leader's first listing after 5 s is its renewal's, at 6 s.)
+		dirs := callsBefore(t, cfg, trace.OpReadDir, 5*time.Second) + 1
+		cfg.Faults = []sim.Fault{
+			{Kind: trace.FSError, Proc: 0, Call: "readdir", Nth: dirs, Errno: syscall.EIO},
+			{Kind: trace.Term, Proc: 0, After: "readdir", Nth: dirs},
+		}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		renewed := false
+		for _, e := range tr.Events {
+			renewed = renewed || e.Proc == 0 && e.Kind == trace.EvStore && e.Store == trace.StoreRenew && e.Res == trace.ResUnknown
+		}
+		if !renewed {
+			t.Fatalf("%s: no renewal of unknown outcome", c.variant)
+		}
+		var fo *Violation
+		for _, v := range Check(tr) {
+			switch {
+			case v.Property == FailoverBound:
+				fo = v.Violation
+			case v.Violation != nil:
+				t.Errorf("%s: %s: %v", c.variant, v.Property, v.Violation)
+			}
+		}
+		switch {
+		case c.broken && (fo == nil || !strings.Contains(fo.Detail, "gives its record back")):
+			t.Errorf("%s: failover-bound does not see its renewal's record left behind (%v)", c.variant, fo)
+		case !c.broken && fo != nil:
+			t.Errorf("%s: %v", c.variant, fo)
 		}
 	}
 }
