@@ -84,6 +84,7 @@ const (
 	MistakeTimerPerRenewal         = mTimerPerRenewal
 	MistakeBackoffToDeadline       = mBackoffToDeadline
 	MistakeReleaseGivesUp          = mReleaseGivesUp
+	MistakeReleaseSkipsOwnRenewal  = mReleaseSkipsOwnRenewal
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -275,4 +275,9 @@ const (
 	// error leaves the lease to expire (a probe's mutant M100 of
 	// 2026-12-07).
 	mReleaseGivesUp
+	// Reference: a release in conflict with the term's own renewal whose
+	// outcome it could not know (it took effect) takes that record for
+	// another's and skips it: the lease is left to expire (a probe's
+	// mutant of 2026-12-07).
+	mReleaseSkipsOwnRenewal
 )

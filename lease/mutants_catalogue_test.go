@@ -284,6 +284,15 @@ var mutants = []mutant{
 		explore:  "procs 3, crashes 1, terms 1, fserrs 1",
 	},
 	{
+		// The same rule, on a record of the term written by a renewal
+		// whose outcome the leader could not know (2026-12-07; a probe's).
+		name: "reference~release-skips-own-renewal", base: "reference",
+		mistake:  "a SIGTERMed leader's release, in conflict with its own renewal whose outcome it could not know (its listing failed after the link), takes that record for another's and skips it: the lease is left to expire",
+		property: spec.FailoverBound,
+		run:      referenceRun(lease.MistakeReleaseSkipsOwnRenewal),
+		explore:  "procs 3, crashes 1, terms 1, fserrs 1",
+	},
+	{
 		// What the simulated user's third look at its term finds
 		// (2026-12-06): Term.Valid, which the reference itself had wrong.
 		name: "reference~valid-until-deadline", base: "reference",

@@ -99,7 +99,7 @@ func (r *Reference) release(cur Record, term *Term) {
 		// (cur itself, after an I/O error: a review found it skipped once
 		// ownRenewal asked for a renewal's nonce, and the lease left to
 		// expire instead of released.)
-		if !sameRecord(rec, cur) && !r.ownRenewal(rec, term) {
+		if !sameRecord(rec, cur) && (r.mistake == mReleaseSkipsOwnRenewal || !r.ownRenewal(rec, term)) { // (mutant: its own renewal taken for another's)
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
 			return
 		}

@@ -104,7 +104,7 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	rec = tr.Events[by].Record()
 	tried := "without a release call"
 	if release >= 0 {
-		tried = fmt.Sprintf("after %d failed store call(s) since its first release call", failures)
+		tried = fmt.Sprintf("after %d failed attempt(s) since its first release call", failures)
 	}
 	return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
 		Detail: fmt.Sprintf("process %s exited at %s, at least %v before its local deadline, %s, leaving its own record (version %d) in the store: process %s read it at %s. A holder told to stop gives its record back, and one failure is no reason to stop trying: its successors wait out the lease",
