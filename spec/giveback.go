@@ -9,31 +9,35 @@ import (
 )
 
 // checkGivesBack is failover-bound's rule on a graceful exit, for a
-// variant with a local deadline: a process that ends by its own exit (its
-// SIGTERM's) while its local deadline has not passed, leaving its term's
-// record in the store (a read begun after the exit, by anyone, returns
-// the record of its last acknowledged write, or a later version of its
-// term: a renewal whose outcome it could not know), must have tried to
-// release it and met at least two failed attempts since its first release
-// call (a release that did not take, a call whose outcome is not known,
-// an unreadable record): one failure is no store that keeps failing, and
-// its successors wait out the lease for nothing. The deadline is the checker's own: its renew
-// deadline (expectedDeadline) after that write's call, on the process's
-// own monotonic clock, which runs at most the run's largest drift fast; an
+// variant with a local deadline: a leader (its user told so since its
+// last acquisition) that ends by its own exit (its SIGTERM's) while its
+// local deadline has not passed, leaving its term's record in the store
+// (a read begun after the exit, by anyone, returns the record of its last
+// acknowledged write, or a later version of its term: a renewal whose
+// outcome it could not know), must have tried to release it and met at
+// least two failed attempts since its first release call (a release that
+// did not take, a call whose outcome is not known, an unreadable record):
+// one failure is no store that keeps failing, and its successors wait out
+// the lease for nothing. (A probe's reference whose release gave up after
+// its first error, and logged "Lease released", passed every property:
+// failover-bound excuses a window with a fault in it, and the release's
+// I/O error is one.)
+//
+// The deadline is the checker's own: its renew deadline
+// (expectedDeadline) after that write's call, on the process's own
+// monotonic clock, which runs at most the run's largest drift fast; an
 // exit within Slack of it is not judged, nor one whose record a write
 // acknowledged after the deadline it would have extended made (a renewal
 // that came back after its term lapsed in a pause: the term is over, and
-// its record expires as a SIGKILLed leader's does; a review's sweep). (Not the clock's last reading
-// before the exit: the deadline's timer reads it unrecorded, and a first
-// version blamed a process paused past its deadline, whose release found
-// its term already over without reading the clock again.)
-// Not judged after a loss of the server's data or a power loss, nor on a
-// server that expires records on its wall clock after a step of it: a
-// record held through a lost lease's end (the reference's holdLost) is
-// one its maker must not give back. (A probe's reference whose release
-// gave up after its first error, and logged "Lease released", passed
-// every property: failover-bound excuses a window with a fault in it, and
-// the release's I/O error is one.) Recorded traces are not judged.
+// its record expires as a SIGKILLed leader's does; the first version
+// blamed the correct reference there). Not the clock's last reading
+// before the exit: the deadline's timer reads it unrecorded, and a
+// process paused past its deadline may find its term over without
+// reading the clock again. Not judged after a loss of the server's data
+// or a power loss, nor on a server that expires records on its wall clock
+// after a step of it: a record held through a lost lease's end (the
+// reference's holdLost) is one its maker must not give back. Recorded
+// traces are not judged.
 func checkGivesBack(tr *trace.Trace) *Violation {
 	if tr.Recorded {
 		return nil
@@ -64,7 +68,12 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	d := float64(expectedDeadline(procConfig(tr, p)) - Slack)
 	reach := func(c int64) int64 { return c + int64(d/(1+float64(fastestDrift(tr))/1e6)) }
 	ack, release, failures := -1, -1, 0
-	live, deadline := false, int64(0)       // whether its term may be live, and until when
+	live, deadline := false, int64(0) // whether its term may be live, and until when
+	// Whether its user was told it leads since its last acquisition: a
+	// record made and held, not led from (the reference's holdLost, over
+	// a lease its server may have dropped unseen), is one its maker must
+	// not give back.
+	started := false
 	calls := make([]int64, len(tr.Acts[p])) // each activity's last store call's instant
 	for i := range x {
 		e := &tr.Events[i]
@@ -72,6 +81,8 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 			continue
 		}
 		switch {
+		case e.Kind == trace.EvStarted:
+			started = true
 		case e.Kind == trace.EvStoreCall:
 			calls[e.Act] = e.T
 			if e.Store == trace.StoreRelease && release < 0 {
@@ -85,7 +96,7 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 			// extends no term: its record is left to expire.
 			prev := deadline
 			if e.Store != trace.StoreRenew {
-				live, prev = true, reach(calls[e.Act])
+				live, prev, started = true, reach(calls[e.Act]), false
 			}
 			live, deadline = live && e.T < prev, reach(calls[e.Act])
 		case release >= 0 && (e.Res == trace.ResUnknown || e.Res == trace.ResCorrupt || e.Store == trace.StoreRelease && e.Res != trace.ResOK):
@@ -93,7 +104,7 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 		}
 	}
 	exit := tr.Events[x].T
-	if ack < 0 || failures >= 2 || !live || exit >= deadline {
+	if ack < 0 || failures >= 2 || !live || !started || exit >= deadline {
 		return nil // (a term over: the lease expires, as after a SIGKILL)
 	}
 	rec := tr.Events[ack].Record()
