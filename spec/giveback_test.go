@@ -179,3 +179,36 @@ func callsBefore(t *testing.T, cfg sim.Config, op trace.Op, at time.Duration) in
 	}
 	return n
 }
+
+// The correct reference, in runs where the graceful-exit rule's first
+// version blamed it (a review's sweep, seed 1 of check -variant reference
+// -faults all): a leader paused past its deadline whose release found its
+// term over (its deadline's timer had read the clock, unrecorded), and one
+// whose renewal came back after its term had lapsed in a pause (the term
+// is over; its record expires). Pinned by their setup hashes.
+func TestGivesBackNotBlamedPastTheDeadline(t *testing.T) {
+	kinds, err := sim.ParseFaults("all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.SetupOptions{Variant: "reference", Faults: kinds, Scheduler: "mixed"}
+	if err := o.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		seed uint64
+		hash string
+	}{{2212207835535967911, "7c9988ebf2"}, {8332949032042383781, "b2cb9aaa78"}} {
+		if h := SetupHash(o, c.seed); h != c.hash {
+			t.Fatalf("the setup drawn for seed %d changed (hash %s): the run this test pins is gone", c.seed, h)
+		}
+		tr, err := sim.Run(sim.RandomSetup(o, c.seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := checkGivesBack(tr); v != nil {
+			t.Errorf("seed %d: %v", c.seed, v)
+		}
+		tr.Release()
+	}
+}
