@@ -12,7 +12,9 @@
 //     [NoWedge] ([CheckNoWedge]: no live, running process goes longer
 //     than a bound with no leader and no fault), [FailoverBound]
 //     ([CheckFailover]: a SIGKILL or SIGTERM of the leader is followed by
-//     a new leader within a bound) and [LinearizableStore]
+//     a new leader within a bound, and a leader told to stop leaves no
+//     record of its live term behind after a single failed attempt) and
+//     [LinearizableStore]
 //     ([CheckLinearizable]: the store's history is linearizable against
 //     the lease register of package model, with porcupine, within
 //     [LinearizeTimeout]), [HonestRole] ([CheckHonestRole]: the

@@ -144,7 +144,11 @@ func allWedges(tr *trace.Trace, iv []trace.Interval, b Bounds, el [][]span) []Vi
 // interval, and a waiter asleep in it cannot take a hand-over at once.
 // (Found by the mutant catalogue: flock, correct, handed a lock over in
 // 155 ms, not 100, to waiters backing off from a disk that had failed
-// until 0.8 s before; spec.TestFailoverAfterDiskStretch.)
+// until 0.8 s before; spec.TestFailoverAfterDiskStretch.) Since those
+// excuses cover the release's own I/O error, a graceful exit is judged
+// too, by what the store kept (checkGivesBack): a leader told to stop
+// whose term may be live does not leave its record behind after one
+// failed attempt.
 func CheckFailover(tr *trace.Trace, iv []trace.Interval, b Bounds) *Violation {
 	return checkFailover(tr, iv, b, eligible(tr))
 }
