@@ -85,6 +85,7 @@ const (
 	MistakeBackoffToDeadline       = mBackoffToDeadline
 	MistakeReleaseGivesUp          = mReleaseGivesUp
 	MistakeReleaseSkipsOwnRenewal  = mReleaseSkipsOwnRenewal
+	MistakeOwnRecordNotReleased    = mOwnRecordNotReleased
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

@@ -280,4 +280,8 @@ const (
 	// another's and skips it: the lease is left to expire (a probe's
 	// mutant of 2026-12-07).
 	mReleaseSkipsOwnRenewal
+	// Reference: a SIGTERM that finds the process not leading, the record
+	// it saw its own last write (acknowledged past its deadline), leaves
+	// that record to expire (the reference before 2026-12-07, 888e21a).
+	mOwnRecordNotReleased
 )

@@ -293,6 +293,15 @@ var mutants = []mutant{
 		explore:  "procs 3, crashes 1, terms 1, fserrs 1",
 	},
 	{
+		// The same rule on a write that came back past its deadline
+		// (2026-12-07; a probe's revert of 888e21a).
+		name: "reference~own-record-not-released", base: "reference",
+		mistake:    "a SIGTERM that finds the process not leading, the record it saw its own last write (a renewal or create acknowledged past its deadline, after a pause inside it), logs \"Not leading, nothing to release\" and leaves that record to expire: its successors wait out the lease (the reference before 2026-12-07; reverted, it passed 60,000 runs of every property)",
+		property:   spec.FailoverBound,
+		run:        referenceRun(lease.MistakeOwnRecordNotReleased),
+		exploreWhy: "it needs a pause inside a write, past the deadline, with a SIGTERM pending at its SIGCONT",
+	},
+	{
 		// What the simulated user's third look at its term finds
 		// (2026-12-06): Term.Valid, which the reference itself had wrong.
 		name: "reference~valid-until-deadline", base: "reference",

@@ -339,7 +339,7 @@ func (r *Reference) elect(ctx context.Context) {
 			// holds it, and a compare-and-set release of it hands over at
 			// once instead of leaving it to expire (a review: a watcher
 			// waited 9 s after such a SIGTERM).
-			if haveSeen && r.ownRecord(seen) {
+			if haveSeen && r.ownRecord(seen) && r.mistake != mOwnRecordNotReleased { // (mutant: left to expire)
 				err := r.s.Release(seen)
 				if err == nil {
 					r.p.Log(MsgReleased, 0, 0)

@@ -248,7 +248,8 @@ const (
 // reference releases it by compare-and-set when the record it saw is its
 // own last write, since 2026-12-07; its term's release does not write
 // after the deadline), so it is held to the SIGKILL bound: its successors
-// may wait out the lease.
+// may wait out the lease. (That release of a late write's record is judged
+// on the graceful exit instead: checkGivesBack, leftLate.)
 func holding(tr *trace.Trace, p, at int, inFlight bool) hold {
 	cfg := procConfig(tr, p)
 	window := int64(expectedDeadline(cfg) / 2)

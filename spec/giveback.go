@@ -38,6 +38,11 @@ import (
 // after a step of it: a record held through a lost lease's end (the
 // reference's holdLost) is one its maker must not give back. Recorded
 // traces are not judged.
+//
+// And a process whose last acknowledged write came back past its
+// deadline (a pause inside it) and that exits with that record still in
+// the store must have made a release call since (leftLate): the term is
+// over, but the record is its own last write, nobody else's.
 func checkGivesBack(tr *trace.Trace) *Violation {
 	if tr.Recorded {
 		return nil
@@ -65,10 +70,19 @@ func checkGivesBack(tr *trace.Trace) *Violation {
 func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	// The true time at which its clock may first read the renew deadline
 	// after a write called at c (less Slack).
-	d := float64(expectedDeadline(procConfig(tr, p)) - Slack)
-	reach := func(c int64) int64 { return c + int64(d/(1+float64(fastestDrift(tr))/1e6)) }
+	d, rho := expectedDeadline(procConfig(tr, p)), float64(min(fastestDrift(tr), 900_000))/1e6
+	reach := func(c int64) int64 { return c + int64(float64(d-Slack)/(1+rho)) }
+	// The latest it may read it (plus Slack): a write acknowledged after
+	// that is surely late.
+	past := func(c int64) int64 { return c + int64(float64(d+Slack)/(1-rho)) }
 	ack, release, failures := -1, -1, 0
+	// late: its last acknowledged write came back past the deadline it
+	// would have begun or extended (an acquisition's own; a renewal's of a
+	// term its user was told of, not of a record held through a lost
+	// lease's end).
+	late := false
 	live, deadline := false, int64(0) // whether its term may be live, and until when
+	var over int64                    // when its term is surely over
 	// Whether its user was told it leads since its last acquisition: a
 	// record made and held, not led from (the reference's holdLost, over
 	// a lease its server may have dropped unseen), is one its maker must
@@ -94,16 +108,20 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 			// A write acknowledged after the deadline it would extend (a
 			// renewal's: the term's; an acquisition's: its own) begins or
 			// extends no term: its record is left to expire.
-			prev := deadline
+			prev, end := deadline, over
 			if e.Store != trace.StoreRenew {
-				live, prev, started = true, reach(calls[e.Act]), false
+				live, prev, end, started = true, reach(calls[e.Act]), past(calls[e.Act]), false
 			}
-			live, deadline = live && e.T < prev, reach(calls[e.Act])
+			late = e.T >= end && (e.Store != trace.StoreRenew || started)
+			live, deadline, over = live && e.T < prev, reach(calls[e.Act]), past(calls[e.Act])
 		case release >= 0 && (e.Res == trace.ResUnknown || e.Res == trace.ResCorrupt || e.Store == trace.StoreRelease && e.Res != trace.ResOK):
 			failures++ // (a release that did not take, or a call whose outcome is not known)
 		}
 	}
 	exit := tr.Events[x].T
+	if ack >= 0 && late && release < 0 {
+		return leftLate(tr, p, ack, x)
+	}
 	if ack < 0 || failures >= 2 || !live || !started || exit >= deadline {
 		return nil // (a term over: the lease expires, as after a SIGKILL)
 	}
@@ -120,6 +138,26 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
 		Detail: fmt.Sprintf("process %s exited at %s, at least %v before its local deadline, %s, leaving its own record (version %d) in the store: process %s read it at %s. A holder told to stop gives its record back, and one failure is no reason to stop trying: its successors wait out the lease",
 			tr.ProcName(p), secs(time.Duration(exit)), time.Duration(deadline-exit), tried, rec.Version, tr.ProcName(int(tr.Events[by].Proc)), secs(time.Duration(held)))}
+}
+
+// leftLate judges process p's exit, event x, whose last acknowledged
+// write, event ack, came back past its deadline, and which made no release
+// call since: the record is its own last write, which nobody else holds,
+// and a compare-and-set release of it hands over at once, whoever waits
+// (the reference's rule 6, since 2026-12-07); left in the store (a read
+// after the exit returns it unchanged), its successors wait out a lease.
+// (Reverting the reference's release of it passed 60,000 runs of every
+// property: failover-bound holds such a stale holder to the SIGKILL
+// bound, and excuses the window of the pause that made the write late.)
+func leftLate(tr *trace.Trace, p, ack, x int) *Violation {
+	rec := tr.Events[ack].Record()
+	held, by := termRecordHeld(tr, rec, x)
+	if held < 0 || tr.Events[by].Record() != rec {
+		return nil
+	}
+	return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
+		Detail: fmt.Sprintf("process %s exited at %s without a release call, leaving its own last write (version %d), acknowledged past its deadline, in the store: process %s read it at %s. Nobody else holds it, and a compare-and-set release hands over at once: its successors wait out the lease",
+			tr.ProcName(p), secs(time.Duration(tr.Events[x].T)), rec.Version, tr.ProcName(int(tr.Events[by].Proc)), secs(time.Duration(held)))}
 }
 
 // termRecordHeld returns the instant of the first read, begun after event
