@@ -731,9 +731,9 @@ var mutants = []mutant{
 	},
 	{
 		name: "redis~loss-no-nonce", base: "redis",
-		mistake:    "records are compared without their nonces: a record made anew after a loss, of the holder, epoch and version a watcher saw before it, is taken for that one",
+		mistake:    "records are compared without their nonces: a record made anew after a loss, of the holder, epoch and version a watcher saw before it, is taken for that one; run over stores whose records name no incarnation (data an earlier leaselab wrote), since the incarnation shows such a loss too",
 		property:   spec.ExclusiveLeadership,
-		run:        serverRun(lease.MistakeNoNonce, nil),
+		run:        serverRun(lease.MistakeNoNonce, withoutLife), // (over a store of no incarnation: lifeless)
 		exploreWhy: "no exploration draws a loss of the server's data",
 		confirm:    &confirmation{faults: "lose,stop", runs: 20000},
 		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose), and this one needs a watcher paused across it",
@@ -777,9 +777,9 @@ var mutants = []mutant{
 	},
 	{
 		name: "redis~vanished-by-version", base: "redis",
-		mistake:    "a record gone without a release is named by its version alone, not its nonce too: after a loss of the server's data versions repeat, and a leader takes another's post-loss record, dropped by a clock step, for its own or for one it waited out, and leads beside its holder (the reference before 2026-12-07, found by a review)",
+		mistake:    "a record gone without a release is named by its version alone, not its nonce too: after a loss of the server's data versions repeat, and a leader takes another's post-loss record, dropped by a clock step, for its own or for one it waited out, and leads beside its holder (the reference before 2026-12-07, found by a review); run over stores whose records name no incarnation (data an earlier leaselab wrote), since the incarnation shows such a loss too",
 		property:   spec.ExclusiveLeadership,
-		run:        serverRun(lease.MistakeVanishedByVersion, nil),
+		run:        serverRun(lease.MistakeVanishedByVersion, withoutLife), // (over a store of no incarnation: lifeless)
 		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's data",
 		confirm:    &confirmation{faults: "lose,jump,stop", sched: "mixed", runs: 20000},
 		missed:     "a loss of the server's data is a fault a search draws only when named (-faults lose), and this one needs a wall-clock step after it that drops a post-loss record of a version another process held before",

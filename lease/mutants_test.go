@@ -148,6 +148,33 @@ func serverStore(kind string, wrap func(p lease.Proc, s lease.Store) lease.Store
 	}
 }
 
+// lifeless is a server store whose records name no incarnation of the
+// server's data (Record.Incarnation 0): a deployment whose data an
+// earlier leaselab wrote, whose stores kept none. There a loss shows only
+// by versions and nonces, the defences the mutants run over it remove,
+// which an incarnation made redundant where the stores keep one.
+type lifeless struct{ lease.Store }
+
+func noLife(r lease.Record, err error) (lease.Record, error) {
+	r.Incarnation = 0
+	return r, err
+}
+
+func (s lifeless) Read() (lease.Record, error) { return noLife(s.Store.Read()) }
+func (s lifeless) Create(h int64, ttl time.Duration) (lease.Record, error) {
+	return noLife(s.Store.Create(h, ttl))
+}
+func (s lifeless) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	return noLife(s.Store.Renew(cur, ttl))
+}
+func (s lifeless) Takeover(stale lease.Record, h int64, ttl time.Duration) (lease.Record, error) {
+	return noLife(s.Store.Takeover(stale, h, ttl))
+}
+func (s lifeless) Unwrap() lease.Store { return s.Store }
+
+// withoutLife is serverRun's wrap for lifeless.
+func withoutLife(_ lease.Proc, s lease.Store, _ lease.Config) lease.Store { return lifeless{s} }
+
 // ttlStore sends every write's TTL through f: a client's unit or rounding
 // mistake.
 type ttlStore struct {
