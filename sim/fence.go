@@ -325,7 +325,8 @@ func (p *proc) fence(epoch int64) {
 	if ok {
 		w.fenceMax = epoch
 	}
-	p.done(a, trace.Fence(epoch, ok))
+	e := trace.Fence(epoch, ok)
+	p.done(a, &e)
 }
 
 // workloadPause draws the time until a leader's next action: uniform in

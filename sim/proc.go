@@ -329,13 +329,13 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 
 // done records a system call that has taken effect and fires crash points
 // aimed just after it.
-func (p *proc) done(a *activity, e trace.Event) {
+func (p *proc) done(a *activity, e *trace.Event) {
 	w := p.w
 	e.Proc, e.Act = int16(p.idx), int16(a.id)
 	if e.Kind == 0 {
 		e.Kind = trace.EvSyscall
 	}
-	w.record(e)
+	w.add(e)
 	w.syscalls++
 	w.countDir()
 	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
@@ -346,7 +346,7 @@ func (p *proc) done(a *activity, e trace.Event) {
 
 // count counts the call e against the crash points trs and fires, at
 // this process now, each that reaches its Nth call.
-func (p *proc) count(trs []trigger, e trace.Event) {
+func (p *proc) count(trs []trigger, e *trace.Event) {
 	for i := range trs {
 		tr := &trs[i]
 		if tr.count >= max(tr.f.Nth, 1) {
@@ -428,13 +428,13 @@ func (p *proc) restateLead() {
 // Log implements lease.Proc: a write(2) to stdout or stderr.
 func (p *proc) Log(m lease.Msg, x, y int64) {
 	a, _ := p.enter(trace.OpLog, 0)
-	p.done(a, trace.Event{Kind: trace.EvLog, Op: trace.OpLog, Msg: m, A: x, B: y})
+	p.done(a, &trace.Event{Kind: trace.EvLog, Op: trace.OpLog, Msg: m, A: x, B: y})
 }
 
 // Exit implements lease.Proc.
 func (p *proc) Exit(code int) {
 	a, _ := p.enter(trace.OpExit, 0)
-	p.done(a, trace.Event{Op: trace.OpExit, N: int64(code)})
+	p.done(a, &trace.Event{Op: trace.OpExit, N: int64(code)})
 	p.w.kill(p, int64(code))
 	panic(errKilled)
 }
@@ -480,5 +480,5 @@ func (p *proc) NotifyShutdown() {
 	a, _ := p.enter(trace.OpSigaction, 0)
 	p.w.touch(objKey{kind: objSignal, id: p.idx}, true)
 	p.sigInstalled = true
-	p.done(a, trace.Event{Kind: trace.EvSignal, Op: trace.OpSigaction})
+	p.done(a, &trace.Event{Kind: trace.EvSignal, Op: trace.OpSigaction})
 }

@@ -21,7 +21,7 @@ func (p *proc) Now() time.Time {
 	p.w.porCall()
 	a := p.w.cur
 	t := p.w.wallOf(&p.clock, a.t)
-	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockWall, N: t.UnixNano()})
+	p.w.add(&trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockWall, N: t.UnixNano()})
 	return t
 }
 
@@ -33,7 +33,7 @@ func (p *proc) Mono() time.Duration {
 	p.w.porCall()
 	a := p.w.cur
 	m := p.clock.mono(a.t)
-	p.w.record(trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockMono, N: m})
+	p.w.add(&trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockMono, N: m})
 	return time.Duration(m)
 }
 
@@ -105,7 +105,7 @@ func (h *handoff) Send() {
 	w := h.p.w
 	a := w.cur
 	a.point(a.t)
-	w.record(trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvSend})
+	w.add(&trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvSend})
 	if r := h.receiver; r != nil {
 		h.receiver = nil
 		w.wake(r, w.now)
@@ -127,5 +127,5 @@ func (h *handoff) Recv() {
 		h.receiver = a
 		a.block()
 	}
-	w.record(trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvRecv})
+	w.add(&trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvRecv})
 }

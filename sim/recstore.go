@@ -20,7 +20,8 @@ type recStore struct {
 func (s *recStore) call(op trace.StoreOp, in lease.Record, holder int64) int64 {
 	p := s.p
 	a := p.w.cur
-	p.w.record(trace.StoreCall(int16(p.idx), int16(a.id), op, in, holder))
+	e := trace.StoreCall(int16(p.idx), int16(a.id), op, in, holder)
+	p.w.add(&e)
 	if !op.Writes() {
 		return 0
 	}
@@ -45,7 +46,7 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error, mono int64
 	if op.Writes() {
 		e.N = mono
 	}
-	p.w.record(e)
+	p.w.add(&e)
 }
 
 func (s *recStore) Read() (lease.Record, error) {

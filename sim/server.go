@@ -250,7 +250,7 @@ func (r *remote) call(op string, sent lease.Record, apply func(now int64) (lease
 	if write {
 		flag = trace.RPCWrite
 	}
-	p.done(a, trace.Event{Op: trace.OpRPC, Flag: flag, Path: p.w.tr.Str(r.name + " " + op), Data: p.w.tr.Str(res), Errno: errno(err)})
+	p.done(a, &trace.Event{Op: trace.OpRPC, Flag: flag, Path: p.w.tr.Str(r.name + " " + op), Data: p.w.tr.Str(res), Errno: errno(err)})
 	return rec, err
 }
 

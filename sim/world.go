@@ -495,15 +495,21 @@ func (w *World) kill(p *proc, code int64) {
 	w.record(trace.Exit(int16(p.idx), code))
 }
 
-func (w *World) record(e trace.Event) {
+func (w *World) record(e trace.Event) { w.add(&e) }
+
+// add is record of an event the caller built in its own frame: the hot
+// paths (every system call's, store call's and clock read's) pass a
+// pointer, as an Event is a hundred bytes and each copy of it on the way
+// to the trace cost a few percent of a simulated call.
+func (w *World) add(e *trace.Event) {
 	e.T = w.now
 	if w.por != nil {
-		w.porEvent(&e)
+		w.porEvent(e)
 	}
 	if w.cfg.Calm > 0 && (e.Kind == trace.EvFault && !e.Missed() || e.Kind == trace.EvExit) {
 		w.end = max(w.end, w.now+int64(w.cfg.Calm)) // the calm starts again
 	}
-	w.tr.Events = append(w.tr.Events, e)
+	w.tr.Events = append(w.tr.Events, *e)
 }
 
 // latency draws the latency of a system call of p (nil: of the kernel's
