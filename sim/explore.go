@@ -266,7 +266,7 @@ func (w *World) addProc(ps ProcSpec) {
 	w.setup.cfg.Procs = append(slices.Clip(w.setup.cfg.Procs), ps)
 	w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease, DriftPPM: ps.DriftPPM})
 	w.tr.Acts = append(w.tr.Acts, nil)
-	p.spawn("main", int64(ps.Start), p.main)
+	p.spawn("main", int64(ps.Start), nil)
 }
 
 // tornFates are the fates, other than keeping its new data (TornNew), an

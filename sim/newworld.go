@@ -184,7 +184,7 @@ func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 		}
 	}
 	for i, p := range w.procs {
-		p.spawn("main", int64(cfg.Procs[i].Start), nil) // nil: p.main
+		p.spawn("main", int64(cfg.Procs[i].Start), nil) // nil: the variant's Start (worker.run)
 	}
 	return w, nil
 }

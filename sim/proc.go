@@ -64,11 +64,23 @@ type activity struct {
 }
 
 // point is a scheduling point: the activity's next step may run at true
-// time ready or later, when the scheduler resumes it.
+// time ready or later, when the scheduler resumes it. It is small enough
+// to inline, and so a killed activity panics in its caller's frame: the
+// unwinding of each activity still blocked when a run ends, or killed,
+// walks a frame less (the runtime's stack walks for a panic and its
+// recover were about a third of a short run's fixed cost).
 func (a *activity) point(ready int64) {
+	if a.pass(ready) {
+		panic(errKilled)
+	}
+}
+
+// pass is point but for the panic: it reports whether the activity must
+// unwind (its process is dead, or it was killed).
+func (a *activity) pass(ready int64) (killed bool) {
 	w := a.p.w
 	if a.p.dead || a.killed {
-		panic(errKilled)
+		return true
 	}
 	w.observe()
 	if w.runsNext(a, ready) {
@@ -83,13 +95,13 @@ func (a *activity) point(ready int64) {
 		if len(a.p.ended) > 0 {
 			a.p.lookAgain(int16(a.id))
 		}
-		return
+		return false
 	}
 	a.ready, a.seq = ready, w.seq
 	w.seq++
 	a.state = actReady
 	w.queue.push(a)
-	a.suspend()
+	return a.yield()
 }
 
 // onClockUntil prepares a wait until the activity's process's monotonic
@@ -98,8 +110,8 @@ func (a *activity) point(ready int64) {
 // and a change of the clock's rate while the activity waits moves it
 // (proc.retime). Something else may wake it first (a change notice, a
 // context's end). The caller calls point itself, and clears a.onClock
-// after: a frame less for every blocked activity's unwinding, as suspend
-// is inlined (measured: 8% of a simulated call when this called point).
+// after: a frame less for every blocked activity's unwinding (measured:
+// 8% of a simulated call when this called point).
 func (a *activity) onClockUntil(local int64) int64 {
 	p := a.p
 	target := p.clock.trueAt(local)
@@ -127,21 +139,27 @@ func (p *proc) retime() {
 	}
 }
 
-// block suspends the activity until something wakes it.
+// block suspends the activity until something wakes it. Like point, it
+// inlines, and a killed activity panics in its caller's frame.
 func (a *activity) block() {
-	a.p.w.observe()
-	a.state = actBlocked
-	a.suspend()
-}
-
-// suspend hands control back to the scheduler until it resumes the
-// activity (World.step sets a.t then). It is small enough to inline: a
-// frame less for the unwinding of every activity still blocked when a run
-// ends.
-func (a *activity) suspend() {
-	if !a.wk.yield(struct{}{}) || a.p.dead || a.killed {
+	if a.blocked() {
 		panic(errKilled)
 	}
+}
+
+// blocked is block but for the panic: it reports whether the activity
+// must unwind.
+func (a *activity) blocked() (killed bool) {
+	a.p.w.observe()
+	a.state = actBlocked
+	return a.yield()
+}
+
+// yield hands control back to the scheduler until it resumes the activity
+// (World.step sets a.t then), and reports whether the activity must
+// unwind.
+func (a *activity) yield() (killed bool) {
+	return !a.wk.yield(struct{}{}) || a.p.dead || a.killed
 }
 
 func (w *World) wake(a *activity, t int64) {
@@ -225,13 +243,15 @@ type proc struct {
 
 var _ lease.Proc = (*proc)(nil)
 
-func (p *proc) main() {
+// mainArgs returns the store and the config the process's main activity
+// starts the variant with (worker.run calls Variant.Start itself: a frame
+// less for the unwinding of every main activity still blocked when a run
+// ends).
+func (p *proc) mainArgs() (lease.Store, lease.Config) {
 	store := &recStore{inner: p.w.variant.NewStore(p, p.w.cfg.LockPath), p: p}
 	cfg := p.w.cfg.ProcLease(p.idx)
 	cfg.Callbacks = p.observeLeadership(cfg.Callbacks, p.w.variant.Epochs)
-	if err := p.w.variant.Start(p, store, p.w.cfg.LockPath, cfg); err != nil {
-		panic(err) // New validated the config
-	}
+	return store, cfg
 }
 
 // sync starts the count of the world's instant, if it has changed.

@@ -43,8 +43,12 @@ func (wk *worker) run() {
 	}()
 	a := wk.act
 	a.started = true // (World.step, which first resumes it, has set a.t)
-	if wk.fn == nil {
-		a.p.main() // (the process's first activity: no method value made each run)
+	if p := a.p; wk.fn == nil {
+		// The process's first activity: no method value made each run.
+		store, cfg := p.mainArgs()
+		if err := p.w.variant.Start(p, store, p.w.cfg.LockPath, cfg); err != nil {
+			panic(err) // New validated the config
+		}
 		return
 	}
 	wk.fn()
