@@ -269,13 +269,29 @@ func (w *World) observeAtEnd() {
 // and could act on it now), and a context seen done ends its leadership
 // where it was last seen live.
 func (p *proc) look(extend bool) {
-	if len(p.leaders) == 0 {
-		return
-	}
-	kept := p.leaders[:0]
+	// Every step of a leading process comes here: while each context is
+	// live (nearly always), nothing is recorded and nothing moves, and the
+	// loop is this one; lookFrom takes over at the first context seen done.
+	w := p.w
 	for i := range p.leaders {
 		l := &p.leaders[i]
-		if p.live(l.ctx) {
+		if !p.live(l.ctx) {
+			p.lookFrom(i, extend)
+			return
+		}
+		if extend {
+			l.lastLive, l.liveSteps = w.now, len(w.tr.Events)
+		}
+	}
+}
+
+// lookFrom is look from the i'th context on, the i'th seen done (by the
+// one call of live look made for it) and every one before it live.
+func (p *proc) lookFrom(i0 int, extend bool) {
+	kept := p.leaders[:i0]
+	for i := i0; i < len(p.leaders); i++ {
+		l := &p.leaders[i]
+		if i > i0 && p.live(l.ctx) {
 			if extend {
 				l.lastLive, l.liveSteps = p.w.now, len(p.w.tr.Events)
 			}
