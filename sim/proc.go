@@ -225,6 +225,12 @@ type proc struct {
 	// actBuf holds its first activities, actPtrs the first of acts.
 	actBuf  [4]activity
 	actPtrs [4]*activity
+	// tickBuf and handBuf hold its first tickers and hand-offs (a
+	// process makes a few a run: no allocation each); nTick and nHand
+	// count those handed out.
+	tickBuf      [2]ticker
+	handBuf      [1]handoff
+	nTick, nHand int
 
 	// leaders are the contexts the user's OnStartedLeading was given and
 	// has not yet seen done; silent makes clock reads leave no trace

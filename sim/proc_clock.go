@@ -61,7 +61,15 @@ func (p *proc) woke(a *activity) {
 func (p *proc) NewTicker(d time.Duration) lease.Ticker {
 	p.w.porCall()
 	a := p.w.cur
-	return &ticker{p: p, d: int64(d), start: p.clock.mono(a.t)}
+	var t *ticker
+	if p.nTick < len(p.tickBuf) {
+		t = &p.tickBuf[p.nTick]
+		p.nTick++
+	} else {
+		t = new(ticker)
+	}
+	*t = ticker{p: p, d: int64(d), start: p.clock.mono(a.t)}
+	return t
 }
 
 // ticker has time.Ticker's semantics on the process's monotonic clock:
@@ -92,7 +100,15 @@ func (t *ticker) Stop() {}
 // NewHandoff implements lease.Proc.
 func (p *proc) NewHandoff() lease.Handoff {
 	p.w.porCall()
-	return &handoff{p: p}
+	var h *handoff
+	if p.nHand < len(p.handBuf) {
+		h = &p.handBuf[p.nHand]
+		p.nHand++
+	} else {
+		h = new(handoff)
+	}
+	*h = handoff{p: p}
+	return h
 }
 
 // handoff is an unbuffered channel between activities of one process.
