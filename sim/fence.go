@@ -105,8 +105,29 @@ func (p *proc) lookAgain(act int16) {
 // resource with its term's epoch, as a user's code acts on a storage
 // service that rejects stale epochs.
 func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callbacks {
-	started := cb.OnStartedLeading
-	cb.OnStartedLeading = func(ctx context.Context) {
+	o := p.w.leadObserver(p)
+	o.user, o.workload = cb, workload
+	cb.OnStartedLeading, cb.OnStoppedLeading, cb.OnError, cb.OnNewLeader = o.started, o.stopped, o.onError, o.told
+	return cb
+}
+
+// leadObserver is observeLeadership's wrappers of a process's callbacks:
+// the user's, and whether the leader runs a workload, are fields, so that
+// the wrappers are made once for each process of a spare world's slab
+// and not four allocations a process a run (World.leadObserver).
+type leadObserver struct {
+	p        *proc
+	user     lease.Callbacks
+	workload bool
+	started  func(ctx context.Context)
+	stopped  func()
+	onError  func(op string, err error)
+	told     func(holder int64)
+}
+
+func newLeadObserver(p *proc) *leadObserver {
+	o := &leadObserver{p: p}
+	o.started = func(ctx context.Context) {
 		a := p.w.cur
 		term, hasTerm := lease.TermOf(ctx)
 		var epoch int64
@@ -126,7 +147,7 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			p.w.record(trace.Stopped(int16(p.idx), -1, -1, false).OfContext(nth))
 			p.keepEnded(endedCtx{ctx: ctx, nth: nth, epoch: epoch})
 		}
-		if workload && hasTerm {
+		if o.workload && hasTerm {
 			p.Go("work", func() {
 				for p.w.touch(objKey{kind: objLead}, false); p.live(ctx); p.w.touch(objKey{kind: objLead}, false) {
 					p.fence(epoch)
@@ -135,7 +156,7 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 			})
 			p.acts[len(p.acts)-1].isolated = true // the simulator's own code (the activity just made)
 		}
-		if started != nil {
+		if started := o.user.OnStartedLeading; started != nil {
 			started(ctx)
 		}
 	}
@@ -144,37 +165,34 @@ func (p *proc) observeLeadership(cb lease.Callbacks, workload bool) lease.Callba
 	// user stops its work there, and spec's stopped-callback holds the
 	// algorithm to calling it once a term, after the term's context is
 	// done and before the lease is released.
-	stopped := cb.OnStoppedLeading
-	cb.OnStoppedLeading = func() {
+	o.stopped = func() {
 		live := false
 		for _, l := range p.leaders {
 			live = live || p.live(l.ctx)
 		}
 		p.w.record(trace.StoppedCallback(int16(p.idx), int16(p.w.cur.id), live))
-		if stopped != nil {
+		if stopped := o.user.OnStoppedLeading; stopped != nil {
 			stopped()
 		}
 	}
 	// OnError is recorded (EvError): spec's errors-reported holds the
 	// algorithm to telling its user of every store error it is owed.
-	onError := cb.OnError
-	cb.OnError = func(op string, err error) {
-		o, _ := trace.StoreOpNamed(op)
-		p.w.record(trace.ErrorCallback(int16(p.idx), int16(p.w.cur.id), o, errno(err).Sys()))
-		if onError != nil {
+	o.onError = func(op string, err error) {
+		op2, _ := trace.StoreOpNamed(op)
+		p.w.record(trace.ErrorCallback(int16(p.idx), int16(p.w.cur.id), op2, errno(err).Sys()))
+		if onError := o.user.OnError; onError != nil {
 			onError(op, err)
 		}
 	}
 	// OnNewLeader is recorded (EvNewLeader): spec's leader-known holds
 	// the algorithm to telling every process who leads.
-	told := cb.OnNewLeader
-	cb.OnNewLeader = func(holder int64) {
+	o.told = func(holder int64) {
 		p.w.record(trace.NewLeader(int16(p.idx), int16(p.w.cur.id), holder))
-		if told != nil {
+		if told := o.user.OnNewLeader; told != nil {
 			told(holder)
 		}
 	}
-	return cb
+	return o
 }
 
 // live is the user's code asking its context whether it still leads, in

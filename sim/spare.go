@@ -2,6 +2,8 @@ package sim
 
 import (
 	"math/rand/v2"
+
+	"github.com/leaselab/leaselab/lease"
 	"runtime"
 	"sync"
 )
@@ -38,6 +40,9 @@ type spare struct {
 	acts   []*activity
 	reap   []*activity
 	por    *porLog // a reduced or merged exploration's record
+	// observers are the leadership observers of the slab's processes,
+	// by index (World.leadObserver).
+	observers []*leadObserver
 	// workers are the coroutines that ran this memory's worlds'
 	// activities, parked for its next run. The pool of spares caches
 	// them per processor (sync.Pool), and so these mostly stay on the
@@ -162,7 +167,31 @@ func (s *spare) reclaim(w *World) {
 	if w.por != nil {
 		s.por = w.por
 	}
+	for _, o := range s.observers {
+		if o != nil {
+			o.user = lease.Callbacks{} // (the caller's, kept alive no longer)
+		}
+	}
 	s.w = World{}
+}
+
+// leadObserver returns the observer of p's leadership (observeLeadership):
+// the one made for the same process of w's memory in an earlier run, or
+// a new one.
+func (w *World) leadObserver(p *proc) *leadObserver {
+	s := w.spare
+	if s == nil || p.idx >= len(s.slab) || p != &s.slab[p.idx] {
+		return newLeadObserver(p) // (a restart's process: not the slab's)
+	}
+	for len(s.observers) <= p.idx {
+		s.observers = append(s.observers, nil)
+	}
+	if o := s.observers[p.idx]; o != nil && o.p == p {
+		return o
+	}
+	o := newLeadObserver(p)
+	s.observers[p.idx] = o
+	return o
 }
 
 // newPorLog returns an empty record for the reduction, on the spare
