@@ -237,7 +237,7 @@ func (s *spare) newPCG(seed, stream uint64) *PCG {
 	}
 	s.pcgSrc.Seed(seed, stream)
 	s.pcgRnd = *rand.New(&s.pcgSrc)
-	s.pcg = PCG{&s.pcgRnd}
+	s.pcg = PCG{&s.pcgRnd, &s.pcgSrc}
 	return &s.pcg
 }
 
