@@ -135,6 +135,7 @@ func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 			p.fds = w.fs.NewFDTable()
 		}
 		p.acts = p.actPtrs[:0]
+		p.leaders = p.leadBuf[:0]
 		w.procs = append(w.procs, p)
 		w.tr.Procs = append(w.tr.Procs, trace.ProcInfo{PID: ps.PID, Start: ps.Start, Lease: ps.Lease, DriftPPM: ps.DriftPPM})
 		w.tr.Acts = append(w.tr.Acts, names[4*i:4*i:4*i+4]) // (a fifth is appended elsewhere)

@@ -231,6 +231,11 @@ type proc struct {
 	tickBuf      [2]ticker
 	handBuf      [1]handoff
 	nTick, nHand int
+	// store is the recording wrapper of its store (mainArgs), and leadBuf
+	// holds its first leader context (leaders): memory of the process
+	// slab too.
+	store   recStore
+	leadBuf [1]leaderCtx
 
 	// leaders are the contexts the user's OnStartedLeading was given and
 	// has not yet seen done; silent makes clock reads leave no trace
@@ -254,7 +259,8 @@ var _ lease.Proc = (*proc)(nil)
 // less for the unwinding of every main activity still blocked when a run
 // ends).
 func (p *proc) mainArgs() (lease.Store, lease.Config) {
-	store := &recStore{inner: p.w.variant.NewStore(p, p.w.cfg.LockPath), p: p}
+	store := &p.store
+	*store = recStore{inner: p.w.variant.NewStore(p, p.w.cfg.LockPath), p: p}
 	cfg := p.w.cfg.ProcLease(p.idx)
 	cfg.Callbacks = p.observeLeadership(cfg.Callbacks, p.w.variant.Epochs)
 	return store, cfg
