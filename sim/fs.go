@@ -106,6 +106,36 @@ type FileSystem struct {
 	// cleaned is the last name clean found clean: most calls name the
 	// lock file, and a string compared with itself costs a pointer compare.
 	cleaned string
+	// chunks are memory for files' bytes (newData): chunks[ci] is used up
+	// to used, the ones before it whole. A spare world's file system keeps
+	// them for the next run (reclaim): a rewrite of the lease file after a
+	// read lent its bytes (ReadFile) was an allocation, a quarter of a
+	// short run's.
+	chunks   [][]byte
+	ci, used int
+}
+
+// dataChunk is the size of a file system's chunk of file bytes.
+const dataChunk = 4096
+
+// newData returns n bytes of memory for a file's data, their capacity n:
+// carved from a chunk (the next when this one has not n bytes left), or
+// their own when n is a large part of a chunk. Its bytes may be a
+// previous run's: Write, its one caller, writes every one it uses.
+func (f *FileSystem) newData(n int) []byte {
+	if n > dataChunk/4 {
+		return make([]byte, n)
+	}
+	for f.ci >= len(f.chunks) || f.used+n > dataChunk {
+		if f.ci < len(f.chunks) {
+			f.ci, f.used = f.ci+1, 0 // this one is full: the next
+			continue
+		}
+		f.chunks = append(f.chunks, make([]byte, dataChunk))
+	}
+	b := f.chunks[f.ci][f.used : f.used+n : f.used+n]
+	f.used += n
+	return b
 }
 
 // diskErrs are the errors of a full or failing disk (FileSystem.full), by
@@ -305,7 +335,14 @@ func (f *FileSystem) Write(t *FDTable, fd lease.FD, b []byte) (int, error) {
 	}
 	end := d.off + len(b)
 	if n := len(ino.data); end > n {
-		ino.data = slices.Grow(ino.data, end-n)[:end]
+		if end > cap(ino.data) {
+			// As append grows a slice (at least double), so that a file
+			// written a piece at a time does not copy itself each time.
+			nd := f.newData(max(end, 2*cap(ino.data)))
+			copy(nd, ino.data)
+			ino.data = nd
+		}
+		ino.data = ino.data[:end]
 		// The offset is past the end when another descriptor truncated the
 		// file. The gap is a hole that reads as zeros; the bytes under it
 		// may be stale ones from before the truncation.

@@ -154,7 +154,9 @@ func (s *spare) reclaim(w *World) {
 	}
 	names := s.fs.names
 	clear(names)
-	s.fs = FileSystem{names: names}
+	// (Its chunks of file bytes too: the run's files and the bytes their
+	// reads lent are the finished run's, which no one uses any more.)
+	s.fs = FileSystem{names: names, chunks: s.fs.chunks}
 	s.queue = w.queue[:0]
 	clear(s.queue[:cap(s.queue)])
 	s.faults = s.faults[:0] // (w.faults was consumed from its front)
