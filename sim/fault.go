@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -192,9 +193,9 @@ func matches(k string, op trace.Op, flag int) bool {
 func (f Fault) String() string {
 	who := "leader"
 	if f.Proc != Leader {
-		who = fmt.Sprintf("proc %d", f.Proc)
+		who = "proc " + strconv.Itoa(f.Proc)
 	}
-	when := fmt.Sprintf("at %s", trace.Secs(int64(f.At)))
+	when := "at " + trace.Secs(int64(f.At))
 	if f.After != "" {
 		when = fmt.Sprintf("after %s #%d", f.After, max(f.Nth, 1))
 	}
