@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,5 +220,53 @@ func TestServerKeySpellings(t *testing.T) {
 	}
 	if serverSingleton("redis", "127.0.0.1:6379", "leader") == serverSingleton("redis", "127.0.0.1:6379", "other") {
 		t.Error("two leases of one Redis server share a mark")
+	}
+}
+
+// A seed variant and the reference (or flock) on one lock path do not
+// exclude each other either: each is refused beside a live process of the
+// other (a deployment probe, 2026-12-07: a reference runner and a -variant
+// seed runner both led, for good). A seed record left long ago, or whose
+// lease has passed, is not refused.
+func TestRunRefusesSeedBesideOtherStores(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "job.lock")
+	live := fmt.Sprintf(`{"processId":4242,"leaseUntil":%d}`, time.Now().Unix()+9)
+	if err := os.WriteFile(path, []byte(live), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"reference", "flock"} {
+		if err := checkOneStore(v, path, time.Second); err == nil || !strings.Contains(err.Error(), "a seed variant's record") {
+			t.Errorf("%s beside a live seed: %v; want the seed named", v, err)
+		}
+	}
+	if err := checkOneStore("seed", path, time.Second); err != nil {
+		t.Errorf("a seed beside a seed: %v", err)
+	}
+	old := time.Now().Add(-3 * time.Second)
+	os.Chtimes(path, old, old)
+	if err := checkOneStore("reference", path, time.Second); err != nil {
+		t.Errorf("a seed record older than two leases: %v", err)
+	}
+	os.WriteFile(path, []byte(fmt.Sprintf(`{"processId":4242,"leaseUntil":%d}`, time.Now().Unix()-5)), 0o644)
+	if err := checkOneStore("reference", path, 9*time.Second); err != nil {
+		t.Errorf("a seed record whose lease has passed: %v", err)
+	}
+	os.Remove(path)
+	if err := os.WriteFile(path+".12", []byte(`{"processId":4242,"epoch":3,"leaseMs":9000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"seed", "seed-naive", "seed-rename", "seed-link"} {
+		if err := checkOneStore(v, path, time.Second); err == nil || !strings.Contains(err.Error(), "the reference (-store file) wrote version job.lock.12") {
+			t.Errorf("%s beside a fresh reference version: %v; want the version named", v, err)
+		}
+	}
+	if t.Failed() {
+		return // (run would lead, for good)
+	}
+	// And through run: refused at start, exit 2.
+	code, _, stderr := runCLI("run", "-variant", "seed", "-path", path, "-lease", "1s", "-renew", "300ms", "-watch", "300ms")
+	if code != 2 || !strings.Contains(stderr, "-variant seed's record") {
+		t.Errorf("run -variant seed beside a fresh reference version: exit %d, stderr %q", code, stderr)
 	}
 }
