@@ -98,3 +98,34 @@ func TestCounterStopsAtMaxVersion15(t *testing.T) {
 		t.Errorf("takeover over a dropped record succeeded")
 	}
 }
+
+// The counter deleted under a leader of a later epoch (an operator's DEL):
+// its next renewal follows its own version, not 1, so that every reader
+// still reads it and epochs never go back (a deployment probe: version 1
+// under epoch 31, unreadable, and the next leader's epoch 18).
+func TestCounterDeletedUnderLeader(t *testing.T) {
+	srv := servertest.Redis(t, "")
+	ctx := context.Background()
+	s := open(t, srv, "r97b", time.Second, nil)
+	s.c.Set(ctx, s.counter, "30", 0)
+	s.c.Set(ctx, s.released, "30", 0)
+	r1, err := s.Create(1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := s.Renew(r1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.c.Del(ctx, s.counter)
+	r3, err := s.Renew(r2, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r3.Version <= r2.Version {
+		t.Errorf("renewal after the counter's DEL: version %d after %d (epoch %d)", r3.Version, r2.Version, r3.Epoch)
+	}
+	if got, err := s.Read(); err != nil || got != r3 {
+		t.Errorf("Read = %+v, %v; want the renewal %+v", got, err, r3)
+	}
+}

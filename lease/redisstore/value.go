@@ -153,11 +153,15 @@ return {v, gone, goneMS, goneNonce, ` + lifeLua + `}`)
 	// negative versions that no reader could parse, read as one
 	// unchanging record of no known holder while its leader renewed, and
 	// taken over beside it (a probe, 2026-12-07: two commands at once, 5
-	// of 5).
+	// of 5). A counter missing while the record is there (an operator's
+	// DEL of it) is started again so too: INCR made it 1, under a leader
+	// of epoch 31 a renewal of version 1 that no reader parsed, and the
+	// next leader's epoch was 18 (a deployment probe, 2026-12-07).
 	writeScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local c = redis.pcall('GET', KEYS[2])
-if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
+if not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
+  -- (A counter gone while its record is here, an operator's DEL, too.)
   -- Started again from the version of the record replaced, when leaselab
   -- wrote it: a renewal's epoch stays at or below its version, and the
   -- marks (released, lease key) below the versions to come.
