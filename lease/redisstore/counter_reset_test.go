@@ -129,3 +129,38 @@ func TestCounterDeletedUnderLeader(t *testing.T) {
 		t.Errorf("Read = %+v, %v; want the renewal %+v", got, err, r3)
 	}
 }
+
+// The counter deleted after a release, with no leader (an operator's
+// DEL): the next create follows the marks, not 1, so that no epoch is
+// taken twice (a deployment probe: epoch 1, released at version 10, then
+// epoch 1 again). With no mark either, the store lost its data: version 1,
+// as before.
+func TestCounterDeletedAfterRelease(t *testing.T) {
+	srv := servertest.Redis(t, "")
+	ctx := context.Background()
+	s := open(t, srv, "r97c", time.Second, nil)
+	r1, err := s.Create(1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := s.Renew(r1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(r2); err != nil {
+		t.Fatal(err)
+	}
+	s.c.Del(ctx, s.counter)
+	r3, err := s.Create(2, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r3.Epoch <= r1.Epoch || r3.Version <= r2.Version || r3.Vanished != 0 {
+		t.Errorf("create after the counter's DEL: %+v after epoch %d, version %d released", r3, r1.Epoch, r2.Version)
+	}
+	s.c.FlushAll(ctx) // a loss: no counter, no marks
+	r4, err := s.Create(3, 9*time.Second)
+	if err != nil || r4.Version != 1 {
+		t.Errorf("create after a loss: %+v, %v; want version 1", r4, err)
+	}
+}

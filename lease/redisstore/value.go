@@ -90,7 +90,7 @@ if t ~= 'none' then
   return {0, 0, 0}
 end
 local c = redis.pcall('GET', KEYS[2])
-if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
+if not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
   -- A counter no leaselab wrote (negative, not a whole number, over 15
   -- digits, where Lua's doubles soon stop counting, a key of another
   -- type): started again above every version the marks name (the
@@ -105,8 +105,13 @@ if c and not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version
     local lv = string.match(l, '^(` + version15 + `) ')
     if lv then base = math.max(base, tonumber(lv)) end
   end
-  c = string.format('%d', base)
-  redis.call('SET', KEYS[2], c)
+  -- A counter missing (an operator's DEL of it alone: INCR made epoch 1
+  -- again, a deployment probe) is started again so too when a mark names
+  -- a version; with no mark either, the store lost its data, as before.
+  if c or base > 0 then
+    c = string.format('%d', base)
+    redis.call('SET', KEYS[2], c)
+  end
   -- (The last record the marks name went without a release unless the
   -- released mark names it: said as any other's, below.)
 end
