@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
+	"github.com/leaselab/leaselab/spec/storetest"
 )
 
 // SQLite keeps what a column is given, whatever its declared type: a row
@@ -131,12 +132,11 @@ func TestLockedDatabaseSaysSo(t *testing.T) {
 	}
 }
 
-// Every record a store reads or writes names the incarnation of the row;
-// a release and an expiry keep it, and a row made again (the table
-// emptied, as a database made anew or a lost table leaves it) has
-// another, whatever the versions (which count again from 1, and here
-// climb past the one read before). A row an earlier leaselab wrote, with
-// none, gets one at its next write.
+// Every record a store reads or writes names the incarnation of the row
+// (storetest.Incarnation); an expiry keeps it, and a row made again (the
+// table emptied, as a database made anew or a lost table leaves it) has
+// another. A row an earlier leaselab wrote, with none, gets one at its
+// next write.
 func TestIncarnation(t *testing.T) {
 	t.Parallel()
 	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
@@ -147,66 +147,37 @@ func TestIncarnation(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		rec, err := s.Create(1, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		life := rec.Incarnation
-		if life == 0 {
-			t.Fatalf("create returned %+v: no incarnation", rec)
-		}
-		same := func(what string) func(lease.Record, error) lease.Record {
-			return func(r lease.Record, err error) lease.Record {
-				t.Helper()
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				if r.Incarnation != life {
-					t.Errorf("%s: incarnation %d, want %d", what, r.Incarnation, life)
-				}
-				return r
+		life := storetest.Incarnation(t, s, time.Minute, func(t *testing.T) {
+			exec(t, s.db(), `DELETE FROM `+table)
+		})
+		same := func(what string, r lease.Record, err error) lease.Record {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
 			}
+			if r.Incarnation != life {
+				t.Errorf("%s: incarnation %d, want %d", what, r.Incarnation, life)
+			}
+			return r
 		}
-		same("read")(s.Read())
-		rec = same("renew")(s.Renew(rec, time.Minute))
-		if err := s.Release(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec = same("create after a release")(s.Create(2, time.Minute))
-		rec = same("takeover")(s.Takeover(rec, 3, time.Minute))
+		// An expiry keeps it.
 		exec(t, s.db(), `UPDATE `+table+` SET expires_ms = 0`)
-		seen := same("create after an expiry")(s.Create(4, time.Minute))
-
-		exec(t, s.db(), `DELETE FROM `+table)
-		var after lease.Record
-		for {
-			if after, err = s.Create(5, time.Minute); err != nil {
-				t.Fatal(err)
-			}
-			if after.Version > seen.Version {
-				break
-			}
-			if err := s.Release(after); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if after.Incarnation == 0 || after.Incarnation == life {
-			t.Errorf("create after the loss: %+v, incarnation %d before it: want another, not 0", after, life)
-		}
-		life = after.Incarnation
-		same("read after the loss")(s.Read())
+		after, err := s.Create(6, time.Minute)
+		same("create after an expiry", after, err)
 
 		// A row of none (an earlier leaselab's, an operator's 0 or -3)
 		// reads with none, and the next write gives it one.
 		for _, v := range []string{"0", "-3"} {
 			exec(t, s.db(), `UPDATE `+table+` SET incarnation = `+v)
 			life = 0
-			after = same("read of a row of incarnation " + v)(s.Read())
+			r, err := s.Read()
+			after = same("read of a row of incarnation "+v, r, err)
 			if after, err = s.Renew(after, time.Minute); err != nil || after.Incarnation == 0 {
 				t.Fatalf("renewal of a row of incarnation %s: %+v, %v: want one", v, after, err)
 			}
 			life = after.Incarnation
-			same("read after the renewal")(s.Read())
+			r, err = s.Read()
+			same("read after the renewal", r, err)
 		}
 	})
 }
