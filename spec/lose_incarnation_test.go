@@ -21,28 +21,7 @@ import (
 // 1030 until 1030's renewal failed at 24.9 s. On etcd no record vanishes
 // before its TTL, so nothing but the version could show the loss.)
 func TestLossShownByIncarnation(t *testing.T) {
-	kinds, err := sim.ParseFaults("lose,jump,stop,fserr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := sim.SetupOptions{Variant: "etcd", Faults: kinds, Scheduler: "mixed"}
-	if err := o.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	const seed = 7382142364616300516
-	if h := SetupHash(o, seed); h != "315577cbd7" {
-		t.Fatalf("the setup drawn for seed %d changed (hash %s): the run this test pins is gone; find another with `leaselab check -variant etcd -faults lose,jump,stop,fserr` on a build whose records carry no incarnation", uint64(seed), h)
-	}
-	tr, err := sim.Run(sim.RandomSetup(o, seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Release()
-	for _, v := range Check(tr) {
-		if v.Violation != nil {
-			t.Errorf("%s: %v", v.Property, v.Violation)
-		}
-	}
+	checkPinned(t, "etcd", "lose,jump,stop,fserr", 7382142364616300516, "315577cbd7", "`leaselab check -variant etcd -faults lose,jump,stop,fserr` on a build whose records carry no incarnation")
 }
 
 // The same hole by another way, scripted: a newcomer started after the
