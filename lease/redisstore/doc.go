@@ -8,8 +8,8 @@
 // NONCE" of the last write that stated a lease: how long, and which, a
 // record the server dropped may still be held) and
 // "leaselab:{NAME}:incarnation" (a random number the first write that
-// finds none sets, with no TTL: the life of the server's data,
-// lease.Record.Incarnation); writes publish on
+// finds none sets, and every write of version 1, with no TTL: the life of
+// the server's data, lease.Record.Incarnation); writes publish on
 // "leaselab:{NAME}:changes". The braces are a hash tag (one slot), but a
 // Redis Cluster node is refused at New (ErrCluster).
 //

@@ -28,19 +28,27 @@ const version15 = "[1-9]%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?%d?"
 const maxVersion15 = "999999999999999"
 
 // lifeLua is the scripts' incarnation of the server's data
-// (lease.Record.Incarnation), as a Lua expression: the value of the life
-// key, their last KEYS, which a write that finds it absent sets to the
-// fresh one its caller drew, their last ARGV, with no TTL, and which
-// nothing deletes, so that only a loss of the server's data (a restart
-// without it, FLUSHALL, an eviction under an allkeys-* policy) changes
-// it. Versions cannot show every loss: the counter starts again from 1
-// and, after a few writes, passes a version a process saw before the
-// loss, and a create over a record that expired since names it (Vanished)
-// but not one a release ended (a scripted run: a newcomer after the loss
-// led and released, and a watcher paused across the loss created above
-// the version it had seen, and led beside that version's holder). ("" for
-// a key of another type, an operator's: no life known, 0.)
-const lifeLua = `(function()
+// (lease.Record.Incarnation), as a Lua expression of v, the version the
+// write made: the value of the life key, their last KEYS, which a write
+// that finds it absent sets to the fresh one its caller drew, their last
+// ARGV, with no TTL, and which nothing else deletes, so that only a loss
+// of the server's data (a restart without it, FLUSHALL) changes it.
+// Versions cannot show every loss: the counter starts again from 1 and,
+// after a few writes, passes a version a process saw before the loss, and
+// a create over a record that expired since names it (Vanished) but not
+// one a release ended (a scripted run: a newcomer after the loss led and
+// released, and a watcher paused across the loss created above the
+// version it had seen, and led beside that version's holder). A write of
+// version 1 begins another life whatever the life key holds: the versions
+// count again from 1, and the key is a key of its own, which a loss of
+// some of the lease's keys and not others may have left (an eviction
+// under an allkeys-* policy, which picks keys one by one; an operator's
+// DEL of the others), and with it the hole (a review: the counter and the
+// marks deleted, the life key left, a create above the version read
+// before named the same life). ("" for a key of another type, an
+// operator's: no life known, 0.)
+const lifeLua = `(function(v)
+  if v == 1 then redis.call('DEL', KEYS[#KEYS]) end
   local l = redis.pcall('GET', KEYS[#KEYS])
   if l == false then
     redis.call('SET', KEYS[#KEYS], ARGV[#ARGV])
@@ -48,7 +56,7 @@ const lifeLua = `(function()
   end
   if type(l) == 'string' then return l end
   return ''
-end)()`
+end)(v)`
 
 // The scripts. KEYS[1] is the record, KEYS[2] the version counter; the
 // lease key, written by every write with no TTL, keeps "VERSION LEASE_MS
