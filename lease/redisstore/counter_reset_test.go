@@ -164,3 +164,44 @@ func TestCounterDeletedAfterRelease(t *testing.T) {
 		t.Errorf("create after a loss: %+v, %v; want version 1", r4, err)
 	}
 }
+
+// A counter an operator set to a lower whole number (not deleted, not
+// malformed) is started again above the versions the keys name, as a
+// deleted one is: under a leader of epoch 31 its renewal made version 4,
+// which every reader read as a foreign value (epoch above version), and a
+// takeover of that made epoch 5; with no record, a create made epoch 4
+// after the takeover's version 5 (a review).
+func TestCounterSetLower(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Redis(t, "")
+	ctx := context.Background()
+	s := open(t, srv, "lower", time.Second, nil)
+	if err := s.c.Set(ctx, s.counter, "30", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r1, err := s.Create(1, 9*time.Second)
+	if err != nil || r1.Epoch != 31 {
+		t.Fatalf("create: %+v, %v; want epoch 31", r1, err)
+	}
+	s.c.Set(ctx, s.counter, "3", 0)
+	r2, err := s.Renew(r1, 9*time.Second)
+	if err != nil || r2.Version <= r1.Version {
+		t.Fatalf("renewal under a counter set to 3: %+v, %v; want a version above %d", r2, err, r1.Version)
+	}
+	if got, err := s.Read(); err != nil || got != r2 {
+		t.Fatalf("read: %+v, %v; want the renewal %+v", got, err, r2)
+	}
+	s.c.Set(ctx, s.counter, "3", 0)
+	r3, err := s.Takeover(r2, 2, 9*time.Second)
+	if err != nil || r3.Epoch <= r2.Version {
+		t.Fatalf("takeover under a counter set to 3: %+v, %v; want an epoch above %d", r3, err, r2.Version)
+	}
+	if err := s.Release(r3); err != nil {
+		t.Fatal(err)
+	}
+	s.c.Set(ctx, s.counter, "3", 0)
+	r4, err := s.Create(3, 9*time.Second)
+	if err != nil || r4.Epoch <= r3.Version {
+		t.Fatalf("create under a counter set to 3: %+v, %v; want an epoch above %d", r4, err, r3.Version)
+	}
+}

@@ -98,30 +98,30 @@ if t ~= 'none' then
   return {0, 0, 0}
 end
 local c = redis.pcall('GET', KEYS[2])
-if not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
-  -- A counter no leaselab wrote (negative, not a whole number, over 15
-  -- digits, where Lua's doubles soon stop counting, a key of another
-  -- type): started again above every version the marks name (the
-  -- released version, the lease key's), so that a stale released mark
-  -- never names a new record, which a drop would then make read as
-  -- released.
-  local base = 0
-  local rv = redis.pcall('GET', KEYS[3])
-  if type(rv) == 'string' and string.match(rv, '^` + version15 + `$') then base = math.max(base, tonumber(rv)) end
-  local l = redis.pcall('GET', KEYS[4])
-  if type(l) == 'string' then
-    local lv = string.match(l, '^(` + version15 + `) ')
-    if lv then base = math.max(base, tonumber(lv)) end
-  end
-  -- A counter missing (an operator's DEL of it alone: INCR made epoch 1
-  -- again, a deployment probe) is started again so too when a mark names
-  -- a version; with no mark either, the store lost its data, as before.
-  if c or base > 0 then
-    c = string.format('%d', base)
-    redis.call('SET', KEYS[2], c)
-  end
-  -- (The last record the marks name went without a release unless the
-  -- released mark names it: said as any other's, below.)
+local counted = type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))
+-- A counter no leaselab wrote (negative, not a whole number, over 15
+-- digits, where Lua's doubles soon stop counting, a key of another
+-- type), or one below a version the marks name (an operator's SET of a
+-- lower number: epochs went back), is started again above every version
+-- the marks name (the released version, the lease key's), so that a
+-- stale released mark never names a new record, which a drop would then
+-- make read as released.
+local base = 0
+local rv = redis.pcall('GET', KEYS[3])
+if type(rv) == 'string' and string.match(rv, '^` + version15 + `$') then base = math.max(base, tonumber(rv)) end
+local l = redis.pcall('GET', KEYS[4])
+if type(l) == 'string' then
+  local lv = string.match(l, '^(` + version15 + `) ')
+  if lv then base = math.max(base, tonumber(lv)) end
+end
+-- A counter missing (an operator's DEL of it alone: INCR made epoch 1
+-- again, a deployment probe) is started again so too when a mark names
+-- a version; with no mark either, the store lost its data, as before.
+-- (The last record the marks name went without a release unless the
+-- released mark names it: said as any other's, below.)
+if not counted and (c or base > 0) or counted and tonumber(c) < base then
+  c = string.format('%d', base)
+  redis.call('SET', KEYS[2], c)
 end
 if c == '` + maxVersion15 + `' then return {-2, 0, 0} end
 local gone, goneMS, goneNonce = 0, 0, ''
@@ -169,23 +169,31 @@ return {v, gone, goneMS, goneNonce, ` + lifeLua + `}`)
 	// of 5). A counter missing while the record is there (an operator's
 	// DEL of it) is started again so too: INCR made it 1, under a leader
 	// of epoch 31 a renewal of version 1 that no reader parsed, and the
-	// next leader's epoch was 18 (a deployment probe, 2026-12-07).
+	// next leader's epoch was 18 (a deployment probe, 2026-12-07). So is
+	// a counter below a version the keys name (an operator's SET of a
+	// lower number): under a leader of epoch 31 a counter set to 3 made
+	// its renewal version 4, foreign to every reader, and the next epochs
+	// 5 and 4 (a review, 2026-12-07: TestCounterSetLower).
 	writeScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local c = redis.pcall('GET', KEYS[2])
-if not (type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))) then
-  -- (A counter gone while its record is here, an operator's DEL, too.)
-  -- Started again from the version of the record replaced, when leaselab
-  -- wrote it: a renewal's epoch stays at or below its version, and the
-  -- marks (released, lease key) below the versions to come.
-  local base = 0
-  local ev = string.match(ARGV[1], '^%d+ %d+ ([1-9]%d*)$') or string.match(ARGV[1], '^%d+ %d+ ([1-9]%d*) ')
-  if ev and #ev <= 15 then base = tonumber(ev) end
-  local l = redis.pcall('GET', KEYS[3])
-  if type(l) == 'string' then
-    local lv = string.match(l, '^(` + version15 + `) ')
-    if lv then base = math.max(base, tonumber(lv)) end
-  end
+local counted = type(c) == 'string' and (c == '0' or string.match(c, '^` + version15 + `$'))
+-- (A counter gone while its record is here, an operator's DEL, too; and
+-- one below the record's version, an operator's SET of a lower number,
+-- which made a renewal's version fall below its epoch.) Started again
+-- from the version of the record replaced, when leaselab wrote it: a
+-- renewal's epoch stays at or below its version, and the marks
+-- (released, lease key) below the versions to come.
+local base = 0
+local ep, ev = string.match(ARGV[1], '^%d+ ([1-9]%d*) ([1-9]%d*)$')
+if not ev then ep, ev = string.match(ARGV[1], '^%d+ ([1-9]%d*) ([1-9]%d*) ') end
+if ev and #ev <= 15 and #ep <= #ev and tonumber(ep) <= tonumber(ev) then base = tonumber(ev) end
+local l = redis.pcall('GET', KEYS[3])
+if type(l) == 'string' then
+  local lv = string.match(l, '^(` + version15 + `) ')
+  if lv then base = math.max(base, tonumber(lv)) end
+end
+if not counted or tonumber(c) < base then
   c = string.format('%d', base)
   redis.call('SET', KEYS[2], c)
 end
