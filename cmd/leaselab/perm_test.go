@@ -45,6 +45,14 @@ func TestRunRefusesReadOnlyUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		refused(t, "redis", "redis://scripter:pw@"+srv.Addr+"/0", "the store refuses this user's writes", "run this command")
+		// One whose rights name the lease's keys one by one, without the
+		// incarnation's (an ACL from before it): the start's release
+		// passes, every read is refused; refused at start (a review: it
+		// retried its reads for good).
+		if err := c.Do(ctx, "ACL", "SETUSER", "exact", "on", ">pw", "~leaselab:{leader}", "~leaselab:{leader}:version", "~leaselab:{leader}:released", "~leaselab:{leader}:lease", "&*", "+@all").Err(); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, "redis", "redis://exact:pw@"+srv.Addr+"/0", "this user may not read the lease", "NOPERM")
 		// The same server, a user who may write: it starts (and is told to
 		// stop at once).
 		if err := c.Do(ctx, "ACL", "SETUSER", "writer", "on", ">pw", "~*", "&*", "+@all").Err(); err != nil {

@@ -172,9 +172,19 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	// process writes (holder -1) changes nothing and is refused the same
 	// way, before anything is contended. (Under the same signal handling
 	// as the connect.)
-	var probe error
+	var probe, readProbe error
 	if err == nil && sig.Err() == nil {
 		probe = s.Release(lease.Record{Holder: -1, Epoch: -1, Version: -1})
+		// And a read: it names keys no release touches (Redis's and
+		// etcd's incarnation key), and a user whose rights name the
+		// lease's keys one by one, from before that key, was refused
+		// every read with the release passed, and retried them for good
+		// (a review).
+		if !errors.Is(probe, fs.ErrPermission) {
+			if _, rerr := s.Read(); errors.Is(rerr, fs.ErrPermission) {
+				readProbe = rerr
+			}
+		}
 	}
 	// The probe writes nothing, so a Redis replica lets it through; ask
 	// the server what it is, and whether it may evict the lease's keys.
@@ -203,6 +213,10 @@ func runServer(store, kind, variant string, explicit bool, dsn, name string, tim
 	if errors.Is(probe, fs.ErrPermission) {
 		closeStore()
 		return usagef("-store %s: this user may not write the lease: %v", store, probe)
+	}
+	if readProbe != nil {
+		closeStore()
+		return usagef("-store %s: this user may not read the lease (every key of it: its incarnation's too): %v", store, readProbe)
 	}
 	if sqlstore.ReadOnly(probe) {
 		// (A read-only transaction refuses even the probe's delete that
