@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/lease/servertest"
 	"github.com/leaselab/leaselab/spec/storetest"
 )
