@@ -181,3 +181,28 @@ func TestIncarnation(t *testing.T) {
 		}
 	})
 }
+
+// A name the table cannot key is refused at Open, on both dialects, not
+// a create that fails for good (a deployment probe: a 6 KB name on
+// PostgreSQL, "index row size exceeds btree maximum", nobody leading).
+func TestNameRefused(t *testing.T) {
+	t.Parallel()
+	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, name := range []string{"", strings.Repeat("x", MaxNameBytes+1), "bad\xffutf8", "nul\x00inside"} {
+			if s, err := Open(ctx, d, dsn, Options{Name: name, Table: table}); err == nil {
+				s.Close()
+				t.Errorf("Open with a name of %d bytes (%.20q): no error", len(name), name)
+			}
+		}
+		s, err := Open(ctx, d, dsn, Options{Name: strings.Repeat("y", MaxNameBytes), Table: table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.Create(1, time.Minute); err != nil {
+			t.Errorf("create with a name of %d bytes: %v", MaxNameBytes, err)
+		}
+	})
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite" // database/sql driver "sqlite", and its errors
@@ -91,4 +93,24 @@ func (s *Store) fail(op string, err error) error {
 		s.onError(op, err)
 	}
 	return err
+}
+
+// MaxNameBytes bounds Options.Name: PostgreSQL's index on the name takes
+// keys of at most about 2.7 KB (a third of a page), and a longer one that
+// does not compress failed every create, "index row size exceeds btree
+// maximum", nobody leading for good (a deployment probe).
+const MaxNameBytes = 1024
+
+// checkName refuses a lease name the table cannot key: empty, longer than
+// MaxNameBytes, or not text PostgreSQL takes (invalid UTF-8, a NUL).
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("sqlstore: Options.Name is required")
+	case len(name) > MaxNameBytes:
+		return fmt.Errorf("sqlstore: Options.Name is %d bytes: at most %d", len(name), MaxNameBytes)
+	case !utf8.ValidString(name) || strings.ContainsRune(name, 0):
+		return fmt.Errorf("sqlstore: Options.Name %q is not UTF-8 text without NUL", name)
+	}
+	return nil
 }

@@ -184,8 +184,8 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 	if d != SQLite && d != Postgres {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
 	}
-	if o.Name == "" {
-		return nil, errors.New("sqlstore: Options.Name is required")
+	if err := checkName(o.Name); err != nil {
+		return nil, err
 	}
 	table := o.Table
 	if table == "" {
