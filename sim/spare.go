@@ -2,10 +2,10 @@ package sim
 
 import (
 	"math/rand/v2"
-
-	"github.com/leaselab/leaselab/lease"
 	"runtime"
 	"sync"
+
+	"github.com/leaselab/leaselab/lease"
 )
 
 // spare is the memory of a finished world, kept for the next run: the

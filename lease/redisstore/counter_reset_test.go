@@ -13,10 +13,8 @@ import (
 // counter starts again from 0, the record's version (1) is below its
 // epoch, and every reader reads a foreign value.
 func TestCounterResetUnderLeaderOfLaterEpoch(t *testing.T) {
-	srv := servertest.Redis(t, "")
 	ctx := context.Background()
-	s := open(t, srv, "r94", time.Second, nil)
-	s.c.Set(ctx, s.counter, "10", 0)
+	s := counterStore(t, "r94", "10")
 	r1, err := s.Create(1, 9*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -35,9 +33,8 @@ func TestCounterResetUnderLeaderOfLaterEpoch(t *testing.T) {
 // A stale released mark after the counter starts again: a record dropped
 // without a release reads as released.
 func TestCounterResetStaleReleasedMark(t *testing.T) {
-	srv := servertest.Redis(t, "")
 	ctx := context.Background()
-	s := open(t, srv, "r94b", time.Second, nil)
+	s := counterStore(t, "r94b", "")
 	r1, _ := s.Create(1, 9*time.Second)
 	if err := s.Release(r1); err != nil { // released mark "1"
 		t.Fatal(err)
@@ -61,10 +58,8 @@ func TestCounterResetStaleReleasedMark(t *testing.T) {
 // 10^15 wrote version 1 under epoch 999999999999998, no record to any
 // reader, and the next leader's epoch was 1).
 func TestCounterStopsAtMaxVersion15(t *testing.T) {
-	srv := servertest.Redis(t, "")
 	ctx := context.Background()
-	s := open(t, srv, "r97", time.Second, nil)
-	s.c.Set(ctx, s.counter, "999999999999997", 0)
+	s := counterStore(t, "r97", "999999999999997")
 	r, err := s.Create(1, 9*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +99,8 @@ func TestCounterStopsAtMaxVersion15(t *testing.T) {
 // still reads it and epochs never go back (a deployment probe: version 1
 // under epoch 31, unreadable, and the next leader's epoch 18).
 func TestCounterDeletedUnderLeader(t *testing.T) {
-	srv := servertest.Redis(t, "")
 	ctx := context.Background()
-	s := open(t, srv, "r97b", time.Second, nil)
-	s.c.Set(ctx, s.counter, "30", 0)
+	s := counterStore(t, "r97b", "30")
 	s.c.Set(ctx, s.released, "30", 0)
 	r1, err := s.Create(1, 9*time.Second)
 	if err != nil {
@@ -136,9 +129,8 @@ func TestCounterDeletedUnderLeader(t *testing.T) {
 // epoch 1 again). With no mark either, the store lost its data: version 1,
 // as before.
 func TestCounterDeletedAfterRelease(t *testing.T) {
-	srv := servertest.Redis(t, "")
 	ctx := context.Background()
-	s := open(t, srv, "r97c", time.Second, nil)
+	s := counterStore(t, "r97c", "")
 	r1, err := s.Create(1, 9*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -173,12 +165,8 @@ func TestCounterDeletedAfterRelease(t *testing.T) {
 // after the takeover's version 5 (a review).
 func TestCounterSetLower(t *testing.T) {
 	t.Parallel()
-	srv := servertest.Redis(t, "")
 	ctx := context.Background()
-	s := open(t, srv, "lower", time.Second, nil)
-	if err := s.c.Set(ctx, s.counter, "30", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	s := counterStore(t, "lower", "30")
 	r1, err := s.Create(1, 9*time.Second)
 	if err != nil || r1.Epoch != 31 {
 		t.Fatalf("create: %+v, %v; want epoch 31", r1, err)
@@ -204,4 +192,18 @@ func TestCounterSetLower(t *testing.T) {
 	if err != nil || r4.Epoch <= r3.Version {
 		t.Fatalf("create under a counter set to 3: %+v, %v; want an epoch above %d", r4, err, r3.Version)
 	}
+}
+
+// counterStore opens a store of the lease name on a server of its own,
+// its version counter set to counter as an operator would ("": left
+// absent).
+func counterStore(t *testing.T, name, counter string) *Store {
+	t.Helper()
+	s := open(t, servertest.Redis(t, ""), name, time.Second, nil)
+	if counter != "" {
+		if err := s.c.Set(context.Background(), s.counter, counter, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
