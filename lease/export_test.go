@@ -86,6 +86,8 @@ const (
 	MistakeReleaseGivesUp          = mReleaseGivesUp
 	MistakeReleaseSkipsOwnRenewal  = mReleaseSkipsOwnRenewal
 	MistakeOwnRecordNotReleased    = mOwnRecordNotReleased
+	MistakeLateReleaseSkipped      = mLateReleaseSkipped
+	MistakeNoCancelLost            = mNoCancelLost
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with
@@ -148,3 +150,7 @@ func TermContext(c Clock, e int64) (context.Context, context.CancelFunc) {
 	cctx, cancel := context.WithCancel(context.WithValue(context.Background(), termKey{}, term))
 	return termContext{cctx, term}, cancel
 }
+
+// OpenTempForTest makes the store's next temporary file, as a write does
+// before its link, and leaves it under way.
+func (s *VersionedFile) OpenTempForTest() (string, FD, error) { return s.openTemp() }

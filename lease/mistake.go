@@ -284,4 +284,12 @@ const (
 	// it saw its own last write (acknowledged past its deadline), leaves
 	// that record to expire (the reference before 2026-12-07, 888e21a).
 	mOwnRecordNotReleased
+	// Reference: a SIGTERMed leader whose local deadline passed before
+	// its release (a pause, a slow OnStoppedLeading) writes nothing and
+	// leaves its own record to expire (the reference before 2026-12-07's
+	// evening).
+	mLateReleaseSkipped
+	// Reference: a renewal that finds another's record steps down (role,
+	// log, OnStoppedLeading) without cancelling the user's context.
+	mNoCancelLost
 )

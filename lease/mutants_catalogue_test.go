@@ -302,6 +302,29 @@ var mutants = []mutant{
 		exploreWhy: "it needs a pause inside a write, past the deadline, with a SIGTERM pending at its SIGCONT",
 	},
 	{
+		// The same rule for a leader whose deadline passed while it
+		// stepped down or was paused, its SIGTERM pending (2026-12-07,
+		// evening; the reference before it).
+		name: "reference~late-release-skipped", base: "reference",
+		mistake:    "a SIGTERMed leader whose local deadline passed before its release (paused with the signal pending, or slow to step down) writes nothing and leaves its own record to expire, where a compare-and-set release frees it at once (the reference before 2026-12-07's evening)",
+		property:   spec.FailoverBound,
+		run:        referenceRun(lease.MistakeLateReleaseSkipped),
+		exploreWhy: "it needs a pause past the deadline with a SIGTERM pending at its SIGCONT",
+	},
+	{
+		// A probe's (helper-96, 2026-12-07): on a server its kill is
+		// quick (below); on the file store a renewal meets another's
+		// record before its deadline only through its own renewal of
+		// unknown outcome and a failed read.
+		name: "reference~no-cancel-lost", base: "reference",
+		mistake:    "a renewal that finds another's record steps down (its role, the log line, OnStoppedLeading) but leaves the user's context live; the deadline's timer, disarmed as the term ends, never ends it",
+		property:   spec.ExclusiveLeadership,
+		run:        referenceRun(lease.MistakeNoCancelLost),
+		missed:     "on the file store a renewal meets a record not its own before its deadline only as its own renewal of unknown outcome (the listing after its link failed) whose read after the conflict fails too: two injected errors on one process, two calls apart, which -faults all's swarm draws too rarely for its 10,000 runs; with -faults fserr,emfile,diskfull the process that so stepped down is found leading beside the next leader",
+		confirm:    &confirmation{faults: "fserr,emfile,diskfull", runs: 20000},
+		exploreWhy: "it needs two injected errors on one process; the documented bounds inject one",
+	},
+	{
 		// What the simulated user's third look at its term finds
 		// (2026-12-06): Term.Valid, which the reference itself had wrong.
 		name: "reference~valid-until-deadline", base: "reference",
@@ -806,5 +829,15 @@ var mutants = []mutant{
 		exploreWhy: "no exploration draws a loss of the server's data, nor shared PIDs",
 		confirm:    &confirmation{faults: "lose,stop,samepid", runs: 20000},
 		missed:     "it needs a loss of the server's data and two processes of one PID, faults a search draws only when named (-faults lose,samepid)",
+	},
+	{
+		// The same mistake on a server, whose records can vanish or be
+		// replaced before the term's deadline (a server's expiry on its
+		// own clock, a loss): the kill is quick.
+		name: "redis~no-cancel-lost", base: "redis",
+		mistake:    "a renewal that finds another's record steps down (its role, the log line, OnStoppedLeading) but leaves the user's context live; the deadline's timer, disarmed as the term ends, never ends it",
+		property:   spec.HonestRole,
+		run:        serverRun(lease.MistakeNoCancelLost, nil),
+		exploreWhy: "it needs the server's record to go before the term's deadline (a step of the server's wall clock, a loss), which no documented bound has",
 	},
 }

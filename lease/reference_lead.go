@@ -205,7 +205,11 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 				}
 				continue
 			}
-			r.resign(cancel)
+			if r.mistake == mNoCancelLost { // mutant: the user's context left live
+				r.p.Role(RoleWatcher)
+			} else {
+				r.resign(cancel)
+			}
 			r.p.Log(MsgRefLost, rec.Version, 0)
 			r.stoppedLeading()
 			if rerr == nil && cur.Holder > 0 && cur.Holder != Unknown && r.mistake != mToldLate {

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -54,11 +55,28 @@ func (r *Reference) shutdown(rec Record, term *Term, cancel context.CancelFunc) 
 func (r *Reference) release(cur Record, term *Term) {
 	for range 3 {
 		if !term.inTime() {
-			// Not "no longer ours": the stepping down (the user's
-			// OnStoppedLeading, a command slow to stop) outlasted the
-			// term, and whether the lease is still ours is not for this
-			// process to act on (a probe read "no longer ours" of a lease
-			// nobody else had written).
+			// The stepping down (the user's OnStoppedLeading, a command
+			// slow to stop) or a pause outlasted the term: the lease may
+			// be someone else's by now, and nothing is read or retried.
+			// But cur, if it is still there, is this process's own last
+			// write, which nobody else holds: one compare-and-set release
+			// of it hands over at once instead of a lease later, and one
+			// that finds another's record changes nothing (as a watcher
+			// does with its own last write, rule 6; a review, 2026-12-07:
+			// a leader paused past its deadline with a SIGTERM pending
+			// left it to expire).
+			if r.mistake != mLateReleaseSkipped { // (mutant: left to expire)
+				err := r.s.Release(cur)
+				if err == nil || Superseded(err) {
+					r.p.Log(MsgReleased, 0, 0)
+					return
+				}
+				if !errors.Is(err, ErrConflict) {
+					r.report("release", err)
+				}
+			}
+			// Not "no longer ours": a conflict may be this term's own
+			// renewal whose outcome it could not know (not read for).
 			r.p.Log(MsgRefReleaseLate, 0, 0)
 			return
 		}

@@ -21,12 +21,17 @@ import (
 // the lease for nothing. (A probe's reference whose release gave up after
 // its first error, and logged "Lease released", passed every property:
 // failover-bound excuses a window with a fault in it, and the release's
-// I/O error is one.)
+// I/O error is one.) Past that deadline it must still have made a
+// release call, one at least: a compare-and-set of its own last write
+// frees only a record nobody else wrote (a review's, 2026-12-07: a
+// leader paused past its deadline with a SIGTERM pending left its record
+// to expire, and the rule then judged no exit past the deadline).
 //
 // The deadline is the checker's own: its renew deadline
 // (expectedDeadline) after that write's call, on the process's own
 // monotonic clock, which runs at most the run's largest drift fast; an
-// exit within Slack of it is not judged, nor one whose record a write
+// exit within Slack of it is judged as one past it, and none is judged
+// whose record a write
 // acknowledged after the deadline it would have extended made (a renewal
 // that came back after its term lapsed in a pause: the term is over, and
 // its record expires as a SIGKILLed leader's does; the first version
@@ -122,7 +127,7 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	if ack >= 0 && late && release < 0 {
 		return leftLate(tr, p, ack, x)
 	}
-	if ack < 0 || failures >= 2 || !live || !started || exit >= deadline {
+	if ack < 0 || !live || !started || release >= 0 && (failures >= 2 || exit >= deadline) {
 		return nil // (a term over: the lease expires, as after a SIGKILL)
 	}
 	rec := tr.Events[ack].Record()
@@ -134,6 +139,11 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	tried := "without a release call"
 	if release >= 0 {
 		tried = fmt.Sprintf("after %d failed attempt(s) since its first release call", failures)
+	}
+	if exit >= deadline {
+		return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
+			Detail: fmt.Sprintf("process %s exited at %s, past its local deadline, without a release call, leaving its own record (version %d) in the store: process %s read it at %s. A compare-and-set release of its own last write, late or not, frees only a record nobody else wrote: its successors wait out the lease",
+				tr.ProcName(p), secs(time.Duration(exit)), rec.Version, tr.ProcName(int(tr.Events[by].Proc)), secs(time.Duration(held)))}
 	}
 	return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
 		Detail: fmt.Sprintf("process %s exited at %s, at least %v before its local deadline, %s, leaving its own record (version %d) in the store: process %s read it at %s. A holder told to stop gives its record back, and one failure is no reason to stop trying: its successors wait out the lease",
