@@ -10,8 +10,9 @@
 // ([Proc.NewHandoff]), wait for SIGTERM ([Proc.AwaitShutdown]) and log a
 // [Msg]. Optional abilities are extension interfaces, as in io/fs:
 // [FlockFS] (flock(2)), [Notifier] (inotify), [ShutdownNotifier] (a
-// SIGTERM handler installed at once), [BootIDer] and [ContextWaiter]
-// (waits that a context's end cuts short). [NewOSProc] and
+// SIGTERM handler installed at once), [BootIDer], [Instancer] (processes
+// of one PID told apart) and [ContextWaiter] (waits that a context's end
+// cuts short). [NewOSProc] and
 // [OSFS] are the real runtime; package sim is the simulated one; package
 // lease/fstest checks that an FS behaves as Linux does.
 //

@@ -64,6 +64,9 @@ type EpochFile struct {
 	// all the same (see EpochFile.write).
 	Boot func() (string, error)
 	PID  int64
+	// TempBase numbers the boot records' temporary files
+	// (VersionedFile.TempBase).
+	TempBase int64
 
 	buf     []byte // encoding scratch; FS.Write does not retain it
 	base    int64
@@ -92,7 +95,7 @@ func (s *EpochFile) epochBase(use bootUse) (int64, error) {
 		return 0, nil
 	}
 	if s.boots == nil {
-		s.boots = &VersionedFile{FS: s.FS, Path: s.Path, PID: s.PID}
+		s.boots = &VersionedFile{FS: s.FS, Path: s.Path, PID: s.PID, TempBase: s.TempBase}
 	}
 	if s.hasBase {
 		if use == bootSweep && len(s.boots.leftTemps()) > 0 {

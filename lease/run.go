@@ -163,7 +163,7 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 // and be writable by them, and by no other user.
 func NewFileStore(path string) *VersionedFile {
 	p := &osProc{pid: os.Getpid()}
-	return &VersionedFile{FS: OSFS{}, Path: path, PID: int64(p.pid), Boot: bootOf(p)}
+	return &VersionedFile{FS: OSFS{}, Path: path, PID: int64(p.pid), Boot: bootOf(p), TempBase: RandomTempBase()}
 }
 
 // CheckLockPath refuses a lock path that names no file in a directory:

@@ -180,7 +180,7 @@ var variants = []Variant{
 		Name:    "reference",
 		Summary: "the corrected algorithm: link(2) compare-and-set versions, observer-clock expiry, local deadline, fencing epochs, notification",
 		NewStore: func(p Proc, path string) Store {
-			return &VersionedFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
+			return &VersionedFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p), TempBase: TempBase(p)}
 		},
 		Run:           runReference,
 		Claims:        Claims{Handover: Notified, ExpiryLag: OwnClockLag, OwnClock: true, Files: &referenceFiles, Reports: true},
@@ -191,7 +191,7 @@ var variants = []Variant{
 		Name:    "flock",
 		Summary: "flock(2) on the lock file, released by the kernel when its holder dies; an epoch record written under the lock",
 		NewStore: func(p Proc, path string) Store {
-			return &EpochFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p)}
+			return &EpochFile{FS: p, Path: path, PID: int64(p.PID()), Boot: bootOf(p), TempBase: TempBase(p)}
 		},
 		Run: func(p Proc, s Store, path string, cfg Config) error {
 			f, err := NewFlockElection(p, s, path, cfg)

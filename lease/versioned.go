@@ -19,7 +19,8 @@ import (
 //
 // Every write of the lease (acquisition, renewal, takeover, release) is a
 // new version: the record is written to a private temporary file
-// (PATH.tmp.PID.SEQ) and linked to PATH.N, where N is one more than the
+// (PATH.tmp.PID.SEQ, SEQ counted from the process's TempBase) and linked
+// to PATH.N, where N is one more than the
 // version the writer read. link fails with EEXIST if PATH.N exists, so of
 // all the writers that read version N-1 while it was the latest, at most
 // one succeeds: that is the compare-and-set. A version file is complete
@@ -118,6 +119,13 @@ type VersionedFile struct {
 	// tests that show the power-loss check catches their absence; never
 	// set it.
 	NoDirSync bool
+	// TempBase is the sequence number below this process's first
+	// temporary file's (PATH.tmp.PID.SEQ): processes that share a PID
+	// must have bases 2^16 or more apart (TempBase, RandomTempBase), or a
+	// paused writer's name, swept as a dead one's, can be made again by
+	// another of its PID and published by its link. 0 is safe only where
+	// PIDs are unique.
+	TempBase int64
 
 	mistake mistake // planted by the mutation tests only (mistake.go)
 
@@ -178,23 +186,6 @@ type listing struct {
 	versions []int64 // every version, ascending
 	boots    []int64 // every boot record's number, ascending
 	temps    []string
-}
-
-// decimal parses a positive decimal number with no sign and no leading
-// zero, as the protocol writes them.
-func decimal(s string) (int64, bool) {
-	if s == "" || len(s) > 18 || s[0] == '0' {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
 }
 
 // list reads the lock directory's names.

@@ -76,3 +76,20 @@ func parseVersioned(b []byte) (Record, error) {
 	}
 	return Record{Holder: h, Epoch: e, TTL: ttl}, nil
 }
+
+// decimal parses a positive decimal number with no sign and no leading
+// zero, as the protocol writes them.
+func decimal(s string) (int64, bool) {
+	if s == "" || len(s) > 18 || s[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}

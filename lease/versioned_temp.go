@@ -41,11 +41,46 @@ func Superseded(err error) bool {
 	return false
 }
 
+// An Instancer is an optional ability of a Proc: it tells the processes
+// of one PID apart (containers in PID namespaces of their own sharing the
+// lock's directory). Instance is a number that no other process of the
+// same PID uses while this one lives; the simulator's is 0 for the first
+// process of its PID and the process's index for any other. Without it
+// the reference store draws one at random (NewFileStore).
+type Instancer interface {
+	Instance() uint64
+}
+
+// TempBase returns the sequence number below the first temporary file
+// of p's process (VersionedFile.TempBase): its Instance times 2^32 if p
+// is an Instancer, else a random multiple of 2^16 below 2^56.
+func TempBase(p Proc) int64 {
+	if in, ok := p.(Instancer); ok {
+		return int64(in.Instance()%(1<<24)) << 32
+	}
+	return RandomTempBase()
+}
+
+// RandomTempBase is a random multiple of 2^16 below 2^56: two processes
+// of one PID start their temporary names' sequences 2^16 or more apart,
+// the same with probability 2^-40.
+func RandomTempBase() int64 { return int64(NewNonce()>>24) &^ (1<<16 - 1) }
+
 // newTemp names a new temporary file of this process and notes it as
-// under way.
+// under way. Its sequence starts at TempBase, which no other process of
+// the PID shares: a name this process made, removed by another's sweep
+// while it was paused (it looked like a dead writer's), is never made
+// again by another process of its PID before this one's link, which
+// would then publish that process's file as its own version (found
+// 2026-12-07 by a check of three processes of PID 1: a leader paused
+// between its temporary file's create and its link, and the name's
+// second maker's content linked).
 func (s *VersionedFile) newTemp() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.tempSeq == 0 {
+		s.tempSeq = s.TempBase
+	}
 	s.tempSeq++
 	tmp := s.Path + ".tmp." + strconv.FormatInt(s.PID, 10) + "." + strconv.FormatInt(s.tempSeq, 10)
 	s.temps = append(s.temps, tmp)

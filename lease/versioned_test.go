@@ -374,3 +374,82 @@ func TestVersionedReadErrorsAreNotGarbage(t *testing.T) {
 		}
 	}
 }
+
+// linkHook is a file system that runs before ahead of the first link it
+// is asked for: a writer paused between its temporary file and its link.
+type linkHook struct {
+	lease.FS
+	before func(tmp string)
+}
+
+func (l *linkHook) Link(oldname, newname string) error {
+	if f := l.before; f != nil {
+		l.before = nil
+		f(oldname)
+	}
+	return l.FS.Link(oldname, newname)
+}
+
+// instance is a lease.Instancer Proc (its other methods unused).
+type instance struct {
+	lease.Proc
+	n uint64
+}
+
+func (i instance) Instance() uint64 { return i.n }
+
+// A writer paused between its temporary file and its link, whose file a
+// sweep removed (a paused writer looks like a dead one), must not publish
+// the file another process of its PID has since made under the same name:
+// temporary names start at a base no two processes of one PID share
+// (lease.TempBase). With one base (the store before 2026-12-07's evening)
+// the other's content is linked as the paused writer's version; a check of
+// three processes of PID 1 produced it (a leader paused with its SIGTERM
+// pending; the README's "Shared PIDs").
+func TestVersionedSharedPIDPausedLink(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		a, b      int64
+		published bool
+	}{
+		{"one base", 0, 0, true},
+		{"instances", lease.TempBase(instance{n: 0}), lease.TempBase(instance{n: 2}), false},
+		{"random", lease.RandomTempBase(), lease.RandomTempBase(), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := sim.NewFileSystem()
+			f.MkdirAll("/d")
+			fa, fb := f.View(f.NewFDTable()), f.View(f.NewFDTable())
+			hook := &linkHook{FS: fa}
+			a := &lease.VersionedFile{FS: hook, Path: lockPath, PID: 1, TempBase: c.a}
+			b := &lease.VersionedFile{FS: fb, Path: lockPath, PID: 1, TempBase: c.b}
+			hook.before = func(tmp string) {
+				if err := fb.Remove(tmp); err != nil { // the sweep
+					t.Fatal(err)
+				}
+				name, fd, err := b.OpenTempForTest() // b's write, paused before its link
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := fb.Write(fd, []byte(`{"processId":1,"epoch":9,"leaseMs":9000}`)); err != nil {
+					t.Fatal(err)
+				}
+				fb.Close(fd)
+				if (name == tmp) != c.published {
+					t.Errorf("b's temporary name %s, a's %s", name, tmp)
+				}
+			}
+			_, err := a.Create(1, 9*time.Second)
+			got, rerr := b.Read()
+			if c.published {
+				if err != nil || rerr != nil || got.Epoch != 9 {
+					t.Errorf("with one base: a's create %v, then a read %+v, %v; want b's content published as a's version", err, got, rerr)
+				}
+				return
+			}
+			if !errors.Is(err, fs.ErrNotExist) || !errors.Is(rerr, fs.ErrNotExist) {
+				t.Errorf("a's create = %v, then a read = %+v, %v; want its link to fail (ENOENT) and no version", err, got, rerr)
+			}
+		})
+	}
+}

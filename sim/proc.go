@@ -413,6 +413,19 @@ func errno(err error) trace.Errno {
 // PID implements lease.Proc.
 func (p *proc) PID() int { return p.pid }
 
+// Instance implements lease.Instancer: 0 for a process that no earlier
+// living process shares its PID with (so that a run without shared PIDs,
+// and a restart after a power loss, name their temporary files as
+// before), else the process's index.
+func (p *proc) Instance() uint64 {
+	for _, q := range p.w.procs[:p.idx] {
+		if q.pid == p.pid && !q.dead {
+			return uint64(p.idx)
+		}
+	}
+	return 0
+}
+
 // Go implements lease.Proc.
 func (p *proc) Go(name string, f func()) {
 	if f == nil {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leaselab/leaselab/trace"
 )
@@ -81,5 +82,44 @@ func TestSamePIDSetups(t *testing.T) {
 		if strings.Contains(base, "power") && restarts == 0 {
 			t.Errorf("%s: no restart after a power loss in a setup that shares PIDs", base)
 		}
+	}
+}
+
+// Processes of one PID name their temporary files apart (lease.Instancer):
+// the first of its PID as before (so that runs without shared PIDs keep
+// their traces), every later one from a base of its own; no name is made
+// by two processes.
+func TestSamePIDTemporaryNamesApart(t *testing.T) {
+	cfg := Config{Variant: "reference", Seed: 3, Horizon: 20 * time.Second, SharedPIDs: true,
+		Procs:  []ProcSpec{{PID: 1}, {PID: 1, Start: 10 * time.Millisecond}, {PID: 1, Start: 20 * time.Millisecond}},
+		Faults: []Fault{{Kind: trace.Term, Proc: Leader, At: 4 * time.Second}, {Kind: trace.Term, Proc: Leader, At: 10 * time.Second}}}
+	tr, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Release()
+	maker := map[string]int{}
+	for _, e := range tr.Events {
+		if e.Kind != trace.EvSyscall || e.Op != trace.OpOpen {
+			continue
+		}
+		name := tr.S(e.Path)
+		if !strings.Contains(name, ".tmp.") {
+			continue
+		}
+		if q, ok := maker[name]; ok && q != int(e.Proc) {
+			t.Errorf("%s made by processes %d and %d", name, q, e.Proc)
+		}
+		maker[name] = int(e.Proc)
+		if e.Proc == 0 && !strings.HasSuffix(name, ".tmp.1.1") && len(maker) == 1 {
+			t.Errorf("the first process's first temporary name is %s, want PATH.tmp.1.1", name)
+		}
+	}
+	makers := map[int]bool{}
+	for _, p := range maker {
+		makers[p] = true
+	}
+	if len(makers) != 3 {
+		t.Fatalf("temporary names made by %d processes, want each of the three to lead in turn", len(makers))
 	}
 }

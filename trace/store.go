@@ -100,11 +100,14 @@ func Classify(op StoreOp, err error) StoreRes {
 		return ResConflict
 	case op == StoreTakeover && errors.Is(err, fs.ErrNotExist) && lease.FailedStep(err) == "remove",
 		op == StoreTakeover && errors.Is(err, fs.ErrExist) && lease.FailedStep(err) == "create",
-		op == StoreRelease && errors.Is(err, fs.ErrNotExist):
+		op == StoreRelease && errors.Is(err, fs.ErrNotExist) && lease.FailedStep(err) == "":
 		// The seed's compare is "the file is still there" or "nobody
 		// created it first"; a failure is a failed compare-and-set. (Its
 		// takeover has already removed the file when the create fails: the
-		// model then sees a record vanish, which is the point.)
+		// model then sees a record vanish, which is the point.) Not a
+		// step's ENOENT (a versioned release whose temporary file a sweep
+		// removed while its writer was paused fails its link so): that
+		// compared nothing.
 		return ResConflict
 	}
 	return ResUnknown
