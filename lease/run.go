@@ -66,7 +66,7 @@ type RunOptions struct {
 //   - It returns nil after ctx has ended, and an error, having done
 //     nothing, for a config it cannot run (see [Config.ValidateDeadline]),
 //     a missing store or context, or a file store whose path names no
-//     file in a directory (see [CheckLockPath]). It never calls os.Exit and installs
+//     file in a directory (see [CheckLockPath]) or that has no FS. It never calls os.Exit and installs
 //     no signal handler: map signals onto ctx yourself
 //     (signal.NotifyContext).
 //
@@ -101,6 +101,11 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 	if path, ok := lockPathOf(s); ok {
 		if err := CheckLockPath(path); err != nil {
 			return fmt.Errorf("lease.Run: %w", err)
+		}
+		// A store literal without its FS (FlockRegister{Path: p}) was a
+		// nil pointer's panic at the first system call (a probe).
+		if fsys := fsOf(s); fsys == nil || isNilPointer(fsys) {
+			return fmt.Errorf("lease.Run: %T store for %q has no FS: set FS to lease.OSFS{} (or use lease.NewFileStore)", s, path)
 		}
 	}
 	p := o.Proc
@@ -255,6 +260,21 @@ func lockPathOf(s Store) (string, bool) {
 		return s.Path, true
 	}
 	return "", false
+}
+
+// fsOf returns the FS of a file store (one lockPathOf knows).
+func fsOf(s Store) FS {
+	switch s := s.(type) {
+	case *VersionedFile:
+		return s.FS
+	case *EpochFile:
+		return s.FS
+	case FlockRegister:
+		return s.FS
+	case *FlockRegister:
+		return s.FS
+	}
+	return nil
 }
 
 // isNilPointer reports whether v holds a nil pointer (a typed nil: a

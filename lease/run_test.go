@@ -498,6 +498,12 @@ func TestRunBadConfig(t *testing.T) {
 		{name: "typed nil store", s: (*lease.VersionedFile)(nil), want: "nil store"},
 		{name: "lease longer than a record states", cfg: func(c *lease.Config) { c.LeaseDuration = 25 * time.Hour }, want: "a lease record may state"},
 		{name: "nil context", ctx: nil, want: "nil context"},
+		// Store literals without their FS: a nil pointer's panic until
+		// 2026-12-07 (a probe).
+		{name: "flock register without FS", s: lease.FlockRegister{Path: filepath.Join(dir, "flock")}, want: "has no FS"},
+		{name: "flock register pointer without FS", s: &lease.FlockRegister{Path: filepath.Join(dir, "flock")}, want: "has no FS"},
+		{name: "versioned file without FS", s: &lease.VersionedFile{Path: filepath.Join(dir, "v.lease")}, want: "has no FS"},
+		{name: "epoch file without FS", s: &lease.EpochFile{Path: filepath.Join(dir, "e.lease")}, want: "has no FS"},
 		{name: "negative id", o: lease.RunOptions{ID: -1}, want: "holder id"},
 		{name: "id with a proc", o: lease.RunOptions{ID: 7, Proc: lease.NewOSProc(&lockedBuffer{}, &lockedBuffer{})}, want: "RunOptions.ID"},
 	}
@@ -510,7 +516,7 @@ func TestRunBadConfig(t *testing.T) {
 		if c.name != "nil context" {
 			ctx = context.Background()
 		}
-		if !strings.Contains(c.name, "nil store") {
+		if c.s == nil && !strings.Contains(c.name, "nil store") {
 			store = s
 		}
 		// A Run that does not refuse runs until this context ends.
