@@ -132,6 +132,13 @@ func (c Config) ValidateDeadline() error {
 
 // Callbacks follow client-go's leaderelection. They are called from the
 // elector's own activities and must not block: start work with [Proc.Go].
+// Under [Run] on the real OS (RunOptions.Proc nil) two may: OnStartedLeading
+// runs on a goroutine of its own and may block until its context is done,
+// and OnStoppedLeading, called once OnStartedLeading has returned, may
+// wait for the work to stop (the release comes after it). No callback's
+// panic is recovered: under Run on the real OS, one in OnStartedLeading
+// ends the process (its goroutine's panic), as client-go's does, and the
+// lease is left to expire.
 type Callbacks struct {
 	// OnStartedLeading is called when this process becomes leader. ctx is
 	// cancelled when leadership ends.
