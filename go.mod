@@ -39,7 +39,6 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
@@ -65,11 +64,15 @@ require golang.org/x/sys v0.50.0
 //     Go (no cgo).
 //   - github.com/jackc/pgx/v5: lease/sqlstore's PostgreSQL driver (its
 //     database/sql adapter, pgx/v5/stdlib).
+//   - google.golang.org/grpc: the etcd client's transport, for its
+//     reconnection back-off (lease/etcdstore: gRPC's default waits up to
+//     120 s between attempts).
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1
+	google.golang.org/grpc v1.83.2
 	modernc.org/sqlite v1.62.0
 )
