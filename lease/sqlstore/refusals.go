@@ -59,6 +59,32 @@ func denied(err error) bool {
 	return false
 }
 
+// notOutcome is an error of the driver or the connection that wraps what
+// errors.Is takes for one of the contract's outcomes: PostgreSQL's Unix
+// socket missing (its server down, or another directory than the DSN's
+// host=) is a dial's ENOENT, which is fs.ErrNotExist, a missing record.
+// Open then said the server answered, with no lease, and every read of
+// the elector said no lease, unreported (a probe, 2026-12-07). It is
+// every error its error is, and has every type, but for those two.
+type notOutcome struct{ err error }
+
+func (e notOutcome) Error() string { return e.err.Error() }
+
+func (e notOutcome) Is(target error) bool {
+	return target != fs.ErrNotExist && target != fs.ErrExist && errors.Is(e.err, target)
+}
+
+func (e notOutcome) As(target any) bool { return errors.As(e.err, target) }
+
+// driverError returns err, an error of the driver or the connection, as
+// one that is none of the contract's outcomes (notOutcome).
+func driverError(err error) error {
+	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist)) {
+		return notOutcome{err}
+	}
+	return err
+}
+
 // fail reports and wraps an error that is none of the contract's outcomes.
 // A PostgreSQL server that refuses the call a connection while the change
 // listener holds one stops the listener (dropListener).

@@ -222,6 +222,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 		// matters is that the table can be read.
 		var missing []string
 		missing, err = s.missingColumns(ctx, table)
+		err = driverError(err)
 		if err == nil && len(missing) > 0 {
 			// A table an earlier leaselab made, readable: the columns it
 			// lacks must be added, and when they cannot be, that is the
@@ -249,7 +250,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect, o Options) (*Store, error) 
 		if cerr != nil {
 			err = cerr
 		}
-		return nil, fmt.Errorf("sqlstore: %v: %w", d, err)
+		return nil, fmt.Errorf("sqlstore: %v: %w", d, driverError(err))
 	}
 	return s, nil
 }
@@ -391,7 +392,7 @@ func (s *Store) read(ctx context.Context) (lease.Record, error) {
 		return lease.Record{}, s.outcome("read", fs.ErrNotExist)
 	}
 	if err != nil {
-		return lease.Record{}, err
+		return lease.Record{}, driverError(err)
 	}
 	c, bad := raw.ints()
 	var rec lease.Record
