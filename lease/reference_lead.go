@@ -49,10 +49,13 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	if r.mistake.in(mReleaseBeforeStepDown, mTermCancelsLate) { // mutant: ended only by the step-down
 		parent = context.WithoutCancel(ctx)
 	}
-	cctx, cancelCtx := context.WithCancel(context.WithValue(parent, termKey{}, term))
+	// Its cause is Err's reason (context.Cause), which the contexts
+	// derived from it report too: with a plain cancel, Cause said
+	// Canceled of a term whose Err said DeadlineExceeded (a probe).
+	cctx, cancelCtx := context.WithCancelCause(context.WithValue(parent, termKey{}, term))
 	term.done = cctx.Done()
 	term.deadlineOnly = r.mistake == mValidUntilDeadline // mutant: Valid until the deadline, whatever ended the term
-	cancel := func() { term.end(); cancelCtx() }         // (Err's reason, latched as it ends)
+	cancel := func() { cancelCtx(term.end()) }           // (Err's reason, latched as it ends)
 	var uctx context.Context = termContext{cctx, term}
 	if r.mistake.in(mPlainContext, mErrTrustsTimer) { // mutant: done only when cancelled (by the timer, for mErrTrustsTimer)
 		uctx = cctx

@@ -289,6 +289,8 @@ func TestRunContextEndsAtLocalDeadline(t *testing.T) {
 		<-done
 	}()
 	lctx := waitCtx(t, leading, "a lone process")
+	derived, stop := context.WithCancel(lctx) // (an HTTP request's, say)
+	defer stop()
 	s.mu.Lock()
 	acquired := s.creates[0] // the deadline runs from before this call
 	s.mu.Unlock()
@@ -296,6 +298,13 @@ func TestRunContextEndsAtLocalDeadline(t *testing.T) {
 	case <-lctx.Done():
 	case <-time.After(deadline + 2*time.Second):
 		t.Fatalf("the leader's context was still live %v after acquiring; deadline %v", time.Since(acquired), deadline)
+	}
+	// Why it ended, for the user's log: context.Cause says what Err says,
+	// of the context and of those derived from it. (It said Canceled
+	// until 2026-12-07: a probe.)
+	<-derived.Done()
+	if err, cause, dcause := lctx.Err(), context.Cause(lctx), context.Cause(derived); err != context.DeadlineExceeded || cause != err || dcause != err {
+		t.Errorf("the context ended at the deadline: Err %v, Cause %v, a derived context's Cause %v; want DeadlineExceeded for each", err, cause, dcause)
 	}
 	ended := time.Since(acquired)
 	if ended < deadline-10*time.Millisecond || ended > deadline+500*time.Millisecond {
