@@ -66,4 +66,13 @@
 // 1 s; keep it well under the renew interval), the client never retries
 // (a retried write could report a conflict with its own success), and a
 // hung server costs a call at most its timeout.
+//
+// Logging. The store returns every error (and tells Options.OnError), and
+// logs nothing; but go-redis itself writes some failures of its connection
+// pool to standard error, through a logger that is the whole process's,
+// not the client's (a probe saw "redis: connection pool: failed to dial
+// after 1 attempts: ... connection refused", four lines at the start of
+// each outage of the server). A service that wants them elsewhere, or not
+// at all, sets redis.SetLogger once; leaselab run silences them, as it
+// reports each error itself.
 package redisstore
