@@ -84,7 +84,8 @@ type Reference struct {
 	note StoreNotifier // what watchers wait on (nil: they poll)
 	hint ReleaseHint   // note's word that its latest notice was a release (nil: none)
 	// vanishes: the store's server can drop a live record without a
-	// release (Vanishing).
+	// release: Vanishing, or its word (a read's VanishedError, a create's
+	// Record.Vanished), which no wrapper without Unwrap hides.
 	vanishes bool
 	cw       ContextWaiter // nil: sleeps do not end with the context
 	// wrote is the record of this process's last successful write as a
@@ -303,6 +304,7 @@ func (r *Reference) elect(ctx context.Context) {
 	// read as gone before any create, which sets waitedFor.)
 	dropped := func(nrec Record) (time.Duration, time.Duration, bool) {
 		v := nrec.Vanished
+		r.vanishes = r.vanishes || v != 0 // (its word, through any wrapper)
 		if !r.vanishes || v == 0 || v == waitedFor && r.sameNonce(nrec.VanishedNonce, waitedNonce) || r.mistake == mDroppedAtOnce {
 			return 0, 0, false
 		}
@@ -445,6 +447,7 @@ func (r *Reference) elect(ctx context.Context) {
 			// and a process that joined then led beside the lost holder:
 			// spec.TestServerLossSearch.)
 			ve, vanished := errors.AsType[*VanishedError](err)
+			r.vanishes = r.vanishes || vanished // (as a create's answer says it)
 			if r.vanishes && vanished && (ve.Version != waitedFor || !r.sameNonce(ve.Nonce, waitedNonce)) && r.mistake != mVanishedAtOnce {
 				waitedFor, waitedNonce = ve.Version, ve.Nonce
 				// (The record seen, where the store names the one that went
