@@ -100,7 +100,8 @@ type Reference struct {
 	// tried are the nonces of the term's renewals since its last
 	// successful write that failed with an error, and so may have taken
 	// effect (lease.Store): a record of one of them, read after a
-	// conflict, is this term's own (ownRenewal).
+	// conflict, is this term's own (ownRenewal); and of a watcher's
+	// creates and takeovers that did (unknownWrite): its own (ownRecord).
 	tried []uint64
 	// lateSeen is a holder read once and not yet told of (mToldLate).
 	lateSeen int64
@@ -582,6 +583,7 @@ func (r *Reference) elect(ctx context.Context) {
 		start := r.p.Mono()
 		nrec, err := r.s.Takeover(rec, r.pid, r.cfg.LeaseDuration)
 		if err != nil {
+			r.unknownWrite(nrec)
 			r.report("takeover", err)
 			backoff = r.failed(err, backoff)
 			retryAt = r.p.Mono() + backoff

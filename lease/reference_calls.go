@@ -43,6 +43,18 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 	return byEpoch || slices.Contains(r.tried, cur.Nonce) || r.mistake == mOwnRenewalByEpoch
 }
 
+// unknownWrite remembers the nonce of a create or takeover that failed
+// with an error, which may have taken effect (lease.Store): a record of
+// it, read next, is this process's own, taken back at once (ownRecord),
+// not waited out as another's. (A probe, helper-101: a create whose reply
+// was lost left its own record to expire, nobody leading for a lease; a
+// takeover's, after a crash, doubled the failover; no property said so.)
+func (r *Reference) unknownWrite(sent Record) {
+	if sent.Nonce != 0 {
+		r.tried = append(r.tried, sent.Nonce)
+	}
+}
+
 // ownRecord reports whether rec is a record this process wrote, which,
 // when it does not lead, no one holds: its last known write (by version,
 // and nonce where the store names writes), or one of its last term's
@@ -142,6 +154,7 @@ func (r *Reference) create(ctx context.Context, backoff time.Duration, lost func
 	start := r.p.Mono()
 	nrec, err := r.s.Create(r.pid, r.cfg.LeaseDuration)
 	if err != nil {
+		r.unknownWrite(nrec)
 		r.report("create", err)
 		return false, false, r.failed(err, backoff)
 	}
