@@ -88,6 +88,14 @@ const (
 	MistakeOwnRecordNotReleased    = mOwnRecordNotReleased
 	MistakeLateReleaseSkipped      = mLateReleaseSkipped
 	MistakeNoCancelLost            = mNoCancelLost
+	MistakeSeenBeforeRead          = mSeenBeforeRead
+	MistakeStoppedBeforeCancel     = mStoppedBeforeCancel
+	MistakeReleaseFirstRecord      = mReleaseFirstRecord
+	MistakeDeadlineFromPrevRenewal = mDeadlineFromPrevRenewal
+	MistakeOwnSkipsHold            = mOwnSkipsHold
+	MistakeHintOnVanishing         = mHintOnVanishing
+	MistakeWaitDeadline            = mWaitDeadline
+	MistakeUnknownWriteForgotten   = mUnknownWriteForgotten
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

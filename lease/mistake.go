@@ -292,4 +292,32 @@ const (
 	// Reference: a renewal that finds another's record steps down (role,
 	// log, OnStoppedLeading) without cancelling the user's context.
 	mNoCancelLost
+	// Reference: a watcher reads its clock for a version it reads before
+	// the read, not after: a version written while the read was in flight
+	// (a pause inside it) is timed from before it existed (helper-101).
+	mSeenBeforeRead
+	// Reference: a leader whose renewal found another's record calls
+	// OnStoppedLeading before it cancels the term's context (helper-101).
+	mStoppedBeforeCancel
+	// Reference: a SIGTERMed leader releases its term's first record, not
+	// the one its last renewal wrote (helper-101).
+	mReleaseFirstRecord
+	// Reference: a renewal's deadline is counted from the previous
+	// renewal's start, not its own (helper-101).
+	mDeadlineFromPrevRenewal
+	// Reference: a watcher takes its own record back at once even while a
+	// lost or dropped lease is waited out (helper-101).
+	mOwnSkipsHold
+	// Reference: a release notice is trusted on a store whose records
+	// vanish: the watcher creates without reading (the reference before a
+	// probe's fix of 2026-12-05; helper-101).
+	mHintOnVanishing
+	// Reference: a watcher waits the renew deadline for a record to
+	// change, not the lease (helper-101).
+	mWaitDeadline
+	// Reference: a create or takeover that failed with an error does not
+	// remember its nonce: a record it made all the same (its reply lost)
+	// is waited out as another's (the reference before c53a9a3, found by
+	// helper-101).
+	mUnknownWriteForgotten
 )

@@ -1,10 +1,14 @@
 package lease_test
 
 import (
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
 	"github.com/leaselab/leaselab/spec"
+	"github.com/leaselab/leaselab/trace"
 )
 
 // The mutant catalogue's entries; mutants_test.go is the harness that
@@ -840,4 +844,108 @@ var mutants = []mutant{
 		run:        serverRun(lease.MistakeNoCancelLost, nil),
 		exploreWhy: "it needs the server's record to go before the term's deadline (a step of the server's wall clock, a loss), which no documented bound has",
 	},
+	// A probe's mutants (helper-101, 2026-12-07): an engineer's edits of
+	// the reference, each searched with 20,000 runs of the default
+	// command (and of -faults all,lose on the servers).
+	{
+		name: "reference~seen-before-read", base: "reference",
+		mistake:    "a watcher reads its clock for a version before its read, not after: a renewal written while the read was in flight (a pause inside it) is timed from before it existed, and taken over that much early",
+		property:   spec.ExclusiveLeadership,
+		run:        referenceRun(lease.MistakeSeenBeforeRead),
+		exploreWhy: "it needs a watcher paused inside its read, across the leader's renewal, for long enough that the early takeover beats the leader's deadline: not tried within the documented bounds",
+	},
+	{
+		name: "reference~deadline-from-prev-renewal", base: "reference",
+		mistake:    "a renewal's local deadline is counted from the previous renewal's start, not its own: every term is a renew interval shorter than the store backs, and a renewal or two failing end it early",
+		property:   spec.StableLeadership,
+		run:        referenceRun(lease.MistakeDeadlineFromPrevRenewal),
+		exploreWhy: "it shows where renewals fail for a while, which explore's one fault per kind seldom makes: not tried within the documented bounds",
+	},
+	{
+		name: "reference~release-first-record", base: "reference",
+		mistake:    "a SIGTERMed leader releases its term's first record, not the one its last renewal wrote: the compare-and-set conflicts, the record read after it is not its own, and the lease is left to expire",
+		property:   spec.FailoverBound,
+		run:        referenceRun(lease.MistakeReleaseFirstRecord),
+		exploreWhy: "it needs a SIGTERM after a renewal: not tried within the documented bounds",
+	},
+	{
+		name: "reference~own-skips-wait", base: "reference",
+		mistake:    "a watcher takes its own last record back at once even inside a back-off after a failed write, or a wait for a lost or dropped lease: on a full disk it retries its takeover without a pause",
+		property:   spec.NoBusyLoop,
+		run:        referenceRun(lease.MistakeOwnSkipsHold),
+		exploreWhy: "no exploration has a stretch fault or checks system-call rates",
+	},
+	{
+		name: "reference~wait-deadline", base: "reference",
+		mistake:    "a watcher waits the renew deadline for a record to change, not the lease (the two durations confused): it takes over as the leader's deadline passes on its own clock, which drift and the leader's late start put after the takeover",
+		property:   spec.ExclusiveLeadership,
+		run:        referenceRun(lease.MistakeWaitDeadline),
+		exploreWhy: "not tried within the documented bounds",
+	},
+	{
+		name: "redis~stopped-before-cancel", base: "redis",
+		mistake:    "a leader whose renewal found its record gone or replaced calls OnStoppedLeading before it cancels the term's context: a record a clock step dropped ends a term whose context is live, and the user is told it stopped while its context says it leads",
+		property:   spec.StoppedCallback,
+		run:        serverRun(lease.MistakeStoppedBeforeCancel, nil),
+		exploreWhy: "the documented exploration bounds run the file variants, whose conflicts come after the deadline's timer has ended the context",
+	},
+	{
+		name: "redis~release-rereads", base: "redis",
+		mistake:    "a release compares against a fresh read, not the record the term wrote (a delete of whatever is there): a leader paused between its read and its release deletes its successor's record, and a third process leads beside it",
+		property:   spec.ExclusiveLeadership,
+		run:        serverRun(0, func(_ lease.Proc, s lease.Store, _ lease.Config) lease.Store { return releaseRereads{s} }),
+		exploreWhy: "the documented exploration bounds run the file variants",
+	},
+	{
+		name: "redis~hint-on-vanishing", base: "redis",
+		mistake:    "a release notice is trusted on a store whose records vanish: woken by a notice it takes for a release, a watcher creates without reading, over a record the server dropped early (a wall-clock step) while its holder led (the reference before a probe's fix of 2026-12-05, spec.TestStaleReleaseNoticeDoesNotSkipTheWait: two leaders then); since creates name the record they replace (2026-12-07) the create holds over it for a lease from then, not from when it was seen: no leader for up to a lease more (that script's runs pass with it)",
+		property:   spec.NoWedge,
+		run:        serverRun(lease.MistakeHintOnVanishing, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none draws a server's notices or wall-clock expiry",
+		confirm:    &confirmation{faults: "term,stop,jump,notice", sched: "mixed", runs: 3000},
+		missed:     "it needs a notice duplicated or lost, a release and a wall-clock step that drops the next record in one window, and a watcher that creates on the stale notice: held in 20,000 runs of -faults all and of -faults all,lose on redis and sql (helper-101)",
+	},
+	{
+		name: "redis~unknown-write-forgotten", base: "redis",
+		mistake:    "a create or takeover whose reply was lost (it took effect) is not remembered by its nonce: the watcher waits its own record out as another's, nobody leading for a lease, a fresh deployment's first lease or a failover doubled (the reference before c53a9a3, found by helper-101)",
+		property:   spec.StableLeadership,
+		run:        serverRun(lease.MistakeUnknownWriteForgotten, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's reply",
+		confirm:    &confirmation{faults: "all", sched: "mixed", runs: 20000, probe: waitsOutOwnRecord, probeName: "own record waited out"},
+		missed:     "no property judges a process that waits out a record its own write made, whose reply was lost: stable-leadership judges terms cut short, no-wedge and failover-bound excuse a lease after a failed store call (spec.TestLostWriteReplyTakenBack pins the fix)",
+	},
 }
+
+// waitsOutOwnRecord is a probe for redis~unknown-write-forgotten: a
+// process whose create or takeover failed with an unknown outcome, and
+// which then, not leading in between, took over a record of its own PID
+// as another's a second or more later: it waited it out ("Lease held by
+// P unchanged"). (Per process, not per PID: a process restarted after a
+// power loss, with its PID, rightly waits out its predecessor's record.
+// A second: a takeover that failed and is tried again at once waited
+// nothing.)
+func waitsOutOwnRecord(tr *trace.Trace) string {
+	failedAt := make([]int64, len(tr.Procs)) // the first failure of unknown outcome since the process last led (0: none)
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Proc < 0 {
+			continue
+		}
+		l := tr.Format(i)
+		switch {
+		case strings.Contains(l, "store create = unknown ") || strings.Contains(l, "store takeover = unknown "):
+			if failedAt[e.Proc] == 0 {
+				failedAt[e.Proc] = e.T
+			}
+		case strings.Contains(l, "started leading"):
+			failedAt[e.Proc] = 0
+		case failedAt[e.Proc] != 0 && e.T-failedAt[e.Proc] >= int64(time.Second) && !tr.Run.SharedPIDs:
+			if m := ownWaited.FindStringSubmatch(l); m != nil && m[1] == strconv.Itoa(tr.Procs[e.Proc].PID) {
+				return "after a write of unknown outcome, waited out its own record: " + l
+			}
+		}
+	}
+	return ""
+}
+
+var ownWaited = regexp.MustCompile(`Lease held by (\d+) unchanged`)

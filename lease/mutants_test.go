@@ -206,6 +206,19 @@ func (s overwritingCreate) Create(h int64, ttl time.Duration) (lease.Record, err
 	return rec, err
 }
 
+// releaseRereads: a release compares against a fresh read, not the record
+// the term last wrote (a client that "refreshes" before it deletes).
+type releaseRereads struct{ lease.Store }
+
+func (s releaseRereads) Release(cur lease.Record) error {
+	if rec, err := s.Store.Read(); err == nil {
+		cur = rec
+	}
+	return s.Store.Release(cur)
+}
+
+func (s releaseRereads) Unwrap() lease.Store { return s.Store }
+
 // takeoverRereads: the algorithm reads the record again just before its
 // takeover and compares against that read (check, then act).
 func takeoverRereads(p lease.Proc, s lease.Store, cfg lease.Config) lease.Store {

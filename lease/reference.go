@@ -368,7 +368,7 @@ func (r *Reference) elect(ctx context.Context) {
 		// succeed while its holder led (a probe: up to 2 s of two leaders;
 		// spec.TestStaleReleaseNoticeDoesNotSkipTheWait). The read below
 		// tells a release (create at once) from a vanish (wait it out).
-		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken) && !r.vanishes
+		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken) && (!r.vanishes || r.mistake == mHintOnVanishing)
 		prevToken, haveToken = token, r.note != nil && r.mistake != mTokenAfterRead
 		if hinted && r.p.Mono() >= max(retryAt, holdUntil) && ctx.Err() == nil {
 			led, done, b := r.create(ctx, backoff, lost)
@@ -390,8 +390,9 @@ func (r *Reference) elect(ctx context.Context) {
 			}
 			// A live record: read it, as the watcher would have.
 		}
+		before := r.readStart() // (0 but for mSeenBeforeRead)
 		rec, err := r.s.Read()
-		now := r.p.Mono()
+		now := r.readAt(before)
 		if r.note != nil && r.mistake == mTokenAfterRead { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
 		}
@@ -565,7 +566,7 @@ func (r *Reference) elect(ctx context.Context) {
 			r.wait(ctx, token, expiry)
 			continue
 		}
-		if until := max(retryAt, holdUntil); now < until {
+		if until := max(retryAt, holdUntil); now < until && (!own || r.mistake != mOwnSkipsHold) { // (mutant: own skips it)
 			r.wait(ctx, token, until)
 			continue
 		}

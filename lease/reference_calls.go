@@ -50,7 +50,7 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 // was lost left its own record to expire, nobody leading for a lease; a
 // takeover's, after a crash, doubled the failover; no property said so.)
 func (r *Reference) unknownWrite(sent Record) {
-	if sent.Nonce != 0 {
+	if sent.Nonce != 0 && r.mistake != mUnknownWriteForgotten { // (mutant: forgotten)
 		r.tried = append(r.tried, sent.Nonce)
 	}
 }
@@ -229,6 +229,8 @@ func (r *Reference) holdLost(ctx context.Context, rec Record, last time.Duration
 // its own; else (a record from before leases were recorded) its own.
 func (r *Reference) leaseOf(rec Record) time.Duration {
 	switch {
+	case r.mistake == mWaitDeadline: // mutant: the renew deadline
+		return r.cfg.RenewDeadlineInEffect()
 	case r.mistake == mOwnLease: // mutant: always its own
 	case rec.TTL > 0:
 		return rec.TTL
@@ -238,6 +240,24 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 		return max(r.cfg.LeaseDuration, r.longest)
 	}
 	return r.cfg.LeaseDuration
+}
+
+// readStart is the clock before a read, for mSeenBeforeRead only (no
+// clock is read otherwise).
+func (r *Reference) readStart() time.Duration {
+	if r.mistake == mSeenBeforeRead {
+		return r.p.Mono()
+	}
+	return 0
+}
+
+// readAt is the instant a read that began at before saw its record: the
+// clock read after it returned (mSeenBeforeRead: before it began).
+func (r *Reference) readAt(before time.Duration) time.Duration {
+	if r.mistake == mSeenBeforeRead {
+		return before
+	}
+	return r.p.Mono()
 }
 
 // unseenLease is how long a record this process never saw, that its

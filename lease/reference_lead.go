@@ -32,6 +32,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	r.wrote, r.last, r.lastAt = rec, rec, start
 	r.tried = r.tried[:0]
 	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
+	first := rec                  // (mReleaseFirstRecord)
 	if r.mistake == mTermShared { // mutant: one Term for every term, reset
 		if r.shared != nil {
 			t := r.shared
@@ -135,6 +136,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			r.sleep(ctx, d)
 		}
 		if ctx.Err() != nil {
+			if r.mistake == mReleaseFirstRecord { // mutant: the term's first record released
+				rec = first
+			}
 			r.shutdown(rec, term, cancel)
 			return true
 		}
@@ -151,8 +155,12 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		if r.mistake == mDeadlineAfterWrite { // mutant: from after the write
 			start = r.p.Mono()
 		}
+		base := start
+		if r.mistake == mDeadlineFromPrevRenewal { // mutant: from the previous renewal's start
+			base = last
+		}
 		switch {
-		case err == nil && !term.extend(start+r.cfg.RenewDeadlineInEffect()):
+		case err == nil && !term.extend(base+r.cfg.RenewDeadlineInEffect()):
 			// The term lapsed while the renewal was in flight (a pause, a
 			// slow store): the user's context already says so, and a new
 			// version does not revive it. Step down; the record, still
@@ -177,7 +185,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			if mt, ok := r.p.(MonoTimer); ok && r.mistake == mTimerPerRenewal { // mutant: a timer left armed
 				mt.AfterMono(r.p.Mono()+24*time.Hour, func() {})
 			}
-			rec, last, deadline = nrec, start, start+r.cfg.RenewDeadlineInEffect()
+			rec, last, deadline = nrec, start, base+r.cfg.RenewDeadlineInEffect()
 			backoff, r.wrote, r.last, r.lastAt = 0, nrec, nrec, start
 			r.tried = r.tried[:0]
 			if r.mistake != mStaleLead { // mutant: the new deadline unreported
@@ -208,13 +216,18 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 				}
 				continue
 			}
+			if r.mistake == mStoppedBeforeCancel { // mutant: told before the context ends
+				r.stoppedLeading()
+			}
 			if r.mistake == mNoCancelLost { // mutant: the user's context left live
 				r.p.Role(RoleWatcher)
 			} else {
 				r.resign(cancel)
 			}
 			r.p.Log(MsgRefLost, rec.Version, 0)
-			r.stoppedLeading()
+			if r.mistake != mStoppedBeforeCancel {
+				r.stoppedLeading()
+			}
 			if rerr == nil && cur.Holder > 0 && cur.Holder != Unknown && r.mistake != mToldLate {
 				// The read named who took over: told now, not at the
 				// watcher's next read (leader-known).
