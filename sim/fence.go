@@ -359,8 +359,10 @@ func (p *proc) fence(epoch int64) {
 	if ok {
 		w.fenceMax = epoch
 	}
-	e := trace.Fence(epoch, ok)
-	p.done(a, &e)
+	e := p.call(a, 0)
+	*e = trace.Fence(epoch, ok)
+	e.T, e.Proc, e.Act = p.w.now, int16(p.idx), int16(a.id)
+	p.done(e)
 }
 
 // workloadPause draws the time until a leader's next action: uniform in

@@ -427,10 +427,11 @@ func (w *World) touchJournal() {
 	}
 }
 
-// porEvent classifies a recorded event for the step under way.
+// porEvent classifies a recorded event, the trace's last, for the step
+// under way.
 func (w *World) porEvent(e *trace.Event) {
 	if w.por.timed {
-		w.por.timedEv = append(w.por.timedEv, len(w.tr.Events))
+		w.por.timedEv = append(w.por.timedEv, len(w.tr.Events)-1)
 		return
 	}
 	switch e.Kind {

@@ -359,15 +359,19 @@ func (p *proc) enter(op trace.Op, flag int) (*activity, syscall.Errno) {
 	return a, inj
 }
 
-// done records a system call that has taken effect and fires crash points
-// aimed just after it.
-func (p *proc) done(a *activity, e *trace.Event) {
+// call appends to the trace the EvSyscall event of op by activity a of p,
+// for the caller to fill in (see World.event) and pass to done.
+func (p *proc) call(a *activity, op trace.Op) *trace.Event {
+	e := p.w.event(int16(p.idx), int16(a.id), trace.EvSyscall)
+	e.Op = op
+	return e
+}
+
+// done records a system call that has taken effect, its event e from call,
+// and fires crash points aimed just after it.
+func (p *proc) done(e *trace.Event) {
 	w := p.w
-	e.Proc, e.Act = int16(p.idx), int16(a.id)
-	if e.Kind == 0 {
-		e.Kind = trace.EvSyscall
-	}
-	w.add(e)
+	w.added(e)
 	w.syscalls++
 	w.countDir()
 	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
@@ -473,13 +477,17 @@ func (p *proc) restateLead() {
 // Log implements lease.Proc: a write(2) to stdout or stderr.
 func (p *proc) Log(m lease.Msg, x, y int64) {
 	a, _ := p.enter(trace.OpLog, 0)
-	p.done(a, &trace.Event{Kind: trace.EvLog, Op: trace.OpLog, Msg: m, A: x, B: y})
+	e := p.call(a, trace.OpLog)
+	e.Kind, e.Msg, e.A, e.B = trace.EvLog, m, x, y
+	p.done(e)
 }
 
 // Exit implements lease.Proc.
 func (p *proc) Exit(code int) {
 	a, _ := p.enter(trace.OpExit, 0)
-	p.done(a, &trace.Event{Op: trace.OpExit, N: int64(code)})
+	e := p.call(a, trace.OpExit)
+	e.N = int64(code)
+	p.done(e)
 	p.w.kill(p, int64(code))
 	panic(errKilled)
 }
@@ -525,5 +533,7 @@ func (p *proc) NotifyShutdown() {
 	a, _ := p.enter(trace.OpSigaction, 0)
 	p.w.touch(objKey{kind: objSignal, id: p.idx}, true)
 	p.sigInstalled = true
-	p.done(a, &trace.Event{Kind: trace.EvSignal, Op: trace.OpSigaction})
+	e := p.call(a, trace.OpSigaction)
+	e.Kind = trace.EvSignal
+	p.done(e)
 }

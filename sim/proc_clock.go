@@ -21,7 +21,9 @@ func (p *proc) Now() time.Time {
 	p.w.porCall()
 	a := p.w.cur
 	t := p.w.wallOf(&p.clock, a.t)
-	p.w.add(&trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockWall, N: t.UnixNano()})
+	e := p.w.event(int16(p.idx), int16(a.id), trace.EvClock)
+	e.Op, e.N = trace.OpClockWall, t.UnixNano()
+	p.w.added(e)
 	return t
 }
 
@@ -33,7 +35,9 @@ func (p *proc) Mono() time.Duration {
 	p.w.porCall()
 	a := p.w.cur
 	m := p.clock.mono(a.t)
-	p.w.add(&trace.Event{Proc: int16(p.idx), Act: int16(a.id), Kind: trace.EvClock, Op: trace.OpClockMono, N: m})
+	e := p.w.event(int16(p.idx), int16(a.id), trace.EvClock)
+	e.Op, e.N = trace.OpClockMono, m
+	p.w.added(e)
 	return time.Duration(m)
 }
 
@@ -121,7 +125,7 @@ func (h *handoff) Send() {
 	w := h.p.w
 	a := w.cur
 	a.point(a.t)
-	w.add(&trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvSend})
+	w.added(w.event(int16(h.p.idx), int16(a.id), trace.EvSend))
 	if r := h.receiver; r != nil {
 		h.receiver = nil
 		w.wake(r, w.now)
@@ -143,5 +147,5 @@ func (h *handoff) Recv() {
 		h.receiver = a
 		a.block()
 	}
-	w.add(&trace.Event{Proc: int16(h.p.idx), Act: int16(a.id), Kind: trace.EvRecv})
+	w.added(w.event(int16(h.p.idx), int16(a.id), trace.EvRecv))
 }

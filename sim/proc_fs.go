@@ -48,7 +48,9 @@ func (p *proc) Open(name string, flag int, perm fs.FileMode) (lease.FD, error) {
 			p.w.notify(name)
 		}
 	}
-	p.done(a, &trace.Event{Op: trace.OpOpen, Path: p.w.tr.Str(name), Flag: int32(flag), FD: int32(fd), Errno: errno(err)})
+	e := p.call(a, trace.OpOpen)
+	e.Path, e.Flag, e.FD, e.Errno = p.w.tr.Str(name), int32(flag), int32(fd), errno(err)
+	p.done(e)
 	return fd, err
 }
 
@@ -60,7 +62,9 @@ func (p *proc) Write(fd lease.FD, b []byte) (int, error) {
 	if inj == 0 {
 		n, err = p.w.fs.Write(p.fds, fd, b)
 	}
-	p.done(a, &trace.Event{Op: trace.OpWrite, FD: int32(fd), N: int64(n), Data: p.w.tr.Bytes(b), Errno: errno(err)})
+	e := p.call(a, trace.OpWrite)
+	e.FD, e.N, e.Data, e.Errno = int32(fd), int64(n), p.w.tr.Bytes(b), errno(err)
+	p.done(e)
 	return n, err
 }
 
@@ -76,7 +80,9 @@ func (p *proc) Fsync(fd lease.FD) error {
 	if inj == 0 {
 		err = p.w.fs.Fsync(p.fds, fd)
 	}
-	p.done(a, &trace.Event{Op: trace.OpFsync, FD: int32(fd), Errno: errno(err)})
+	e := p.call(a, trace.OpFsync)
+	e.FD, e.Errno = int32(fd), errno(err)
+	p.done(e)
 	return err
 }
 
@@ -93,7 +99,9 @@ func (p *proc) Close(fd lease.FD) error {
 	if cerr := p.w.fs.Close(p.fds, fd); inj == 0 {
 		err = cerr
 	}
-	p.done(a, &trace.Event{Op: trace.OpClose, FD: int32(fd), Errno: errno(err)})
+	e := p.call(a, trace.OpClose)
+	e.FD, e.Errno = int32(fd), errno(err)
+	p.done(e)
 	return err
 }
 
@@ -106,7 +114,9 @@ func (p *proc) ReadFile(name string) ([]byte, error) {
 	if inj == 0 {
 		b, err = p.w.fs.ReadFile(name)
 	}
-	p.done(a, &trace.Event{Op: trace.OpRead, Path: p.w.tr.Str(name), N: int64(len(b)), Data: p.w.tr.Bytes(b), Errno: errno(err)})
+	e := p.call(a, trace.OpRead)
+	e.Path, e.N, e.Data, e.Errno = p.w.tr.Str(name), int64(len(b)), p.w.tr.Bytes(b), errno(err)
+	p.done(e)
 	return b, err
 }
 
@@ -119,7 +129,9 @@ func (p *proc) Stat(name string) (fs.FileInfo, error) {
 	if inj == 0 {
 		fi, err = p.w.fs.Stat(name)
 	}
-	p.done(a, &trace.Event{Op: trace.OpStat, Path: p.w.tr.Str(name), Errno: errno(err)})
+	e := p.call(a, trace.OpStat)
+	e.Path, e.Errno = p.w.tr.Str(name), errno(err)
+	p.done(e)
 	return fi, err
 }
 
@@ -139,7 +151,9 @@ func (p *proc) Remove(name string) error {
 			p.w.notify(name)
 		}
 	}
-	p.done(a, &trace.Event{Op: trace.OpRemove, Path: p.w.tr.Str(name), Errno: errno(err)})
+	e := p.call(a, trace.OpRemove)
+	e.Path, e.Errno = p.w.tr.Str(name), errno(err)
+	p.done(e)
 	return err
 }
 
@@ -159,7 +173,9 @@ func (p *proc) Rename(oldname, newname string) error {
 			}
 		}
 	}
-	p.done(a, &trace.Event{Op: trace.OpRename, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
+	e := p.call(a, trace.OpRename)
+	e.Path, e.Path2, e.Errno = p.w.tr.Str(oldname), p.w.tr.Str(newname), errno(err)
+	p.done(e)
 	return err
 }
 
@@ -180,7 +196,9 @@ func (p *proc) Link(oldname, newname string) error {
 			p.w.notify(newname)
 		}
 	}
-	p.done(a, &trace.Event{Op: trace.OpLink, Path: p.w.tr.Str(oldname), Path2: p.w.tr.Str(newname), Errno: errno(err)})
+	e := p.call(a, trace.OpLink)
+	e.Path, e.Path2, e.Errno = p.w.tr.Str(oldname), p.w.tr.Str(newname), errno(err)
+	p.done(e)
 	return err
 }
 
@@ -193,7 +211,9 @@ func (p *proc) ReadDir(dir string) ([]string, error) {
 	if inj == 0 {
 		names, err = p.w.fs.ReadDir(dir)
 	}
-	p.done(a, &trace.Event{Op: trace.OpReadDir, Path: p.w.tr.Str(dir), N: int64(len(names)), Data: p.w.tr.Str(strings.Join(names, " ")), Errno: errno(err)})
+	e := p.call(a, trace.OpReadDir)
+	e.Path, e.N, e.Data, e.Errno = p.w.tr.Str(dir), int64(len(names)), p.w.tr.Str(strings.Join(names, " ")), errno(err)
+	p.done(e)
 	return names, err
 }
 
@@ -223,6 +243,8 @@ func (p *proc) Flock(fd lease.FD, how int) error {
 			w.touchFD(p, fd, true, true) // the retry, a step of its own, takes the lock or waits again
 		}
 	}
-	p.done(a, &trace.Event{Op: trace.OpFlock, FD: int32(fd), Flag: int32(how), Errno: errno(err)})
+	e := p.call(a, trace.OpFlock)
+	e.FD, e.Flag, e.Errno = int32(fd), int32(how), errno(err)
+	p.done(e)
 	return err
 }

@@ -20,8 +20,10 @@ type recStore struct {
 func (s *recStore) call(op trace.StoreOp, in lease.Record, holder int64) int64 {
 	p := s.p
 	a := p.w.cur
-	e := trace.StoreCall(int16(p.idx), int16(a.id), op, in, holder)
-	p.w.add(&e)
+	e := p.w.event(int16(p.idx), int16(a.id), trace.EvStoreCall) // trace.StoreCall's, in place
+	e.Store, e.N = op, holder
+	e.SetRecord(in)
+	p.w.added(e)
 	if !op.Writes() {
 		return 0
 	}
@@ -39,14 +41,16 @@ func (s *recStore) ret(op trace.StoreOp, out lease.Record, err error, mono int64
 	if op != trace.StoreRead && err != nil {
 		out = lease.Record{} // what a failed write sent is not what the store holds
 	}
-	e := trace.StoreReturn(int16(p.idx), int16(a.id), op, res, out, errno(err).Sys())
+	e := p.w.event(int16(p.idx), int16(a.id), trace.EvStore) // trace.StoreReturn's, in place
+	e.Store, e.Res, e.Errno = op, res, errno(err)
+	e.SetRecord(out)
 	if trace.OwedError(op, err) {
 		e.Flag = trace.StoreOwed
 	}
 	if op.Writes() {
 		e.N = mono
 	}
-	p.w.add(&e)
+	p.w.added(e)
 }
 
 func (s *recStore) Read() (lease.Record, error) {

@@ -250,7 +250,9 @@ func (r *remote) call(op string, sent lease.Record, apply func(now int64) (lease
 	if write {
 		flag = trace.RPCWrite
 	}
-	p.done(a, &trace.Event{Op: trace.OpRPC, Flag: flag, Path: p.w.tr.Str(r.name + " " + op), Data: p.w.tr.Str(res), Errno: errno(err)})
+	e := p.call(a, trace.OpRPC)
+	e.Flag, e.Path, e.Data, e.Errno = flag, p.w.tr.Str(r.name+" "+op), p.w.tr.Str(res), errno(err)
+	p.done(e)
 	return rec, err
 }
 
