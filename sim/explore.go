@@ -331,7 +331,7 @@ func (w *World) PowerLossOutcomes(torn int) float64 {
 	}
 	dirty := 0
 	seen := map[*inode]bool{}
-	for _, ino := range f.names {
+	for _, ino := range f.names.m {
 		if ino.dirty && !seen[ino] {
 			seen[ino] = true
 			dirty++

@@ -76,7 +76,7 @@ type FileSystem struct {
 	// names maps absolute clean paths to inodes, directories included.
 	// Every entry's parent is a directory entry, so a lookup that finds a
 	// name needs no walk of its ancestors.
-	names map[string]*inode
+	names nameTable
 	// inodes counts the inodes made (newInode).
 	inodes int
 	// Durability, tracked when the run can lose power (TrackDurability):
@@ -148,7 +148,7 @@ type diskErrs struct {
 
 // NewFileSystem returns a file system holding only the directory "/".
 func NewFileSystem() *FileSystem {
-	return &FileSystem{names: map[string]*inode{"/": {mode: rootMode, id: 1}}, inodes: 1}
+	return &FileSystem{names: nameTable{m: map[string]*inode{"/": {mode: rootMode, id: 1}}}, inodes: 1}
 }
 
 // rootMode is the mode of the root directory, inode 1.
@@ -171,9 +171,9 @@ func (f *FileSystem) MkdirAll(dir string) {
 		if i < len(dir) && dir[i] != '/' {
 			continue
 		}
-		switch ino := f.names[dir[:i]]; {
+		switch ino := f.names.get(dir[:i]); {
 		case ino == nil:
-			f.names[dir[:i]] = f.newInode(fs.ModeDir | 0o755)
+			f.names.set(dir[:i], f.newInode(fs.ModeDir|0o755))
 			f.counted(dir[:i], 1)
 		case !ino.mode.IsDir():
 			panic("sim: MkdirAll: not a directory: " + dir[:i])
@@ -190,14 +190,14 @@ func (f *FileSystem) Place(name string, data []byte, perm fs.FileMode) error {
 	if !ok {
 		return pathErr("place", name, syscall.ENOENT)
 	}
-	ino := f.names[p]
+	ino := f.names.get(p)
 	switch {
 	case ino == nil:
 		if errno := f.parentErr(p); errno != 0 {
 			return pathErr("place", name, errno)
 		}
 		ino = f.newInode(0)
-		f.names[p] = ino
+		f.names.set(p, ino)
 		f.counted(p, 1)
 	case ino.mode.IsDir():
 		return pathErr("place", name, syscall.EISDIR)
@@ -223,7 +223,7 @@ func (f *FileSystem) recount() {
 	if f.watch == "" {
 		return
 	}
-	for name := range f.names {
+	for name := range f.names.m {
 		if name != "/" && parentOf(name) == f.watch {
 			f.watchN++
 		}
@@ -257,7 +257,7 @@ func (f *FileSystem) ReadDir(dir string) ([]string, error) {
 		return nil, pathErr("readdir", dir, syscall.ENOTDIR)
 	}
 	var out []string
-	for name := range f.names {
+	for name := range f.names.m {
 		if name != "/" && name != p && parentOf(name) == p {
 			out = append(out, name[len(p)+min(1, len(p)-1):])
 		}
@@ -277,7 +277,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 		return -1, pathErr("open", name, syscall.ENOENT)
 	}
 	write := flag&accMode == lease.O_WRONLY || flag&accMode == lease.O_RDWR
-	ino := f.names[p]
+	ino := f.names.get(p)
 	switch {
 	case ino == nil:
 		if errno := f.parentErr(p); errno != 0 {
@@ -290,7 +290,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 			return -1, pathErr("open", name, f.full.create)
 		}
 		ino = f.newInode(perm.Perm())
-		f.names[p] = ino
+		f.names.set(p, ino)
 		f.counted(p, 1)
 		f.logSet(p, ino)
 	case flag&(lease.O_CREATE|lease.O_EXCL) == lease.O_CREATE|lease.O_EXCL:
@@ -480,7 +480,7 @@ func (f *FileSystem) Remove(name string) error {
 	if ino.mode.IsDir() {
 		return pathErr("remove", name, syscall.EISDIR)
 	}
-	delete(f.names, p)
+	f.names.del(p)
 	f.counted(p, -1)
 	f.logDelete(p)
 	return nil
@@ -504,7 +504,7 @@ func (f *FileSystem) Rename(oldname, newname string) error {
 	if errno != 0 {
 		return linkErr("rename", oldname, newname, errno)
 	}
-	src, dst := f.names[op], f.names[np]
+	src, dst := f.names.get(op), f.names.get(np)
 	switch {
 	case src == nil:
 		errno = syscall.ENOENT
@@ -538,8 +538,8 @@ func (f *FileSystem) Rename(oldname, newname string) error {
 			f.journal = append(f.journal, nsChange{set: np, del: op, ino: src, dir: true})
 		}
 	}
-	f.names[np] = src
-	delete(f.names, op)
+	f.names.set(np, src)
+	f.names.del(op)
 	if src.mode.IsDir() {
 		f.recount() // the watched directory may have moved
 	}
@@ -555,14 +555,14 @@ func (f *FileSystem) Link(oldname, newname string) error {
 	if !ok {
 		return linkErr("link", oldname, newname, syscall.ENOENT)
 	}
-	src := f.names[op]
+	src := f.names.get(op)
 	errno := syscall.Errno(0)
 	switch {
 	case src == nil:
 		if errno = f.parentErr(op); errno == 0 {
 			errno = syscall.ENOENT
 		}
-	case f.names[np] != nil:
+	case f.names.get(np) != nil:
 		errno = syscall.EEXIST
 	default:
 		if errno = f.parentErr(np); errno == 0 && src.mode.IsDir() {
@@ -575,7 +575,7 @@ func (f *FileSystem) Link(oldname, newname string) error {
 	if errno != 0 {
 		return linkErr("link", oldname, newname, errno)
 	}
-	f.names[np] = src
+	f.names.set(np, src)
 	f.counted(np, 1)
 	f.logSet(np, src)
 	return nil
@@ -585,8 +585,8 @@ func (f *FileSystem) Link(oldname, newname string) error {
 // state of the world prints the same way on every run. Files that were
 // removed while open are not listed: they have no name.
 func (f *FileSystem) Files() []trace.File {
-	out := make([]trace.File, 0, len(f.names))
-	for name, ino := range f.names {
+	out := make([]trace.File, 0, len(f.names.m))
+	for name, ino := range f.names.m {
 		out = append(out, trace.File{Name: name, Data: bytes.Clone(ino.data), Dir: ino.mode.IsDir()})
 	}
 	slices.SortFunc(out, func(a, b trace.File) int { return strings.Compare(a.Name, b.Name) })

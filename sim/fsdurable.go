@@ -40,7 +40,7 @@ func (f *FileSystem) dirty(ino *inode) {
 
 // commit makes every namespace change so far durable.
 func (f *FileSystem) commit() {
-	f.durable = maps.Clone(f.names)
+	f.durable = maps.Clone(f.names.m)
 	f.journal = f.journal[:0]
 }
 
@@ -50,7 +50,7 @@ func (f *FileSystem) commit() {
 func (f *FileSystem) TrackDurability() {
 	f.tracking = true
 	f.commit()
-	for _, ino := range f.names {
+	for _, ino := range f.names.m {
 		ino.dirty, ino.synced = false, nil
 	}
 }
@@ -109,7 +109,7 @@ func (f *FileSystem) PowerLoss(choose func(n int) int) {
 	for _, ino := range names {
 		ino.dirty, ino.synced, ino.locked = false, nil, false
 	}
-	f.names = names
+	f.names = nameTable{m: names}
 	f.recount()
 	f.commit()
 }

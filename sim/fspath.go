@@ -18,7 +18,7 @@ func (f *FileSystem) lookup(op, name string) (string, *inode, error) {
 	if !ok {
 		return "", nil, pathErr(op, name, syscall.ENOENT)
 	}
-	if ino := f.names[p]; ino != nil {
+	if ino := f.names.get(p); ino != nil {
 		return p, ino, nil
 	}
 	errno := f.parentErr(p)
@@ -33,14 +33,14 @@ func (f *FileSystem) lookup(op, name string) (string, *inode, error) {
 // root, that is missing or not a directory, as the kernel reports.
 func (f *FileSystem) parentErr(p string) syscall.Errno {
 	dir := p[:max(strings.LastIndexByte(p, '/'), 1)]
-	if ino := f.names[dir]; ino != nil && ino.mode.IsDir() {
+	if ino := f.names.get(dir); ino != nil && ino.mode.IsDir() {
 		return 0
 	}
 	for i := 1; i <= len(dir); i++ {
 		if i < len(dir) && dir[i] != '/' {
 			continue
 		}
-		switch ino := f.names[dir[:i]]; {
+		switch ino := f.names.get(dir[:i]); {
 		case ino == nil:
 			return syscall.ENOENT
 		case !ino.mode.IsDir():
@@ -51,7 +51,7 @@ func (f *FileSystem) parentErr(p string) syscall.Errno {
 }
 
 func (f *FileSystem) hasChildren(dir string) bool {
-	for name := range f.names {
+	for name := range f.names.m {
 		if isUnder(name, dir) {
 			return true
 		}
@@ -64,14 +64,14 @@ func (f *FileSystem) hasChildren(dir string) bool {
 // and Rename has checked that to is not below from.
 func (f *FileSystem) moveChildren(from, to string) {
 	var children []string
-	for name := range f.names {
+	for name := range f.names.m {
 		if isUnder(name, from) {
 			children = append(children, name)
 		}
 	}
 	for _, name := range children {
-		f.names[to+name[len(from):]] = f.names[name]
-		delete(f.names, name)
+		f.names.set(to+name[len(from):], f.names.get(name))
+		f.names.del(name)
 	}
 }
 

@@ -370,7 +370,7 @@ func (w *World) touchName(path string) {
 		return
 	}
 	w.touchPath(path, false)
-	if ino := w.fs.names[w.canon(path)]; ino != nil {
+	if ino := w.fs.names.get(w.canon(path)); ino != nil {
 		w.touch(objKey{kind: objData, id: ino.id}, false)
 	}
 }
@@ -378,7 +378,7 @@ func (w *World) touchName(path string) {
 // exists reports whether path names a file or directory now (for a
 // step's footprint: false when no steps are recorded).
 func (w *World) exists(path string) bool {
-	return w.por != nil && w.fs.names[w.canon(path)] != nil
+	return w.por != nil && w.fs.names.get(w.canon(path)) != nil
 }
 
 // touchNames records a change of the names of path's directory: an
@@ -573,7 +573,7 @@ func (w *World) touchRename(oldname, newname string) {
 		return
 	}
 	oldname, newname = w.canon(oldname), w.canon(newname)
-	exists := w.fs.names[newname] != nil
+	exists := w.fs.names.get(newname) != nil
 	switch {
 	case dirOf(oldname) != dirOf(newname):
 		w.touchNames(oldname, remove)

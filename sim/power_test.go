@@ -111,7 +111,7 @@ func TestPowerLossNames(t *testing.T) {
 	for k := range 2 {
 		g := NewFileSystem()
 		*g = *f
-		g.names = cloneNames(f.names)
+		g.names = nameTable{m: cloneNames(f.names.m)}
 		g.journal = append([]nsChange(nil), f.journal...)
 		gv := g.View(g.NewFDTable())
 		g.PowerLoss(script(k))

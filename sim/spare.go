@@ -152,11 +152,11 @@ func (s *spare) reclaim(w *World) {
 	for i := range s.fdts {
 		clear(s.fdts[i].fds[:cap(s.fdts[i].fds)])
 	}
-	names := s.fs.names
+	names := s.fs.names.m
 	clear(names)
 	// (Its chunks of file bytes too: the run's files and the bytes their
 	// reads lent are the finished run's, which no one uses any more.)
-	s.fs = FileSystem{names: names, chunks: s.fs.chunks}
+	s.fs = FileSystem{names: nameTable{m: names}, chunks: s.fs.chunks}
 	s.queue = w.queue[:0]
 	clear(s.queue[:cap(s.queue)])
 	s.faults = s.faults[:0] // (w.faults was consumed from its front)
@@ -213,11 +213,12 @@ func (s *spare) newPorLog() *porLog {
 // newFileSystem is NewFileSystem on spare memory.
 func (s *spare) newFileSystem() *FileSystem {
 	f := &s.fs
-	if f.names == nil {
-		f.names = make(map[string]*inode)
+	if f.names.m == nil {
+		f.names.m = make(map[string]*inode)
 	}
-	clear(f.names) // (reclaim emptied it; this once held a setup that failed: a probe)
-	f.names["/"] = &inode{mode: rootMode, id: 1}
+	clear(f.names.m) // (reclaim emptied it; this once held a setup that failed: a probe)
+	f.names = nameTable{m: f.names.m}
+	f.names.set("/", &inode{mode: rootMode, id: 1})
 	f.inodes = 1
 	return f
 }
