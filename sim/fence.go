@@ -211,23 +211,24 @@ func (p *proc) live(ctx context.Context) bool {
 	// between steps, where no activity runs).
 	silent := p.silent
 	p.silent = true
-	live := ctx.Err() == nil
-	// (Asked only of a context whose Err says it is over: the step's hot
-	// path is a live context's.)
-	if !live {
-		if term, ok := lease.TermOf(ctx); ok && term.Valid() { // (the third way: the Term's Valid, as its doc says to check before acting)
-			live = true
-		}
-	}
-	if !live {
-		select {
-		case <-ctx.Done():
-		default:
-			live = true // (a nil Done, a context never cancelled, is open too)
-		}
-	}
+	live := ctx.Err() == nil || p.liveAnyway(ctx)
 	p.silent = silent // (not deferred: the step's hot path)
 	return live
+}
+
+// liveAnyway is live's look at a context whose Err says it is over (the
+// step's hot path is a live context's), with p silent: it leads still if
+// its Term is valid or its Done open.
+func (p *proc) liveAnyway(ctx context.Context) bool {
+	if term, ok := lease.TermOf(ctx); ok && term.Valid() { // (the third way: the Term's Valid, as its doc says to check before acting)
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	default:
+		return true // (a nil Done, a context never cancelled, is open too)
+	}
 }
 
 // lapsed reports whether ctx is a term whose local deadline has passed
@@ -289,11 +290,15 @@ func (w *World) observeAtEnd() {
 func (p *proc) look(extend bool) {
 	// Every step of a leading process comes here: while each context is
 	// live (nearly always), nothing is recorded and nothing moves, and the
-	// loop is this one; lookFrom takes over at the first context seen done.
+	// loop is this one, live's own inlined (silent throughout, Err first);
+	// lookFrom takes over at the first context seen done.
 	w := p.w
+	silent := p.silent
+	p.silent = true
 	for i := range p.leaders {
 		l := &p.leaders[i]
-		if !p.live(l.ctx) {
+		if l.ctx.Err() != nil && !p.liveAnyway(l.ctx) {
+			p.silent = silent
 			p.lookFrom(i, extend)
 			return
 		}
@@ -301,6 +306,7 @@ func (p *proc) look(extend bool) {
 			l.lastLive, l.liveSteps = w.now, len(w.tr.Events)
 		}
 	}
+	p.silent = silent
 }
 
 // lookFrom is look from the i'th context on, the i'th seen done (by the
