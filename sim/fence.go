@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math/bits"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -141,6 +142,7 @@ func newLeadObserver(p *proc) *leadObserver {
 		if p.live(ctx) {
 			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, nth: nth, epoch: epoch, lastLive: p.w.now, liveSteps: len(p.w.tr.Events)})
 			p.w.leading++
+			p.w.leaders.add(p.idx)
 		} else {
 			// Done before the user could act on it (a term whose deadline
 			// passed while the process was paused): no leadership at all.
@@ -262,10 +264,43 @@ func (w *World) observe() {
 	if w.leading == 0 {
 		return
 	}
+	if !w.leaders.wide {
+		// The processes that hold contexts, by index, as the loop below
+		// (which looked at every process for the one or two that lead).
+		for m := w.leaders.set; m != 0; m &= m - 1 {
+			if p := w.procs[bits.TrailingZeros64(m)]; len(p.leaders) > 0 && !p.stopped && !p.dead {
+				p.look(true)
+			}
+		}
+		return
+	}
 	for _, p := range w.procs {
 		if len(p.leaders) > 0 && !p.stopped && !p.dead {
 			p.look(true) // (a process leads in few steps: no call for the rest)
 		}
+	}
+}
+
+// leadSet is the set of the processes that hold leader contexts (observe's
+// to look at), by index: a process's bit is set when it is given its
+// first, and cleared when it holds none. wide is set for a run with a
+// process past the 64th, whose lookers observe finds by a loop over all.
+type leadSet struct {
+	set  uint64
+	wide bool
+}
+
+func (s *leadSet) add(idx int) {
+	if idx >= 64 {
+		s.wide = true
+		return
+	}
+	s.set |= 1 << idx
+}
+
+func (s *leadSet) drop(idx int) {
+	if idx < 64 {
+		s.set &^= 1 << idx
 	}
 }
 
@@ -341,6 +376,9 @@ func (p *proc) lookFrom(i0 int, extend bool) {
 	if len(kept) < len(p.leaders) {
 		clear(p.leaders[len(kept):])
 		p.leaders = kept
+		if len(kept) == 0 {
+			p.w.leaders.drop(p.idx)
+		}
 	}
 }
 
@@ -353,6 +391,7 @@ func (p *proc) diedLeading() {
 	}
 	clear(p.leaders)
 	p.leaders = p.leaders[:0]
+	p.w.leaders.drop(p.idx)
 }
 
 // fence is one action on the fenced resource: a request that takes effect

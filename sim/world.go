@@ -38,9 +38,10 @@ type World struct {
 	faultAt   int64
 	tieAt     int64 // the instant of the tie being decided (TieInstant)
 	tr        *trace.Trace
-	leading   int    // leader contexts not yet seen done, over all processes
-	timers    int    // armed MonoTimers, over all processes
-	setup     *setup // tr.Run.Setup
+	leading   int     // leader contexts not yet seen done, over all processes
+	leaders   leadSet // the processes that hold them
+	timers    int     // armed MonoTimers, over all processes
+	setup     *setup  // tr.Run.Setup
 	syscalls  int
 	// limit, when positive, stops the run after that many system calls
 	// (Config.MaxSyscalls; the benchmark's unit is one system call).
