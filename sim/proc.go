@@ -377,7 +377,9 @@ func (p *proc) done(e *trace.Event) {
 	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
 		p.count(w.leaderTriggers, e)
 	}
-	p.count(p.triggers, e)
+	if len(p.triggers) > 0 {
+		p.count(p.triggers, e)
+	}
 }
 
 // count counts the call e against the crash points trs and fires, at
@@ -399,10 +401,16 @@ func (p *proc) count(trs []trigger, e *trace.Event) {
 	}
 }
 
+// errno is the error number err carries, 0 for none. It inlines: most
+// calls succeed.
 func errno(err error) trace.Errno {
 	if err == nil {
 		return 0
 	}
+	return errnoOf(err)
+}
+
+func errnoOf(err error) trace.Errno {
 	if pe, ok := err.(*fs.PathError); ok {
 		if e, ok := pe.Err.(syscall.Errno); ok {
 			return trace.ErrnoOf(e)

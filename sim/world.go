@@ -522,8 +522,15 @@ func (w *World) event(proc, act int16, kind trace.Kind) *trace.Event {
 	return e
 }
 
-// added ends the recording of e, the trace's last event.
+// added ends the recording of e, the trace's last event. It inlines: a
+// run without a reduction or a calm has nothing to do here.
 func (w *World) added(e *trace.Event) {
+	if w.por != nil || w.cfg.Calm > 0 {
+		w.addedMore(e)
+	}
+}
+
+func (w *World) addedMore(e *trace.Event) {
 	if w.por != nil {
 		w.porEvent(e)
 	}
