@@ -68,6 +68,16 @@ func (c *procClock) trueAt(local int64) int64 {
 	if d <= 0 {
 		return s.t0
 	}
+	if s.ppm == 0 {
+		// The common case, the rest's answer without its divisions by a
+		// variable (two in a row: 12 ns in a loop on the machine of
+		// 2026-12-07; scale is the identity). A third of the simulated
+		// calls come here.
+		if d/1e6 >= (never-s.t0)/1e6 {
+			return never
+		}
+		return s.t0 + d
+	}
 	// invert scale: t = d*1e6/(1e6+ppm), rounded up so mono(t) >= local.
 	den := 1e6 + s.ppm
 	if d/den >= (never-s.t0)/1e6 {

@@ -239,3 +239,41 @@ func TestWallOf(t *testing.T) {
 	check("skewed after +2s skew", &skewed, 9*time.Second, base.Add(-500*time.Millisecond))
 	check("plain after another's skew", &plain, 9*time.Second, base.Add(-1*time.Second))
 }
+
+// TestTrueAtNoDrift holds trueAt's shortcut for a clock at the true rate
+// to the general inversion's answer, the horizon's edge included.
+func TestTrueAtNoDrift(t *testing.T) {
+	general := func(t0, local0, local int64) int64 { // trueAt's inversion, ppm 0
+		d := local - local0
+		if d <= 0 {
+			return t0
+		}
+		den := int64(1e6)
+		if d/den >= (never-t0)/1e6 {
+			return never
+		}
+		tt := d/den*1e6 + (d%den*1e6+den-1)/den
+		for scale(tt, 0) < d {
+			tt++
+		}
+		for tt > 0 && scale(tt-1, 0) >= d {
+			tt--
+		}
+		return t0 + tt
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := newProcClock(0, 0)
+	c.setRate(7e9, 250) // a segment that does not start at 0 ...
+	c.setRate(9e9, 0)   // ... then the true rate again
+	s := c.segs[len(c.segs)-1]
+	edge := never - s.t0 + s.local0
+	locals := []int64{s.local0 - 1, s.local0, s.local0 + 1, edge - 2e6, edge - 1e6 - 1, edge - 1e6, edge - 1, edge, edge + 1}
+	for range 1000 {
+		locals = append(locals, s.local0+rng.Int64N(1e15))
+	}
+	for _, l := range locals {
+		if got, want := c.trueAt(l), general(s.t0, s.local0, l); got != want {
+			t.Errorf("trueAt(%d) = %d, the general inversion %d", l, got, want)
+		}
+	}
+}

@@ -96,7 +96,13 @@ func (t *ticker) Wait() {
 		a.onClock = false
 	}
 	p.woke(a)
-	t.k = max(t.k+1, (p.clock.mono(a.t)-t.start)/t.d)
+	// The ticks dropped: none for a receiver less than a period late,
+	// whose count is k+1 without a division by a variable.
+	if x := p.clock.mono(a.t) - t.start; t.d > 0 && x < (t.k+2)*t.d {
+		t.k++
+	} else {
+		t.k = max(t.k+1, x/t.d)
+	}
 }
 
 func (t *ticker) Stop() {}
