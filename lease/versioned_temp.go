@@ -64,7 +64,10 @@ func TempBase(p Proc) int64 {
 // RandomTempBase is a random multiple of 2^16 below 2^56: two processes
 // of one PID start their temporary names' sequences 2^16 or more apart,
 // the same with probability 2^-40.
-func RandomTempBase() int64 { return int64(NewNonce()>>24) &^ (1<<16 - 1) }
+//
+// (NewNonce's 63 bits shifted by 7: by 24, as first written, the base
+// was below 2^39, one of 2^23, not 2^40, as said here and in the README.)
+func RandomTempBase() int64 { return int64(NewNonce()>>7) &^ (1<<16 - 1) }
 
 // newTemp names a new temporary file of this process and notes it as
 // under way. Its sequence starts at TempBase, which no other process of
