@@ -98,11 +98,11 @@ type Reference struct {
 	last   Record
 	lastAt time.Duration
 	// tried are the nonces of the term's renewals since its last
-	// successful write that failed with an error, and so may have taken
-	// effect (lease.Store): a record of one of them, read after a
-	// conflict, is this term's own (ownRenewal); and of a watcher's
-	// creates and takeovers that did (unknownWrite): its own (ownRecord).
-	tried []uint64
+	// successful write, and of a watcher's takeovers, that failed with an
+	// error and so may have taken effect (lease.Store): its own
+	// (ownRenewal, ownRecord); lostCreate is such a create's (unknownCreate).
+	tried      []uint64
+	lostCreate Record
 	// lateSeen is a holder read once and not yet told of (mToldLate).
 	lateSeen int64
 	// told is the holder OnNewLeader was last called with (0: none).
@@ -371,7 +371,7 @@ func (r *Reference) elect(ctx context.Context) {
 		hinted := r.hint != nil && haveToken && r.hint.Released(prevToken) && (!r.vanishes || r.mistake == mHintOnVanishing)
 		prevToken, haveToken = token, r.note != nil && r.mistake != mTokenAfterRead
 		if hinted && r.p.Mono() >= max(retryAt, holdUntil) && ctx.Err() == nil {
-			led, done, b := r.create(ctx, backoff, lost)
+			led, done, b := r.create(ctx, backoff, lost, -1)
 			if done {
 				return
 			}
@@ -474,7 +474,7 @@ func (r *Reference) elect(ctx context.Context) {
 			if ctx.Err() != nil {
 				continue // write nothing more
 			}
-			led, done, b := r.create(ctx, backoff, lost)
+			led, done, b := r.create(ctx, backoff, lost, createdAfter(rec, err))
 			if done {
 				return
 			}
