@@ -67,7 +67,7 @@ func (r *Reference) release(cur Record, term *Term) {
 			// left it to expire).
 			if r.mistake != mLateReleaseSkipped { // (mutant: left to expire)
 				err := r.s.Release(cur)
-				if err == nil || Superseded(err) {
+				if err == nil {
 					r.p.Log(MsgReleased, 0, 0)
 					return
 				}
@@ -76,7 +76,10 @@ func (r *Reference) release(cur Record, term *Term) {
 				}
 			}
 			// Not "no longer ours": a conflict may be this term's own
-			// renewal whose outcome it could not know (not read for).
+			// renewal whose outcome it could not know (not read for). Nor
+			// "released" when superseded: past the deadline the higher
+			// version may be two writes of others since cur, its name
+			// swept and linked again by this release (a review).
 			r.p.Log(MsgRefReleaseLate, 0, 0)
 			return
 		}
