@@ -52,9 +52,19 @@ func (r *Reference) ownRenewal(cur Record, term *Term) bool {
 // server dropped unseen.
 func (r *Reference) unknownWrite(sent Record) {
 	if sent.Nonce != 0 && r.mistake != mUnknownWriteForgotten { // (mutant: forgotten)
+		if len(r.tried) >= maxTried {
+			// A server down for hours fails a takeover every back-off:
+			// the oldest goes (the read after each write shows its
+			// record, if it took effect; a review, helper-103: the list
+			// grew by one a failed takeover, for good).
+			r.tried = append(r.tried[:0], r.tried[1:]...)
+		}
 		r.tried = append(r.tried, sent.Nonce)
 	}
 }
+
+// maxTried bounds the takeovers' nonces a watcher remembers.
+const maxTried = 16
 
 // unknownCreate remembers a create that failed with an error, which may
 // have taken effect, made after a read that showed the store's last
