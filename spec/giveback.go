@@ -142,15 +142,16 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	if release >= 0 {
 		tried = fmt.Sprintf("after %d failed attempt(s) since its first release call", failures)
 	}
-	if exit >= deadline && rec != acked {
-		// A later version of its term (a renewal whose outcome it could
-		// not know) that a store naming no writes gives it no way to tell
-		// from another's once its term is over: left to expire (a review,
-		// helper-103: the first version of this rule blamed the correct
-		// reference; spec.TestGivesBackPastDeadlineOwnRenewalUnknown).
-		return nil
-	}
 	if exit >= deadline {
+		if rec != acked {
+			// A later version of its term (a renewal whose outcome it
+			// could not know) that a store naming no writes gives it no
+			// way to tell from another's once its term is over: left to
+			// expire (a review, helper-103: the first version of this
+			// rule blamed the correct reference;
+			// spec.TestGivesBackPastDeadlineOwnRenewalUnknown).
+			return nil
+		}
 		return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
 			Detail: fmt.Sprintf("process %s exited at %s, past its local deadline, without a release call, leaving its own record (version %d) in the store: process %s read it at %s. A compare-and-set release of its own last write, late or not, frees only a record nobody else wrote: its successors wait out the lease",
 				tr.ProcName(p), secs(time.Duration(exit)), rec.Version, tr.ProcName(int(tr.Events[by].Proc)), secs(time.Duration(held)))}

@@ -150,16 +150,7 @@ func TestIncarnation(t *testing.T) {
 		life := storetest.Incarnation(t, s, time.Minute, func(t *testing.T) {
 			exec(t, s.db(), `DELETE FROM `+table)
 		})
-		same := func(what string, r lease.Record, err error) lease.Record {
-			t.Helper()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if r.Incarnation != life {
-				t.Errorf("%s: incarnation %d, want %d", what, r.Incarnation, life)
-			}
-			return r
-		}
+		same := storetest.SameIncarnation(t, &life)
 		// An expiry keeps it.
 		exec(t, s.db(), `UPDATE `+table+` SET expires_ms = 0`)
 		after, err := s.Create(6, time.Minute)

@@ -25,16 +25,7 @@ func Incarnation(t *testing.T, s lease.Store, ttl time.Duration, lose func(t *te
 	if life == 0 {
 		t.Fatalf("create returned %+v: no incarnation", rec)
 	}
-	same := func(what string, r lease.Record, err error) lease.Record {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if r.Incarnation != life {
-			t.Errorf("%s: incarnation %d, want %d", what, r.Incarnation, life)
-		}
-		return r
-	}
+	same := SameIncarnation(t, &life)
 	r, err := s.Read()
 	same("read", r, err)
 	r, err = s.Renew(rec, ttl)
@@ -67,4 +58,20 @@ func Incarnation(t *testing.T, s lease.Store, ttl time.Duration, lose func(t *te
 	r, err = s.Read()
 	same("read after the loss", r, err)
 	return life
+}
+
+// SameIncarnation returns a check of a store call's answer: no error, and
+// the incarnation *life as it is then (the caller may change it after a
+// loss); it returns the record.
+func SameIncarnation(t *testing.T, life *uint64) func(what string, r lease.Record, err error) lease.Record {
+	return func(what string, r lease.Record, err error) lease.Record {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if r.Incarnation != *life {
+			t.Errorf("%s: incarnation %d, want %d", what, r.Incarnation, *life)
+		}
+		return r
+	}
 }
