@@ -181,6 +181,8 @@ func TestSwarmDrawsAim(t *testing.T) {
 						t.Errorf("seed %d: an aimed step %v, want at no instant, by a lease within a twentieth", seed, f)
 					}
 					c["step"]++
+				case f.Kind == trace.FSError && f.Follows > 0:
+					c["burst"]++
 				case f.Follows > 0 && f.Proc == Leader:
 					c["aftershock"]++
 				case f.Kind == trace.Drift && f.Proc == Leader:
@@ -196,14 +198,17 @@ func TestSwarmDrawsAim(t *testing.T) {
 	}
 	swarm := counts("all")
 	t.Logf("-faults all, 2000 setups: %v", swarm)
-	for _, k := range []string{"slow", "aftershock", "split", "any", "near", "step"} {
+	for _, k := range []string{"slow", "aftershock", "split", "any", "near", "step", "burst"} {
 		if swarm[k] < 40 {
 			t.Errorf("-faults all, 2000 setups: %d with %s, want a fair share (%v)", swarm[k], k, swarm)
 		}
 	}
-	for _, faults := range []string{"kill,stop", "drift,fserr", "stop", "jump,stop"} {
+	if c := counts("kill,term,stop,emfile,diskfull"); c["burst"] > 0 {
+		t.Errorf("a swarm without injected errors drew %d chained ones", c["burst"])
+	}
+	for _, faults := range []string{"kill,stop", "drift,fserr", "stop", "jump,stop", "term,fserr"} {
 		c := counts(faults)
-		for _, k := range []string{"slow", "aftershock", "split", "any", "step"} {
+		for _, k := range []string{"slow", "aftershock", "split", "any", "step", "burst"} {
 			if c[k] > 0 {
 				t.Errorf("-faults %s (no swarm): %d setups with %s", faults, c[k], k)
 			}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +67,11 @@ func TestChainedFault(t *testing.T) {
 	for _, bad := range [][]Fault{
 		{{Kind: trace.Stop, Follows: 1, Nth: 1, Dur: time.Second}},                                               // itself
 		{{Kind: trace.Drift, At: time.Second, PPM: 5}, {Kind: trace.Stop, Follows: 1, Nth: 1, Dur: time.Second}}, // not a signal
-		{{Kind: trace.Term, At: time.Second}, {Kind: trace.FSError, Follows: 1, Call: "write", Errno: 5}},        // not a signal
+		{{Kind: trace.Drift, At: time.Second, PPM: 5}, {Kind: trace.FSError, Follows: 1, Call: "any", Errno: 5}}, // an error, after no process's fault
+		{{Kind: trace.Kill, At: time.Second}, {Kind: trace.FSError, Follows: 1, Call: "any", Errno: 5}},          // an error of a killed process
+		{{Kind: trace.Term, At: time.Second}, {Kind: trace.FSError, Follows: 1, Call: "log", Errno: 5}},          // a call that cannot fail
+		{{Kind: trace.Term, At: time.Second}, {Kind: trace.FSError, Follows: 1, Proc: Leader, Errno: 5}},         // the leader's error
+		{{Kind: trace.Term, At: time.Second}, {Kind: trace.EMFile, Follows: 1, Dur: time.Second}},                // no signal, no error
 		{{Kind: trace.Term, At: time.Second}, {Kind: trace.Stop, Follows: 3, Dur: time.Second}},                  // out of range
 		{{Kind: trace.Kill, At: time.Second}, {Kind: trace.Stop, Follows: 1, Dur: time.Second}},                  // a killed process
 		{{Kind: trace.Term, At: time.Second}, {Kind: trace.Stop, Follows: 1, Proc: 1, Dur: time.Second}},         // a process of its own
@@ -75,6 +80,49 @@ func TestChainedFault(t *testing.T) {
 		if _, err := Run(cfg); err == nil {
 			t.Errorf("%v: accepted", bad)
 		}
+	}
+}
+
+// An injected error chained to another (Fault.Follows: errors in a burst)
+// fails the Nth call that can fail which the process makes after the
+// first error's call, and nothing before it.
+func TestChainedError(t *testing.T) {
+	cfg := worldCfg(3)
+	cfg.Variant = "reference"
+	cfg.Faults = []Fault{
+		{Kind: trace.FSError, Proc: 0, Call: "any", Nth: 3, Errno: syscall.EIO},
+		{Kind: trace.FSError, Follows: 1, Call: "any", Nth: 2, Errno: syscall.ENOSPC},
+	}
+	tr := mustRun(t, cfg)
+	var at []int // the calls that failed with an injected error
+	for i, e := range tr.Events {
+		if e.Kind == trace.EvFault && e.FaultKind() == trace.FSError {
+			for j := i + 1; j < len(tr.Events); j++ {
+				if c := tr.Events[j]; c.Kind == trace.EvSyscall && c.Proc == e.Proc {
+					at = append(at, j)
+					break
+				}
+			}
+		}
+	}
+	if len(at) != 2 {
+		t.Fatalf("%d injected errors, want 2\n%s", len(at), tr.Setup())
+	}
+	first, second := tr.Events[at[0]], tr.Events[at[1]]
+	if first.Errno.Sys() != syscall.EIO || second.Errno.Sys() != syscall.ENOSPC || second.Proc != 0 {
+		t.Errorf("errors %v then %v (process %d), want EIO then ENOSPC, both of process 0", first.Errno.Sys(), second.Errno.Sys(), second.Proc)
+	}
+	between := 0 // process 0's calls that can fail, after the first error's
+	for _, e := range tr.Events[at[0]+1 : at[1]] {
+		if e.Kind == trace.EvSyscall && e.Proc == 0 && (e.Op <= trace.OpLink || e.Op == trace.OpFlock || e.Op == trace.OpRPC || e.Op == trace.OpReadDir) {
+			between++
+		}
+	}
+	if between != 1 {
+		t.Errorf("the chained error failed the call after %d calls that can fail, want 1 (its Nth is 2)", between)
+	}
+	if s := tr.Setup(); !strings.Contains(s, "fserr its process: any #2 following fault 1 fails with ENOSPC") {
+		t.Errorf("setup line: %s", s)
 	}
 }
 

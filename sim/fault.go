@@ -124,7 +124,11 @@ type Fault struct {
 	// signal (SIGTERM or a pause) and fires right after the Nth system
 	// call, of any kind, that the process the signal hit makes after it:
 	// a pause or a crash in the middle of handling a SIGTERM, or just
-	// after a SIGCONT. With Proc Leader it follows any fault that hits
+	// after a SIGCONT. An injected error (FSError, Proc zero) may also
+	// follow an injected error or a process's running out of descriptors,
+	// and fails the Nth call that can fail (of kind Call) the process
+	// makes after the fault it follows fires: errors in a burst, or in a
+	// process's way back from a fault. With Proc Leader it follows any fault that hits
 	// one process (a signal, a clock's change, an I/O error, running out
 	// of descriptors) and fires at the instant that fault fires, at
 	// whichever process leads then (an aftershock: the leader fails while
@@ -237,6 +241,9 @@ func (f Fault) String() string {
 	case trace.EMFile:
 		return fmt.Sprintf("emfile %s %s for %v", who, when, f.Dur)
 	case trace.FSError:
+		if f.Follows > 0 {
+			return fmt.Sprintf("fserr its process: %s #%d following fault %d fails with %s", f.Call, max(f.Nth, 1), f.Follows, trace.ErrnoName(f.Errno))
+		}
 		return fmt.Sprintf("fserr %s: %s #%d fails with %s", who, f.Call, max(f.Nth, 1), trace.ErrnoName(f.Errno))
 	case trace.Notice:
 		fate := f.Call
@@ -264,14 +271,14 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 			if f.Nth != 0 {
 				return fmt.Errorf("fault %v: a fault at the leader fires when the fault it follows does: no call count", f.Kind)
 			}
-		} else if k := followed.Kind; k != trace.Term && k != trace.Stop {
-			return fmt.Errorf("fault %v: follows a %v; only a SIGTERM or a pause leaves a process to follow", f.Kind, k)
+		} else if k := followed.Kind; k != trace.Term && k != trace.Stop && (f.Kind != trace.FSError || k != trace.FSError && k != trace.EMFile) {
+			return fmt.Errorf("fault %v: follows a %v; only a SIGTERM or a pause (or, for an injected error, an injected error or running out of descriptors) leaves a process to follow", f.Kind, k)
 		}
 		if f.At != 0 || f.Proc != 0 && f.Proc != Leader {
 			return fmt.Errorf("fault %v: a chained fault has its time, and its process unless it strikes the leader, from the fault it follows", f.Kind)
 		}
-		if f.Kind != trace.Kill && f.Kind != trace.Term && f.Kind != trace.Stop || f.After != "" {
-			return fmt.Errorf("fault %v: only a signal, at no call kind, can follow another", f.Kind)
+		if f.Kind != trace.Kill && f.Kind != trace.Term && f.Kind != trace.Stop && (f.Kind != trace.FSError || f.Proc == Leader) || f.After != "" {
+			return fmt.Errorf("fault %v: only a signal, at no call kind, or an injected error of the process can follow another", f.Kind)
 		}
 	}
 	if f.Kind.IsStretch() {

@@ -560,36 +560,8 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			cfg.Faults = append(cfg.Faults, c)
 		}
 	}
+	if swarm {
+		chainErrors(&cfg, kinds)
+	}
 	return cfg
-}
-
-// sharePIDs gives the first n processes of cfg PIDs that repeat, as in
-// PID namespaces of their own (containers sharing the lock's directory
-// or the lease server): one time in two every process is PID 1 (each
-// container's first process), else two drawn processes share the first's
-// PID. A process restarted after a power loss (cfg.Procs past n) keeps
-// the PID of the one it restarts.
-func sharePIDs(cfg *Config, n int, rng chooserRand) {
-	if n < 2 {
-		return
-	}
-	cfg.SharedPIDs = true
-	old := make([]int, n)
-	for i := range n {
-		old[i] = cfg.Procs[i].PID
-	}
-	if rng.IntN(2) == 0 {
-		for i := range n {
-			cfg.Procs[i].PID = 1
-		}
-	} else {
-		a := rng.IntN(n)
-		b := (a + 1 + rng.IntN(n-1)) % n
-		cfg.Procs[b].PID = cfg.Procs[a].PID
-	}
-	for i := n; i < len(cfg.Procs); i++ {
-		if j := slices.Index(old, cfg.Procs[i].PID); j >= 0 {
-			cfg.Procs[i].PID = cfg.Procs[j].PID
-		}
-	}
 }

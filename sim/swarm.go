@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/leaselab/leaselab/lease"
@@ -185,4 +186,78 @@ func aimStep(f *Fault, lease time.Duration) {
 		near = -near
 	}
 	f.Delta = near
+}
+
+// sharePIDs gives the first n processes of cfg PIDs that repeat, as in
+// PID namespaces of their own (containers sharing the lock's directory
+// or the lease server): one time in two every process is PID 1 (each
+// container's first process), else two drawn processes share the first's
+// PID. A process restarted after a power loss (cfg.Procs past n) keeps
+// the PID of the one it restarts.
+func sharePIDs(cfg *Config, n int, rng chooserRand) {
+	if n < 2 {
+		return
+	}
+	cfg.SharedPIDs = true
+	old := make([]int, n)
+	for i := range n {
+		old[i] = cfg.Procs[i].PID
+	}
+	if rng.IntN(2) == 0 {
+		for i := range n {
+			cfg.Procs[i].PID = 1
+		}
+	} else {
+		a := rng.IntN(n)
+		b := (a + 1 + rng.IntN(n-1)) % n
+		cfg.Procs[b].PID = cfg.Procs[a].PID
+	}
+	for i := n; i < len(cfg.Procs); i++ {
+		if j := slices.Index(old, cfg.Procs[i].PID); j >= 0 {
+			cfg.Procs[i].PID = cfg.Procs[j].PID
+		}
+	}
+}
+
+// chainErrors chains to one in two of the faults that hit one process (an
+// injected error, a SIGTERM, a pause, running out of descriptors) an
+// injected error of that process: the Nth call of it that can fail after
+// the fault fires, N up to 8, fails with EIO or ENOSPC (Fault.Follows).
+// Only in a swarm with injected errors on (kinds holds FSError). Errors
+// come in bursts on a failing disk, and a process's way back from a fault
+// (the read after a write of unknown outcome, the first calls after a
+// SIGCONT or in a SIGTERM's handler) is where a second error decides what
+// it does; two errors drawn apart meet a few calls from each other almost
+// never (the mutant catalogue: a renewal of unknown outcome whose read
+// then failed stepped down with the user's context live, and 10,000 runs
+// of -faults all missed it). No draw: the coin, N and the error come from
+// a hash of the fault's instant, drawn for every fault, and its place, so
+// that every other draw of a run (its boot ids, its shared PIDs) is as
+// before.
+func chainErrors(cfg *Config, kinds []trace.FaultKind) {
+	if !slices.Contains(kinds, trace.FSError) {
+		return
+	}
+	for i, nf := 0, len(cfg.Faults); i < nf; i++ {
+		f := cfg.Faults[i]
+		if f.Follows != 0 || f.Kind != trace.FSError && f.Kind != trace.Term && f.Kind != trace.Stop && f.Kind != trace.EMFile {
+			continue
+		}
+		h := mix64(uint64(f.At) ^ uint64(i+1)*0x9e3779b97f4a7c15)
+		if h&1 == 0 {
+			continue
+		}
+		errno := []syscall.Errno{syscall.EIO, syscall.ENOSPC}[h>>1&1]
+		cfg.Faults = append(cfg.Faults, Fault{Kind: trace.FSError, Follows: i + 1, Call: "any", Nth: 1 + int(h>>2%8), Errno: errno})
+	}
+}
+
+// mix64 is SplitMix64's finalizer: every bit of x moves about half of the
+// result's bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }

@@ -446,7 +446,7 @@ func (w *World) arm(f Fault, p *proc) {
 			c.Follows, c.At = 0, time.Duration(w.now)
 			w.faults = insertFault(w.faults, c)
 		default:
-			p.triggers = append(p.triggers, trigger{f: c, any: true})
+			p.triggers = append(p.triggers, trigger{f: c, any: c.Kind != trace.FSError}) // (an error's trigger counts the calls that can fail: proc.enter)
 		}
 	}
 }
