@@ -87,6 +87,7 @@ const (
 	MistakeReleaseSkipsOwnRenewal  = mReleaseSkipsOwnRenewal
 	MistakeOwnRecordNotReleased    = mOwnRecordNotReleased
 	MistakeLateReleaseSkipped      = mLateReleaseSkipped
+	MistakeSeenReleaseOnce         = mSeenReleaseOnce
 	MistakeNoCancelLost            = mNoCancelLost
 	MistakeSeenBeforeRead          = mSeenBeforeRead
 	MistakeStoppedBeforeCancel     = mStoppedBeforeCancel

@@ -320,4 +320,10 @@ const (
 	// is waited out as another's (the reference before c53a9a3, found by
 	// helper-101).
 	mUnknownWriteForgotten
+	// Reference: a SIGTERM to a process not leading releases the record
+	// it last saw, its own, once: a conflict ends it, though the record
+	// there may be its own later write whose outcome it could not know
+	// (the reference before 2026-12-07's last evening, found by errors
+	// in bursts).
+	mSeenReleaseOnce
 )

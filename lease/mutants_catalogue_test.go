@@ -319,13 +319,13 @@ var mutants = []mutant{
 		// A probe's (helper-96, 2026-12-07): on a server its kill is
 		// quick (below); on the file store a renewal meets another's
 		// record before its deadline only through its own renewal of
-		// unknown outcome and a failed read.
+		// unknown outcome and a failed read: two errors of one process
+		// a few calls apart, which the default command missed until its
+		// swarms chained errors in bursts (sim.chainErrors).
 		name: "reference~no-cancel-lost", base: "reference",
 		mistake:    "a renewal that finds another's record steps down (its role, the log line, OnStoppedLeading) but leaves the user's context live; the deadline's timer, disarmed as the term ends, never ends it",
-		property:   spec.ExclusiveLeadership,
+		property:   spec.HonestRole,
 		run:        referenceRun(lease.MistakeNoCancelLost),
-		missed:     "on the file store a renewal meets a record not its own before its deadline only as its own renewal of unknown outcome (the listing after its link failed) whose read after the conflict fails too: two injected errors on one process, two calls apart, which -faults all's swarm draws too rarely for its 10,000 runs; with -faults fserr,emfile,diskfull the process that so stepped down is found leading beside the next leader",
-		confirm:    &confirmation{faults: "fserr,emfile,diskfull", runs: 20000},
 		exploreWhy: "it needs two injected errors on one process; the documented bounds inject one",
 	},
 	{
@@ -376,8 +376,6 @@ var mutants = []mutant{
 		property:   spec.ErrorsReported,
 		run:        referenceRun(lease.MistakeConflictReadUnreported),
 		exploreWhy: "it needs a renewal's conflict and then a failed read, which one fault does not make",
-		confirm:    &confirmation{faults: "fserr,eio,diskfull,emfile,stop,term", runs: 20000},
-		missed:     "it needs a leader paused past a takeover whose read then fails (out of descriptors, a failing disk): the default command's swarms seldom draw a pause with those",
 	},
 	{
 		name: "reference~read-error-is-garbage", base: "reference",
@@ -913,6 +911,26 @@ var mutants = []mutant{
 		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's reply",
 		confirm:    &confirmation{faults: "all", sched: "mixed", runs: 20000, probe: waitsOutOwnRecord, probeName: "own record waited out"},
 		missed:     "no property judges a process that waits out a record its own write made, whose reply was lost: stable-leadership judges terms cut short, no-wedge and failover-bound excuse a lease after a failed store call (spec.TestLostWriteReplyTakenBack pins the fix)",
+	},
+	// Found by errors in bursts (2026-12-07, last evening): the
+	// reference before it, on both kinds of store.
+	{
+		name: "redis~seen-release-once", base: "redis",
+		mistake:    "a SIGTERM to a process that stepped down releases the record it last saw, its own, once: the conflict with its own later renewal, whose reply was lost (the conflict's read failed, and it stepped down), ends it, and its successors wait out the lease",
+		property:   spec.FailoverBound,
+		run:        serverRun(lease.MistakeSeenReleaseOnce, nil),
+		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's reply",
+		confirm:    &confirmation{faults: "kill,term,stop,fserr,emfile", sched: "mixed", runs: 60000},
+		missed:     "it needs a renewal whose reply is lost, the conflict's read after it failing too, and a SIGTERM to that process in the few seconds between its stepping down and its next read: the default command's swarms draw the three together too rarely for its 10,000 runs (random alone found it at run 1,745 once)",
+	},
+	{
+		name: "reference~seen-release-once", base: "reference",
+		mistake:    "a SIGTERM to a process that stepped down releases the record it last saw, its own, once: the conflict with its own later renewal of unknown outcome (its listing failed, then the conflict's read), ends it, and its successors wait out the lease",
+		property:   spec.FailoverBound,
+		run:        referenceRun(lease.MistakeSeenReleaseOnce),
+		exploreWhy: "it needs three injected errors on one process; the documented bounds inject one",
+		confirm:    &confirmation{faults: "kill,term,stop,fserr,emfile", sched: "mixed", runs: 60000},
+		missed:     "it needs a renewal whose listing fails after its link, the conflict's read after it failing too, and a SIGTERM to that process before its term's deadline: three faults of one process, which errors in bursts bring together once in tens of thousands of runs (lease.TestRunReleasesOwnRenewalAfterSteppingDown and ...TakesBack... pin the fix)",
 	},
 }
 

@@ -342,13 +342,8 @@ func (r *Reference) elect(ctx context.Context) {
 			// holds it, and a compare-and-set release of it hands over at
 			// once instead of leaving it to expire (a review: a watcher
 			// waited 9 s after such a SIGTERM).
-			if haveSeen && r.ownRecord(seen) && r.mistake != mOwnRecordNotReleased { // (mutant: left to expire)
-				err := r.s.Release(seen)
-				if err == nil {
-					r.p.Log(MsgReleased, 0, 0)
-					return
-				}
-				r.report("release", err)
+			if haveSeen && r.ownRecord(seen) && r.mistake != mOwnRecordNotReleased && r.releaseOwn(seen) { // (mutant: left to expire)
+				return
 			}
 			r.p.Log(MsgRefNotLeading, 0, 0)
 			return

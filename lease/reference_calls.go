@@ -23,9 +23,9 @@ func (r *Reference) afterTerm() (Record, time.Duration, bool) {
 	return r.last, r.lastAt, true
 }
 
-// ownRenewal reports whether cur, read after a conflict of term's
-// renewal or release, is this term's own earlier renewal, whose outcome
-// was not known: of this process's PID, of the term's epoch, and made by
+// ownRenewal reports whether cur, read after a conflict of a renewal or
+// release of the term of epoch, is this term's own earlier renewal, whose
+// outcome was not known: of this process's PID, of the term's epoch, and made by
 // one of the renewals tried since the term's last known write (its
 // nonce). A store that names no writes (nonce 0: the file stores) makes
 // no versions again while its processes live, and no other term has the
@@ -33,8 +33,8 @@ func (r *Reference) afterTerm() (Record, time.Duration, bool) {
 // PID (another PID namespace) may hold a record of that epoch (a check
 // with the loss and shared PIDs as faults: two led, in 17 of 20,000 runs
 // of -faults lose,stop,samepid).
-func (r *Reference) ownRenewal(cur Record, term *Term) bool {
-	if cur.Holder != r.pid || cur.Epoch != term.Epoch() {
+func (r *Reference) ownRenewal(cur Record, epoch int64) bool {
+	if cur.Holder != r.pid || cur.Epoch != epoch {
 		return false
 	}
 	// By nonce when this term's writes carry one: a record of nonce 0 on
@@ -106,7 +106,7 @@ func createdAfter(rec Record, err error) int64 {
 // when it does not lead, no one holds: its last known write (by version,
 // and nonce where the store names writes), or one of its last term's
 // renewals whose outcome it could not know (by nonce: a nonce is this
-// process's alone). (A check: a leader whose renewal's reply was lost
+// process's alone; by its term's epoch where writes carry none). (A check: a leader whose renewal's reply was lost
 // stepped down at its deadline, then read that renewal's record and
 // waited out its 27 s lease as another's, 15 s with no leader.)
 func (r *Reference) ownRecord(rec Record) bool {
@@ -115,6 +115,11 @@ func (r *Reference) ownRecord(rec Record) bool {
 	}
 	return r.wrote.Version != 0 && rec.Version == r.wrote.Version && rec.Nonce == r.wrote.Nonce ||
 		rec.Nonce != 0 && slices.Contains(r.tried, rec.Nonce) ||
+		// On a store that names no writes, a later version of the last
+		// known write's term: its renewal whose outcome it could not know
+		// (ownRenewal's rule; errors in bursts: a leader whose conflict's
+		// read failed stepped down and left it to expire).
+		r.wrote.Version != 0 && r.wrote.Nonce == 0 && rec.Nonce == 0 && rec.Epoch == r.wrote.Epoch && rec.Version > r.wrote.Version && r.mistake != mSeenReleaseOnce ||
 		rec.Nonce != 0 && rec.Nonce == r.lostCreate.Nonce && rec.Version == r.lostCreate.Version
 }
 

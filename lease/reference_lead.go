@@ -205,7 +205,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 				// unreported.)
 				r.report("read", rerr)
 			}
-			if rerr == nil && cur.Version > rec.Version && r.ownRenewal(cur, term) {
+			if rerr == nil && cur.Version > rec.Version && r.ownRenewal(cur, term.Epoch()) {
 				rec, r.wrote, r.last, r.lastAt = cur, cur, cur, start
 				r.tried = r.tried[:0]
 				last, backoff = start, renewBackoff

@@ -120,10 +120,44 @@ func (r *Reference) release(cur Record, term *Term) {
 		// (cur itself, after an I/O error: a review found it skipped once
 		// ownRenewal asked for a renewal's nonce, and the lease left to
 		// expire instead of released.)
-		if !sameRecord(rec, cur) && (r.mistake == mReleaseSkipsOwnRenewal || !r.ownRenewal(rec, term)) { // (mutant: its own renewal taken for another's)
+		if !sameRecord(rec, cur) && (r.mistake == mReleaseSkipsOwnRenewal || !r.ownRenewal(rec, term.Epoch())) { // (mutant: its own renewal taken for another's)
 			r.p.Log(MsgRefReleaseSkipped, 0, 0)
 			return
 		}
 		cur = rec
 	}
+}
+
+// releaseOwn gives back rec, this process's own write, on a SIGTERM to a
+// process that is not leading, and reports whether it did. A conflict or
+// an error is not the end: the record there may be a later write of this
+// process whose outcome it could not know (a renewal whose reply was
+// lost, after which the conflict of the next renewal found the record
+// unreadable and the leader stepped down: errors in bursts found it
+// left to expire, its successors waiting out the lease), or the release
+// may not have reached the store. A read says which (ownRecord); a record
+// that is not this process's own is left alone. Three attempts, as a leader's
+// release makes.
+func (r *Reference) releaseOwn(rec Record) bool {
+	for range 3 {
+		err := r.s.Release(rec)
+		if err == nil {
+			r.p.Log(MsgReleased, 0, 0)
+			return true
+		}
+		r.report("release", err)
+		if r.mistake == mSeenReleaseOnce { // (mutant: a conflict ends it)
+			return false
+		}
+		cur, err := r.s.Read()
+		if err != nil {
+			r.report("read", err)
+			return false
+		}
+		if !sameRecord(cur, rec) && !r.ownRecord(cur) {
+			return false
+		}
+		rec = cur
+	}
+	return false
 }

@@ -429,3 +429,84 @@ func waitRun(t *testing.T, done <-chan error, log *lockedBuffer) {
 		t.Fatalf("Run had not returned 10 s after its context was cancelled; log:\n%s", log.String())
 	}
 }
+
+// lostRenewalStore makes the first renewal after lose is set take effect
+// and answer EIO (its reply lost), and the read after it fail too: the
+// leader's next renewal meets its own record as a conflict, cannot read
+// whose it is, and steps down.
+type lostRenewalStore struct {
+	lease.Store
+	lose     atomic.Bool
+	badReads atomic.Int32
+}
+
+func (s *lostRenewalStore) Renew(cur lease.Record, ttl time.Duration) (lease.Record, error) {
+	rec, err := s.Store.Renew(cur, ttl)
+	if err == nil && s.lose.CompareAndSwap(true, false) {
+		s.badReads.Store(1)
+		return lease.Record{}, &os.PathError{Op: "renew", Path: "lost", Err: syscall.EIO}
+	}
+	return rec, err
+}
+
+func (s *lostRenewalStore) Read() (lease.Record, error) {
+	if s.badReads.Add(-1) >= 0 {
+		return lease.Record{}, &os.PathError{Op: "read", Path: "lost", Err: syscall.EIO}
+	}
+	return s.Store.Read()
+}
+
+// A process that stepped down so (errors in bursts found it) and is told
+// to stop before it reads again releases that record, its own renewal,
+// after its release of its last known write meets it as a conflict: its
+// successors do not wait out its lease. (By its term's epoch: the file
+// store's records carry no nonce.)
+func TestRunReleasesOwnRenewalAfterSteppingDown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 100 * time.Millisecond, WatchInterval: 10 * time.Second}
+	cb, leading := started()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stepped := make(chan struct{})
+	cb.OnStoppedLeading = func() { cancel(); close(stepped) } // told to stop as it steps down
+	cfg.Callbacks = cb
+	s := &lostRenewalStore{Store: lease.NewFileStore(path)}
+	var log lockedBuffer
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log})
+	waitCtx(t, leading, "a lone process")
+	s.lose.Store(true)
+	waitRun(t, done, &log)
+	select {
+	case <-stepped:
+	default:
+		t.Fatalf("it never stepped down:\n%s", log.String())
+	}
+	if got := log.String(); !strings.Contains(got, "replaced by another write") || !strings.Contains(got, "Lease released") {
+		t.Errorf("log:\n%s\nwant the step-down, then its own renewal released", got)
+	}
+	if rec, err := lease.NewFileStore(path).Read(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Run: record %+v, %v; want it released (read as none)", rec, err)
+	}
+}
+
+// Not told to stop, it takes that record back at once as its own, and
+// leads again, instead of waiting out its 30 s lease as another's.
+func TestRunTakesBackOwnRenewalAfterSteppingDown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.lease")
+	cfg := lease.Config{LeaseDuration: 30 * time.Second, RenewInterval: 100 * time.Millisecond, WatchInterval: 100 * time.Millisecond}
+	cb, leading := started()
+	cfg.Callbacks = cb
+	s := &lostRenewalStore{Store: lease.NewFileStore(path)}
+	var log lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runAsync(ctx, s, cfg, lease.RunOptions{Log: &log})
+	waitCtx(t, leading, "a lone process")
+	s.lose.Store(true)
+	waitCtx(t, leading, "the process, again") // (waitCtx's limit is far below the lease)
+	if got := log.String(); !strings.Contains(got, "replaced by another write") {
+		t.Errorf("log:\n%s\nwant the step-down before it leads again", got)
+	}
+	cancel()
+	waitRun(t, done, &log)
+}
