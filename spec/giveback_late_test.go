@@ -42,3 +42,43 @@ func TestGivesBackPastDeadlineOwnRenewalUnknown(t *testing.T) {
 		tr.Release()
 	}
 }
+
+// Errors in bursts (2026-12-07): the listing after the 6 s renewal's link
+// fails (its outcome unknown: it took effect, version 3), and a few calls
+// later the read after the next renewal's conflict fails too: the leader
+// steps down ("replaced by another write"), the record version 3 its own.
+// SIGTERM at 6.5 s, before its term's deadline. It gives that record back
+// (or takes it back at once as its own, then releases it as a leader):
+// before, its release of version 2 met a conflict and it exited leaving
+// version 3, and failover-bound's graceful-exit rule blamed it. Each
+// chained call count is tried; some must make the step-down.
+func TestGivesBackOwnRenewalAfterSteppingDown(t *testing.T) {
+	stepped := 0
+	for nth := 1; nth <= 8; nth++ {
+		cfg := sim.Config{Variant: "reference", Seed: 1, Horizon: 40 * time.Second, Lease: lease.DefaultConfig(),
+			Procs:      []sim.ProcSpec{{PID: 100}, {PID: 200, Start: 300 * ms}},
+			SyscallMin: 5 * time.Microsecond, SyscallMax: 50 * time.Microsecond,
+			Faults: []sim.Fault{
+				{Kind: trace.FSError, Proc: 0, Call: "readdir", Nth: 7, Errno: syscall.EIO},
+				{Kind: trace.FSError, Follows: 1, Call: "any", Nth: nth, Errno: syscall.ENOSPC},
+				{Kind: trace.Term, Proc: 0, At: 6500 * ms},
+			}}
+		tr, err := sim.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := strings.Join(tr.LogLines(), "\n")
+		if strings.Contains(log, "[Process: 100] [LEADER] Lease version 2 replaced by another write") {
+			stepped++
+		}
+		for _, v := range Check(tr) {
+			if v.Violation != nil {
+				t.Errorf("chained error at call #%d: %v\n%s", nth, v.Violation, log)
+			}
+		}
+		tr.Release()
+	}
+	if stepped == 0 {
+		t.Errorf("no chained call count made the leader step down: the test no longer reaches its case")
+	}
+}
