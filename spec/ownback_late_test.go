@@ -59,7 +59,7 @@ func TestTakeBackWithUnknownOutcomeNotBlamed(t *testing.T) {
 	if err := o.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := sim.Run(sim.RandomSetup(o, 7288202022568053572))
+	tr, err := sim.Run(withoutBursts(sim.RandomSetup(o, 7288202022568053572)))
 	if err != nil {
 		t.Fatal(err)
 	}
