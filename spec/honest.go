@@ -36,6 +36,15 @@ func checkHonestRole(tr *trace.Trace, iv []trace.Interval, variant lease.Variant
 	if v := checkDeadlinesBacked(tr, variant); v != nil {
 		return v
 	}
+	if v := checkReportedCovers(tr, iv); v != nil {
+		return v
+	}
+	return checkContextsBacked(tr, iv, variant)
+}
+
+// checkReportedCovers is honest-role's first rule: reported leadership
+// covers every stretch in which a leader context was seen live.
+func checkReportedCovers(tr *trace.Trace, iv []trace.Interval) *Violation {
 	reported := tr.ReportedLeadership()
 	for _, x := range iv {
 		covered := x.From // how far reported leadership covers x, from its start
@@ -127,4 +136,131 @@ func checkDeadlinesBacked(tr *trace.Trace, v lease.Variant) *Violation {
 		}
 	}
 	return nil
+}
+
+// checkContextsBacked reports, for a variant with a local deadline, the
+// first instant a leader context was live past its renew deadline
+// (deadlineBound, the checker's own) after the call of its process's last
+// write the store acknowledged before then, on the process's own
+// monotonic clock: what checkDeadlinesBacked holds each reported deadline
+// to, judged on the context itself, whatever the algorithm reports. The
+// two rules above bound the context by the store only through Proc.Lead: a
+// variant that never reports a deadline (or reports its role after it,
+// which clears it) was held to nothing, and a probe's reference whose
+// deadline ran from its write's return, or from a renewal that failed,
+// passed 10,000 runs over Redis once it stopped calling Lead (caught at
+// run 1 and 28 when it called it; helper-105, 2026-12-07).
+//
+// The context is live from its OnStartedLeading to the last look that saw
+// it live (Interval.Seen, LiveSteps); a context seen done stays done
+// (stopped-callback's), so every reading of the process's monotonic clock
+// between the two (trace.EvClock: its own code's; a store write's call,
+// CallMono) was made while it was live, and is judged exactly; at the
+// last look, the clock is bounded below by its readings before and after
+// and the run's largest drift (monoAtEarliest). A reading at or past the deadline comes only after
+// the deadline's timer has fired (a timer fires before its process's
+// first step at or after its instant), so a correct elector's context is
+// done by then.
+func checkContextsBacked(tr *trace.Trace, iv []trace.Interval, v lease.Variant) *Violation {
+	if !v.LocalDeadline || tr.Recorded {
+		return nil
+	}
+	var first *Violation
+	rho := fastestDrift(tr)
+	// acks[p]: process p's last acknowledged write before event k (iv is
+	// in order of Start, so one pass finds each interval's).
+	acks := make([]int, len(tr.Procs))
+	for p := range acks {
+		acks[p] = -1
+	}
+	k := 0
+	for _, x := range iv {
+		p := x.Proc
+		for ; k < x.Start && k < len(tr.Events); k++ {
+			if e := &tr.Events[k]; e.Proc >= 0 && e.Kind == trace.EvStore && e.Res == trace.ResOK && e.Store.Writes() {
+				acks[e.Proc] = k
+			}
+		}
+		if first != nil && time.Duration(x.From) >= first.At {
+			continue
+		}
+		rd := int64(deadlineBound(procConfig(tr, p)))
+		end := min(x.LiveSteps, len(tr.Events))
+		ack := acks[p] // p's last acknowledged write before the event judged
+		judge := func(at int64, mono int64, exact bool) *Violation {
+			if ack < 0 {
+				return &Violation{Property: HonestRole, At: time.Duration(at), PIDs: []int{tr.Procs[p].PID},
+					Detail: fmt.Sprintf("process %s's code saw its leader context live at %s with no write of its acknowledged by the store", tr.ProcName(p), secs(time.Duration(at)))}
+			}
+			w := &tr.Events[ack]
+			if mono <= w.CallMono()+rd {
+				return nil
+			}
+			how := "its clock read"
+			if !exact {
+				how = "its clock read at least"
+			}
+			return &Violation{Property: HonestRole, At: time.Duration(at), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack},
+				Detail: fmt.Sprintf("process %s's code saw its leader context live at %s, when %s %v, %v past the renew deadline (%v) after the call of its last write the store acknowledged (a %s at %s, %v on its clock)",
+					tr.ProcName(p), secs(time.Duration(at)), how, time.Duration(mono), time.Duration(mono-w.CallMono()-rd), time.Duration(rd), w.Store, secs(time.Duration(w.T)), time.Duration(w.CallMono()))}
+		}
+		var found *Violation
+		for i := x.Start; i < end && found == nil; i++ {
+			e := &tr.Events[i]
+			switch {
+			case int(e.Proc) != p:
+			case e.Kind == trace.EvStore && e.Store.Writes():
+				// (Its call read the clock: CallMono, judged against the
+				// write acknowledged before it.)
+				if found = judge(e.T, e.CallMono(), true); e.Res == trace.ResOK {
+					ack = i
+				}
+			case e.Kind == trace.EvClock && e.Op == trace.OpClockMono:
+				found = judge(e.T, e.N, true)
+			}
+		}
+		if found == nil {
+			if m, ok := monoAtEarliest(tr, p, end, x.Seen, rho); ok {
+				found = judge(x.Seen, m, false)
+			}
+		}
+		if found != nil && (first == nil || found.At < first.At) {
+			first = found
+		}
+	}
+	return first
+}
+
+// monoAtEarliest is the least process p's monotonic clock can have read
+// at true time t, the world having recorded n events by then: its last
+// reading before (at most t), advanced at the slowest rate drift rho (in
+// ppm) allows, or its first reading after, less what the fastest rate
+// allows since; ok is false with neither.
+func monoAtEarliest(tr *trace.Trace, p, n int, t int64, rho int64) (int64, bool) {
+	var lo int64
+	ok := false
+	for j := n - 1; j >= 0; j-- {
+		if e := &tr.Events[j]; int(e.Proc) == p && e.Kind == trace.EvClock && e.Op == trace.OpClockMono && e.T <= t {
+			lo, ok = e.N+scaleRate(t-e.T, -rho), true
+			break
+		}
+	}
+	for j := n; j < len(tr.Events); j++ {
+		if e := &tr.Events[j]; int(e.Proc) == p && e.Kind == trace.EvClock && e.Op == trace.OpClockMono && e.T >= t {
+			if m := e.N - scaleRate(e.T-t, rho); !ok || m > lo {
+				lo, ok = m, true
+			}
+			break
+		}
+	}
+	return lo, ok
+}
+
+// scaleRate is d at a rate ppm parts per million off true speed, never
+// below 0: d*(1e6+ppm)/1e6 without overflow.
+func scaleRate(d, ppm int64) int64 {
+	if ppm <= -1_000_000 {
+		return 0
+	}
+	return d + d/1_000_000*ppm + d%1_000_000*ppm/1_000_000
 }
