@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,7 +43,7 @@ func TestChainedFault(t *testing.T) {
 	}
 	calls := 0
 	for _, e := range tr.Events[term+1 : stop] {
-		if e.Proc == p && (e.Kind == trace.EvSyscall || e.Kind == trace.EvLog) {
+		if e.Proc == p && (e.Kind == trace.EvSyscall || e.Kind == trace.EvLog || e.Kind == trace.EvClock) { // (a clock reading counts: proc.aim)
 			calls++
 		}
 	}
@@ -196,5 +197,42 @@ func TestSlowCalls(t *testing.T) {
 	over, n, most := gaps(2)
 	if over < n/20 || most > time.Millisecond+3*lat {
 		t.Errorf("one slow call in 2: %d of %d calls came late, the latest %v after the one before (want at least 5%%, at most %v)", over, n, most, time.Millisecond+3*lat)
+	}
+}
+
+// A fault aimed after the Nth call of any kind counts a reading of a
+// clock as one (proc.aim): it lands right after the Nth system call, log
+// line or clock reading of its process (or, as any fault at a process,
+// at its next scheduling point: after the readings that follow the Nth
+// without one between), and some land between a reading of the clock and
+// the call after it, the window of a check-then-act.
+func TestAimAfterClockReading(t *testing.T) {
+	afterClock := 0
+	for n := 1; n <= 40; n++ {
+		cfg := worldCfg(3)
+		cfg.Variant = "reference"
+		cfg.Faults = []Fault{{Kind: trace.Stop, Proc: 0, After: "any", Nth: n, Dur: time.Second}}
+		tr := mustRun(t, cfg)
+		var points []trace.Kind // process 0's calls and readings before the pause
+		fired := false
+		for _, e := range tr.Events {
+			if e.Kind == trace.EvFault && e.FaultKind() == trace.Stop {
+				fired = true
+				break
+			}
+			if e.Proc == 0 && (e.Kind == trace.EvSyscall || e.Kind == trace.EvLog || e.Kind == trace.EvClock || e.Kind == trace.EvFence || e.Kind == trace.EvSignal && e.Op == trace.OpSigaction) {
+				points = append(points, e.Kind)
+			}
+		}
+		if !fired || len(points) < n || slices.ContainsFunc(points[n:], func(k trace.Kind) bool { return k != trace.EvClock }) {
+			t.Errorf("aimed after any #%d: fired %v after %v", n, fired, points)
+			continue
+		}
+		if points[n-1] == trace.EvClock {
+			afterClock++
+		}
+	}
+	if afterClock == 0 {
+		t.Errorf("no pause of 40 landed right after a reading of the clock")
 	}
 }

@@ -122,7 +122,8 @@ type Fault struct {
 	// Follows, if set, chains the fault to another: the 1-based index in
 	// Config.Faults of the fault it follows. With Proc zero it follows a
 	// signal (SIGTERM or a pause) and fires right after the Nth system
-	// call, of any kind, that the process the signal hit makes after it:
+	// call, of any kind, or reading of a clock (proc.aim), that the
+	// process the signal hit makes after it:
 	// a pause or a crash in the middle of handling a SIGTERM, or just
 	// after a SIGCONT. An injected error (FSError, Proc zero) may also
 	// follow an injected error or a process's running out of descriptors,
@@ -165,7 +166,8 @@ const (
 
 // Call kinds, as After and Call name them. An open matches "open" and, by
 // its flags, "open-excl", "open-trunc" or "open-create".
-// "any" is a call of any kind (for an FSError, of any kind that can fail).
+// "any" is a call of any kind, or a reading of a clock (proc.aim; for an
+// FSError, of any kind that can fail).
 var callKinds = []string{"open", "open-excl", "open-trunc", "open-create", "write", "fsync", "close", "read", "stat", "remove", "rename", "link", "log", "flock", "rpc", "readdir", "any"}
 
 func validCall(k string) bool {

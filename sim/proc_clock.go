@@ -24,6 +24,7 @@ func (p *proc) Now() time.Time {
 	e := p.w.event(int16(p.idx), int16(a.id), trace.EvClock)
 	e.Op, e.N = trace.OpClockWall, t.UnixNano()
 	p.w.added(e)
+	p.aim(e)
 	return t
 }
 
@@ -38,7 +39,24 @@ func (p *proc) Mono() time.Duration {
 	e := p.w.event(int16(p.idx), int16(a.id), trace.EvClock)
 	e.Op, e.N = trace.OpClockMono, m
 	p.w.added(e)
+	p.aim(e)
 	return time.Duration(m)
+}
+
+// aim counts a reading of a clock, e, as a point a fault aimed after
+// the Nth call of any kind may land after (proc.count): between a check
+// of the clock and the act it allows (a deadline read, then a write)
+// lies the window of every check-then-act mistake, which a fault counted
+// in system calls alone never hit (a probe's reference that re-read the
+// record before each renewal, and renewed whatever it found, was found
+// at run 27,128; with clock readings counted, at run 948; helper-105).
+func (p *proc) aim(e *trace.Event) {
+	if len(p.w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
+		p.count(p.w.leaderTriggers, e)
+	}
+	if len(p.triggers) > 0 {
+		p.count(p.triggers, e)
+	}
 }
 
 // Sleep implements lease.Clock.
