@@ -88,6 +88,7 @@ const (
 	MistakeOwnRecordNotReleased    = mOwnRecordNotReleased
 	MistakeLateReleaseSkipped      = mLateReleaseSkipped
 	MistakeSeenReleaseOnce         = mSeenReleaseOnce
+	MistakeRenewRereads            = mRenewRereads
 	MistakeNoCancelLost            = mNoCancelLost
 	MistakeSeenBeforeRead          = mSeenBeforeRead
 	MistakeStoppedBeforeCancel     = mStoppedBeforeCancel

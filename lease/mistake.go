@@ -326,4 +326,9 @@ const (
 	// (the reference before 2026-12-07's last evening, found by errors
 	// in bursts).
 	mSeenReleaseOnce
+	// Reference: a leader reads the record before each renewal and renews
+	// whatever it finds (check-then-act: a pause between its deadline
+	// check and the read lets another's live record be renewed as its
+	// own; helper-105's probe).
+	mRenewRereads
 )

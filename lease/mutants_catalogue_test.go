@@ -912,6 +912,15 @@ var mutants = []mutant{
 		confirm:    &confirmation{faults: "all", sched: "mixed", runs: 20000, probe: waitsOutOwnRecord, probeName: "own record waited out"},
 		missed:     "no property judges a process that waits out a record its own write made, whose reply was lost: stable-leadership judges terms cut short, no-wedge and failover-bound excuse a lease after a failed store call (spec.TestLostWriteReplyTakenBack pins the fix)",
 	},
+	// helper-105's probe (2026-12-07): a check-then-act, found late until
+	// faults aimed after "any" call counted readings of the clock.
+	{
+		name: "reference~renew-rereads", base: "reference",
+		mistake:    "a leader reads the record before each renewal and renews whatever it finds: paused between its deadline check and that read, it renews another's live record as its own and leads beside its holder",
+		property:   spec.ExclusiveLeadership,
+		run:        referenceRun(lease.MistakeRenewRereads),
+		explore:    "procs 2, pauses 1",
+	},
 	// Found by errors in bursts (2026-12-07, last evening): the
 	// reference before it, on both kinds of store.
 	{

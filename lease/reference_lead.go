@@ -151,6 +151,13 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			return false
 		}
 		start := r.p.Mono()
+		if r.mistake == mRenewRereads { // mutant: renews whatever it reads
+			if cur, err := r.s.Read(); err == nil && cur.Holder > 0 {
+				rec = cur
+			} else if err != nil {
+				r.report("read", err)
+			}
+		}
 		nrec, err := r.s.Renew(rec, r.cfg.LeaseDuration)
 		if r.mistake == mDeadlineAfterWrite { // mutant: from after the write
 			start = r.p.Mono()
