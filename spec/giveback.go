@@ -145,11 +145,13 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	if exit >= deadline {
 		if rec != acked {
 			// A later version of its term (a renewal whose outcome it
-			// could not know) that a store naming no writes gives it no
-			// way to tell from another's once its term is over: left to
-			// expire (a review, helper-103: the first version of this
-			// rule blamed the correct reference;
-			// spec.TestGivesBackPastDeadlineOwnRenewalUnknown).
+			// could not know), which a store naming no writes lets it
+			// tell from another's once its term is over only by its
+			// term's epoch: not owed (a review, helper-103: the first
+			// version of this rule blamed the reference of then, which
+			// left it to expire; spec.TestGivesBackPastDeadlineOwnRenewalUnknown.
+			// The reference tells it by epoch since 2026-12-07's
+			// evening, ownRecord, and so gives it back).
 			return nil
 		}
 		return &Violation{Property: FailoverBound, At: time.Duration(held), PIDs: []int{tr.Procs[p].PID}, Events: []int{ack, x, by},
