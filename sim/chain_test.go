@@ -76,6 +76,9 @@ func TestChainedFault(t *testing.T) {
 		{{Kind: trace.Term, At: time.Second}, {Kind: trace.Stop, Follows: 3, Dur: time.Second}},                  // out of range
 		{{Kind: trace.Kill, At: time.Second}, {Kind: trace.Stop, Follows: 1, Dur: time.Second}},                  // a killed process
 		{{Kind: trace.Term, At: time.Second}, {Kind: trace.Stop, Follows: 1, Proc: 1, Dur: time.Second}},         // a process of its own
+		// The leader's error, of a call kind it could fail (the entry above
+		// without one is refused for its call kind alone).
+		{{Kind: trace.Term, At: time.Second}, {Kind: trace.FSError, Follows: 1, Proc: Leader, Call: "any", Errno: 5}},
 	} {
 		cfg.Faults = bad
 		if _, err := Run(cfg); err == nil {
