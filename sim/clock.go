@@ -29,17 +29,20 @@ type procClock struct {
 	segs  []rateSeg  // ordered by t0; segs[0].t0 == 0
 	skew  int64      // wall offset in ns
 	first [1]rateSeg // segs' first array, after init
+	// own marks the machine's own clock: one segment, of no drift, so
+	// that local readings are true times (mono and trueAt inline for it).
+	own bool
 }
 
 func newProcClock(ppm, skew int64) procClock {
-	return procClock{segs: []rateSeg{{ppm: ppm}}, skew: skew}
+	return procClock{segs: []rateSeg{{ppm: ppm}}, skew: skew, own: ppm == 0}
 }
 
 // init makes c the clock newProcClock(ppm, skew) returns, in place: its
 // first segment lives in c, so a process whose rate never changes costs
 // no allocation (c must not be copied afterwards).
 func (c *procClock) init(ppm, skew int64) {
-	*c = procClock{skew: skew, first: [1]rateSeg{{ppm: ppm}}}
+	*c = procClock{skew: skew, first: [1]rateSeg{{ppm: ppm}}, own: ppm == 0}
 	c.segs = c.first[:]
 }
 
@@ -48,11 +51,18 @@ func scale(d, ppm int64) int64 {
 	return d + d/1e6*ppm + d%1e6*ppm/1e6
 }
 
-// mono returns the local monotonic reading at true time t.
+// mono returns the local monotonic reading at true time t. It inlines
+// for the common case, the machine's own clock (a run reads clocks a few
+// times a system call).
 func (c *procClock) mono(t int64) int64 {
-	if len(c.segs) == 1 && c.segs[0].ppm == 0 {
-		return t // the common case: the machine's own clock
+	if c.own {
+		return t
 	}
+	return c.monoDrifted(t)
+}
+
+//go:noinline (so that mono inlines)
+func (c *procClock) monoDrifted(t int64) int64 {
 	s := c.segs[len(c.segs)-1]
 	for i := len(c.segs) - 1; s.t0 > t && i > 0; i-- {
 		s = c.segs[i-1]
@@ -61,18 +71,32 @@ func (c *procClock) mono(t int64) int64 {
 }
 
 // trueAt returns the earliest true time at which the local monotonic clock
-// reads at least local, assuming the current rate holds from now on.
+// reads at least local, assuming the current rate holds from now on. Like
+// mono it inlines for the machine's own clock (its one segment starts at
+// 0 reading 0), where a reading within reach is its own true time.
 func (c *procClock) trueAt(local int64) int64 {
+	if c.own && uint64(local-1) < ownMax-1 {
+		return local // 0 < local < ownMax
+	}
+	return c.trueAtRest(local)
+}
+
+// ownMax bounds the readings of the machine's own clock that trueAt
+// returns as they are: trueAtRest's answer for them (d/1e6 < never/1e6).
+const ownMax = never / 1_000_000 * 1_000_000
+
+//go:noinline (so that trueAt inlines)
+func (c *procClock) trueAtRest(local int64) int64 {
 	s := c.segs[len(c.segs)-1]
 	d := local - s.local0
 	if d <= 0 {
 		return s.t0
 	}
 	if s.ppm == 0 {
-		// The common case, the rest's answer without its divisions by a
-		// variable (two in a row: 12 ns in a loop on the machine of
-		// 2026-12-07; scale is the identity). A third of the simulated
-		// calls come here.
+		// No drift (a segment after a drift fault's end; the machine's
+		// own clock is answered by trueAt itself): the rest's answer
+		// without its divisions by a variable (two in a row: 12 ns in a
+		// loop on the machine of 2026-12-07; scale is the identity).
 		if d/1e6 >= (never-s.t0)/1e6 {
 			return never
 		}
@@ -102,6 +126,7 @@ const never = math.MaxInt64 / 2
 // setRate changes the drift from true time t on.
 func (c *procClock) setRate(t, ppm int64) {
 	c.segs = append(c.segs, rateSeg{t0: t, local0: c.mono(t), ppm: ppm})
+	c.own = false
 }
 
 // wallStep is a step of the machine's wall clock at true time T.
