@@ -502,8 +502,9 @@ func (w *World) record(e trace.Event) { w.add(&e) }
 // pointer as an Event is a hundred bytes.
 func (w *World) add(e *trace.Event) {
 	e.T = w.now
-	w.tr.Events = append(w.tr.Events, *e)
-	w.added(&w.tr.Events[len(w.tr.Events)-1])
+	evs := append(w.tr.Events, *e)
+	w.tr.Events = evs
+	w.added(&evs[len(evs)-1]) // (as event)
 }
 
 // event appends to the trace an event of kind at now, of process proc's
@@ -516,8 +517,9 @@ func (w *World) add(e *trace.Event) {
 // not cover (a stall at each such load: World.add was 13% of
 // BenchmarkSimSyscall's profile, almost all of it two loads).
 func (w *World) event(proc, act int16, kind trace.Kind) *trace.Event {
-	w.tr.Events = append(w.tr.Events, trace.Event{})
-	e := &w.tr.Events[len(w.tr.Events)-1]
+	evs := append(w.tr.Events, trace.Event{})
+	w.tr.Events = evs
+	e := &evs[len(evs)-1] // (evs, not w.tr.Events read back through w: loads less)
 	e.T, e.Proc, e.Act, e.Kind = w.now, proc, act, kind
 	return e
 }
