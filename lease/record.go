@@ -181,8 +181,8 @@ func (r Record) AppendJSON(b []byte) []byte {
 // canonical form that AppendJSON writes is decoded by a fast path that gives
 // the same result; anything else goes through encoding/json.
 func ParseRecord(b []byte) (Record, error) {
-	if r, ok := parseCanonical(b); ok {
-		return r, nil
+	if h, u, ok := parseCanonical(b); ok {
+		return Record{Holder: h, Until: u}, nil
 	}
 	if len(b) == 0 {
 		return Record{}, errEmptyRecord // (the post's empty file, read at every poll of a wedged run)
@@ -202,27 +202,52 @@ var errEmptyRecord = json.Unmarshal(nil, &struct{}{})
 
 // parseCanonical accepts exactly {"processId":N,"leaseUntil":M} with N and M
 // JSON integers that fit in int64 (and so in int on the 64-bit machines the
-// post ran on). Everything else is left to encoding/json.
-func parseCanonical(b []byte) (Record, bool) {
+// post ran on), and returns them. Everything else is left to encoding/json.
+// (Not a Record: one is a hundred bytes, zeroed and copied at each return,
+// and the simulator parses a record every few system calls.)
+func parseCanonical(b []byte) (holder, until int64, ok bool) {
 	const p1, p2 = `{"processId":`, `,"leaseUntil":`
 	if len(b) < len(p1) || string(b[:len(p1)]) != p1 {
-		return Record{}, false
+		return 0, 0, false
 	}
 	b = b[len(p1):]
-	h, n, ok := jsonInt(b)
+	h, n, ok := plainInt(b)
 	if !ok {
-		return Record{}, false
+		h, n, ok = jsonInt(b)
+	}
+	if !ok {
+		return 0, 0, false
 	}
 	b = b[n:]
 	if len(b) < len(p2) || string(b[:len(p2)]) != p2 {
-		return Record{}, false
+		return 0, 0, false
 	}
 	b = b[len(p2):]
-	u, n, ok := jsonInt(b)
-	if !ok || n != len(b)-1 || b[n] != '}' {
-		return Record{}, false
+	u, n, ok := plainInt(b)
+	if !ok {
+		u, n, ok = jsonInt(b)
 	}
-	return Record{Holder: h, Until: u}, true
+	if !ok || n != len(b)-1 || b[n] != '}' {
+		return 0, 0, false
+	}
+	return h, u, true
+}
+
+// plainInt is jsonInt for the integers AppendJSON writes for a live lease
+// (a PID, Unix seconds): 1 to 18 digits, the first not 0, whose value
+// needs no range check. It refuses the rest (a sign, a 0, 19 digits or
+// more), which jsonInt then reads; what follows the digits is
+// parseCanonical's to check, and a fraction or an exponent fails there.
+// (It inlines; jsonInt's general checks were a third of a record's parse.)
+func plainInt(b []byte) (v int64, n int, ok bool) {
+	if len(b) == 0 || b[0]-'1' > 8 {
+		return 0, 0, false
+	}
+	for n < len(b) && b[n]-'0' <= 9 {
+		v = v*10 + int64(b[n]-'0')
+		n++
+	}
+	return v, n, n <= 18
 }
 
 // jsonInt parses a JSON integer (no fraction or exponent, no leading zeros)
