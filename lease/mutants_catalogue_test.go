@@ -916,10 +916,10 @@ var mutants = []mutant{
 	// faults aimed after "any" call counted readings of the clock.
 	{
 		name: "reference~renew-rereads", base: "reference",
-		mistake:    "a leader reads the record before each renewal and renews whatever it finds: paused between its deadline check and that read, it renews another's live record as its own and leads beside its holder",
-		property:   spec.ExclusiveLeadership,
-		run:        referenceRun(lease.MistakeRenewRereads),
-		explore:    "procs 2, pauses 1",
+		mistake:  "a leader reads the record before each renewal and renews whatever it finds: paused between its deadline check and that read, it renews another's live record as its own and leads beside its holder",
+		property: spec.ExclusiveLeadership,
+		run:      referenceRun(lease.MistakeRenewRereads),
+		explore:  "procs 2, pauses 1",
 	},
 	// Found by errors in bursts (2026-12-07, last evening): the
 	// reference before it, on both kinds of store.

@@ -129,15 +129,16 @@ func (r *Reference) release(cur Record, term *Term) {
 }
 
 // releaseOwn gives back rec, this process's own write, on a SIGTERM to a
-// process that is not leading, and reports whether it did. A conflict or
-// an error is not the end: the record there may be a later write of this
-// process whose outcome it could not know (a renewal whose reply was
-// lost, after which the conflict of the next renewal found the record
-// unreadable and the leader stepped down: errors in bursts found it
-// left to expire, its successors waiting out the lease), or the release
-// may not have reached the store. A read says which (ownRecord); a record
-// that is not this process's own is left alone. Three attempts, as a leader's
-// release makes.
+// process that is not leading, and reports whether it logged how that
+// ended (released, or not known to be: the caller says there was nothing
+// to release otherwise). A conflict or an error is not the end: the record
+// there may be a later write of this process whose outcome it could not
+// know (a renewal whose reply was lost, after which the conflict of the
+// next renewal found the record unreadable and the leader stepped down:
+// errors in bursts found it left to expire, its successors waiting out the
+// lease), or the release may not have reached the store. A read says which
+// (ownRecord); a record that is not this process's own is left alone.
+// Three attempts, as a leader's release makes.
 func (r *Reference) releaseOwn(rec Record) bool {
 	for range 3 {
 		err := r.s.Release(rec)
@@ -151,8 +152,11 @@ func (r *Reference) releaseOwn(rec Record) bool {
 		}
 		cur, err := r.s.Read()
 		if err != nil {
+			// Whose the record is, is not known: it says it could not
+			// release, not that there was nothing to (a review).
 			r.report("read", err)
-			return false
+			r.p.Log(MsgRefReleaseFailed, 0, 0)
+			return true
 		}
 		if !sameRecord(cur, rec) && !r.ownRecord(cur) {
 			return false
