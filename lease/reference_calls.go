@@ -119,7 +119,7 @@ func (r *Reference) ownRecord(rec Record) bool {
 		// known write's term: its renewal whose outcome it could not know
 		// (ownRenewal's rule; errors in bursts: a leader whose conflict's
 		// read failed stepped down and left it to expire).
-		r.wrote.Version != 0 && r.wrote.Nonce == 0 && rec.Nonce == 0 && rec.Epoch == r.wrote.Epoch && rec.Version > r.wrote.Version && r.mistake != mSeenReleaseOnce ||
+		r.wrote.Version != 0 && r.wrote.Nonce == 0 && rec.Nonce == 0 && rec.Epoch == r.wrote.Epoch && rec.Version > r.wrote.Version && r.mistake != mSeenReleaseOnce && r.mistake != mLateRenewalNotOwn ||
 		rec.Nonce != 0 && rec.Nonce == r.lostCreate.Nonce && rec.Version == r.lostCreate.Version
 }
 

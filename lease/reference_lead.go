@@ -176,7 +176,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			// a new term, rather than waiting it out as another's (a probe:
 			// a lone leader paused 10 s inside its renewal led again 9 s
 			// after it resumed).
-			if r.mistake != mLateRenewalNotOwn { // mutant: as before 2026-12-07
+			if r.mistake != mLateRenewalNotOwn { // mutant: as before 2026-12-07 (and without ownRecord's epoch rule, which tells it too since)
 				r.wrote, r.last, r.lastAt = nrec, nrec, start
 			}
 			r.resign(cancel)
