@@ -25,14 +25,14 @@ func (r *Reference) afterTerm() (Record, time.Duration, bool) {
 
 // ownRenewal reports whether cur, read after a conflict of a renewal or
 // release of the term of epoch, is this term's own earlier renewal, whose
-// outcome was not known: of this process's PID, of the term's epoch, and made by
-// one of the renewals tried since the term's last known write (its
-// nonce). A store that names no writes (nonce 0: the file stores) makes
-// no versions again while its processes live, and no other term has the
-// epoch. A server that lost its data does: another process of the same
-// PID (another PID namespace) may hold a record of that epoch (a check
-// with the loss and shared PIDs as faults: two led, in 17 of 20,000 runs
-// of -faults lose,stop,samepid).
+// outcome was not known: of this process's PID, of the term's epoch, and
+// made by one of the renewals tried since the term's last known write (its
+// nonce). A store that names no writes (nonce 0: the file stores) makes no
+// versions again while its processes live, and no other term has the
+// epoch. A server that lost its data does: another process of the same PID
+// (another PID namespace) may hold a record of that epoch (a check with
+// the loss and shared PIDs as faults: two led, in 17 of 20,000 runs of
+// -faults lose,stop,samepid).
 func (r *Reference) ownRenewal(cur Record, epoch int64) bool {
 	if cur.Holder != r.pid || cur.Epoch != epoch {
 		return false
@@ -106,9 +106,10 @@ func createdAfter(rec Record, err error) int64 {
 // when it does not lead, no one holds: its last known write (by version,
 // and nonce where the store names writes), or one of its last term's
 // renewals whose outcome it could not know (by nonce: a nonce is this
-// process's alone; by its term's epoch where writes carry none). (A check: a leader whose renewal's reply was lost
-// stepped down at its deadline, then read that renewal's record and
-// waited out its 27 s lease as another's, 15 s with no leader.)
+// process's alone; by its term's epoch where writes carry none). (A check:
+// a leader whose renewal's reply was lost stepped down at its deadline,
+// then read that renewal's record and waited out its 27 s lease as
+// another's, 15 s with no leader.)
 func (r *Reference) ownRecord(rec Record) bool {
 	if rec.Holder != r.pid || r.mistake == mNeverOwn { // mutant: never its own
 		return false

@@ -121,20 +121,19 @@ type Fault struct {
 	Errno syscall.Errno // FSError: the error it fails with
 	// Follows, if set, chains the fault to another: the 1-based index in
 	// Config.Faults of the fault it follows. With Proc zero it follows a
-	// signal (SIGTERM or a pause) and fires right after the Nth system
-	// call, of any kind, or reading of a clock (proc.aim), that the
-	// process the signal hit makes after it:
-	// a pause or a crash in the middle of handling a SIGTERM, or just
-	// after a SIGCONT. An injected error (FSError, Proc zero) may also
-	// follow an injected error or a process's running out of descriptors,
-	// and fails the Nth call that can fail (of kind Call) the process
-	// makes after the fault it follows fires: errors in a burst, or in a
-	// process's way back from a fault. With Proc Leader it follows any fault that hits
-	// one process (a signal, a clock's change, an I/O error, running out
-	// of descriptors) and fires at the instant that fault fires, at
-	// whichever process leads then (an aftershock: the leader fails while
-	// another process is in the middle of recovering from its own fault;
-	// Nth must be zero). At must be zero.
+	// signal (SIGTERM or a pause) and fires right after the Nth system call,
+	// of any kind, or reading of a clock (proc.aim), that the process the
+	// signal hit makes after it: a pause or a crash in the middle of
+	// handling a SIGTERM, or just after a SIGCONT. An injected error
+	// (FSError, Proc zero) may also follow an injected error or a process's
+	// running out of descriptors, and fails the Nth call that can fail (of
+	// kind Call) the process makes after the fault it follows fires: errors
+	// in a burst, or in a process's way back from a fault. With Proc Leader
+	// it follows any fault that hits one process (a signal, a clock's
+	// change, an I/O error, running out of descriptors) and fires at the
+	// instant that fault fires, at whichever process leads then (an
+	// aftershock: the leader fails while another process is in the middle of
+	// recovering from its own fault; Nth must be zero). At must be zero.
 	Follows int
 
 	ends    trace.FaultKind // End: the kind of stretch that ends
