@@ -371,10 +371,7 @@ func TestRunReleaseLateReleasesOwn(t *testing.T) {
 	if !strings.Contains(log.String(), "Lease released") || strings.Contains(log.String(), "Local deadline passed before the release") {
 		t.Errorf("log:\n%s", log.String())
 	}
-	// (A released lease reads as none: ENOENT.)
-	if rec, err := lease.NewFileStore(path).Read(); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("after Run: record %+v, %v; want it released (read as none)", rec, err)
-	}
+	wantReleased(t, path)
 }
 
 // A leader whose stepping down outlasts its whole lease finds, at its late
@@ -484,9 +481,7 @@ func TestRunReleasesOwnRenewalAfterSteppingDown(t *testing.T) {
 	if got := log.String(); !strings.Contains(got, "replaced by another write") || !strings.Contains(got, "Lease released") {
 		t.Errorf("log:\n%s\nwant the step-down, then its own renewal released", got)
 	}
-	if rec, err := lease.NewFileStore(path).Read(); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("after Run: record %+v, %v; want it released (read as none)", rec, err)
-	}
+	wantReleased(t, path)
 }
 
 // Not told to stop, it takes that record back at once as its own, and
@@ -512,5 +507,14 @@ func TestRunTakesBackOwnRenewalAfterSteppingDown(t *testing.T) {
 	// there in 3 of 20 runs on one core, a review, helper-106.)
 	if got := log.String(); !strings.Contains(got, "replaced by another write") {
 		t.Errorf("log:\n%s\nwant the step-down before it leads again", got)
+	}
+}
+
+// wantReleased fails t unless the lease file at path reads as released:
+// none (ENOENT).
+func wantReleased(t *testing.T, path string) {
+	t.Helper()
+	if rec, err := lease.NewFileStore(path).Read(); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Run: record %+v, %v; want it released (read as none)", rec, err)
 	}
 }

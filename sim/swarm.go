@@ -243,21 +243,11 @@ func chainErrors(cfg *Config, kinds []trace.FaultKind) {
 		if f.Follows != 0 || f.Kind != trace.FSError && f.Kind != trace.Term && f.Kind != trace.Stop && f.Kind != trace.EMFile {
 			continue
 		}
-		h := mix64(uint64(f.At) ^ uint64(i+1)*0x9e3779b97f4a7c15)
+		h := mix(uint64(f.At) ^ uint64(i+1)*0x9e3779b97f4a7c15) // (splitmix64's finalizer, as a state's name uses)
 		if h&1 == 0 {
 			continue
 		}
 		errno := []syscall.Errno{syscall.EIO, syscall.ENOSPC}[h>>1&1]
 		cfg.Faults = append(cfg.Faults, Fault{Kind: trace.FSError, Follows: i + 1, Call: "any", Nth: 1 + int(h>>2%8), Errno: errno})
 	}
-}
-
-// mix64 is SplitMix64's finalizer: every bit of x moves about half of the
-// result's bits.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
 }
