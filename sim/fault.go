@@ -87,9 +87,11 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 // process's Nth system call of kind After: "crash after the O_EXCL create,
 // before the write" is {Kind: Kill, Proc: i, After: "open-excl", Nth: 1}.
 // With Proc Leader, After counts the calls of that kind made by whichever
-// process leads when it makes them (its role is leader), and the fault
-// hits the process that made the Nth: "SIGTERM the leader right after its
-// second renewal's link", wherever that falls in the run.
+// process leads when it makes them (World.leaderNow: it holds a leader
+// context its user's code was given, or none does and its role report
+// says leader), and the fault hits the process that made the Nth:
+// "SIGTERM the leader right after its second renewal's link", wherever
+// that falls in the run.
 // A flock that waits counts once, when it returns; a signal can hit the
 // process while it waits (a SIGKILL then releases whatever it holds, and
 // it never gets the lock it waited for).
@@ -104,7 +106,8 @@ const (
 var DiskSpaces = []string{"", DiskNoBlocks, DiskNoInodes}
 
 // Leader as a Fault's Proc means whichever process leads when the fault
-// fires (if none does, the fault does nothing).
+// fires, by what its user's code was given (a live leader context) before
+// what it reports (its role); if none does, the fault does nothing.
 const Leader = -1
 
 // Fault is one injected fault.

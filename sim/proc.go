@@ -374,7 +374,7 @@ func (p *proc) done(e *trace.Event) {
 	w.added(e)
 	w.syscalls++
 	w.countDir()
-	if len(w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
+	if len(w.leaderTriggers) > 0 && w.leads(p) {
 		p.count(w.leaderTriggers, e)
 	}
 	if len(p.triggers) > 0 {

@@ -51,7 +51,7 @@ func (p *proc) Mono() time.Duration {
 // record before each renewal, and renewed whatever it found, was found
 // at run 27,128; with clock readings counted, at run 948; helper-105).
 func (p *proc) aim(e *trace.Event) {
-	if len(p.w.leaderTriggers) > 0 && p.role == lease.RoleLeader {
+	if len(p.w.leaderTriggers) > 0 && p.w.leads(p) {
 		p.count(p.w.leaderTriggers, e)
 	}
 	if len(p.triggers) > 0 {
