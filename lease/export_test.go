@@ -98,6 +98,15 @@ const (
 	MistakeHintOnVanishing         = mHintOnVanishing
 	MistakeWaitDeadline            = mWaitDeadline
 	MistakeUnknownWriteForgotten   = mUnknownWriteForgotten
+	MistakeWatcherWallClock        = mWatcherWallClock
+	MistakeStartedElectorCtx       = mStartedElectorCtx
+	MistakeStartedAsync            = mStartedAsync
+	MistakeEpochFromSeen           = mEpochFromSeen
+	MistakeStoppedOnExit           = mStoppedOnExit
+	MistakeWatcherDriftSign        = mWatcherDriftSign
+	MistakeEpochFromPrev           = mEpochFromPrev
+	MistakeRenewSleepIgnoresTerm   = mRenewSleepIgnoresTerm
+	MistakeWriteErrorIgnored       = mWriteErrorIgnored
 )
 
 // RunReferenceWith is a Variant.Run for the reference algorithm with

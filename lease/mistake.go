@@ -331,4 +331,38 @@ const (
 	// check and the read lets another's live record be renewed as its
 	// own; helper-105's probe).
 	mRenewRereads
+	// Reference: a watcher times a version it reads on the wall clock
+	// (Now), not the monotonic one: a wall clock stepped forward makes a
+	// live lease look expired (helper-107).
+	mWatcherWallClock
+	// Reference: OnStartedLeading is given the elector's context (with
+	// the Term in it), not the term's: it ends at a shutdown only, never
+	// at the deadline or a lost lease (helper-107).
+	mStartedElectorCtx
+	// Reference: OnStartedLeading runs in an activity of its own, as
+	// client-go's "go OnStartedLeading(ctx)" (helper-107).
+	mStartedAsync
+	// Reference: a create's fencing epoch is computed by the client, one
+	// above the highest epoch this process has read, not taken from the
+	// store's answer (helper-107).
+	mEpochFromSeen
+	// Reference: OnStoppedLeading is called when the elector returns,
+	// whether or not it leads then, as client-go's deferred call
+	// (helper-107).
+	mStoppedOnExit
+	// Reference: a watcher allows for drift the wrong way: it waits the
+	// lease less the drift bound, lease x (1-rho), "in case its own clock
+	// runs slow" (helper-107).
+	mWatcherDriftSign
+	// VersionedFile: a term's epoch is the previous record's plus one,
+	// without the boot's base and the version as its floor (helper-107).
+	mEpochFromPrev
+	// Reference: the leader's sleep between renewals does not end with
+	// its context: a SIGTERM is obeyed (the user's context ends) but the
+	// release waits for the next renewal's time (helper-107).
+	mRenewSleepIgnoresTerm
+	// VersionedFile: a write(2) of the record that fails (ENOSPC, EIO)
+	// is not checked: the temporary file, empty or short, is linked as
+	// the version (helper-107).
+	mWriteErrorIgnored
 )

@@ -118,6 +118,11 @@ type Reference struct {
 
 	mistake mistake // planted by the mutation tests only (mistake.go)
 	shared  *Term   // the one Term of mutant mTermShared
+	// wall0, mono0: the clocks read together when elect began
+	// (mWatcherWallClock); maxRead: the highest epoch read (mEpochFromSeen).
+	wall0   time.Time
+	mono0   time.Duration
+	maxRead int64
 }
 
 // NewReference returns the reference elector for process p over s. Unless
@@ -184,6 +189,9 @@ func untilSignal(p Proc, run func(ctx context.Context) error) error {
 func (r *Reference) elect(ctx context.Context) {
 	r.p.Log(MsgStarted, r.pid, 0)
 	r.p.Role(RoleWatcher)
+	if r.mistake == mWatcherWallClock {
+		r.wall0, r.mono0 = r.p.Now(), r.p.Mono()
+	}
 	var seen Record
 	var seenAt time.Duration
 	haveSeen := false // (a monotonic clock may read 0)
@@ -346,6 +354,9 @@ func (r *Reference) elect(ctx context.Context) {
 				return
 			}
 			r.p.Log(MsgRefNotLeading, 0, 0)
+			if r.mistake == mStoppedOnExit { // mutant: told on exit, leading or not
+				r.stoppedLeading()
+			}
 			return
 		}
 		var token uint64
@@ -388,6 +399,12 @@ func (r *Reference) elect(ctx context.Context) {
 		before := r.readStart() // (0 but for mSeenBeforeRead)
 		rec, err := r.s.Read()
 		now := r.readAt(before)
+		if r.mistake == mWatcherWallClock { // mutant: the wall clock times the version
+			now = r.mono0 + r.p.Now().Sub(r.wall0)
+		}
+		if err == nil && rec.Holder > 0 {
+			r.maxRead = max(r.maxRead, rec.Epoch) // (mEpochFromSeen)
+		}
 		if r.note != nil && r.mistake == mTokenAfterRead { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)
 		}

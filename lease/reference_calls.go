@@ -288,6 +288,9 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 		return r.cfg.RenewDeadlineInEffect()
 	case r.mistake == mOwnLease: // mutant: always its own
 	case rec.TTL > 0:
+		if r.mistake == mWatcherDriftSign { // mutant: the drift allowed for the wrong way
+			return time.Duration(float64(rec.TTL) * (1 - float64(r.cfg.DriftBound())/1e6))
+		}
 		return rec.TTL
 	case rec.Holder == Unknown:
 		// Whose lease, and how long, the record does not say: wait the

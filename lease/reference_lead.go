@@ -31,7 +31,12 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	}
 	r.wrote, r.last, r.lastAt = rec, rec, start
 	r.tried = r.tried[:0]
-	term := &Term{clock: r.p, epoch: rec.Epoch, deadline: deadline}
+	epoch := rec.Epoch
+	if r.mistake == mEpochFromSeen && m == MsgRefAcquired { // mutant: one above the highest read
+		epoch = r.maxRead + 1
+	}
+	r.maxRead = max(r.maxRead, epoch)
+	term := &Term{clock: r.p, epoch: epoch, deadline: deadline}
 	first := rec                  // (mReleaseFirstRecord)
 	if r.mistake == mTermShared { // mutant: one Term for every term, reset
 		if r.shared != nil {
@@ -88,9 +93,9 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		return true
 	}
 	r.p.Role(RoleLeader)
-	r.p.Lead(rec.Epoch, deadline)
-	r.p.Log(m, rec.Epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
-	if r.mistake != mNotToldSelf {     // mutant: only watchers are told
+	r.p.Lead(epoch, deadline)
+	r.p.Log(m, epoch, rec.Version) // m is MsgRefAcquired or MsgRefTakeover
+	if r.mistake != mNotToldSelf { // mutant: only watchers are told
 		r.newLeader(r.pid)
 	}
 	if uctx.Err() != nil {
@@ -112,7 +117,14 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 		return false
 	}
 	if f := r.cfg.Callbacks.OnStartedLeading; f != nil {
-		f(uctx)
+		switch r.mistake {
+		case mStartedElectorCtx: // mutant: the elector's context
+			f(context.WithValue(ctx, termKey{}, term))
+		case mStartedAsync: // mutant: in an activity of its own
+			r.p.Go("started", func() { f(uctx) })
+		default:
+			f(uctx)
+		}
 	}
 	last, backoff := start, time.Duration(0) // backoff: after a failed renewal (0: none failed)
 	for {
@@ -133,7 +145,11 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			return false
 		}
 		if d := next - r.p.Mono(); d > 0 && ctx.Err() == nil {
-			r.sleep(ctx, d)
+			if r.mistake == mRenewSleepIgnoresTerm { // mutant: the sleep outlives a SIGTERM
+				r.sleep(context.Background(), d)
+			} else {
+				r.sleep(ctx, d)
+			}
 		}
 		if ctx.Err() != nil {
 			if r.mistake == mReleaseFirstRecord { // mutant: the term's first record released
@@ -196,7 +212,7 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 			backoff, r.wrote, r.last, r.lastAt = 0, nrec, nrec, start
 			r.tried = r.tried[:0]
 			if r.mistake != mStaleLead { // mutant: the new deadline unreported
-				r.p.Lead(rec.Epoch, deadline)
+				r.p.Lead(term.Epoch(), deadline)
 			}
 			r.p.Log(MsgRefRenewed, rec.Version, 0)
 		case errors.Is(err, ErrConflict):

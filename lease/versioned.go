@@ -456,7 +456,11 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 	if err != nil {
 		return Record{}, err
 	}
-	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, cur), Version: v, TTL: ttl}, true)
+	own := base + v
+	if s.mistake == mEpochFromPrev { // mutant: the previous record's epoch plus one
+		own = 0
+	}
+	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(own, cur), Version: v, TTL: ttl}, true)
 	if errors.Is(err, ErrConflict) && !Superseded(err) {
 		err = &fs.PathError{Op: "create", Path: s.name(v), Err: syscall.EEXIST}
 	}
@@ -481,6 +485,9 @@ func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) 
 	}
 	if s.mistake == mStaleEpoch { // mutant: the epoch not incremented
 		return s.publish(Record{Holder: holder, Epoch: stale.Epoch, Version: v, TTL: ttl}, true)
+	}
+	if s.mistake == mEpochFromPrev { // mutant: the previous record's epoch plus one
+		return s.publish(Record{Holder: holder, Epoch: stale.Epoch + 1, Version: v, TTL: ttl}, true)
 	}
 	return s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, stale), Version: v, TTL: ttl}, true)
 }
@@ -537,6 +544,9 @@ func (s *VersionedFile) publish(rec Record, startsTerm bool) (Record, error) {
 	// anyway (its holder died with the machine). Its name is what must
 	// not be lost: see syncDir.
 	_, err = s.FS.Write(fd, buf)
+	if s.mistake == mWriteErrorIgnored { // mutant: the write's error unchecked
+		err = nil
+	}
 	if err1 := s.FS.Close(fd); err == nil {
 		err = err1
 	}
