@@ -39,7 +39,10 @@ func checkHonestRole(tr *trace.Trace, iv []trace.Interval, variant lease.Variant
 	if v := checkReportedCovers(tr, iv); v != nil {
 		return v
 	}
-	return checkContextsBacked(tr, iv, variant)
+	if v := checkContextsBacked(tr, iv, variant); v != nil {
+		return v
+	}
+	return checkTakeoversBacked(tr, variant)
 }
 
 // checkReportedCovers is honest-role's first rule: reported leadership
