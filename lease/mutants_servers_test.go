@@ -85,7 +85,7 @@ var serverMutants = []mutant{
 	{
 		name: "redis~loss-no-nonce", base: "redis",
 		mistake:    "records are compared without their nonces: a record made anew after a loss, of the holder, epoch and version a watcher saw before it, is taken for that one; run over stores whose records name no incarnation (data an earlier leaselab wrote), since the incarnation shows such a loss too",
-		property:   spec.ExclusiveLeadership,
+		property:   spec.HonestRole,                              // (exclusive-leadership too, where a leader lives to its deadline; honest-role's takeover rule judges every takeover since helper-107)
 		run:        serverRun(lease.MistakeNoNonce, withoutLife), // (over a store of no incarnation: lifeless)
 		exploreWhy: "no exploration draws a loss of the server's data",
 		confirm:    &confirmation{faults: "lose,stop", runs: 20000},
@@ -178,7 +178,7 @@ var serverMutants = []mutant{
 	{
 		name: "reference~seen-before-read", base: "reference",
 		mistake:    "a watcher reads its clock for a version before its read, not after: a renewal written while the read was in flight (a pause inside it) is timed from before it existed, and taken over that much early",
-		property:   spec.ExclusiveLeadership,
+		property:   spec.HonestRole, // (exclusive-leadership too, where a leader lives to its deadline; honest-role's takeover rule judges every takeover since helper-107)
 		run:        referenceRun(lease.MistakeSeenBeforeRead),
 		exploreWhy: "it needs a watcher paused inside its read, across the leader's renewal, for long enough that the early takeover beats the leader's deadline: not tried within the documented bounds",
 	},
@@ -206,7 +206,7 @@ var serverMutants = []mutant{
 	{
 		name: "reference~wait-deadline", base: "reference",
 		mistake:    "a watcher waits the renew deadline for a record to change, not the lease (the two durations confused): it takes over as the leader's deadline passes on its own clock, which drift and the leader's late start put after the takeover",
-		property:   spec.ExclusiveLeadership,
+		property:   spec.HonestRole, // (exclusive-leadership too, where a leader lives to its deadline; honest-role's takeover rule judges every takeover since helper-107)
 		run:        referenceRun(lease.MistakeWaitDeadline),
 		exploreWhy: "not tried within the documented bounds",
 	},

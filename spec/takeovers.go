@@ -26,7 +26,8 @@ import (
 //
 // The first sighting is the earliest read of the process, in the run of
 // its reads that returned the stale version (readable or not) up to the
-// takeover, with no read of another version or of no record between;
+// takeover, with no read of another version, of another record of that
+// version, or of no record between;
 // its monotonic clock then is bounded below as checkContextsBacked bounds
 // it (monoAtEarliest), so that a correct watcher, which starts its clock
 // after such a read returns and waits at least the lease its writer
@@ -40,16 +41,50 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 		return nil
 	}
 	rho := fastestDrift(tr)
+	// sight[p]: process p's current run of reads of one version, and the
+	// first of them (one pass: a spinning process makes many takeovers).
+	type run struct {
+		version int64
+		rec     lease.Record // the run's record, once read readable
+		known   bool         // rec was read
+		first   int          // the run's first read (-1: none)
+	}
+	sight := make([]run, len(tr.Procs))
+	for p := range sight {
+		sight[p].first = -1
+	}
 	calls := make(map[int32]int) // proc<<16|act: the index of its pending store call
 	for i := range tr.Events {
 		e := &tr.Events[i]
+		if e.Kind == trace.EvFault && !e.Missed() && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power) {
+			for p := range sight {
+				sight[p] = run{first: -1} // (versions may repeat after a loss of the store's data)
+			}
+			continue
+		}
 		if e.Proc < 0 {
 			continue
 		}
+		p := int(e.Proc)
 		key := int32(e.Proc)<<16 | int32(uint16(e.Act))
 		switch {
 		case e.Kind == trace.EvStoreCall:
 			calls[key] = i
+			continue
+		case e.Kind == trace.EvStore && e.Store == trace.StoreRead:
+			rec := e.Record()
+			sp := &sight[p]
+			switch {
+			case e.Res == trace.ResNotFound:
+				*sp = run{first: -1}
+			case e.Res != trace.ResOK && e.Res != trace.ResUnknown || rec.Version == 0:
+				// (a failed read that names no version: nothing seen)
+			case rec.Version != sp.version || sp.first < 0 ||
+				e.Res == trace.ResOK && sp.known && (rec.Holder != sp.rec.Holder || rec.Epoch != sp.rec.Epoch):
+				*sp = run{version: rec.Version, rec: rec, known: e.Res == trace.ResOK, first: i}
+			case e.Res == trace.ResOK && !sp.known:
+				sp.rec, sp.known = rec, true
+			}
 			continue
 		case e.Kind != trace.EvStore || e.Store != trace.StoreTakeover:
 			continue
@@ -58,7 +93,6 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 		if !ok || tr.Events[c].Store != trace.StoreTakeover {
 			continue
 		}
-		p := int(e.Proc)
 		stale := tr.Events[c].Record()
 		if stale.Holder == int64(tr.Procs[p].PID) || stale.Holder == 0 {
 			continue // its own record (taken back at once), or none
@@ -78,27 +112,11 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 			}
 			ttl = lease.StatedTTL(shortest)
 		}
-		// The first sighting: back from the call over p's reads.
-		seen := -1
-		for j := c - 1; j >= 0; j-- {
-			r := &tr.Events[j]
-			if r.Kind == trace.EvFault && !r.Missed() && (r.FaultKind() == trace.Lose || r.FaultKind() == trace.Power) {
-				break // (versions may repeat after a loss of the store's data)
-			}
-			if int(r.Proc) != p || r.Kind != trace.EvStore || r.Store != trace.StoreRead {
-				continue
-			}
-			rec := r.Record()
-			if r.Res == trace.ResNotFound || (r.Res == trace.ResOK || r.Res == trace.ResUnknown) && rec.Version != 0 && rec.Version != stale.Version {
-				break
-			}
-			if rec.Version == stale.Version && (r.Res == trace.ResUnknown || r.Res == trace.ResOK && rec.Holder == stale.Holder && rec.Epoch == stale.Epoch) {
-				seen = j
-			}
+		sp := sight[p]
+		if sp.first < 0 || sp.version != stale.Version || sp.known && (sp.rec.Holder != stale.Holder || sp.rec.Epoch != stale.Epoch) {
+			continue // (not a record it read: not judged)
 		}
-		if seen < 0 {
-			continue
-		}
+		seen := sp.first
 		s := &tr.Events[seen]
 		m, ok := monoAtEarliest(tr, p, seen+1, s.T, rho)
 		if !ok || e.CallMono()-m >= int64(ttl) {
