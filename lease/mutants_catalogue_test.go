@@ -386,7 +386,7 @@ var referenceMutants = []mutant{
 	{
 		name: "reference~read-error-is-garbage", base: "reference",
 		mistake:  "a read error not in a list of those that may pass (ENOSPC, EACCES, ESTALE are not) makes the version garbage held by no one, cached: a watcher with a shorter lease takes over a longer one it could not read (the reference before this fix, 2026-12-05)",
-		property: spec.ExclusiveLeadership,
+		property: spec.HonestRole, // (exclusive-leadership too; honest-role's takeover rule judges the takeover itself since helper-107: the record unread, its write acknowledged, by its writer's lease)
 		newStore: func(p lease.Proc, path string) lease.Store {
 			return lease.NewVersionedFileWith(p, path, lease.MistakeReadErrorIsGarbage)
 		},
