@@ -1,5 +1,7 @@
 package lease
 
+import "time"
+
 // mistake plants a realistic mistake in the algorithms, for the mutation
 // tests (lease/mutants_test.go): each value names one (a mutant has one
 // mistake; a set of bits ran out at 64). Only lease's own tests can set
@@ -7,6 +9,16 @@ package lease
 // and variant uses, plants none. Each hook is one guarded line at the
 // place where the mistake would be made.
 type mistake uint8
+
+// mutantState is what some mistakes keep in the reference (the field
+// mut): the clocks read together at the first read (mWatcherWallClock),
+// the highest epoch read or led with (mEpochFromSeen).
+type mutantState struct {
+	wall0   time.Time
+	mono0   time.Duration
+	clocked bool
+	maxRead int64
+}
 
 // in reports whether m is one of ms.
 func (m mistake) in(ms ...mistake) bool {

@@ -781,7 +781,7 @@ func TestMutantReplay(t *testing.T) {
 	if *mutantReplay == "" {
 		t.Skip("no -mutant-replay line")
 	}
-	if err := registerH107(); err != nil { // (the catalogue's and helper-107's)
+	if err := registerMutants(); err != nil {
 		t.Fatal(err)
 	}
 	args := strings.Fields(*mutantReplay)

@@ -118,11 +118,7 @@ type Reference struct {
 
 	mistake mistake // planted by the mutation tests only (mistake.go)
 	shared  *Term   // the one Term of mutant mTermShared
-	// wall0, mono0: the clocks read together when elect began
-	// (mWatcherWallClock); maxRead: the highest epoch read (mEpochFromSeen).
-	wall0   time.Time
-	mono0   time.Duration
-	maxRead int64
+	mut     mutantState
 }
 
 // NewReference returns the reference elector for process p over s. Unless
@@ -189,9 +185,6 @@ func untilSignal(p Proc, run func(ctx context.Context) error) error {
 func (r *Reference) elect(ctx context.Context) {
 	r.p.Log(MsgStarted, r.pid, 0)
 	r.p.Role(RoleWatcher)
-	if r.mistake == mWatcherWallClock {
-		r.wall0, r.mono0 = r.p.Now(), r.p.Mono()
-	}
 	var seen Record
 	var seenAt time.Duration
 	haveSeen := false // (a monotonic clock may read 0)
@@ -345,11 +338,9 @@ func (r *Reference) elect(ctx context.Context) {
 		if ctx.Err() != nil {
 			r.p.Log(MsgShutdown, 0, 0)
 			// Not leading, but the record last seen may be this process's
-			// own last write (a renewal acknowledged just past its term's
-			// deadline, with the SIGTERM already pending): nobody else
-			// holds it, and a compare-and-set release of it hands over at
-			// once instead of leaving it to expire (a review: a watcher
-			// waited 9 s after such a SIGTERM).
+			// own (a renewal acknowledged just past its deadline, a SIGTERM
+			// pending): releasing it hands over at once, not a lease later
+			// (a review: a watcher waited 9 s after such a SIGTERM).
 			if haveSeen && r.ownRecord(seen) && r.mistake != mOwnRecordNotReleased && r.releaseOwn(seen) { // (mutant: left to expire)
 				return
 			}
@@ -399,11 +390,8 @@ func (r *Reference) elect(ctx context.Context) {
 		before := r.readStart() // (0 but for mSeenBeforeRead)
 		rec, err := r.s.Read()
 		now := r.readAt(before)
-		if r.mistake == mWatcherWallClock { // mutant: the wall clock times the version
-			now = r.mono0 + r.p.Now().Sub(r.wall0)
-		}
-		if err == nil && rec.Holder > 0 {
-			r.maxRead = max(r.maxRead, rec.Epoch) // (mEpochFromSeen)
+		if r.mistake == mEpochFromSeen && err == nil {
+			r.mut.maxRead = max(r.mut.maxRead, rec.Epoch) // (mutant: epochs by the client)
 		}
 		if r.note != nil && r.mistake == mTokenAfterRead { // mutant: the token after the read
 			token = r.note.ChangeToken(r.dir)

@@ -303,17 +303,26 @@ func (r *Reference) leaseOf(rec Record) time.Duration {
 // readStart is the clock before a read, for mSeenBeforeRead only (no
 // clock is read otherwise).
 func (r *Reference) readStart() time.Duration {
-	if r.mistake == mSeenBeforeRead {
+	switch r.mistake {
+	case mSeenBeforeRead:
 		return r.p.Mono()
+	case mWatcherWallClock:
+		if !r.mut.clocked {
+			r.mut.wall0, r.mut.mono0, r.mut.clocked = r.p.Now(), r.p.Mono(), true
+		}
 	}
 	return 0
 }
 
 // readAt is the instant a read that began at before saw its record: the
-// clock read after it returned (mSeenBeforeRead: before it began).
+// clock read after it returned (mSeenBeforeRead: before it began;
+// mWatcherWallClock: the wall clock's reading, as a monotonic one).
 func (r *Reference) readAt(before time.Duration) time.Duration {
-	if r.mistake == mSeenBeforeRead {
+	switch r.mistake {
+	case mSeenBeforeRead:
 		return before
+	case mWatcherWallClock:
+		return r.mut.mono0 + r.p.Now().Sub(r.mut.wall0)
 	}
 	return r.p.Mono()
 }

@@ -32,10 +32,12 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	r.wrote, r.last, r.lastAt = rec, rec, start
 	r.tried = r.tried[:0]
 	epoch := rec.Epoch
-	if r.mistake == mEpochFromSeen && m == MsgRefAcquired { // mutant: one above the highest read
-		epoch = r.maxRead + 1
+	if r.mistake == mEpochFromSeen { // mutant: a create's epoch one above the highest read
+		if m == MsgRefAcquired {
+			epoch = r.mut.maxRead + 1
+		}
+		r.mut.maxRead = max(r.mut.maxRead, epoch)
 	}
-	r.maxRead = max(r.maxRead, epoch)
 	term := &Term{clock: r.p, epoch: epoch, deadline: deadline}
 	first := rec                  // (mReleaseFirstRecord)
 	if r.mistake == mTermShared { // mutant: one Term for every term, reset

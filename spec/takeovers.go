@@ -58,7 +58,10 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 	for p := range sight {
 		sight[p].first = -1
 	}
-	calls := make(map[int32]int) // proc<<16|act: the index of its pending store call
+	calls := make([][]int32, len(tr.Procs)) // by process and activity: the index of its pending store call
+	for q := range calls {
+		calls[q] = make([]int32, len(tr.Acts[q]))
+	}
 	// acked: the process whose write of each version the store
 	// acknowledged, since the last loss: its content is whole (a write
 	// that failed is not acknowledged), whatever a reader could read of it.
@@ -76,10 +79,12 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 			continue
 		}
 		p := int(e.Proc)
-		key := int32(e.Proc)<<16 | int32(uint16(e.Act))
+		if e.Act < 0 || int(e.Act) >= len(calls[p]) {
+			continue
+		}
 		switch {
 		case e.Kind == trace.EvStoreCall:
-			calls[key] = i
+			calls[p][e.Act] = int32(i)
 			continue
 		case e.Kind == trace.EvStore && e.Store == trace.StoreRead:
 			rec := e.Record()
@@ -104,8 +109,8 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 		case e.Kind != trace.EvStore || e.Store != trace.StoreTakeover:
 			continue
 		}
-		c, ok := calls[key]
-		if !ok || tr.Events[c].Store != trace.StoreTakeover {
+		c := int(calls[p][e.Act])
+		if e := &tr.Events[c]; e.Kind != trace.EvStoreCall || e.Store != trace.StoreTakeover {
 			continue
 		}
 		stale := tr.Events[c].Record()
