@@ -255,3 +255,80 @@ func unmarkedOf(pids []int) int {
 	}
 	return 0
 }
+
+// run and its supervisor SIGKILLed at once orphan what the command
+// started to init, where only the lease's mark finds it. A process that
+// sets its title (Perl's $0 here, setproctitle in nginx, PostgreSQL,
+// Redis) overwrites the memory /proc/PID/environ shows, without clearing
+// its environment, and env -i clears it: both lost the mark, and ran
+// beside every later leader's command for good (a probe, 2026-12-07: a
+// Perl worker that set $0). The limit mark (limitMark) survives both.
+func TestRunBothKilledNextLeaderKillsUnmarkedOrphans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes")
+	}
+	perl, err := exec.LookPath("perl")
+	if err != nil {
+		t.Skip("no perl")
+	}
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "leader.lock")
+	flags := []string{"-lease", "2s", "-renew", "500ms", "-watch", "500ms"}
+	tok := commandToken(t)
+	t.Cleanup(func() { killProcsWith(tok) })
+	workerPID := filepath.Join(dir, "worker.pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(workerPID); err == nil {
+			var pid int
+			if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 1 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	// A Perl worker that leaves the group and sets its title (its parent
+	// exits at once, as a daemon's does: the supervisor, a subreaper, is
+	// its parent), and a setsid sleep with an empty environment: both
+	// orphaned to init once run and its supervisor are dead (sh, the
+	// command, dies with the latter).
+	worker := `use POSIX; if (!fork) { POSIX::setsid(); open(my $f, ">", $ARGV[0]) or die; print $f $$; close $f; $0 = "leaselab-test-worker"; sleep 1000; exit } exit 0`
+	a, outA := startRun(t, lock, flags, "sh", "-c", `"$3" -e "$4" "$2" & setsid env -i sleep "$1" & sleep "$1"`, "sh", tok, workerPID, perl, worker)
+	var pid int
+	poll(t, "the worker to set its title and the sleeps to run", func() bool {
+		b, err := os.ReadFile(workerPID)
+		if err != nil || len(b) == 0 {
+			return false
+		}
+		fmt.Sscan(string(b), &pid)
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		return bytes.HasPrefix(cmdline, []byte("leaselab-test-worker")) && len(procsWith(tok)) >= 3
+	})
+	if env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); bytes.Contains(env, []byte(singletonEnv)) {
+		t.Fatalf("the worker's environment still shows the mark in /proc: the test builds nothing")
+	}
+	sup := supervisorOf(a.Process.Pid)
+	if sup == 0 {
+		t.Fatal("no supervisor among run's children")
+	}
+	syscall.Kill(a.Process.Pid, syscall.SIGSTOP)
+	syscall.Kill(sup, syscall.SIGSTOP)
+	syscall.Kill(a.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(sup, syscall.SIGKILL)
+	waitExit(t, a, "run after SIGKILL")
+	markerB := filepath.Join(dir, "b-running")
+	b, outB := startRun(t, lock, flags, "sh", "-c", `touch "$1"; sleep 1000`, "sh", markerB)
+	poll(t, "the second runner's command to start", func() bool {
+		_, err := os.Stat(markerB)
+		return err == nil
+	})
+	if st, ok := procStatOf(pid); ok && st.state != 'Z' {
+		t.Errorf("the first leader's titled worker %d runs beside the second leader's command", pid)
+	}
+	if left := procsWith(tok); len(left) != 0 {
+		t.Errorf("the first leader's processes %v still run (the env -i sleep among them)", left)
+	}
+	if t.Failed() {
+		t.Logf("first run:\n%s\nsecond run:\n%s", outA, outB)
+	}
+	b.Process.Signal(syscall.SIGTERM)
+	waitExit(t, b, "the second run after SIGTERM")
+}

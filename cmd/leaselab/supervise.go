@@ -75,6 +75,9 @@ func superviseMain(args []string) int {
 	if sweep {
 		setSubreaper()
 	}
+	// The lease's second mark, which the command inherits, and what it
+	// starts, however it rewrites its environment or title (limitMark).
+	setLimitMark(os.Getenv(singletonEnv))
 	cmd := exec.Command(args[1])
 	cmd.Args = args[2:]
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"slices"
@@ -128,9 +130,13 @@ func closeOnExecFrom(fd int) {
 // command, even when it was started by this lease's. A process of
 // another user cannot be stopped or killed unless run is root (then it is,
 // as any descendant of a marked process); its children still are. What
-// cannot be found: a process that cleared its environment and was
-// orphaned before the look (its parent killed with no subreaper alive
-// above it: run and its supervisor SIGKILLed at once).
+// cannot be found: a process orphaned before the look (its parent killed
+// with no subreaper alive above it: run and its supervisor SIGKILLed at
+// once) that carries neither mark: it cleared its environment (or set its
+// title over the memory /proc/PID/environ shows: Perl's $0, setproctitle)
+// and reset the limit mark (limitMark) too. (With the environment's mark
+// alone, a titled Perl worker ran beside every later leader's command: a
+// probe, 2026-12-07.)
 func killStale(ctx context.Context, singleton string) int {
 	if singleton == "" || !procIsOurs() {
 		return 0
@@ -342,7 +348,11 @@ func staleTree(mark []byte, spare map[int]bool) []procID {
 // marks reports whether process pid's environment holds mark
 // ("LEASELAB_SINGLETON=ID"), and whether it holds another lease's
 // (singletonEnv with another ID) and not mark. Neither if it is gone, or
-// not ours to read.
+// not ours to read. A process whose environment, as /proc shows it, holds
+// no lease's mark is judged by its limit mark (limitMark) instead: the
+// environment /proc shows is the memory it was first placed in, which a
+// process that sets its title (Perl's $0, setproctitle) overwrites, and
+// which env -i or sudo leave without the mark.
 func marks(pid int, mark []byte) (ours, other bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
@@ -357,7 +367,70 @@ func marks(pid int, mark []byte) (ours, other bool) {
 			other = true
 		}
 	}
-	return false, other
+	if other {
+		return false, true
+	}
+	v, ok := rttimeSoftLimit(pid)
+	if !ok || !isLimitMark(v) {
+		return false, false
+	}
+	ours = v == limitMark(string(bytes.TrimPrefix(mark, name)))
+	return ours, !ours
+}
+
+// limitMark is the lease singleton's second mark: the soft limit of
+// RLIMIT_RTTIME that the supervisor gives itself before it starts the
+// command (setLimitMark), which every process the command starts
+// inherits, across fork, exec and setsid, whatever it does to its
+// environment or its title, and which /proc/PID/limits shows to anyone.
+// RLIMIT_RTTIME bounds only the CPU time a real-time (SCHED_FIFO or
+// SCHED_RR) process may use without blocking, and the mark is at least
+// 2^63 microseconds (292,000 years): no limit in effect. The hard limit
+// is left as it was.
+func limitMark(singleton string) uint64 {
+	h := sha256.Sum256([]byte(singleton))
+	return 1<<63 | binary.BigEndian.Uint64(h[:8])>>2
+}
+
+// isLimitMark reports whether v is some lease's limit mark: 2^63 to
+// 2^63+2^62-1.
+func isLimitMark(v uint64) bool { return v>>62 == 2 }
+
+// setLimitMark gives this process (the supervisor, before it starts the
+// command) the lease's limit mark. Not if the hard limit is below it (an
+// administrator's choice, kept): the environment's mark alone then.
+func setLimitMark(singleton string) {
+	if singleton == "" {
+		return
+	}
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_RTTIME, &r) != nil || r.Max < limitMark(singleton) {
+		return
+	}
+	r.Cur = limitMark(singleton)
+	unix.Setrlimit(unix.RLIMIT_RTTIME, &r)
+}
+
+// rttimeSoftLimit reads process pid's soft RLIMIT_RTTIME from
+// /proc/PID/limits ("Max realtime timeout  SOFT  HARD  us"); false if it
+// is gone, or the line cannot be read (unlimited is no mark either).
+func rttimeSoftLimit(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/limits")
+	if err != nil {
+		return 0, false
+	}
+	const name = "Max realtime timeout"
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
+		if rest, ok := bytes.CutPrefix(line, []byte(name)); ok {
+			f := bytes.Fields(rest)
+			if len(f) == 0 {
+				return 0, false
+			}
+			v, err := strconv.ParseUint(string(f[0]), 10, 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }
 
 // parentOf is pid's parent, from /proc/PID/stat (0 if unknown).

@@ -16,6 +16,8 @@ func selfExe() (string, error) { return os.Executable() }
 
 func setSubreaper() bool { return false }
 
+func setLimitMark(string) {}
+
 func commandAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func childPIDs() []int { return nil }
