@@ -58,8 +58,10 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 	for p := range sight {
 		sight[p].first = -1
 	}
-	calls := make([][]int32, len(tr.Procs)) // by process and activity: the index of its pending store call
-	for q := range calls {
+	// calls: by process and activity, the index of its pending store call
+	// (a trace made by hand may name no activities).
+	calls := make([][]int32, len(tr.Procs))
+	for q := range min(len(calls), len(tr.Acts)) {
 		calls[q] = make([]int32, len(tr.Acts[q]))
 	}
 	// acked: the process whose write of each version the store
