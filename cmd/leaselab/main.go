@@ -297,8 +297,14 @@ func cmdVariants(args []string, stdout, _ io.Writer) error {
 			Variants []variant `json:"variants"`
 		}{vs})
 	}
+	// The names' column fits the longest: a registered fix's name may be
+	// longer than the built-in ones (a probe's u-link-fsync-mono).
+	width := 12
 	for _, v := range lease.Variants() {
-		fmt.Fprintf(stdout, "%-12s %s\n", v.Name, v.Summary)
+		width = max(width, len(v.Name))
+	}
+	for _, v := range lease.Variants() {
+		fmt.Fprintf(stdout, "%-*s %s\n", width, v.Name, v.Summary)
 	}
 	return nil
 }
