@@ -36,7 +36,7 @@ var Bugs = []Bug{
 	{ID: "empty-after-create", Variant: "seed", Faults: "kill", Property: NoWedge,
 		Summary: "a crash between the O_EXCL create and the write leaves an empty lock file; nobody ever leads again",
 		Post:    Shown, PostNote: "the empty-file experiment, made by hand",
-		Match: emptyLeftBy("open-excl", "close-after-create")},
+		Match: emptyLeftBy("open-excl", "close-after-create", "create-open-trunc")},
 	{ID: "empty-after-renew", Variant: "seed", Faults: "kill", Property: NoWedge,
 		Summary: "a crash between a renewal's open(O_TRUNC) and its write leaves an empty lock file: the same wedge, from every renewal",
 		Post:    NotMentioned,
