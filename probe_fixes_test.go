@@ -15,9 +15,10 @@ package leaselab_test
 //   - probe-link-fsync-mono: the same with leaseUntil on CLOCK_MONOTONIC:
 //     clock jumps no longer matter, a paused leader still renews over its
 //     successor (which the catalogue's matcher, reading wall clocks, no
-//     longer recognises), and after a real reboot, which the simulator does
-//     not model (its monotonic clocks run on across a power loss), the
-//     watchers would wait out the last boot's uptime.
+//     longer recognises), and after a reboot the watchers wait out the
+//     last boot's uptime (found with -faults power since a power loss's
+//     restart counts its monotonic clocks from its boot; before, they ran
+//     on across it, and this fix passed).
 //   - probe-empty-delete: a watcher that reads an empty lock file removes
 //     it: it removes a live lease in the middle of its renewal (O_TRUNC,
 //     then write), with no fault at all.
@@ -233,6 +234,7 @@ func TestProbeFixes(t *testing.T) {
 		{"probe-link-fsync", "power", spec.NoWedge, 2000, false},
 		{"probe-link-fsync-mono", "jump", spec.ExclusiveLeadership, 2000, false},
 		{"probe-link-fsync-mono", "stop", spec.ExclusiveLeadership, 100, true},
+		{"probe-link-fsync-mono", "power", spec.NoWedge, 2000, true}, // (a deadline on the last boot's monotonic clock)
 		{"probe-proc-alive", "none", spec.ExclusiveLeadership, 100, true},
 	} {
 		faults, err := sim.ParseFaults(c.faults)

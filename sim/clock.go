@@ -8,13 +8,21 @@ import (
 // The clock model. True time t is the simulator's; each process reads its
 // own clocks, derived from t:
 //
-//	mono(t) = t + drift_p(t)                      (CLOCK_MONOTONIC)
-//	wall(t) = base + mono(t) + skew_p + steps(t)  (CLOCK_REALTIME)
+//	mono(t) = t - boot + drift_p(t)                      (CLOCK_MONOTONIC)
+//	wall(t) = base + mono(t) + boot + skew_p + steps(t)  (CLOCK_REALTIME)
+//
+// boot is the true instant the process's machine booted: 0 for the run's
+// first boot, and after a power loss the instant the machine came back,
+// from which a monotonic clock counts again (a lease deadline kept on
+// CLOCK_MONOTONIC across a reboot, in a file, is then a wait of the last
+// boot's uptime: a probe's fix the simulator approved while its clocks
+// ran on across a power loss, helper-110); the wall clock reads on.
 //
 // On one machine every process shares both clocks: drift and skew are zero
 // and a wall-clock step (NTP, an operator) moves every process's wall time
-// at once. A per-process skew or drift stands for a process in another time
-// namespace or on another machine sharing the directory. Rates are integer
+// at once. A per-process skew or drift stands for a process on another
+// machine sharing the directory (a time namespace offsets the monotonic
+// clock, never the wall clock: not modelled). Rates are integer
 // parts per million so that runs are bit-identical on every machine (no
 // floating point, no fused multiply-add).
 
@@ -26,12 +34,14 @@ type rateSeg struct {
 
 // procClock is one process's clocks.
 type procClock struct {
-	segs  []rateSeg  // ordered by t0; segs[0].t0 == 0
+	segs  []rateSeg  // ordered by t0; segs[0].t0 == boot
 	skew  int64      // wall offset in ns
 	first [1]rateSeg // segs' first array, after init
 	// own marks the machine's own clock: one segment, of no drift, so
 	// that local readings are true times (mono and trueAt inline for it).
 	own bool
+	// boot is the true instant its machine booted (reboot).
+	boot int64
 }
 
 func newProcClock(ppm, skew int64) procClock {
@@ -129,6 +139,15 @@ func (c *procClock) setRate(t, ppm int64) {
 	c.own = false
 }
 
+// reboot makes c a clock of a machine that booted at true time at: its
+// monotonic reading is 0 then, at the rate it had, and its wall clock
+// reads as before (less the drift it had gathered). Idempotent.
+func (c *procClock) reboot(at int64) {
+	ppm := c.segs[len(c.segs)-1].ppm
+	c.segs = append(c.segs[:0], rateSeg{t0: at, ppm: ppm})
+	c.boot, c.own = at, false
+}
+
 // wallStep is a step of the machine's wall clock at true time T.
 type wallStep struct {
 	t, delta int64
@@ -136,7 +155,7 @@ type wallStep struct {
 
 // wallOf returns process p's wall clock at true time t.
 func (w *World) wallOf(c *procClock, t int64) time.Time {
-	ns := w.base + c.mono(t) + c.skew
+	ns := w.base + c.mono(t) + c.boot + c.skew
 	for _, s := range w.steps {
 		if s.t <= t {
 			ns += s.delta

@@ -246,6 +246,7 @@ func (w *World) explorePowerLoss() {
 	w.fire(Fault{Kind: trace.Power, At: time.Duration(w.now)}, nil)
 	w.choose = c
 	at := w.now + int64(e.PowerRestart)
+	w.reboot(at)
 	for _, ps := range w.cfg.Procs[:w.ex.procs] {
 		ps.Start = time.Duration(at)
 		w.addProc(ps)
@@ -260,6 +261,9 @@ func (w *World) explorePowerLoss() {
 // and its trace list it from then on.
 func (w *World) addProc(ps ProcSpec) {
 	p := &proc{w: w, idx: len(w.procs), pid: ps.PID, slow: ps.Slow, fds: w.fs.NewFDTable(), clock: newProcClock(ps.DriftPPM, int64(ps.Skew))}
+	if w.boots > 0 {
+		p.clock.reboot(w.bootAt) // (a process of the machine's restart)
+	}
 	w.procs = append(w.procs, p)
 	// Clip: the slices may share an array with the caller's Config.
 	w.cfg.Procs = append(slices.Clip(w.cfg.Procs), ps)

@@ -62,6 +62,9 @@ type World struct {
 	lockWaiters []lockWaiter
 	// stretches are the stretch faults under way (stretch.go).
 	stretches stretchState
+	// bootAt is the true instant the machine last booted (0: the run's
+	// first boot; World.reboot).
+	bootAt int64
 	// leaderTriggers are crash points aimed at whichever process leads
 	// (Proc Leader with After): they count the calls made by leaders.
 	leaderTriggers []trigger
@@ -419,11 +422,25 @@ func (w *World) fire(f Fault, by *proc) {
 		w.fs.PowerLoss(w.choose.Choose)
 		w.countDir()
 		w.boots++
+		w.reboot(w.now + int64(f.Dur))
 		if f.Dur > 0 {
 			w.restart(f)
 		}
 	case trace.Lose:
 		w.loseServerData("")
+	}
+}
+
+// reboot starts the machine's boot at true time at (after a power loss):
+// the clocks of the processes that start from then on count from it
+// (procClock.reboot): those configured to start later, now, and those a
+// restart adds (addProc).
+func (w *World) reboot(at int64) {
+	w.bootAt = at
+	for i, q := range w.procs {
+		if !q.dead && i < len(w.cfg.Procs) && int64(w.cfg.Procs[i].Start) > w.now {
+			q.clock.reboot(at)
+		}
 	}
 }
 
