@@ -208,9 +208,6 @@ func registerProbe(name, summary string, o fileStore) {
 	}
 }
 
-// probeFixes are the fixes' names.
-var probeFixes = []string{"probe-link-nosync", "probe-link-fsync", "probe-link-fsync-mono", "probe-empty-delete", "probe-renew-retry", "probe-proc-alive"}
-
 func init() {
 	registerProbe("probe-link-nosync", "temp file + link to publish, + rename to renew; no fsync", fileStore{link: true})
 	registerProbe("probe-link-fsync", "probe-link-nosync with fsync of the temp file and the directory", fileStore{link: true, sync: true, syncDir: true})
