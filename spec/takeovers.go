@@ -116,16 +116,25 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 			continue
 		}
 		stale := tr.Events[c].Record()
-		if stale.Holder == int64(tr.Procs[p].PID) || stale.Holder == 0 {
-			continue // its own record (taken back at once), or none
+		if stale.Holder == 0 {
+			continue // none
+		}
+		// Its own record (taken back at once) is one of its PID that no
+		// other process wrote: under -faults samepid another process has
+		// that PID, and a version the store acknowledged to it is that
+		// process's, a lease to wait out like any other's.
+		w, acknowledged := acked[stale.Version]
+		ownPID := int64(tr.Procs[p].PID)
+		if stale.Holder == ownPID && (!acknowledged || w == p) {
+			continue
 		}
 		ttl := procConfig(tr, p).LeaseDuration
 		holder := stale.Holder
-		if w, ok := acked[stale.Version]; ok && holder == lease.Unknown {
+		if acknowledged && holder == lease.Unknown {
 			holder = int64(tr.Procs[w].PID) // (unreadable, but acknowledged whole)
-		}
-		if holder == int64(tr.Procs[p].PID) {
-			continue
+			if holder == ownPID && w == p {
+				continue
+			}
 		}
 		if holder != lease.Unknown {
 			shortest := time.Duration(0)
