@@ -31,8 +31,10 @@ import (
 // its monotonic clock then is bounded below as checkContextsBacked bounds
 // it (monoAtEarliest), so that a correct watcher, which starts its clock
 // after such a read returns and waits at least the lease its writer
-// stated, is never judged late. Its own records (a PID's own, which it
-// takes back at once) are not judged. A record it could not read is
+// stated, is never judged late. Its own records (of its PID, and
+// acknowledged to no other process: it takes them back at once) are not
+// judged; one of its PID that the store acknowledged to another process
+// (-faults samepid) is that one's lease. A record it could not read is
 // judged by the lease of the writer whose write of that version the store
 // acknowledged (a write that returned the record wrote it whole: only a
 // power loss tears one), else by the watcher's own lease, the least it
