@@ -21,7 +21,7 @@ var portMutants = []mutant{
 	{
 		name: "reference~watcher-wall-clock", base: "reference",
 		mistake:    "a watcher times the version it reads on the wall clock, not the monotonic one: a step forward makes a live lease look expired",
-		property:   spec.NoBusyLoop, // (exclusive-leadership too, where the wall clock steps forward; a step back makes it spin first)
+		property:   spec.HonestRole, // (the takeover rule, at run 2: a step forward, under samepid, of a watcher of the leader's PID; exclusive-leadership too, where the wall clock steps forward; a step back makes it spin first: no-busy-loop)
 		exploreWhy: "no documented bound steps the wall clock",
 		run:        referenceRun(lease.MistakeWatcherWallClock),
 	},
