@@ -11,8 +11,9 @@ import (
 // checkTakeoversBacked is honest-role's watcher-side rule, the
 // counterpart of checkDeadlinesBacked: for a variant with a local
 // deadline, every takeover must be called at least the lease its stale
-// record's writer held (the shortest lease of the processes of that PID,
-// the checker's own reading: not the algorithm's) after the watcher first
+// record's writer held (the configured lease of the process the store
+// acknowledged that version to, else the shortest of the processes of its
+// PID: the checker's own reading, not the algorithm's) after the watcher first
 // saw that record, on the watcher's own monotonic clock. The design's
 // safety rests on the two rules together (the leader stops at its
 // deadline, a watcher waits a whole lease from its first sighting, and
@@ -139,11 +140,20 @@ func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 			}
 		}
 		if holder != lease.Unknown {
+			// The writer's lease: the process the store acknowledged the
+			// version to, if it has the holder's PID; else the shortest of
+			// that PID's processes' (with shared PIDs and a rolling change
+			// of -lease, the shortest alone let a watcher that waited its
+			// own lease escape: helper-109).
 			shortest := time.Duration(0)
-			for q := range tr.Procs {
-				if int64(tr.Procs[q].PID) == holder {
-					if l := procConfig(tr, q).LeaseDuration; shortest == 0 || l < shortest {
-						shortest = l
+			if acknowledged && int64(tr.Procs[w].PID) == holder {
+				shortest = procConfig(tr, w).LeaseDuration
+			} else {
+				for q := range tr.Procs {
+					if int64(tr.Procs[q].PID) == holder {
+						if l := procConfig(tr, q).LeaseDuration; shortest == 0 || l < shortest {
+							shortest = l
+						}
 					}
 				}
 			}
