@@ -87,7 +87,7 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 // process's Nth system call of kind After: "crash after the O_EXCL create,
 // before the write" is {Kind: Kill, Proc: i, After: "open-excl", Nth: 1}.
 // With Proc Leader, After counts the calls of that kind made by whichever
-// process leads when it makes them (World.leaderNow: it holds a leader
+// process leads when it makes them (World.leads: it holds a leader
 // context its user's code was given, or none does and its role report
 // says leader), and the fault hits the process that made the Nth:
 // "SIGTERM the leader right after its second renewal's link", wherever

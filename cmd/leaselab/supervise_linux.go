@@ -404,7 +404,16 @@ func setLimitMark(singleton string) {
 		return
 	}
 	var r unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_RTTIME, &r) != nil || r.Max < limitMark(singleton) {
+	if unix.Getrlimit(unix.RLIMIT_RTTIME, &r) != nil {
+		return
+	}
+	if r.Max < limitMark(singleton) {
+		if isLimitMark(r.Cur) {
+			// An outer lease's mark, inherited: not this lease's command's
+			// to carry (a review, helper-109). No mark, and no limit either.
+			r.Cur = 1<<63 - 1
+			unix.Setrlimit(unix.RLIMIT_RTTIME, &r)
+		}
 		return
 	}
 	r.Cur = limitMark(singleton)
