@@ -20,6 +20,16 @@ type mutantState struct {
 	maxRead int64
 }
 
+// epochFloor returns floor, the least epoch a new term may have (its
+// boot's base plus its version), or none for mEpochFromPrev, whose term
+// has the previous record's epoch plus one.
+func (s *VersionedFile) epochFloor(floor int64) int64 {
+	if s.mistake == mEpochFromPrev { // mutant: no floor
+		return 0
+	}
+	return floor
+}
+
 // in reports whether m is one of ms.
 func (m mistake) in(ms ...mistake) bool {
 	for _, x := range ms {

@@ -456,11 +456,7 @@ func (s *VersionedFile) Create(holder int64, ttl time.Duration) (Record, error) 
 	if err != nil {
 		return Record{}, err
 	}
-	own := base + v
-	if s.mistake == mEpochFromPrev { // mutant: the previous record's epoch plus one
-		own = 0
-	}
-	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(own, cur), Version: v, TTL: ttl}, true)
+	rec, err := s.publish(Record{Holder: holder, Epoch: nextEpoch(s.epochFloor(base+v), cur), Version: v, TTL: ttl}, true)
 	if errors.Is(err, ErrConflict) && !Superseded(err) {
 		err = &fs.PathError{Op: "create", Path: s.name(v), Err: syscall.EEXIST}
 	}
@@ -486,10 +482,7 @@ func (s *VersionedFile) Takeover(stale Record, holder int64, ttl time.Duration) 
 	if s.mistake == mStaleEpoch { // mutant: the epoch not incremented
 		return s.publish(Record{Holder: holder, Epoch: stale.Epoch, Version: v, TTL: ttl}, true)
 	}
-	if s.mistake == mEpochFromPrev { // mutant: the previous record's epoch plus one
-		return s.publish(Record{Holder: holder, Epoch: stale.Epoch + 1, Version: v, TTL: ttl}, true)
-	}
-	return s.publish(Record{Holder: holder, Epoch: nextEpoch(base+v, stale), Version: v, TTL: ttl}, true)
+	return s.publish(Record{Holder: holder, Epoch: nextEpoch(s.epochFloor(base+v), stale), Version: v, TTL: ttl}, true)
 }
 
 // nextEpoch is the epoch of a term that replaces prev: its own, base +

@@ -163,3 +163,16 @@ func (w *World) wallOf(c *procClock, t int64) time.Time {
 	}
 	return time.Unix(0, ns).UTC()
 }
+
+// reboot starts the machine's boot at true time at (after a power loss):
+// the clocks of the processes that start from then on count from it
+// (procClock.reboot): those configured to start later, now, and those a
+// restart adds (addProc).
+func (w *World) reboot(at int64) {
+	w.bootAt = at
+	for i, q := range w.procs {
+		if !q.dead && i < len(w.cfg.Procs) && int64(w.cfg.Procs[i].Start) > w.now {
+			q.clock.reboot(at)
+		}
+	}
+}

@@ -431,60 +431,6 @@ func (w *World) fire(f Fault, by *proc) {
 	}
 }
 
-// reboot starts the machine's boot at true time at (after a power loss):
-// the clocks of the processes that start from then on count from it
-// (procClock.reboot): those configured to start later, now, and those a
-// restart adds (addProc).
-func (w *World) reboot(at int64) {
-	w.bootAt = at
-	for i, q := range w.procs {
-		if !q.dead && i < len(w.cfg.Procs) && int64(w.cfg.Procs[i].Start) > w.now {
-			q.clock.reboot(at)
-		}
-	}
-}
-
-// leaderNow is the process a fault aimed at the leader hits: one that
-// holds a leader context not yet seen done, which is what its user's code
-// was told; if none does, one whose role report says leader (a term
-// reported but not yet handed to the user's code). Among several, one
-// that holds a context and reports the role, then the first by index.
-// The algorithm's own report alone does not decide it: a variant that
-// under-reports its role would otherwise never meet a fault aimed at its
-// leader, and one that over-reports would divert them (helper-105).
-func (w *World) leaderNow() *proc {
-	var held, reported *proc
-	for _, q := range w.procs {
-		switch {
-		case q.dead:
-		case len(q.leaders) > 0 && q.role == lease.RoleLeader:
-			return q
-		case len(q.leaders) > 0:
-			if held == nil {
-				held = q
-			}
-		case q.role == lease.RoleLeader:
-			if reported == nil {
-				reported = q
-			}
-		}
-	}
-	if held != nil {
-		return held
-	}
-	return reported
-}
-
-// leads reports whether p's calls count toward the crash points aimed at
-// the leader's calls (World.leaderTriggers), by leaderNow's rule: p holds
-// a leader context, or no process holds one and p reports the role.
-func (w *World) leads(p *proc) bool {
-	if len(p.leaders) > 0 {
-		return true
-	}
-	return w.leading == 0 && p.role == lease.RoleLeader
-}
-
 // arm arms the faults chained to f, which has just hit p: those that
 // follow p's next calls, and those that strike the leader now.
 func (w *World) arm(f Fault, p *proc) {
