@@ -42,8 +42,9 @@ import (
 // waits: a probe's VersionedFile that linked the version of a write(2)
 // that failed had a 3 s watcher take over a 9 s leader's empty record
 // (helper-107: missed by the default command; two leaders in 2 of 20,000
-// runs of -faults stop,fserr,diskfull). A loss of the store's data (a server's, a power
-// loss's) ends a run of sightings: versions may repeat after it.
+// runs of -faults stop,fserr,diskfull). A loss of the store's data (a
+// server's, a power loss's) ends a run of sightings: versions may repeat
+// after it.
 func checkTakeoversBacked(tr *trace.Trace, v lease.Variant) *Violation {
 	if !v.LocalDeadline || tr.Recorded {
 		return nil
