@@ -309,11 +309,7 @@ func TestRunBothKilledNextLeaderKillsUnmarkedOrphans(t *testing.T) {
 	if sup == 0 {
 		t.Fatal("no supervisor among run's children")
 	}
-	syscall.Kill(a.Process.Pid, syscall.SIGSTOP)
-	syscall.Kill(sup, syscall.SIGSTOP)
-	syscall.Kill(a.Process.Pid, syscall.SIGKILL)
-	syscall.Kill(sup, syscall.SIGKILL)
-	waitExit(t, a, "run after SIGKILL")
+	killBoth(t, a, sup)
 	markerB := filepath.Join(dir, "b-running")
 	b, outB := startRun(t, lock, flags, "sh", "-c", `touch "$1"; sleep 1000`, "sh", markerB)
 	poll(t, "the second runner's command to start", func() bool {

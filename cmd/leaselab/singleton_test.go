@@ -177,6 +177,20 @@ func TestRunSIGKILLLeavesNoCommand(t *testing.T) {
 
 // supervisorOf returns the pid of run's supervisor (its child running
 // leaselab __supervise), or 0.
+// killBoth SIGKILLs run (a) and its supervisor sup at once, as an OOM
+// killer or `kill -9 $(pidof leaselab)` does, and waits for run's end.
+// Both are stopped first, so that neither acts on the other's death before
+// its own (a supervisor that read run's end first killed the command's
+// group itself: CI once saw 1 killed, not 3).
+func killBoth(t *testing.T, a *exec.Cmd, sup int) {
+	t.Helper()
+	syscall.Kill(a.Process.Pid, syscall.SIGSTOP)
+	syscall.Kill(sup, syscall.SIGSTOP)
+	syscall.Kill(a.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(sup, syscall.SIGKILL)
+	waitExit(t, a, "run after SIGKILL")
+}
+
 func supervisorOf(run int) int {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -677,14 +691,7 @@ func TestRunBothKilledNextLeaderKillsStale(t *testing.T) {
 	if sup == 0 {
 		t.Fatal("no supervisor among run's children")
 	}
-	// Both stopped first, so that neither acts on the other's death before
-	// its own (a supervisor that read run's end first killed the command's
-	// group itself: CI once saw 1 killed, not 3); then both killed.
-	syscall.Kill(a.Process.Pid, syscall.SIGSTOP)
-	syscall.Kill(sup, syscall.SIGSTOP)
-	syscall.Kill(a.Process.Pid, syscall.SIGKILL)
-	syscall.Kill(sup, syscall.SIGKILL)
-	waitExit(t, a, "run after SIGKILL")
+	killBoth(t, a, sup)
 	var seen []byte
 	poll(t, "the second runner's command to start", func() bool {
 		var err error
