@@ -232,3 +232,18 @@ func TestMergeGC(t *testing.T) {
 		t.Errorf("GOGC set: GC percent %d, want 400 untouched", p)
 	}
 }
+
+// With no preemption and no reduction, "complete" is said to be within the
+// default order only, so that no one reads it as every interleaving; with
+// preemptions it is not.
+func TestExploreSaysDefaultOrderOnly(t *testing.T) {
+	const note = "ran in the default order only"
+	code, out, errOut := runCLI("explore", "-variant", "seed", "-procs", "2")
+	if code != 0 || !strings.Contains(out, "complete: true") || !strings.Contains(out, note) {
+		t.Fatalf("exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = runCLI("explore", "-variant", "seed", "-procs", "2", "-preemptions", "1", "-horizon", "1s")
+	if code > 1 || strings.Contains(out, note) {
+		t.Fatalf("exit %d %s\n%s", code, errOut, out)
+	}
+}
