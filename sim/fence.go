@@ -21,6 +21,7 @@ type leaderCtx struct {
 	epoch     int64 // its term's epoch as given (0: no Term)
 	lastLive  int64 // the last instant it was seen live
 	liveSteps int   // how many events the trace held then (trace.Event.LiveSteps)
+	handed    int   // how many events the trace held when the context was handed over
 }
 
 // endedCtx is a leader context seen done, with its term's epoch as it was
@@ -140,7 +141,7 @@ func newLeadObserver(p *proc) *leadObserver {
 		p.w.record(trace.Started(int16(p.idx), int16(a.id), epoch).OfContext(nth))
 		p.lookBack(int16(a.id))
 		if p.live(ctx) {
-			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, nth: nth, epoch: epoch, lastLive: p.w.now, liveSteps: len(p.w.tr.Events)})
+			p.leaders = append(p.leaders, leaderCtx{ctx: ctx, nth: nth, epoch: epoch, lastLive: p.w.now, liveSteps: len(p.w.tr.Events), handed: len(p.w.tr.Events)})
 			p.w.leading++
 			p.w.leaders.add(p.idx)
 		} else {
@@ -444,23 +445,23 @@ func (w *World) workloadPause() time.Duration {
 	return workloadEvery/2 + time.Duration(w.choose.Choose(int(workloadEvery/time.Millisecond)))*time.Millisecond
 }
 
-// leaderNow is the process a fault aimed at the leader hits: one that
-// holds a leader context not yet seen done, which is what its user's code
-// was told; if none does, one whose role report says leader (a term
-// reported but not yet handed to the user's code). Among several, one
-// that holds a context and reports the role, then the first by index.
-// The algorithm's own report alone does not decide it: a variant that
-// under-reports its role would otherwise never meet a fault aimed at its
-// leader, and one that over-reports would divert them (helper-105).
+// leaderNow is the process a fault aimed at the leader hits: of those
+// that hold a leader context not yet seen done, which is what their
+// user's code was told, the one handed its context last (a paused
+// ex-leader that has not yet seen its context end is not "the leader"
+// once another was handed one after it, helper-109); if none holds one,
+// one whose role report says leader (a term reported but not yet handed
+// to the user's code), the first by index. The algorithm's own report
+// does not decide it: a variant that under-reports its role would
+// otherwise never meet a fault aimed at its leader, and one that
+// over-reports would divert them (helper-105).
 func (w *World) leaderNow() *proc {
 	var held, reported *proc
 	for _, q := range w.procs {
 		switch {
 		case q.dead:
-		case len(q.leaders) > 0 && q.role == lease.RoleLeader:
-			return q
 		case len(q.leaders) > 0:
-			if held == nil {
+			if held == nil || q.leaders[len(q.leaders)-1].handed > held.leaders[len(held.leaders)-1].handed {
 				held = q
 			}
 		case q.role == lease.RoleLeader:

@@ -76,3 +76,39 @@ func TestLeaderIsWhoHoldsTheContext(t *testing.T) {
 		})
 	}
 }
+
+// Of two processes holding leader contexts, a fault aimed at the leader
+// hits the one handed its context last: a paused ex-leader, whose context
+// its code has not yet seen end, is not the leader once another took
+// over (it was the first by index, and took the SIGKILL meant for the
+// process leading then).
+func TestLeaderIsTheLastHanded(t *testing.T) {
+	cfg := worldCfg(5)
+	cfg.Variant = "reference"
+	cfg.Faults = []Fault{
+		{Kind: trace.Stop, Proc: 0, At: 5 * time.Second, Dur: 25 * time.Second},
+		{Kind: trace.Kill, Proc: Leader, At: 24 * time.Second},
+	}
+	tr := mustRun(t, cfg)
+	holds := make([]int, len(tr.Procs))
+	hit := -1
+	for _, e := range tr.Events {
+		switch {
+		case e.Kind == trace.EvStarted:
+			holds[e.Proc]++
+		case e.Kind == trace.EvStopped:
+			holds[e.Proc]--
+		case e.Kind == trace.EvFault && e.FaultKind() == trace.Kill:
+			hit = int(e.Proc)
+		}
+		if hit >= 0 {
+			break
+		}
+	}
+	if holds[0] != 1 || holds[1] != 1 {
+		t.Fatalf("want both processes holding a context at the SIGKILL, got %v\n%s", holds, tr.Setup())
+	}
+	if hit != 1 {
+		t.Errorf("the SIGKILL aimed at the leader hit process %d, not 1, the leader since the other's pause", hit)
+	}
+}
