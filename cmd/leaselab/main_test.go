@@ -95,3 +95,14 @@ func TestVariants(t *testing.T) {
 		t.Errorf("exit %d, output %s", code, out)
 	}
 }
+
+// The collector's raised target is for the searches; a leader started by
+// run keeps Go's default.
+func TestSearchesRaiseGCOnly(t *testing.T) {
+	for args, want := range map[string]bool{"check -variant seed": true, "explore": true, "replay -variant seed -seed 1": true,
+		"run -path /tmp/x": false, "": false} {
+		if got := searches(strings.Fields(args)); got != want {
+			t.Errorf("searches(%q) = %v, want %v", args, got, want)
+		}
+	}
+}
