@@ -159,11 +159,26 @@ type Fault struct {
 // process whose triggers hold it, or Leader, and its index there.
 type aimedRef struct{ proc, i int }
 
-// Fates of a configured fault, as Trace.Setup reports them.
+// FaultFate is what became of a configured fault in a run, as
+// Trace.Setup reports it and Fates returns it.
+type FaultFate uint8
+
+// The fates of a configured fault.
 const (
-	neverFired uint8 = iota
-	fired
-	noLeader // it fired while no process led: no effect
+	// NeverFired: its time or call never came while its process lived
+	// (the process had died, or the call it waited for was never made).
+	NeverFired FaultFate = iota
+	// Fired: it hit its process, or the machine.
+	Fired
+	// NoLeader: it was aimed at the leader and came while no process
+	// led: no effect.
+	NoLeader
+)
+
+const (
+	neverFired = NeverFired
+	fired      = Fired
+	noLeader   = NoLeader
 )
 
 // Call kinds, as After and Call name them. An open matches "open" and, by

@@ -141,7 +141,7 @@ func newWorld(cfg Config, s *spare, w *World) (*World, error) {
 		w.tr.Acts = append(w.tr.Acts, names[4*i:4*i:4*i+4]) // (a fifth is appended elsewhere)
 	}
 	if len(cfg.Faults) > 0 {
-		w.setup.fates = make([]uint8, len(cfg.Faults))
+		w.setup.fates = make([]FaultFate, len(cfg.Faults))
 	}
 	for i, f := range cfg.Faults {
 		f.idx = i + 1

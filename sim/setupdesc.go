@@ -11,7 +11,7 @@ import (
 // fault: the trace's Run.Setup.
 type setup struct {
 	cfg   Config
-	fates []uint8 // per cfg.Faults: neverFired, fired or noLeader
+	fates []FaultFate // per cfg.Faults
 	// stopAt and stopN, when stopN is set, say that the run stopped at
 	// true time stopAt after stopN system calls (Config.MaxSyscalls).
 	stopAt int64
@@ -23,7 +23,7 @@ type setup struct {
 func (s *setup) stopped(t int64, n int) { s.stopAt, s.stopN = t, n }
 
 // fate records what became of the configured fault f.
-func (s *setup) fate(f Fault, what uint8) {
+func (s *setup) fate(f Fault, what FaultFate) {
 	if f.idx > 0 && f.idx <= len(s.fates) {
 		s.fates[f.idx-1] = what
 	}
@@ -61,4 +61,16 @@ func (s *setup) faults() string {
 		}
 	}
 	return b.String()
+}
+
+// Fates returns the faults a simulated run was configured with and what
+// became of each, in Config.Faults' order (nil, nil for a trace the
+// simulator did not make). The slices are the run's: valid until its
+// trace is released, and not to be changed.
+func Fates(tr *trace.Trace) ([]Fault, []FaultFate) {
+	s, ok := tr.Run.Setup.(*setup)
+	if !ok || s == nil {
+		return nil, nil
+	}
+	return s.cfg.Faults, s.fates
 }

@@ -73,7 +73,9 @@ type Report struct {
 	// NotApplicable says, for each property that did not apply to some
 	// run (fencing without epochs, a store without a history), why.
 	NotApplicable map[string]string
-	Elapsed       time.Duration
+	// Coverage is what the runs done exercised.
+	Coverage Coverage
+	Elapsed  time.Duration
 }
 
 // RunSeed is the seed of run i of a search seeded with seed (splitmix64).
@@ -89,7 +91,7 @@ func RunSeed(seed uint64, i int) uint64 {
 const DefaultKeep = 3
 
 // Run runs the search. progress, if set, is called after each run.
-func (s Search) Run(progress func(done, found int)) (Report, error) {
+func (s Search) Run(progress func(done, found int)) (rep Report, err error) {
 	if err := s.Setup.Normalize(); err != nil {
 		return Report{}, err
 	}
@@ -104,10 +106,12 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 	if keep <= 0 {
 		keep = DefaultKeep
 	}
-	rep := Report{Variant: s.Setup.Variant, Counts: map[string]int{}, NotApplicable: map[string]string{}}
+	rep = Report{Variant: s.Setup.Variant, Counts: map[string]int{}, NotApplicable: map[string]string{}}
 	start := time.Now()
 	runs := s.runner()
 	defer runs.stop()
+	var cov coverage
+	defer func() { rep.Coverage = cov.result() }()
 	for i := 0; i < s.Runs; i++ {
 		r := runs.next(i)
 		if r.err != nil {
@@ -115,6 +119,7 @@ func (s Search) Run(progress func(done, found int)) (Report, error) {
 		}
 		seed, cfg, tr, verdicts := r.seed, r.cfg, r.tr, r.verdicts
 		rep.Runs++
+		cov.add(cfg, tr)
 		kept, bad := false, false
 		for _, v := range verdicts {
 			if !v.Applicable && rep.NotApplicable[v.Property] == "" {

@@ -214,9 +214,34 @@ type searchReport struct {
 	NotShown map[string]int `json:"not_shown"`
 	RunsPerS float64        `json:"runs_per_s"`
 	WallS    float64        `json:"wall_s"`
+	// Coverage is what the runs done exercised (spec.Coverage).
+	Coverage coverageJSON `json:"coverage"`
 	// notApplicable is the search's Report.NotApplicable, for the
 	// verdict table.
 	notApplicable map[string]string
+}
+
+// coverageJSON is spec.Coverage as -json prints it.
+type coverageJSON struct {
+	Terms   int `json:"leader_terms"`
+	Changed int `json:"runs_leader_changed"`
+	// Faults is, per fault kind drawn, in how many runs it was drawn,
+	// took effect, and found no leader to hit.
+	Faults map[string]kindJSON `json:"faults"`
+}
+
+type kindJSON struct {
+	Drawn    int `json:"runs_drawn"`
+	Fired    int `json:"runs_in_effect"`
+	NoLeader int `json:"runs_no_leader,omitempty"`
+}
+
+func toCoverageJSON(c spec.Coverage) coverageJSON {
+	out := coverageJSON{Terms: c.Terms, Changed: c.Changed, Faults: map[string]kindJSON{}}
+	for _, k := range c.Kinds {
+		out.Faults[k.Kind.String()] = kindJSON{Drawn: k.Drawn, Fired: k.Fired, NoLeader: k.NoLeader}
+	}
+	return out
 }
 
 type searchViolation struct {
@@ -235,6 +260,7 @@ type searchViolation struct {
 // linearizable-store violation of the report into out.
 func newSearchReport(rep spec.Report, o sim.SetupOptions, asked int, out *outDir) searchReport {
 	r := searchReport{Variant: rep.Variant, Runs: rep.Runs, RunsAsked: asked, Faults: sim.FaultNames(o.Faults), Scheduler: o.Scheduler,
+		Coverage:   toCoverageJSON(rep.Coverage),
 		Violations: []searchViolation{}, Counts: rep.Counts, NotShown: map[string]int{}, WallS: rep.Elapsed.Seconds(),
 		notApplicable: rep.NotApplicable}
 	if rep.Elapsed > 0 {
@@ -307,7 +333,15 @@ func printReport(w io.Writer, rep spec.Report, o sim.SetupOptions, r searchRepor
 		summary = "runs with violations: " + strings.Join(counts, ", ")
 	}
 	fmt.Fprintf(w, "# %d runs in %.2f s (%.0f runs/s): %s\n", rep.Runs, rep.Elapsed.Seconds(), r.RunsPerS, summary)
+	fmt.Fprintf(w, "# exercised: %s\n", rep.Coverage)
+	if ks := rep.Coverage.Unexercised(unexercisedMin); len(ks) > 0 {
+		fmt.Fprintf(w, "# not exercised: %s drawn in %d runs or more, in effect in none: this search did not inflict it\n", sim.FaultNames(ks), unexercisedMin)
+	}
 }
+
+// unexercisedMin is how many runs must have drawn a fault kind that took
+// effect in none before check says it was not exercised.
+const unexercisedMin = 20
 
 func fmtSecs(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
