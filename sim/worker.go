@@ -37,7 +37,7 @@ func newWorker() *worker {
 // per activity: a run spawns a dozen.)
 func (wk *worker) run() {
 	defer func() {
-		if r := recover(); r != nil && r != errKilled {
+		if r := recover(); r != nil && r != errKilled && !wk.act.panicked(r) {
 			panic(r)
 		}
 	}()

@@ -168,6 +168,9 @@ func (tr *Trace) describe(e *Event) string {
 		if e.ExitCode() == ExitKilled {
 			return "killed"
 		}
+		if e.Text != (Str{}) {
+			return fmt.Sprintf("exited %d (%s)", e.ExitCode(), tr.S(e.Text))
+		}
 		return fmt.Sprintf("exited %d", e.ExitCode())
 	case EvStoreCall:
 		switch e.Store {

@@ -1,0 +1,69 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+// A panic in a process's code (the variant's algorithm, a user's fix)
+// ends that process as Go's runtime ends a program: its every activity
+// stops and it exits with status 2. The trace's EvExit says why and
+// where ("panic: ... at file:line"); no-own-exit judges it, and the run
+// replays like any other. A panic raised by the simulator's own code (a
+// bug of the simulator's, or a check of its invariants) is not the
+// process's: it crashes the run, as before.
+
+// panicked ends a's process after its code panicked with r; it returns
+// false if the panic was the simulator's own, for the caller to raise
+// again.
+func (a *activity) panicked(r any) bool {
+	stack := debug.Stack()
+	site, ours := panicSite(stack)
+	if ours || a.isolated {
+		return false
+	}
+	p := a.p
+	if p.dead {
+		return true
+	}
+	p.w.kill(p, 2)
+	evs := p.w.tr.Events
+	evs[len(evs)-1].Text = p.w.tr.Str(fmt.Sprintf("panic: %v at %s", r, site))
+	return true
+}
+
+// simPackage is the import path prefix of the simulator's functions in a
+// stack trace.
+const simPackage = "github.com/leaselab/leaselab/sim."
+
+// panicSite finds, in the stack of a panicking goroutine being recovered,
+// the function that panicked (the first frame below the runtime's panic
+// machinery and the recovering deferred call) as "file:line", and
+// reports whether it is the simulator's.
+func panicSite(stack []byte) (site string, ours bool) {
+	lines := bytes.Split(stack, []byte("\n"))
+	seenPanic := false
+	for i := 1; i+1 < len(lines); i += 2 {
+		fn := string(lines[i])
+		if strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, "runtime.gopanic") {
+			seenPanic = true
+			continue
+		}
+		if !seenPanic || strings.HasPrefix(fn, "runtime.") {
+			continue
+		}
+		loc := strings.TrimSpace(string(lines[i+1]))
+		if j := strings.LastIndex(loc, " +0x"); j >= 0 {
+			loc = loc[:j]
+		}
+		if j := strings.LastIndex(loc, "/"); j >= 0 {
+			if k := strings.LastIndex(loc[:j], "/"); k >= 0 {
+				loc = loc[k+1:] // the file's directory and name
+			}
+		}
+		return loc, strings.HasPrefix(fn, simPackage)
+	}
+	return "an unknown place", false
+}
