@@ -95,6 +95,8 @@ type World struct {
 	// Release. released marks a world New made and its caller released.
 	spare    *spare
 	released bool
+	// fl is the world's entry among the runs in progress (Running).
+	fl flight
 }
 
 // countDir notes a new peak of the lock directory's name count.
@@ -110,7 +112,10 @@ func (w *World) Run() {
 	if w.released {
 		panic("sim: Run of a released World")
 	}
+	w.takeOff()
+	defer w.land()
 	for !w.ex.stop { // (Explore.OnStep)
+		w.turn()
 		next := w.queue.peek()
 		if len(w.faults) > 0 && int64(w.faults[0].At) <= w.end && (next == nil || int64(w.faults[0].At) <= next.ready) {
 			f := w.faults[0]

@@ -142,9 +142,14 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	bar := newProgress(stderr, int64(*runs*len(jobs)), "runs", *asJSON || *markdown)
 	doneBefore, foundBefore := 0, 0
 	for _, jb := range jobs {
-		rep, err := spec.Search{Setup: jb.o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest, Keep: *show, DropTraces: true}.Run(func(done, n int) {
+		search := spec.Search{Setup: jb.o, Runs: *runs, Seed: *seed, KeepGoing: *keep, Properties: want, Smallest: *smallest, Keep: *show, DropTraces: true}
+		rep, err := search.Run(func(done, n int) {
 			bar.set(int64(doneBefore+done), fmt.Sprintf("%d violations", foundBefore+n))
 		})
+		if err != nil {
+			return err
+		}
+		again, same, err := search.Replays(rep)
 		if err != nil {
 			return err
 		}
@@ -158,6 +163,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		}
 		found = found || len(rep.Found) > 0
 		r := newSearchReport(rep, jb.o, *runs, &out)
+		r.Replays, r.RunAgain = same, again
 		reports = append(reports, r)
 		if !*asJSON && !*markdown {
 			printReport(stdout, rep, jb.o, r, *smallest)
@@ -216,6 +222,10 @@ type searchReport struct {
 	WallS    float64        `json:"wall_s"`
 	// Coverage is what the runs done exercised (spec.Coverage).
 	Coverage coverageJSON `json:"coverage"`
+	// Replays says whether run RunAgain (the first violating run shown,
+	// else run 0), simulated again, gave the same trace (spec.Search.Replays).
+	Replays  bool `json:"replays"`
+	RunAgain int  `json:"run_again"`
 	// notApplicable is the search's Report.NotApplicable, for the
 	// verdict table.
 	notApplicable map[string]string
@@ -334,6 +344,10 @@ func printReport(w io.Writer, rep spec.Report, o sim.SetupOptions, r searchRepor
 	}
 	fmt.Fprintf(w, "# %d runs in %.2f s (%.0f runs/s): %s\n", rep.Runs, rep.Elapsed.Seconds(), r.RunsPerS, summary)
 	fmt.Fprintf(w, "# exercised: %s\n", rep.Coverage)
+	if !r.Replays {
+		fmt.Fprintf(w, "# WARNING: run %d, simulated again with its seed, gave another trace: the variant's code reaches outside the simulator "+
+			"(a goroutine started with go, the global math/rand, time.Now, a map's order), so its runs, and the replay lines above, do not replay exactly\n", r.RunAgain)
+	}
 	if ks := rep.Coverage.Unexercised(unexercisedMin); len(ks) > 0 {
 		fmt.Fprintf(w, "# not exercised: %s drawn in %d runs or more, in effect in none: this search did not inflict it\n", sim.FaultNames(ks), unexercisedMin)
 	}

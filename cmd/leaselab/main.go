@@ -141,6 +141,12 @@ func main() {
 		// the heap grows from 34 to 70 MB). GOGC set by the user wins.
 		debug.SetGCPercent(400)
 	}
+	if searches(os.Args[1:]) {
+		if err := startWatchdog(os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "leaselab:", err)
+			os.Exit(2)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
