@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,9 +54,12 @@ type inode struct {
 // belongs to exactly one descriptor, so it lives by value in the FDTable and
 // opening a file allocates nothing.
 type description struct {
-	ino    *inode // nil marks a free descriptor
-	off    int
-	write  bool
+	ino   *inode // nil marks a free descriptor
+	off   int
+	write bool
+	// noRW: opened with access mode 3 (O_WRONLY|O_RDWR), Linux's mode
+	// for neither reading nor writing, which flock refuses (EBADF).
+	noRW   bool
 	append bool
 	locked bool // it holds its inode's flock lock
 }
@@ -67,11 +69,12 @@ type description struct {
 // error values the kernel gives. It has no goroutines, clock or randomness,
 // so a run of the simulator is reproducible.
 //
-// Names are resolved lexically: relative names are taken relative to "/",
-// and "." and ".." are cleaned away before lookup, which differs from Linux
-// only for names such as "f/.." where f is not a directory. There are no
-// symbolic links, permissions, umask, timestamps or size limits, but the disk
-// can be full or failing for a while (full).
+// Names are resolved as the kernel walks them (fspath.go): relative names
+// are taken relative to "/", "." stays and ".." goes up, every component
+// before the last must be a directory (so "f/.." is ENOTDIR when f is a
+// file), and a trailing slash asks for a directory. There are no symbolic
+// links, permissions, umask, timestamps or size limits (a directory's size
+// is 0), but the disk can be full or failing for a while (full).
 type FileSystem struct {
 	// names maps absolute clean paths to inodes, directories included.
 	// Every entry's parent is a directory entry, so a lookup that finds a
@@ -186,9 +189,12 @@ func (f *FileSystem) MkdirAll(dir string) {
 // lease). An existing file keeps its identity, so links to it see the new
 // content. Errors are *fs.PathError with Op "place".
 func (f *FileSystem) Place(name string, data []byte, perm fs.FileMode) error {
-	p, ok := f.clean(name)
-	if !ok {
-		return pathErr("place", name, syscall.ENOENT)
+	p, k, errno := f.clean(name)
+	if errno == 0 && k == lastLong {
+		errno = syscall.ENAMETOOLONG
+	}
+	if errno != 0 {
+		return pathErr("place", name, errno)
 	}
 	ino := f.names.get(p)
 	switch {
@@ -272,12 +278,23 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 	if flag&^modelled != 0 {
 		return -1, pathErr("open", name, syscall.EINVAL)
 	}
-	p, ok := f.clean(name)
-	if !ok {
-		return -1, pathErr("open", name, syscall.ENOENT)
+	p, k, errno := f.clean(name)
+	if errno != 0 {
+		return -1, pathErr("open", name, errno)
 	}
 	write := flag&accMode == lease.O_WRONLY || flag&accMode == lease.O_RDWR
+	// Access mode 3 reads and writes nothing, but open checks it as a
+	// write: a directory is EISDIR.
+	noRW := flag&accMode == accMode
+	if k == lastLong {
+		return -1, pathErr("open", name, syscall.ENAMETOOLONG)
+	}
 	ino := f.names.get(p)
+	if k == lastSlash {
+		if errno := f.openSlash(p, ino, flag); errno != 0 {
+			return -1, pathErr("open", name, errno)
+		}
+	}
 	switch {
 	case ino == nil:
 		if errno := f.parentErr(p); errno != 0 {
@@ -296,7 +313,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 	case flag&(lease.O_CREATE|lease.O_EXCL) == lease.O_CREATE|lease.O_EXCL:
 		return -1, pathErr("open", name, syscall.EEXIST)
 	case ino.mode.IsDir():
-		if write || flag&(lease.O_CREATE|lease.O_TRUNC) != 0 {
+		if write || noRW || flag&(lease.O_CREATE|lease.O_TRUNC) != 0 {
 			return -1, pathErr("open", name, syscall.EISDIR)
 		}
 	case flag&lease.O_TRUNC != 0:
@@ -309,7 +326,7 @@ func (f *FileSystem) Open(t *FDTable, name string, flag int, perm fs.FileMode) (
 			ino.data = ino.data[:0]
 		}
 	}
-	return t.alloc(description{ino: ino, write: write, append: flag&os.O_APPEND != 0}), nil
+	return t.alloc(description{ino: ino, write: write, noRW: noRW, append: flag&os.O_APPEND != 0}), nil
 }
 
 // Write is write(2): it writes all of b at the description's offset,
@@ -387,55 +404,6 @@ func (f *FileSystem) Close(t *FDTable, fd lease.FD) error {
 	return nil
 }
 
-// Flock is flock(2) without waiting: LOCK_EX and LOCK_EX|LOCK_NB take the
-// file's lock if it is free or already held through fd, LOCK_UN releases
-// it if fd holds it (and succeeds if not, as Linux does). Locks belong to
-// the open file description, so two descriptors of one file, even in one
-// process, exclude each other; closing one that does not hold the lock
-// leaves it held. Shared locks (LOCK_SH) are not modelled: EINVAL.
-//
-// A blocking LOCK_EX on a lock held through another description cannot
-// wait here, where there is no scheduler: Flock panics. A simulated
-// process waits (its activity blocks until the lock is released); a View
-// is for tests and set-up, which must not wait.
-func (f *FileSystem) Flock(t *FDTable, fd lease.FD, how int) error {
-	ino, err := f.flock(t, fd, how)
-	if ino != nil {
-		panic("sim: a blocking flock on a View would wait forever: the lock is held through another descriptor")
-	}
-	return err
-}
-
-// flock is Flock, except that a blocking LOCK_EX that must wait returns
-// the inode to wait for (and a nil error); the caller waits and retries.
-func (f *FileSystem) flock(t *FDTable, fd lease.FD, how int) (*inode, error) {
-	d := t.get(fd)
-	if d == nil {
-		return nil, fdErr("flock", fd, syscall.EBADF)
-	}
-	switch how &^ lease.LOCK_NB {
-	case lease.LOCK_UN:
-		if d.locked {
-			t.unlock(fd)
-		}
-		return nil, nil
-	case lease.LOCK_EX:
-	default:
-		return nil, fdErr("flock", fd, syscall.EINVAL)
-	}
-	ino := d.ino
-	switch {
-	case d.locked:
-		return nil, nil // already ours
-	case !ino.locked:
-		d.locked, ino.locked = true, true
-		return nil, nil
-	case how&lease.LOCK_NB != 0:
-		return nil, fdErr("flock", fd, syscall.EWOULDBLOCK)
-	}
-	return ino, nil
-}
-
 // ReadFile returns the content of the named file, as one step: a snapshot
 // that later writes do not change, and that the caller must not modify.
 func (f *FileSystem) ReadFile(name string) ([]byte, error) {
@@ -463,11 +431,11 @@ func (f *FileSystem) ReadFile(name string) ([]byte, error) {
 // Stat is lstat(2) (there are no symbolic links here). The result is a snapshot; it does not follow later
 // writes.
 func (f *FileSystem) Stat(name string) (fs.FileInfo, error) {
-	p, ino, err := f.lookup("stat", name)
+	_, ino, err := f.lookup("stat", name)
 	if err != nil {
 		return nil, err
 	}
-	return fileInfo{name: path.Base(p), size: int64(len(ino.data)), mode: ino.mode}, nil
+	return fileInfo{name: baseName(name), size: int64(len(ino.data)), mode: ino.mode}, nil
 }
 
 // Remove is unlink(2). Descriptors open on the file keep working on the
@@ -490,24 +458,28 @@ func (f *FileSystem) Remove(name string) error {
 // atomically replacing a file or an empty directory of the same kind there,
 // and oldname disappears. The checks and their order follow Linux.
 func (f *FileSystem) Rename(oldname, newname string) error {
-	op, np, ok := f.cleanPair(oldname, newname)
-	if !ok {
-		return linkErr("rename", oldname, newname, syscall.ENOENT)
-	}
-	if op == "/" || np == "/" {
-		return linkErr("rename", oldname, newname, syscall.EBUSY)
-	}
-	errno := f.parentErr(op)
+	op, ko, oerr := f.clean(oldname)
+	np, nk, nerr := f.clean(newname)
+	errno := f.walkErr(op, oerr)
 	if errno == 0 {
-		errno = f.parentErr(np)
+		errno = f.walkErr(np, nerr)
+	}
+	if errno == 0 && (ko == lastDots || nk == lastDots) {
+		errno = syscall.EBUSY // "/", "d/." or "d/..": no name to move
 	}
 	if errno != 0 {
 		return linkErr("rename", oldname, newname, errno)
 	}
 	src, dst := f.names.get(op), f.names.get(np)
 	switch {
+	case ko == lastLong:
+		errno = syscall.ENAMETOOLONG // the lookup of the name
 	case src == nil:
 		errno = syscall.ENOENT
+	case nk == lastLong:
+		errno = syscall.ENAMETOOLONG
+	case !src.mode.IsDir() && (ko == lastSlash || nk == lastSlash):
+		errno = syscall.ENOTDIR
 	case isUnder(np, op):
 		errno = syscall.EINVAL
 	case isUnder(op, np):
@@ -551,21 +523,34 @@ func (f *FileSystem) Rename(oldname, newname string) error {
 
 // Link is link(2): newname becomes a second name of the file oldname.
 func (f *FileSystem) Link(oldname, newname string) error {
-	op, np, ok := f.cleanPair(oldname, newname)
-	if !ok {
-		return linkErr("link", oldname, newname, syscall.ENOENT)
+	op, ko, oerr := f.clean(oldname)
+	np, nk, nerr := f.clean(newname)
+	var src *inode
+	if oerr == 0 {
+		src = f.names.get(op)
 	}
-	src := f.names.get(op)
 	errno := syscall.Errno(0)
 	switch {
+	case oerr == 0 && ko == lastLong:
+		errno = syscall.ENAMETOOLONG
 	case src == nil:
-		if errno = f.parentErr(op); errno == 0 {
+		if errno = f.walkErr(op, oerr); errno == 0 {
 			errno = syscall.ENOENT
 		}
+	case ko == lastSlash && !src.mode.IsDir():
+		errno = syscall.ENOTDIR
+	case nerr != 0:
+		errno = nerr
+	case nk == lastLong:
+		errno = syscall.ENAMETOOLONG
 	case f.names.get(np) != nil:
 		errno = syscall.EEXIST
 	default:
-		if errno = f.parentErr(np); errno == 0 && src.mode.IsDir() {
+		errno = f.parentErr(np)
+		if errno == 0 && nk == lastSlash {
+			errno = syscall.ENOENT // a new name with a slash asks for a directory
+		}
+		if errno == 0 && src.mode.IsDir() {
 			errno = syscall.EPERM
 		}
 		if errno == 0 {

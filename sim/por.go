@@ -331,7 +331,7 @@ func (w *World) porGlobal() {
 // canon is the path the file system resolves path to (clean, absolute):
 // what objects are named by, however a caller spells it.
 func (w *World) canon(path string) string {
-	if p, ok := w.fs.clean(path); ok {
+	if p, _, errno := w.fs.clean(path); errno == 0 {
 		return p
 	}
 	return path

@@ -121,7 +121,26 @@ func testFlockErrors(e env) {
 	p := "fd " + strconv.Itoa(int(fd))
 	e.wantErr("Flock of a closed descriptor", e.fl.Flock(fd, lease.LOCK_EX|lease.LOCK_NB), "flock", p, syscall.EBADF)
 	e.wantErr("Flock(LOCK_UN) of a closed descriptor", e.fl.Flock(fd, lease.LOCK_UN), "flock", p, syscall.EBADF)
+	// The operation is checked before the descriptor (found by
+	// TestDifferential).
+	e.wantErr("Flock of a closed descriptor with no operation", e.fl.Flock(fd, lease.LOCK_NB), "flock", p, syscall.EINVAL)
 	fd = e.open(name, lease.O_RDWR)
 	e.wantErr("Flock with no operation", e.fl.Flock(fd, lease.LOCK_NB), "flock", "fd "+strconv.Itoa(int(fd)), syscall.EINVAL)
+	e.close(fd)
+}
+
+// testFlockNoAccess checks a descriptor of access mode 3 (O_WRONLY|O_RDWR:
+// neither reading nor writing, as Linux has it): flock refuses to lock
+// through it, unlocking succeeds (found by TestDifferential).
+func testFlockNoAccess(e env) {
+	name := e.path("lock")
+	e.writeFile(name, "")
+	fd := e.open(name, lease.O_WRONLY|lease.O_RDWR)
+	p := "fd " + strconv.Itoa(int(fd))
+	_, err := e.fsys.Write(fd, []byte("x"))
+	e.wantErr("Write through access mode 3", err, "write", p, syscall.EBADF)
+	e.wantErr("Flock(LOCK_EX|LOCK_NB) through access mode 3", e.fl.Flock(fd, lease.LOCK_EX|lease.LOCK_NB), "flock", p, syscall.EBADF)
+	e.wantErr("Flock(LOCK_EX) through access mode 3", e.fl.Flock(fd, lease.LOCK_EX), "flock", p, syscall.EBADF)
+	e.flock(fd, lease.LOCK_UN)
 	e.close(fd)
 }
