@@ -3,6 +3,8 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"runtime"
 	"strings"
 	"sync"
@@ -296,6 +298,14 @@ func (l ServerLoss) Run(t *testing.T) Measured {
 	// Nobody leads while the server is gone: watch for a while.
 	time.Sleep(cfg.LeaseDuration / 2)
 	p.Stop()
+	// A release the server never answered did not happen, and says so: an
+	// error of unknown outcome, not success and not a conflict, so that
+	// the reference releases again (a probe's mutant, 2026-12-07: a
+	// release whose error was reported and then returned as nil; the
+	// leader logged a release that never happened, and tried no other).
+	if err := l.Store.Release(lease.Record{Holder: 4242, Epoch: 1, Version: 1}); err == nil || errors.Is(err, lease.ErrConflict) || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Release with the server gone = %v; want an error of unknown outcome", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	// The term's last deadline: set by the last successful write, which
