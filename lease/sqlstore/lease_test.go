@@ -360,3 +360,36 @@ func TestOldTableNotOwner(t *testing.T) {
 		t.Errorf("Create by the user after the owner's Open = %+v, %v", r, err)
 	}
 }
+
+// A row an earlier leaselab renewed, which states no nonce, is compared by
+// its version: a record of the same holder and epoch read before that
+// renewal conflicts (a probe's mutant, 2026-12-07: a compare-and-set on
+// the holder, epoch and nonce alone, which a nonce makes unique, passed
+// every other test, and replaced such a row's renewal made after the read:
+// a takeover beside the earlier leaselab's leader in a rolling upgrade).
+func TestStaleRowWithoutNonce(t *testing.T) {
+	dialects(t, func(t *testing.T, d Dialect, dsn, table string) {
+		s := openTable(t, d, dsn, table, "old")
+		db := rawDB(t, d, dsn)
+		if _, err := s.Create(7, 9*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		// (What an earlier leaselab's renewal leaves: a lease and a nonce
+		// of another version, which the row no longer states.)
+		exec(t, db, fmt.Sprintf(oldRenew, table, d.now(), d.now()), "old", 7, 1, 1, 9000)
+		stale, err := s.Read()
+		if err != nil || stale.Nonce != 0 || stale.Version != 2 {
+			t.Fatalf("Read of a row an earlier leaselab renewed = %+v, %v; want version 2, no nonce", stale, err)
+		}
+		exec(t, db, fmt.Sprintf(oldRenew, table, d.now(), d.now()), "old", 7, 1, 2, 9000)
+		if rec, err := s.Takeover(stale, 8, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
+			t.Errorf("Takeover of version 2 after a renewal to 3 = %+v, %v; want lease.ErrConflict", rec, err)
+		}
+		if rec, err := s.Renew(stale, 9*time.Second); !errors.Is(err, lease.ErrConflict) {
+			t.Errorf("Renew of version 2 after a renewal to 3 = %+v, %v; want lease.ErrConflict", rec, err)
+		}
+		if err := s.Release(stale); !errors.Is(err, lease.ErrConflict) {
+			t.Errorf("Release of version 2 after a renewal to 3 = %v; want lease.ErrConflict", err)
+		}
+	})
+}

@@ -2,6 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -217,5 +220,73 @@ func TestOpenSQLiteDirectory(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), dir+" is a directory") {
 			t.Errorf("Open(%q) = %v, want an error saying %s is a directory", dsn, err, dir)
 		}
+	}
+}
+
+// Every write stamps the row's expiry by the database server's clock, the
+// one its reads and compare-and-sets judge liveness by, not by the
+// client's: here PostgreSQL's clock_timestamp() is an hour ahead of the
+// client's (a function of that name before pg_catalog on the search path),
+// and a renewal and a takeover still leave a live row (a probe's mutant,
+// 2026-12-07: an expiry the client computed from its own clock passed every
+// other test, where client and server share one clock; a client whose
+// clock was behind the server's by more than the lease less the renew
+// interval wrote rows already expired, and its leader lost every term at
+// its first renewal, a server ahead of it kept them that much longer).
+func TestExpiryByTheServersClock(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Postgres(t)
+	db, err := sql.Open("pgx", srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, q := range []string{`CREATE SCHEMA ahead`,
+		`CREATE FUNCTION ahead.clock_timestamp() RETURNS timestamptz AS 'SELECT pg_catalog.clock_timestamp() + interval ''1 hour''' LANGUAGE sql`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s := open(t, Postgres, srv.DSN()+"&search_path=ahead,pg_catalog,public", "ahead", 5*time.Second, nil)
+	var stamp, now int64
+	if err := s.DB().QueryRowContext(ctx, `SELECT `+Postgres.now()+`, CAST(floor(EXTRACT(EPOCH FROM pg_catalog.clock_timestamp()) * 1000) AS BIGINT)`).Scan(&stamp, &now); err != nil || stamp-now < 3500000 {
+		t.Fatalf("the server's clock as the store reads it: %d ms past the real one, %v; want an hour (the search path not in effect?)", stamp-now, err)
+	}
+	const ttl = 9 * time.Second
+	rec, err := s.Create(1, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = s.Renew(rec, ttl); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Read(); err != nil || got != rec {
+		t.Fatalf("Read after a renewal = %+v, %v; want %+v, live", got, err, rec)
+	}
+	if rec, err = s.Takeover(rec, 2, ttl); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Read(); err != nil || got != rec {
+		t.Fatalf("Read after a takeover = %+v, %v; want %+v, live", got, err, rec)
+	}
+}
+
+// A release that failed says so, on SQLite as on PostgreSQL
+// (storetest.ServerLoss checks it there): an error of unknown outcome,
+// not success and not a conflict, so that the reference releases again (a
+// probe's mutant, 2026-12-07: SQLite's branch of Release reported its
+// error and returned nil, and no test saw it).
+func TestReleaseErrorIsNoRelease(t *testing.T) {
+	t.Parallel()
+	s := open(t, SQLite, filepath.Join(t.TempDir(), "leases.db"), "gone", time.Second, nil)
+	rec, err := s.Create(1, 9*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DB().Close() // (every statement fails from here: "sql: database is closed")
+	if err := s.Release(rec); err == nil || errors.Is(err, lease.ErrConflict) || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Release on a closed database = %v; want an error of unknown outcome", err)
 	}
 }
