@@ -138,7 +138,9 @@ func (c Config) ValidateDeadline() error {
 // wait for the work to stop (the release comes after it). No callback's
 // panic is recovered: under Run on the real OS, one in OnStartedLeading
 // ends the process (its goroutine's panic), as client-go's does, and the
-// lease is left to expire.
+// lease is left to expire. One on Run's goroutine (OnError, OnNewLeader,
+// OnStoppedLeading) comes out of Run, the lease left to expire and the
+// leader's context done first.
 type Callbacks struct {
 	// OnStartedLeading is called when this process becomes leader. ctx is
 	// cancelled when leadership ends.

@@ -64,6 +64,22 @@ func (r *Reference) leadFrom(ctx context.Context, rec Record, start time.Duratio
 	term.done = cctx.Done()
 	term.deadlineOnly = r.mistake == mValidUntilDeadline // mutant: Valid until the deadline, whatever ended the term
 	cancel := func() { cancelCtx(term.end()) }           // (Err's reason, latched as it ends)
+	// A callback's panic on this goroutine (OnError's at a failed
+	// renewal) unwinds past every step-down below, and the deferred
+	// move(-1) stops the deadline's timer: the user's context said
+	// DeadlineExceeded from Err once the deadline passed, but its Done
+	// never closed, nor a derived context's (a probe, helper-112: a
+	// service that recovered Run's panic to run it again). It ends on
+	// the way out; the panic goes on. (On the real OS only: a simulated
+	// process dies by a panic that unwinds it, and its clock with it.)
+	if _, real := r.p.(*osProc); real {
+		defer func() {
+			if p := recover(); p != nil {
+				cancel()
+				panic(p)
+			}
+		}()
+	}
 	var uctx context.Context = termContext{cctx, term}
 	if r.mistake.in(mPlainContext, mErrTrustsTimer) { // mutant: done only when cancelled (by the timer, for mErrTrustsTimer)
 		uctx = cctx
