@@ -197,13 +197,7 @@ func (s *VersionedFile) list() (listing, error) {
 		return listing{}, err
 	}
 	prefix := filepath.Base(s.Path) + "."
-	var names []string
-	var err error
-	if pl, ok := s.FS.(PrefixLister); ok {
-		names, err = pl.ReadDirPrefix(filepath.Dir(s.Path), prefix)
-	} else {
-		names, err = s.FS.ReadDir(filepath.Dir(s.Path))
-	}
+	names, err := listLockDir(s.FS, filepath.Dir(s.Path), prefix)
 	if err != nil {
 		return listing{}, err
 	}
