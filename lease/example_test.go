@@ -34,7 +34,7 @@ func ExampleRun() {
 		OnStartedLeading: func(lctx context.Context) {
 			term, _ := lease.TermOf(lctx)
 			fmt.Println("leading with fencing epoch", term.Epoch())
-			go func() { // the callback must not block: work in a goroutine
+			go func() { // or work here: under Run on the real OS the callback may block until lctx is done
 				defer close(work)
 				if lctx.Err() == nil { // check before every action
 					fmt.Println("report written with epoch", term.Epoch())
