@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // RunOptions are [Run]'s settings beyond the Config. The zero value runs
@@ -165,10 +166,31 @@ func Run(ctx context.Context, s Store, cfg Config, o RunOptions) error {
 // it (the lock path itself is never written), with the machine's boot id
 // where it has one so that epochs survive power losses. Every process
 // electing over one lease uses the same path; its directory must exist
-// and be writable by them, and by no other user.
+// and be writable by them, and by no other user. A relative path is
+// taken from the working directory now (absLockPath).
 func NewFileStore(path string) *VersionedFile {
 	p := &osProc{pid: os.Getpid()}
-	return &VersionedFile{FS: OSFS{}, Path: path, PID: int64(p.pid), Boot: bootOf(p), TempBase: RandomTempBase()}
+	return &VersionedFile{FS: OSFS{}, Path: absLockPath(path), PID: int64(p.pid), Boot: bootOf(p), TempBase: RandomTempBase()}
+}
+
+// absLockPath returns a relative lock path joined to the working
+// directory as the kernel has it (getcwd(2), which names no symbolic
+// link, so that a leading ".." means what it meant), so that the store
+// names the same files after the process changes its working directory:
+// a leader over NewFileStore("job.lease") whose process (a library in
+// it) called os.Chdir renewed its term in the new directory, and
+// another process over the old one took over beside it, both contexts
+// live (a probe, helper-112). A path CheckLockPath refuses, or
+// a working directory that cannot be read, is left as it is.
+func absLockPath(path string) string {
+	if filepath.IsAbs(path) || CheckLockPath(path) != nil {
+		return path
+	}
+	wd, err := syscall.Getwd()
+	if err != nil || !filepath.IsAbs(wd) {
+		return path
+	}
+	return filepath.Join(wd, path)
 }
 
 // CheckLockPath refuses a lock path that names no file in a directory:
