@@ -151,8 +151,13 @@ func cmdExplore(args []string, stdout, stderr io.Writer) error {
 	if o.Preemptions == 0 && !o.DPOR {
 		// "complete" is within the bounds; with no preemption the bounds
 		// hold the default order only (a probe read "complete: true, no
-		// violation" for the seed as a proof).
-		fmt.Fprintln(stdout, "# complete within its bounds: with -preemptions 0 the processes ran in the default order only; -preemptions N or -dpor searches their interleavings")
+		// violation" for the seed as a proof). An exploration cut short
+		// (-max-schedules) is not complete at all, and says only the order.
+		note := "with -preemptions 0 the processes ran in the default order only; -preemptions N or -dpor searches their interleavings"
+		if res.Complete {
+			note = "complete within its bounds: " + note
+		}
+		fmt.Fprintln(stdout, "# "+note)
 	}
 	if o.DPOR {
 		fmt.Fprintf(stdout, "# partial-order reduction: %d races, %d runs cut short (every step asleep), %d SIGKILLs and %d pauses not run (their runs would be)\n", res.DPOR.Races, res.DPOR.Blocked, res.DPOR.Pruned, res.DPOR.Pauses)

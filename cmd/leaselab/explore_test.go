@@ -246,4 +246,11 @@ func TestExploreSaysDefaultOrderOnly(t *testing.T) {
 	if code > 1 || strings.Contains(out, note) {
 		t.Fatalf("exit %d %s\n%s", code, errOut, out)
 	}
+	// Cut short by -max-schedules, it is not complete, and does not say
+	// it is (it said "complete: false" and "# complete within its bounds"
+	// on the next line).
+	code, out, errOut = runCLI("explore", "-variant", "reference", "-procs", "2", "-crashes", "1", "-max-schedules", "3")
+	if code > 1 || !strings.Contains(out, "complete: false") || !strings.Contains(out, note) || strings.Contains(out, "# complete within") {
+		t.Fatalf("exit %d %s\n%s", code, errOut, out)
+	}
 }
