@@ -34,7 +34,7 @@ func startWatchdog(stderr io.Writer) error {
 		return nil
 	}
 	go func() {
-		f := watchRuns(after, min(after/4, time.Second))
+		f := watchRuns(after, watchTick(after))
 		fmt.Fprintf(stderr, "leaselab: a run of variant %s (seed %d) has taken no step for %v of real time: "+
 			"its code waits on something the simulator does not control (a channel, a mutex held across a Proc call, "+
 			"a goroutine started with go, real I/O or time.Sleep), or loops without a system call. "+
@@ -43,6 +43,14 @@ func startWatchdog(stderr io.Writer) error {
 		os.Exit(2)
 	}()
 	return nil
+}
+
+// watchTick is how often the watchdog samples the runs for a limit of
+// after: a quarter of it, at most a second, at least a millisecond (a
+// limit of a few nanoseconds made a tick of 0, and time.NewTicker
+// panicked).
+func watchTick(after time.Duration) time.Duration {
+	return max(min(after/4, time.Second), time.Millisecond)
 }
 
 // watchRuns samples the runs in progress every tick and returns the first

@@ -100,6 +100,20 @@ func TestStuckRunReported(t *testing.T) {
 	}
 }
 
+// The watchdog's tick is positive whatever the limit: LEASELAB_STUCK=1ns
+// crashed the command with time.NewTicker's panic.
+func TestWatchTickPositive(t *testing.T) {
+	for _, after := range []time.Duration{1, 3, 4, 7, time.Microsecond, time.Millisecond, time.Second, time.Hour} {
+		if tick := watchTick(after); tick <= 0 || tick > time.Second {
+			t.Errorf("LEASELAB_STUCK=%v: tick %v", after, tick)
+		}
+	}
+	code, _, errOut := asCommand(t, []string{"LEASELAB_STUCK=1ns"}, "check", "-variant", "cmd-test-blocks", "-runs", "5")
+	if code != 2 || !strings.Contains(errOut, "has taken no step for 1ns") || strings.Contains(errOut, "NewTicker") {
+		t.Errorf("LEASELAB_STUCK=1ns: exit %d %s", code, errOut)
+	}
+}
+
 // A variant whose code panics is a process that exits on its own: check
 // reports no-own-exit with where it panicked, and a replay line, instead
 // of dying with the simulator's stack.
