@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // A panic in a process's code (the variant's algorithm, a user's fix)
@@ -35,13 +36,58 @@ func (a *activity) panicked(r any) bool {
 }
 
 // simPackage is the import path prefix of the simulator's functions in a
-// stack trace.
-const simPackage = "github.com/leaselab/leaselab/sim."
+// stack trace, and tracePackage that of its record's, which only the
+// simulator's code calls.
+const (
+	simPackage   = "github.com/leaselab/leaselab/sim."
+	tracePackage = "github.com/leaselab/leaselab/trace."
+)
+
+// modules are the import paths of the binary's modules (its main module
+// and its dependencies): a package under one is not the standard
+// library's, even if its path has no dot (a user's module "fix").
+var modules = sync.OnceValue(func() []string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	out := []string{bi.Main.Path}
+	for _, d := range bi.Deps {
+		out = append(out, d.Path)
+	}
+	return out
+})
+
+// stdFrame reports whether fn, a function as a stack trace names it, is
+// the standard library's (slices.Delete[...], strconv.Itoa): a helper that
+// panics for its caller, whose frame says whose panic it is.
+func stdFrame(fn string) bool {
+	pkg := fn
+	if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
+		if j := strings.IndexByte(pkg[i:], '.'); j >= 0 {
+			pkg = pkg[:i+j]
+		}
+	} else if j := strings.IndexByte(pkg, '.'); j >= 0 {
+		pkg = pkg[:j]
+	}
+	first, _, _ := strings.Cut(pkg, "/")
+	if pkg == "main" || strings.Contains(first, ".") {
+		return false
+	}
+	for _, m := range modules() {
+		if m != "" && (pkg == m || strings.HasPrefix(pkg, m+"/")) {
+			return false
+		}
+	}
+	return true
+}
 
 // panicSite finds, in the stack of a panicking goroutine being recovered,
 // the function that panicked (the first frame below the runtime's panic
-// machinery and the recovering deferred call) as "file:line", and
-// reports whether it is the simulator's.
+// machinery, the recovering deferred call and the standard library's
+// helpers) as "file:line", and reports whether it is the simulator's. (A
+// panic in slices.Delete or strconv is its caller's: the simulator's own
+// bug there was put down to the process as its exit 2.)
 func panicSite(stack []byte) (site string, ours bool) {
 	lines := bytes.Split(stack, []byte("\n"))
 	seenPanic := false
@@ -51,7 +97,7 @@ func panicSite(stack []byte) (site string, ours bool) {
 			seenPanic = true
 			continue
 		}
-		if !seenPanic || strings.HasPrefix(fn, "runtime.") {
+		if !seenPanic || strings.HasPrefix(fn, "runtime.") || stdFrame(fn) {
 			continue
 		}
 		loc := strings.TrimSpace(string(lines[i+1]))
@@ -63,7 +109,7 @@ func panicSite(stack []byte) (site string, ours bool) {
 				loc = loc[k+1:] // the file's directory and name
 			}
 		}
-		return loc, strings.HasPrefix(fn, simPackage)
+		return loc, strings.HasPrefix(fn, simPackage) || strings.HasPrefix(fn, tracePackage)
 	}
 	return "an unknown place", false
 }
