@@ -21,25 +21,25 @@ func (s Search) Replays(rep Report) (run int, same bool, err error) {
 	if err := o.Normalize(); err != nil {
 		return 0, false, err
 	}
-	var first *trace.Trace
+	var sum []byte
 	if len(rep.Found) > 0 && rep.Found[0].Trace != nil {
-		run, first = rep.Found[0].Run, rep.Found[0].Trace
-	}
-	cfg := sim.RandomSetup(o, RunSeed(s.Seed, run))
-	if first == nil {
-		tr, err := sim.Run(cfg)
+		run, sum = rep.Found[0].Run, traceSum(rep.Found[0].Trace)
+	} else if rep.firstSum != nil {
+		sum = rep.firstSum // run 0's, hashed as the search judged it
+	} else {
+		tr, err := sim.Run(sim.RandomSetup(o, RunSeed(s.Seed, run)))
 		if err != nil {
 			return run, false, err
 		}
-		defer tr.Release()
-		first = tr
+		sum = traceSum(tr)
+		tr.Release()
 	}
 	again, err := sim.Run(sim.RandomSetup(o, RunSeed(s.Seed, run)))
 	if err != nil {
 		return run, false, err
 	}
 	defer again.Release()
-	return run, bytes.Equal(traceSum(first), traceSum(again)), nil
+	return run, bytes.Equal(sum, traceSum(again)), nil
 }
 
 // traceSum is the SHA-256 of the trace as replay -trace prints it.

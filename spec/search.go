@@ -76,6 +76,10 @@ type Report struct {
 	// Coverage is what the runs done exercised.
 	Coverage Coverage
 	Elapsed  time.Duration
+	// firstSum is the hash of run 0's trace (traceSum), for Replays to
+	// compare a second simulation of it with when no violating run's
+	// trace is kept.
+	firstSum []byte
 }
 
 // RunSeed is the seed of run i of a search seeded with seed (splitmix64).
@@ -120,6 +124,9 @@ func (s Search) Run(progress func(done, found int)) (rep Report, err error) {
 		seed, cfg, tr, verdicts := r.seed, r.cfg, r.tr, r.verdicts
 		rep.Runs++
 		cov.add(cfg, tr)
+		if i == 0 {
+			rep.firstSum = traceSum(tr) // (Replays: one run simulated again, not two)
+		}
 		kept, bad := false, false
 		for _, v := range verdicts {
 			if !v.Applicable && rep.NotApplicable[v.Property] == "" {
