@@ -167,6 +167,10 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		reports = append(reports, r)
 		if !*asJSON && !*markdown {
 			printReport(stdout, rep, jb.o, r, *smallest)
+		} else if *markdown && !same {
+			// The verdict table has no line for it: a table whose runs
+			// no seed replays says so on standard error.
+			fmt.Fprintf(stderr, "leaselab: WARNING: %s: run %d, simulated again with its seed, gave another trace: its runs do not replay exactly\n", rep.Variant, again)
 		}
 	}
 	bar.done()

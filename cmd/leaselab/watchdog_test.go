@@ -135,6 +135,12 @@ func TestNondeterministicVariantReported(t *testing.T) {
 	if code > 1 || !strings.Contains(out, "# WARNING: run ") || !strings.Contains(out, warning) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
+	// -markdown prints only the verdict table: the warning goes to
+	// standard error (it was not printed at all).
+	code, out, errOut = asCommand(t, nil, "check", "-variant", "cmd-test-rand", "-runs", "5", "-markdown")
+	if code > 1 || !strings.Contains(errOut, "WARNING: cmd-test-rand: run ") {
+		t.Errorf("-markdown: exit %d\n%s%s", code, out, errOut)
+	}
 	code, out, errOut = asCommand(t, nil, "check", "-variant", "reference", "-runs", "5", "-json")
 	if code != 0 || strings.Contains(out, warning) || !strings.Contains(out, `"replays":true`) {
 		t.Errorf("reference: exit %d\n%s%s", code, out, errOut)
