@@ -477,8 +477,11 @@ func (w *World) leaderNow() *proc {
 }
 
 // leads reports whether p's calls count toward the crash points aimed at
-// the leader's calls (World.leaderTriggers), by leaderNow's rule: p holds
-// a leader context, or no process holds one and p reports the role.
+// the leader's calls (World.leaderTriggers): p holds a leader context, or
+// no process holds one and p reports the role. (Unlike leaderNow, every
+// holder counts, not only the one handed its context last: they differ
+// only while two processes hold contexts at once, and a paused one makes
+// no calls.)
 func (w *World) leads(p *proc) bool {
 	if len(p.leaders) > 0 {
 		return true

@@ -35,11 +35,15 @@ func startWatchdog(stderr io.Writer) error {
 	}
 	go func() {
 		f := watchRuns(after, watchTick(after))
-		fmt.Fprintf(stderr, "leaselab: a run of variant %s (seed %d) has taken no step for %v of real time: "+
+		run := fmt.Sprintf("a run of variant %s (seed %d)", f.Variant, f.Seed)
+		if f.Seed == 0 {
+			run = "a run of variant " + f.Variant // (an exploration's: its schedule is not a seed)
+		}
+		fmt.Fprintf(stderr, "leaselab: %s has taken no step for %v of real time: "+
 			"its code waits on something the simulator does not control (a channel, a mutex held across a Proc call, "+
 			"a goroutine started with go, real I/O or time.Sleep), or loops without a system call. "+
 			"A variant's code waits only through its lease.Proc (README: Checking your own fix); LEASELAB_STUCK sets the limit\n",
-			f.Variant, f.Seed, after)
+			run, after)
 		os.Exit(2)
 	}()
 	return nil
