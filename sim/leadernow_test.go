@@ -54,21 +54,7 @@ func TestLeaderIsWhoHoldsTheContext(t *testing.T) {
 				cfg.Variant = variant
 				cfg.Faults = []Fault{f}
 				tr := mustRun(t, cfg)
-				holds := make([]int, len(tr.Procs)) // live contexts by process, before the fault
-				hit := -1
-				for _, e := range tr.Events {
-					switch {
-					case e.Kind == trace.EvStarted:
-						holds[e.Proc]++
-					case e.Kind == trace.EvStopped:
-						holds[e.Proc]--
-					case e.Kind == trace.EvFault && e.FaultKind() == f.Kind:
-						hit = int(e.Proc)
-					}
-					if hit >= 0 {
-						break
-					}
-				}
+				holds, hit := holdsAtFault(tr, f.Kind)
 				if hit < 0 || holds[hit] == 0 {
 					t.Errorf("%v: the fault hit process %d, which held no leader context (%v)\n%s", f, hit, holds, tr.Setup())
 				}
@@ -90,25 +76,28 @@ func TestLeaderIsTheLastHanded(t *testing.T) {
 		{Kind: trace.Kill, Proc: Leader, At: 24 * time.Second},
 	}
 	tr := mustRun(t, cfg)
-	holds := make([]int, len(tr.Procs))
-	hit := -1
-	for _, e := range tr.Events {
-		switch {
-		case e.Kind == trace.EvStarted:
-			holds[e.Proc]++
-		case e.Kind == trace.EvStopped:
-			holds[e.Proc]--
-		case e.Kind == trace.EvFault && e.FaultKind() == trace.Kill:
-			hit = int(e.Proc)
-		}
-		if hit >= 0 {
-			break
-		}
-	}
+	holds, hit := holdsAtFault(tr, trace.Kill)
 	if holds[0] != 1 || holds[1] != 1 {
 		t.Fatalf("want both processes holding a context at the SIGKILL, got %v\n%s", holds, tr.Setup())
 	}
 	if hit != 1 {
 		t.Errorf("the SIGKILL aimed at the leader hit process %d, not 1, the leader since the other's pause", hit)
 	}
+}
+
+// holdsAtFault returns how many leader contexts each process held when
+// the first fault of kind fired, and the process it hit (-1: none fired).
+func holdsAtFault(tr *trace.Trace, kind trace.FaultKind) (holds []int, hit int) {
+	holds = make([]int, len(tr.Procs))
+	for _, e := range tr.Events {
+		switch {
+		case e.Kind == trace.EvStarted:
+			holds[e.Proc]++
+		case e.Kind == trace.EvStopped:
+			holds[e.Proc]--
+		case e.Kind == trace.EvFault && e.FaultKind() == kind:
+			return holds, int(e.Proc)
+		}
+	}
+	return holds, -1
 }
