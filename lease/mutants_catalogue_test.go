@@ -18,7 +18,7 @@ import (
 // mutants is the catalogue, in the README table's order: the reference's
 // entries here, flock's in mutants_flock_test.go, the servers' in
 // mutants_servers_test.go, a port's mistakes in mutants_ports_test.go.
-var mutants = slices.Concat(referenceMutants, flockMutants, serverMutants, portMutants, storeMutants)
+var mutants = slices.Concat(referenceMutants, flockMutants, serverMutants, portMutants, storeMutants, clockMutants)
 
 var referenceMutants = []mutant{
 	// The reference: the local deadline and the drift margin.

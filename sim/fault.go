@@ -22,6 +22,15 @@ var NoticeFates = []string{"lost", "delayed", "duplicated", "early"}
 //     installed one (AwaitShutdown), otherwise the default action kills.
 //   - Stop is SIGSTOP, followed by SIGCONT after Dur: the process takes no
 //     step meanwhile; its timers keep running and fire late.
+//   - Suspend is the machine of one process suspended for Dur (a laptop's
+//     lid, a paused VM; over a lease server shared by several machines,
+//     or for a file variant a process on another machine sharing the
+//     directory, as Skew): the process takes no step meanwhile, as under
+//     Stop, and its clocks then read as Linux's do after a resume. Its
+//     wall clock and Mono, which lease.Clock requires to count suspension
+//     (CLOCK_BOOTTIME), ran on; CLOCK_MONOTONIC did not, which only a
+//     runtime that reads it sees (Suspended). Only searches that name it
+//     draw it (OptInFaults).
 //   - Skew changes one process's wall-clock offset by Delta (a process in
 //     another time namespace, or on another machine sharing the directory).
 //   - Drift sets one process's clock rate error to PPM parts per million.
@@ -117,7 +126,7 @@ type Fault struct {
 	Proc  int           // index into Config.Procs, or Leader
 	After string        // fire right after the process's Nth call of this kind
 	Nth   int           // 1-based; 0 means 1
-	Dur   time.Duration // Stop: how long the process is paused; Power: the restart's delay (World.restart); a stretch: its length
+	Dur   time.Duration // Stop, Suspend: how long the process is paused; Power: the restart's delay (World.restart); a stretch: its length
 	Delta time.Duration // Skew, Jump: the step; Power with Dur: the spread of the processes' restarts
 	PPM   int64         // Drift: the new rate error
 	Call  string        // FSError: the kind of call that fails; DiskFull: the space it lacks alone (DiskSpaces)
@@ -228,8 +237,8 @@ func (f Fault) String() string {
 		who, when = "its process", fmt.Sprintf("after call #%d following fault %d", max(f.Nth, 1), f.Follows)
 	}
 	switch f.Kind {
-	case trace.Stop:
-		return fmt.Sprintf("stop %s %s for %v", who, when, f.Dur)
+	case trace.Stop, trace.Suspend:
+		return fmt.Sprintf("%s %s %s for %v", f.Kind, who, when, f.Dur)
 	case trace.Skew:
 		return fmt.Sprintf("skew %s %s by %v", who, when, f.Delta)
 	case trace.Drift:
@@ -275,7 +284,7 @@ func (f Fault) String() string {
 }
 
 func (f Fault) validate(nprocs int, faults []Fault) error {
-	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile && f.Kind != trace.Notice && f.Kind != trace.Lose {
+	if (f.Kind < trace.Kill || f.Kind > trace.Stall) && f.Kind != trace.EMFile && f.Kind != trace.Notice && f.Kind != trace.Lose && f.Kind != trace.Suspend {
 		return fmt.Errorf("fault %d: unknown kind", f.Kind)
 	}
 	if f.Follows != 0 {
@@ -290,13 +299,13 @@ func (f Fault) validate(nprocs int, faults []Fault) error {
 			if f.Nth != 0 {
 				return fmt.Errorf("fault %v: a fault at the leader fires when the fault it follows does: no call count", f.Kind)
 			}
-		} else if k := followed.Kind; k != trace.Term && k != trace.Stop && (f.Kind != trace.FSError || k != trace.FSError && k != trace.EMFile) {
+		} else if k := followed.Kind; k != trace.Term && !k.IsPause() && (f.Kind != trace.FSError || k != trace.FSError && k != trace.EMFile) {
 			return fmt.Errorf("fault %v: follows a %v; only a SIGTERM or a pause (or, for an injected error, an injected error or running out of descriptors) leaves a process to follow", f.Kind, k)
 		}
 		if f.At != 0 || f.Proc != 0 && f.Proc != Leader {
 			return fmt.Errorf("fault %v: a chained fault has its time, and its process unless it strikes the leader, from the fault it follows", f.Kind)
 		}
-		if f.Kind != trace.Kill && f.Kind != trace.Term && f.Kind != trace.Stop && (f.Kind != trace.FSError || f.Proc == Leader) || f.After != "" {
+		if f.Kind != trace.Kill && f.Kind != trace.Term && !f.Kind.IsPause() && (f.Kind != trace.FSError || f.Proc == Leader) || f.After != "" {
 			return fmt.Errorf("fault %v: only a signal, at no call kind, or an injected error of the process can follow another", f.Kind)
 		}
 	}

@@ -439,7 +439,7 @@ func (w *World) porEvent(e *trace.Event) {
 		w.touch(objKey{kind: objLead}, true)
 	case trace.EvFault:
 		switch e.FaultKind() {
-		case trace.Kill, trace.Term, trace.Stop:
+		case trace.Kill, trace.Term, trace.Stop, trace.Suspend:
 			// The process's own, and what its death or pause does to
 			// others (porKill): its leadership ends, or is no longer seen.
 			w.touch(objKey{kind: objLead}, true)

@@ -191,9 +191,12 @@ type proc struct {
 	acts    []*activity
 	dead    bool
 	stopped bool
-	slow    time.Duration // ProcSpec.Slow
-	parked  []*activity
-	role    lease.Role
+	// suspends are its machine's suspensions (Suspend faults), from and
+	// to in true time: Suspended.
+	suspends []span
+	slow     time.Duration // ProcSpec.Slow
+	parked   []*activity
+	role     lease.Role
 	// lead is the last Proc.Lead: its epoch and local deadline, restated
 	// in true time when the clock's rate changes (restateLead).
 	lead struct {
@@ -314,9 +317,14 @@ func (p *proc) signal() {
 	}
 }
 
-// cont is SIGCONT.
+// cont is SIGCONT, or the end of a suspension.
 func (p *proc) cont() {
 	p.stopped = false
+	if n := len(p.suspends); n > 0 {
+		// Whichever pause it ends, the process runs again: its machine
+		// is no longer suspended.
+		p.suspends[n-1].to = min(p.suspends[n-1].to, p.w.now)
+	}
 	for _, a := range p.parked {
 		a.ready = max(a.ready, p.w.now)
 		p.w.queue.push(a)

@@ -43,6 +43,41 @@ func (p *proc) Mono() time.Duration {
 	return time.Duration(m)
 }
 
+// span is a stretch of true time, [from, to).
+type span struct{ from, to int64 }
+
+// suspend records that the process's machine is suspended from now for d
+// (a Suspend fault): an earlier suspension still running ends now, so
+// that none is counted twice.
+func (p *proc) suspend(d time.Duration) {
+	now := p.w.now
+	if n := len(p.suspends); n > 0 {
+		p.suspends[n-1].to = min(p.suspends[n-1].to, now)
+	}
+	p.suspends = append(p.suspends, span{now, now + int64(d)})
+}
+
+// Suspended reports how long the process's machine has been suspended
+// (Suspend faults) since it last booted, as of the instant its code runs
+// at: CLOCK_BOOTTIME less CLOCK_MONOTONIC. Mono counts that time, as
+// lease.Clock requires, and so does the wall clock; a runtime that kept
+// its deadlines on CLOCK_MONOTONIC would read Mono() - Suspended() (the
+// mutant catalogue models one so). It is no system call and leaves no
+// trace.
+func (p *proc) Suspended() time.Duration {
+	t := p.w.now
+	if !p.silent && !p.dead && p.w.cur != nil {
+		t = p.w.cur.t
+	}
+	var d int64
+	for _, s := range p.suspends {
+		if s.from >= p.clock.boot && s.from < t {
+			d += min(s.to, t) - s.from
+		}
+	}
+	return time.Duration(d)
+}
+
 // aim counts a reading of a clock, e, as a point a fault aimed after
 // the Nth call of any kind may land after (proc.count): between a check
 // of the clock and the act it allows (a deadline read, then a write)

@@ -93,8 +93,12 @@ var ServerFaults = []trace.FaultKind{trace.Notice}
 // deployment with persistence (etcd, PostgreSQL, Redis with AOF) never
 // has, and under which the reference is known to break fencing (epochs
 // start again) and, for a process started after the loss, exclusive
-// leadership. Only the server variants draw it.
-var OptInFaults = []trace.FaultKind{trace.Lose}
+// leadership. Only the server variants draw it. And Suspend, one
+// process's machine suspended: to code that keeps the lease.Clock
+// contract (Mono counts suspension) a pause like Stop, drawn as Stop is
+// (a search naming both draws each as often); it tells apart only a
+// runtime on CLOCK_MONOTONIC, so that "all" draws as it did before it.
+var OptInFaults = []trace.FaultKind{trace.Lose, trace.Suspend}
 
 // Normalize fills in defaults and validates the options.
 func (o *SetupOptions) Normalize() error {
@@ -358,7 +362,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 			f.Proc = Leader
 		}
 		switch f.Kind {
-		case trace.Kill, trace.Term, trace.Stop:
+		case trace.Kill, trace.Term, trace.Stop, trace.Suspend:
 			// Half of the signals land right after a given system call of a
 			// process, wherever that falls: the narrow windows (between
 			// create and write, between a takeover and the role hand-off)
@@ -389,7 +393,7 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 					f.Proc = Leader
 				}
 			}
-			if f.Kind == trace.Stop {
+			if f.Kind.IsPause() {
 				f.Dur = pause()
 			}
 		case trace.Skew, trace.Jump:
@@ -531,9 +535,9 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 		// follows a SIGCONT, where two independent faults almost never
 		// meet. (Found by the mutant catalogue: a SIGTERM handler that
 		// releases before it steps down needs a pause between the two.)
-		if chain := only(kinds, trace.Stop, trace.Kill); swarm && len(chain) > 0 && (f.Kind == trace.Term || f.Kind == trace.Stop) && rng.IntN(2) == 0 {
+		if chain := only(kinds, trace.Stop, trace.Kill); swarm && len(chain) > 0 && (f.Kind == trace.Term || f.Kind.IsPause()) && rng.IntN(2) == 0 {
 			c := Fault{Kind: chain[rng.IntN(len(chain))], Follows: len(cfg.Faults), Nth: 1 + rng.IntN(8)}
-			if c.Kind == trace.Stop {
+			if c.Kind.IsPause() {
 				c.Dur = pause()
 			}
 			cfg.Faults = append(cfg.Faults, c)
@@ -547,14 +551,14 @@ func SetupFrom(o SetupOptions, c Chooser) (cfg Config) {
 	// the mutant catalogue: a watcher whose failed read makes it wait a
 	// watch interval fails over late only if the leader dies right then.)
 	// Drawn after every other fault, so that those are drawn as before.
-	if chain := only(kinds, trace.Kill, trace.Term, trace.Stop); swarm && len(chain) > 0 {
+	if chain := only(kinds, trace.Kill, trace.Term, trace.Stop, trace.Suspend); swarm && len(chain) > 0 {
 		for i, nf := 0, len(cfg.Faults); i < nf; i++ {
 			f := cfg.Faults[i]
 			if f.Follows != 0 || machineWide(f.Kind) || f.Kind == trace.Jump || f.Kind == trace.Power || rng.IntN(2) == 0 {
 				continue
 			}
 			c := Fault{Kind: chain[rng.IntN(len(chain))], Follows: i + 1, Proc: Leader}
-			if c.Kind == trace.Stop {
+			if c.Kind.IsPause() {
 				c.Dur = pause()
 			}
 			cfg.Faults = append(cfg.Faults, c)

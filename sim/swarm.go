@@ -240,7 +240,7 @@ func chainErrors(cfg *Config, kinds []trace.FaultKind) {
 	}
 	for i, nf := 0, len(cfg.Faults); i < nf; i++ {
 		f := cfg.Faults[i]
-		if f.Follows != 0 || f.Kind != trace.FSError && f.Kind != trace.Term && f.Kind != trace.Stop && f.Kind != trace.EMFile {
+		if f.Follows != 0 || f.Kind != trace.FSError && f.Kind != trace.Term && !f.Kind.IsPause() && f.Kind != trace.EMFile {
 			continue
 		}
 		h := mix(uint64(f.At) ^ uint64(i+1)*0x9e3779b97f4a7c15) // (splitmix64's finalizer, as a state's name uses)

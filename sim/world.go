@@ -389,9 +389,12 @@ func (w *World) fire(f Fault, by *proc) {
 		w.kill(p, -9)
 	case trace.Term:
 		p.signal()
-	case trace.Stop:
+	case trace.Stop, trace.Suspend:
 		p.stopped = true
 		w.faults = insertFault(w.faults, Fault{Kind: trace.Cont, At: time.Duration(w.now) + f.Dur, Proc: p.idx})
+		if f.Kind == trace.Suspend {
+			p.suspend(f.Dur)
+		}
 	case trace.Cont:
 		p.cont()
 	case trace.EMFile:

@@ -96,7 +96,7 @@ func unpaused(tr *trace.Trace) [][]span {
 		case e.Kind == trace.EvExit:
 			stop(p, e.T)
 			dead[p] = true
-		case e.Kind == trace.EvFault && e.FaultKind() == trace.Stop && !e.Missed():
+		case e.Kind == trace.EvFault && e.FaultKind().IsPause() && !e.Missed():
 			stop(p, e.T)
 		case e.Kind == trace.EvFault && e.FaultKind() == trace.Cont && !dead[p] && !on[p]:
 			// A process continued before it started runs from its start.

@@ -194,7 +194,7 @@ func deliveredAt(tr *trace.Trace, i int) (t int64, at int, ok bool) {
 	for _, e := range tr.Events[:i] {
 		if e.Proc == p && e.Kind == trace.EvFault && !e.Missed() {
 			switch e.FaultKind() {
-			case trace.Stop:
+			case trace.Stop, trace.Suspend:
 				stopped = true
 			case trace.Cont:
 				stopped = false

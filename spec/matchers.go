@@ -223,7 +223,7 @@ func pausedPastLease(tr *trace.Trace, v *Violation) bool {
 			continue // taken while live, the other led before, or the paused one leads on a later lease
 		}
 		for i := read + 1; i < len(tr.Events) && tr.Events[i].T < ran; i++ {
-			if e := &tr.Events[i]; int(e.Proc) == paused && e.Kind == trace.EvFault && e.FaultKind() == trace.Stop && !e.Missed() {
+			if e := &tr.Events[i]; int(e.Proc) == paused && e.Kind == trace.EvFault && e.FaultKind().IsPause() && !e.Missed() {
 				return true
 			}
 		}
@@ -408,7 +408,7 @@ func pausedOnEmptyLock(tr *trace.Trace, v *Violation) bool {
 		if e.T > at {
 			break
 		}
-		if e.Proc >= 0 && e.Kind == trace.EvFault && e.FaultKind() == trace.Stop && !e.Missed() &&
+		if e.Proc >= 0 && e.Kind == trace.EvFault && e.FaultKind().IsPause() && !e.Missed() &&
 			at <= resumedAt(tr, i) && createdUnwritten(tr, int(e.Proc), i) {
 			return true
 		}

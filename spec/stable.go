@@ -164,7 +164,7 @@ func settledQuiet(tr *trace.Trace, settle time.Duration) []span {
 				if k == trace.EMFile && e.Proc >= 0 {
 					to += int64(emfileLag(tr, int(e.Proc))) // its victim learns of its end at its next try
 				}
-			case k == trace.Stop && e.Proc >= 0 && stopped[e.Proc] == 0:
+			case k.IsPause() && e.Proc >= 0 && stopped[e.Proc] == 0:
 				stopped[e.Proc] = e.T + 1
 			case k == trace.Cont && e.Proc >= 0:
 				resume(int(e.Proc), e.T)

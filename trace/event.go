@@ -134,7 +134,7 @@ func (e *Event) FaultKind() FaultKind { return FaultKind(e.N) }
 // did nothing.
 func (e *Event) Missed() bool { return e.A < 0 }
 
-// PauseFor is a Stop fault's pause.
+// PauseFor is a pause's length (a Stop or a Suspend fault), or a stretch's.
 func (e *Event) PauseFor() time.Duration { return time.Duration(max(e.A, 0)) }
 
 // StepBy is a Skew or Jump fault's step.

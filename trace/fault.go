@@ -65,6 +65,13 @@ const (
 	// the lease server), so that PIDs repeat: every process is PID 1, or
 	// two share one. The simulator's setup line shows the PIDs.
 	SamePID
+	// Suspend is the machine of one process suspended (a laptop's lid
+	// closed, a virtual machine paused), and resumed after
+	// Event.PauseFor: the process takes no step meanwhile, as under Stop,
+	// and then runs on, its clocks as Linux keeps them across a suspend:
+	// CLOCK_BOOTTIME and the wall clock counted the time suspended,
+	// CLOCK_MONOTONIC did not. A Cont ends it, as it ends a Stop.
+	Suspend
 	// Cont is SIGCONT. A Stop schedules it; it is not injected alone.
 	Cont FaultKind = 100
 	// End is the end of a stretch (DiskFull, DiskEIO, Stall, EMFile): the event
@@ -75,7 +82,7 @@ const (
 
 var faultNames = [...]string{Kill: "kill", Term: "term", Stop: "stop", Skew: "skew", Drift: "drift", Jump: "jump", FSError: "fserr", Power: "power",
 	DiskFull: "diskfull", DiskEIO: "eio", Stall: "stall", NoBootID: "nobootid", EMFile: "emfile", Notice: "notice",
-	MemberKill: "member-kill", MemberStop: "member-stop", Lose: "lose", SamePID: "samepid"}
+	MemberKill: "member-kill", MemberStop: "member-stop", Lose: "lose", SamePID: "samepid", Suspend: "suspend"}
 
 func (k FaultKind) String() string {
 	switch k {
@@ -97,6 +104,10 @@ func (k FaultKind) String() string {
 // clock, as any fault does. Failover-bound, whose hand-over needs the
 // store, does not judge a window that meets one (Trace.MemberOutages).
 func (k FaultKind) IsMember() bool { return k == MemberKill || k == MemberStop }
+
+// IsPause reports whether faults of kind k stop one process for a while,
+// to be continued (a Cont event) after Event.PauseFor: Stop and Suspend.
+func (k FaultKind) IsPause() bool { return k == Stop || k == Suspend }
 
 // IsStretch reports whether faults of kind k last a stretch of time and
 // end with an End event: DiskFull, DiskEIO and Stall, which hit the whole

@@ -180,7 +180,7 @@ func buildTimeline(tr *trace.Trace, verdicts []spec.Verdict, title string, hrefs
 			kind := e.FaultKind()
 			tl.Marks = append(tl.Marks, vizMark{X: x(e.T), Y: rows[p].Y - 4, H: vizRowH - 6, Class: "fault " + kind.String(), Line: line})
 			switch kind {
-			case trace.Stop:
+			case trace.Stop, trace.Suspend:
 				if !e.Missed() && !st[p].paused {
 					st[p].paused, st[p].pauseAt, st[p].pauseLn = true, e.T, line
 				}
