@@ -44,11 +44,27 @@ type suspendingProc interface {
 }
 
 // monotonicRuntime is a simulated process as a runtime on CLOCK_MONOTONIC
-// would be: its Mono, its timer and its waits' deadlines leave out the
-// time its machine spent suspended. (Its sleeps are the simulator's,
-// which count it: a sleep across a suspension ends early, not late; the
-// deadline is the timer's and Mono's.)
+// would be: its Mono, its timer, its sleeps and its waits' deadlines
+// leave out the time its machine spent suspended. (Its tickers are the
+// simulator's; the reference uses none.)
 type monotonicRuntime struct{ suspendingProc }
+
+// Sleep sleeps until Mono has advanced by d: a sleep across a suspension
+// ends that much later.
+func (m monotonicRuntime) Sleep(d time.Duration) {
+	until := m.Mono() + d
+	for left := d; left > 0; left = until - m.Mono() {
+		m.suspendingProc.Sleep(left)
+	}
+}
+
+// SleepContext is Sleep cut short when ctx is done.
+func (m monotonicRuntime) SleepContext(ctx context.Context, d time.Duration) {
+	until := m.Mono() + d
+	for left := d; left > 0 && ctx.Err() == nil; left = until - m.Mono() {
+		m.suspendingProc.SleepContext(ctx, left)
+	}
+}
 
 func (m monotonicRuntime) Mono() time.Duration {
 	return m.suspendingProc.Mono() - m.Suspended()

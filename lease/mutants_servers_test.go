@@ -240,7 +240,6 @@ var serverMutants = []mutant{
 		run:        serverRun(lease.MistakeUnknownWriteForgotten, nil),
 		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's reply",
 		confirm:    &confirmation{faults: "all", sched: "mixed", runs: 20000, probe: waitsOutOwnRecord, probeName: "own record waited out"},
-		missed:     "no property judges a process that waits out a record its own write made, whose reply was lost: stable-leadership judges terms cut short, no-wedge and failover-bound excuse a lease after a failed store call (spec.TestLostWriteReplyTakenBack pins the fix)",
 	},
 	// helper-105's probe (2026-12-07): a check-then-act, found late until
 	// faults aimed after "any" call counted readings of the clock.

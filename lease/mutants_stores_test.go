@@ -106,7 +106,6 @@ var storeMutants = []mutant{
 		run:        serverRun(lease.MistakeUnknownWriteForgotten, nil),
 		exploreWhy: "the documented exploration bounds run the file variants: none loses a server's reply",
 		confirm:    &confirmation{faults: "all", sched: "mixed", runs: 20000, probe: waitsOutOwnRecord, probeName: "own record waited out"},
-		missed:     "as on redis: no property judges a process that waits out a record its own write made, whose reply was lost",
 	},
 	{
 		name: "sql~no-cancel-lost", base: "sql",

@@ -51,6 +51,7 @@ func checkStableLeadership(tr *trace.Trace, iv []trace.Interval, b Bounds, el []
 	if v, err := lease.LookupVariant(tr.Run.Variant); err == nil {
 		terms := endedTerms(tr, iv) // (the three rules' terms, found once)
 		first = earlier(earlier(checkTermsLast(tr, terms, v), checkOwnTakenBack(tr, terms, v)), checkKeepsRenewing(tr, terms, v))
+		first = earlier(first, checkUnknownTakenBack(tr, v))
 	}
 	return earlier(first, checkSettledQuiet(tr, iv, b, el))
 }
