@@ -269,7 +269,7 @@ func TestCheckBadInput(t *testing.T) {
 	}{
 		{[]string{"check", "-variant", "nope"}, []string{`"nope"`, lease.VariantNames()}},
 		{[]string{"check", "-runs", "0"}, []string{"-runs 0", "at least 1"}},
-		{[]string{"check", "-faults", "kill,bogus"}, []string{`"bogus"`, "kill, term, stop, skew, drift, jump, fserr, emfile, power, diskfull, eio, stall, nobootid, samepid, notice, lose, all, none"}},
+		{[]string{"check", "-faults", "kill,bogus"}, []string{`"bogus"`, "kill, term, stop, skew, drift, jump, fserr, emfile, power, diskfull, eio, stall, nobootid, samepid, notice, lose, suspend, all, none"}},
 		{[]string{"check", "-scheduler", "nope"}, []string{`"nope"`, "random, pct"}},
 		{[]string{"check", "-props", "nope"}, []string{`"nope"`, strings.Join(spec.Properties, ", ")}},
 		{[]string{"check", "-lease", "3s", "-renew", "3s"}, []string{"longer than the renew interval"}},
