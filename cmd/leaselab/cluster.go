@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -155,17 +157,36 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 	k := &child{idx: len(c.kids), id: id, cmd: cmd, start: c.now(), done: make(chan struct{})}
 	c.kids = append(c.kids, k)
 	c.mu.Unlock()
+	// Its end is its exit, not its output's end: a descendant that keeps
+	// the descriptor (a daemon an -exec program starts, setsid and all)
+	// holds the output open for as long as it lives, and the harness took
+	// the program for alive, and leading, until then (a probe: a SIGTERMed
+	// leader that had exited counted as leading beside its successor, and
+	// torture waited for the daemon to end).
+	out := &exitReader{f: hr}
+	parsed := make(chan procHistory, 1)
 	go func() {
 		onEvent := func(e trace.Event) { c.observe(k, e) }
 		if c.exec == "" {
-			k.hist = parseHistory(hr, c.origin, k.idx, onEvent)
+			parsed <- parseHistory(out, c.origin, k.idx, onEvent)
 		} else {
-			k.hist = parseLogLines(io.TeeReader(hr, appendFile(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", id)))), c, k.idx, onEvent)
+			parsed <- parseLogLines(io.TeeReader(out, appendFile(filepath.Join(c.dir, fmt.Sprintf("proc-%d.log", id)))), c, k.idx, onEvent)
 		}
-		hr.Close()
+	}()
+	go func() {
 		err := cmd.Wait()
+		exitT := c.now()
+		out.exit()
+		hist := <-parsed
+		hr.Close()
+		// What it wrote before its exit and was read after it was
+		// written before it: it is stamped no later than the exit.
+		for i := range hist.events {
+			hist.events[i].T = min(hist.events[i].T, exitT)
+		}
 		c.mu.Lock()
-		k.waitT, k.dead, k.leader = c.now(), true, false
+		k.hist = hist
+		k.waitT, k.dead, k.leader = exitT, true, false
 		k.code = cmd.ProcessState.ExitCode()
 		if err != nil && k.code < 0 {
 			k.code = -9
@@ -174,6 +195,44 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 		close(k.done)
 	}()
 	return k, nil
+}
+
+// drainGrace is how long a read of an exited process's output waits for
+// more: what the process wrote before its exit is in the pipe already, and
+// what comes later is a descendant's.
+const drainGrace = 200 * time.Millisecond
+
+// exitReader reads a process's output until the process has exited
+// (exit) and the output has nothing more for drainGrace: then io.EOF,
+// whoever else still holds the output open.
+type exitReader struct {
+	f      *os.File
+	exited atomic.Bool
+	woken  bool // a read was cut short by exit's wake
+}
+
+func (r *exitReader) Read(p []byte) (int, error) {
+	for {
+		if r.exited.Load() {
+			r.f.SetReadDeadline(time.Now().Add(drainGrace))
+		}
+		n, err := r.f.Read(p)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+		if !r.woken {
+			r.woken = true // exit's wake (or the first drainGrace: one more)
+			continue
+		}
+		return n, io.EOF
+	}
+}
+
+// exit says the process has exited: a read waiting on its empty output
+// returns, and the reads after it wait at most drainGrace.
+func (r *exitReader) exit() {
+	r.exited.Store(true)
+	r.f.SetReadDeadline(time.Now())
 }
 
 // appendFile opens name for appending, or returns a writer that discards.

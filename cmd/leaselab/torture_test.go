@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -663,5 +665,42 @@ func TestEpisodeSummaryCountsEachPropertyOnce(t *testing.T) {
 	got := episodeSummary(vs, map[string]int{spec.NoOwnExit: 1, spec.ExclusiveLeadership: 2})
 	if want := "2 properties violated, episodes: no-own-exit 1, exclusive-leadership 2"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
+	}
+}
+
+// An -exec program ends at its exit, not at its output's end: each
+// program here leaves a daemon behind (setsid, its standard output
+// inherited) that outlives it by far. Judged by its output's end, a
+// SIGTERMed leader that had exited counted as leading beside its
+// successor (exclusive-leadership) and as deaf to its SIGTERM
+// (no-own-exit), and torture ran until the daemons ended.
+func TestTortureExecEndsAtExitNotOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes for about 8 s")
+	}
+	bin := leaselabBinary(t)
+	pids := filepath.Join(t.TempDir(), "daemons")
+	t.Cleanup(func() {
+		b, _ := os.ReadFile(pids)
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	const daemon = 40 * time.Second
+	prog := fmt.Sprintf(`setsid sh -c 'echo $$ >> %s; exec sleep %d' </dev/null & exec %s run -variant seed -path {lock} -lease 900ms -renew 300ms -watch 300ms`,
+		shellQuote(pids), int(daemon.Seconds()), shellQuote(bin))
+	start := time.Now()
+	j, code := runTorture(t, "-variant", "seed", "-procs", "3", "-duration", "4s", "-faults", "term", "-seed", "3", "-exec", prog)
+	took := time.Since(start)
+	if code != 0 {
+		t.Errorf("exit %d: violations %v", code, j["violations"])
+	}
+	if took > daemon/2 {
+		t.Errorf("torture took %v: it waited for the programs' daemons", took)
+	}
+	if b, _ := os.ReadFile(pids); len(strings.Fields(string(b))) < 4 {
+		t.Errorf("%d daemons started, want one a program, and 3 SIGTERMs' replacements", len(strings.Fields(string(b))))
 	}
 }
