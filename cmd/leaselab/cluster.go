@@ -495,6 +495,11 @@ func (c *cluster) trace(end time.Duration) *trace.Trace {
 func parseLogLines(r io.Reader, c *cluster, proc int, onEvent func(trace.Event)) procHistory {
 	ph := procHistory{texts: map[int]string{}}
 	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, maxLogLine)
+	sc.Split(scanLogLines)
+	// Read to the end whatever happens, so that the program never blocks
+	// on a full pipe that nobody reads.
+	defer io.Copy(io.Discard, r)
 	for sc.Scan() {
 		line := sc.Text()
 		t := c.now()
@@ -528,6 +533,23 @@ func parseLogLines(r io.Reader, c *cluster, proc int, onEvent func(trace.Event))
 		onEvent(e)
 	}
 	return ph
+}
+
+// maxLogLine is the longest line of an -exec program's output taken
+// whole: a longer one is taken in pieces of this size, each a line.
+const maxLogLine = 64 << 10
+
+// scanLogLines is bufio.ScanLines for lines of any length: one longer
+// than maxLogLine comes in pieces. (A bufio.Scanner stops at a line longer
+// than its buffer, and the harness read nothing more: a probe's program
+// that printed one line of 70,000 bytes, then led, was taken for one that
+// never led, no-wedge, while the pipe nobody read filled up.)
+func scanLogLines(data []byte, atEOF bool) (int, []byte, error) {
+	n, line, err := bufio.ScanLines(data, atEOF)
+	if n == 0 && err == nil && len(data) >= maxLogLine {
+		return maxLogLine, data[:maxLogLine], nil
+	}
+	return n, line, err
 }
 
 // shellQuote quotes s for sh.

@@ -704,3 +704,28 @@ func TestTortureExecEndsAtExitNotOutput(t *testing.T) {
 		t.Errorf("%d daemons started, want one a program, and 3 SIGTERMs' replacements", len(strings.Fields(string(b))))
 	}
 }
+
+// A line of an -exec program longer than a bufio.Scanner's buffer does
+// not end the reading: it comes in pieces, and the lines after it count.
+func TestParseLogLinesLongLine(t *testing.T) {
+	c := newCluster("", "x {lock}", "seed", scaled, t.TempDir())
+	long := strings.Repeat("x", 3*maxLogLine+5)
+	in := long + "\n[Process: 77] Process started with id: 77\n[Process: 77] [LEADER] Acquired lease at 10:00:00\n"
+	ph := parseLogLines(strings.NewReader(in), c, 0, func(trace.Event) {})
+	var roles []lease.Role
+	var text strings.Builder
+	for i, e := range ph.events {
+		if e.Kind == trace.EvRole {
+			roles = append(roles, e.Role)
+		}
+		if s, ok := ph.texts[i]; ok && strings.HasPrefix(s, "x") {
+			text.WriteString(s)
+		}
+	}
+	if !slices.Equal(roles, []lease.Role{lease.RoleLeader}) || ph.pid != 77 {
+		t.Errorf("roles %v, pid %d after a line of %d bytes: want leader, pid 77", roles, ph.pid, len(long))
+	}
+	if text.String() != long {
+		t.Errorf("the long line came back as %d bytes, want %d", text.Len(), len(long))
+	}
+}
