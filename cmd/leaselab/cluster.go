@@ -454,11 +454,18 @@ func (c *cluster) trace(end time.Duration) *trace.Trace {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	named := map[int]bool{}
 	for _, k := range c.kids {
 		pid := k.id
 		if k.hist.pid > 0 {
 			pid = k.hist.pid // a program run by -exec, by the pid it printed
 		}
+		// Programs in PID namespaces of their own print one pid, each its
+		// namespace's 1: told apart by their index ("1#2"), as the
+		// simulator's processes of one PID are ("processes 1 and 1 both
+		// lead", a probe said).
+		tr.Run.SharedPIDs = tr.Run.SharedPIDs || named[pid]
+		named[pid] = true
 		tr.AddProc(pid, time.Duration(k.start))
 	}
 	add := func(e trace.Event, path string) {

@@ -729,3 +729,18 @@ func TestParseLogLinesLongLine(t *testing.T) {
 		t.Errorf("the long line came back as %d bytes, want %d", text.Len(), len(long))
 	}
 }
+
+// -exec programs that print one pid (each the 1 of a PID namespace of its
+// own) are told apart in the trace, and so in every violation's words;
+// one whose pid is its own keeps it bare.
+func TestTraceNamesProgramsOfOnePID(t *testing.T) {
+	c := newCluster("", "x {lock}", "seed", scaled, t.TempDir())
+	for i, pid := range []int{1, 1, 77} {
+		c.kids = append(c.kids, &child{idx: i, id: 1001 + i, start: 1, hist: procHistory{pid: pid}, done: make(chan struct{})})
+	}
+	tr := c.trace(time.Second)
+	a, b, other := tr.ProcName(0), tr.ProcName(1), tr.ProcName(2)
+	if a == b || !strings.HasPrefix(a, "1") || !strings.HasPrefix(b, "1") || other != "77" {
+		t.Errorf("named %q, %q and %q: want two names of pid 1 told apart, and 77", a, b, other)
+	}
+}
