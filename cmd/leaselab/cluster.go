@@ -199,39 +199,61 @@ func (c *cluster) spawn(startAt int64) (*child, error) {
 
 // drainGrace is how long a read of an exited process's output waits for
 // more: what the process wrote before its exit is in the pipe already, and
-// what comes later is a descendant's.
-const drainGrace = 200 * time.Millisecond
+// what comes later is a descendant's. drainMax ends the reading, that long
+// after the exit, even while a descendant writes on.
+const (
+	drainGrace = 200 * time.Millisecond
+	drainMax   = 2 * time.Second
+)
 
 // exitReader reads a process's output until the process has exited
-// (exit) and the output has nothing more for drainGrace: then io.EOF,
-// whoever else still holds the output open.
+// (exit) and the output has had nothing more for drainGrace, or until
+// drainMax after the exit: then io.EOF, whoever else still holds the
+// output open.
 type exitReader struct {
-	f      *os.File
-	exited atomic.Bool
-	woken  bool // a read was cut short by exit's wake
+	f     *os.File
+	end   atomic.Int64 // when the reading ends (UnixNano; 0: not exited)
+	woken bool         // a read was cut short by exit's wake
 }
 
 func (r *exitReader) Read(p []byte) (int, error) {
 	for {
-		if r.exited.Load() {
-			r.f.SetReadDeadline(time.Now().Add(drainGrace))
+		if end := r.end.Load(); end != 0 {
+			left := time.Duration(end - time.Now().UnixNano())
+			if left <= 0 {
+				return 0, io.EOF
+			}
+			r.f.SetReadDeadline(time.Now().Add(min(drainGrace, left)))
 		}
 		n, err := r.f.Read(p)
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
+		switch {
+		case !errors.Is(err, os.ErrDeadlineExceeded):
 			return n, err
-		}
-		if !r.woken {
+		case !r.woken:
 			r.woken = true // exit's wake (or the first drainGrace: one more)
-			continue
+		case !r.pending():
+			return n, io.EOF
 		}
-		return n, io.EOF
+		// (Bytes waiting at a deadline: the reader was late, not the
+		// output. They are the process's own, written before its exit.)
 	}
 }
 
+// pending reports whether the output has bytes waiting.
+func (r *exitReader) pending() bool {
+	c, err := r.f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	c.Control(func(fd uintptr) { n = bytesWaiting(int(fd)) })
+	return n > 0
+}
+
 // exit says the process has exited: a read waiting on its empty output
-// returns, and the reads after it wait at most drainGrace.
+// returns, and the reads after it wait at most drainGrace, until drainMax.
 func (r *exitReader) exit() {
-	r.exited.Store(true)
+	r.end.Store(time.Now().Add(drainMax).UnixNano())
 	r.f.SetReadDeadline(time.Now())
 }
 

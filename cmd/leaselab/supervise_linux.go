@@ -484,3 +484,9 @@ func procStatOf(pid int) (procStat, bool) {
 	}
 	return procStat{f[0][0], ppid, start}, true
 }
+
+// bytesWaiting is how many bytes the pipe fd has to read (FIONREAD, TIOCINQ on Linux).
+func bytesWaiting(fd int) int {
+	n, _ := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	return n
+}

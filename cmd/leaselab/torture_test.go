@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -742,5 +743,50 @@ func TestTraceNamesProgramsOfOnePID(t *testing.T) {
 	a, b, other := tr.ProcName(0), tr.ProcName(1), tr.ProcName(2)
 	if a == b || !strings.HasPrefix(a, "1") || !strings.HasPrefix(b, "1") || other != "77" {
 		t.Errorf("named %q, %q and %q: want two names of pid 1 told apart, and 77", a, b, other)
+	}
+}
+
+// Once the process has exited, its output is read to what it wrote, not
+// to what a descendant that holds it writes: a quiet holder ends the
+// reading drainGrace after the last byte, a chatty one drainMax after the
+// exit.
+func TestExitReaderEndsAfterExit(t *testing.T) {
+	for _, chatty := range []bool{false, true} {
+		hr, hw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // the descendant, holding hw
+			defer wg.Done()
+			for chatty {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+					hw.WriteString("daemon\n")
+				}
+			}
+			<-stop
+		}()
+		hw.WriteString("the program's last line\n")
+		r := &exitReader{f: hr}
+		r.exit()
+		start := time.Now()
+		b, err := io.ReadAll(r)
+		took := time.Since(start)
+		close(stop)
+		wg.Wait()
+		hw.Close()
+		hr.Close()
+		limit := drainMax + time.Second
+		if !chatty {
+			limit = 2*drainGrace + time.Second
+		}
+		if err != nil || !strings.HasPrefix(string(b), "the program's last line\n") || took > limit {
+			t.Errorf("chatty %v: read %q (%v) in %v, want the program's line within %v", chatty, b, err, took, limit)
+		}
 	}
 }
