@@ -334,8 +334,9 @@ func (s *leadSet) drop(idx int) {
 func (w *World) observeAtEnd() {
 	for _, p := range w.procs {
 		if p.stopped && !p.dead {
-			p.fireTimers() // on resuming, before its code runs
-			p.look(false)
+			if p.fireTimers(); !p.dead { // on resuming, before its code runs (dead if one panicked)
+				p.look(false)
+			}
 		}
 	}
 }

@@ -12,9 +12,11 @@ import (
 // ends that process as Go's runtime ends a program: its every activity
 // stops and it exits with status 2. The trace's EvExit says why and
 // where ("panic: ... at file:line"); no-own-exit judges it, and the run
-// replays like any other. A panic raised by the simulator's own code (a
-// bug of the simulator's, or a check of its invariants) is not the
-// process's: it crashes the run, as before.
+// replays like any other. So does a panic in a callback of the process's
+// timers (AfterMono), which the simulator calls from its own code. A
+// panic raised by the simulator's own code (a bug of the simulator's, or
+// a check of its invariants) is not the process's: it crashes the run,
+// as before.
 
 // panicked ends a's process after its code panicked with r; it returns
 // false if the panic was the simulator's own, for the caller to raise
@@ -25,14 +27,47 @@ func (a *activity) panicked(r any) bool {
 	if ours || a.isolated {
 		return false
 	}
-	p := a.p
-	if p.dead {
-		return true
+	if p := a.p; !p.dead {
+		p.crash(r, site)
 	}
-	p.w.kill(p, 2)
-	evs := p.w.tr.Events
-	evs[len(evs)-1].Text = p.w.tr.Str(fmt.Sprintf("panic: %v at %s", r, site))
 	return true
+}
+
+// timerPanicked ends p after the callback of one of its timers (AfterMono)
+// panicked with r, as a panic in its activities does, or raises r again
+// if the panic is the simulator's own. The simulator calls the callback
+// from its own code (fireTimers): on a step of p's (the fast path of
+// activity.pass, or its look at the world), during another process's
+// step, or from the scheduler between steps. Nothing is unwound here: the
+// activity running goes on to its scheduling point, where one of p's sees
+// its process dead and unwinds with errKilled (pass, blocked), and
+// World.step resumes none of p's. (An unwinding from here could leave
+// half done another process's death, in whose look at the world the
+// timer fired: kill.)
+func (p *proc) timerPanicked(r any) {
+	if r == errKilled {
+		panic(r) // (the simulator's unwinding of a dead process's activity)
+	}
+	site, ours := panicSite(debug.Stack())
+	if ours {
+		panic(r)
+	}
+	if !p.dead {
+		p.crash(r, site)
+	}
+}
+
+// crash ends p, whose code panicked with r at site, with exit status 2,
+// its exit event saying why and where. Its other timers are dropped
+// first: Go's runtime ends a program at its panic, and no timer of it
+// fires after (kill looks at the world, firing the timers due, before
+// the process dies).
+func (p *proc) crash(r any, site string) {
+	p.dropTimers()
+	if p.w.kill(p, 2) {
+		evs := p.w.tr.Events
+		evs[len(evs)-1].Text = p.w.tr.Str(fmt.Sprintf("panic: %v at %s", r, site))
+	}
 }
 
 // simPackage is the import path prefix of the simulator's functions in a

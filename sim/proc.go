@@ -83,6 +83,9 @@ func (a *activity) pass(ready int64) (killed bool) {
 		return true
 	}
 	w.observe()
+	if a.p.dead {
+		return true // a callback of its timers panicked there (timerPanicked)
+	}
 	if w.runsNext(a, ready) {
 		// The scheduler would resume this activity next anyway: no other
 		// step and no fault is due before it, and no step ties with it, so
@@ -90,7 +93,9 @@ func (a *activity) pass(ready int64) (killed bool) {
 		// scheduler gives the same run, minus two coroutine switches.
 		w.now, a.t = ready, ready
 		if len(a.p.timers) > 0 {
-			a.p.fireTimers() // as step would
+			if a.p.fireTimers(); a.p.dead { // as step would
+				return true // (timerPanicked)
+			}
 		}
 		if len(a.p.ended) > 0 {
 			a.p.lookAgain(int16(a.id))
@@ -151,6 +156,9 @@ func (a *activity) block() {
 // must unwind.
 func (a *activity) blocked() (killed bool) {
 	a.p.w.observe()
+	if a.p.dead {
+		return true // a callback of its timers panicked there (timerPanicked)
+	}
 	a.state = actBlocked
 	return a.yield()
 }

@@ -19,7 +19,8 @@ import (
 // checks the leader context's own Err or Term.Valid, which read the
 // clock, and fences.) Firing runs f in the world's context and leaves
 // no trace of its own: f may read the process's clock (silently) and
-// cancel contexts, nothing else.
+// cancel contexts, nothing else. A panic in f is the process's: it ends
+// the process, exit status 2 (timerPanicked).
 type monoTimer struct {
 	p     *proc
 	at    int64 // the instant, on the process's monotonic clock
@@ -90,11 +91,25 @@ func (p *proc) fireTimers() {
 		}
 		t.armed = false
 		p.dropTimer(t)
-		silent := p.silent
-		p.silent = true
-		t.f() // (one it arms again fires at the next step at or after its instant)
-		p.silent = silent
+		p.runTimer(t.f) // (one it arms again fires at the next step at or after its instant)
+		if p.dead {
+			return // f panicked, and the process with it (timerPanicked)
+		}
 	}
+}
+
+// runTimer calls a due timer's f, the process's code, silently. A panic
+// in f ends the process, as one in its activities does (timerPanicked).
+func (p *proc) runTimer(f func()) {
+	silent := p.silent
+	p.silent = true
+	defer func() {
+		p.silent = silent
+		if r := recover(); r != nil {
+			p.timerPanicked(r)
+		}
+	}()
+	f()
 }
 
 // dropTimers disarms every timer of a process that dies.

@@ -272,6 +272,13 @@ func (w *World) step(a *activity) {
 	if len(a.p.timers) > 0 {
 		a.p.fireTimers() // due before this step: its code sees their effect
 	}
+	if a.p.dead {
+		// A callback of its timers panicked, here or in the look at the
+		// world of a fault an exploration fired just before (exploreStep):
+		// a, killed with its process, unwinds with the rest.
+		w.reapKilled()
+		return
+	}
 	if len(a.p.ended) > 0 {
 		a.p.lookAgain(int16(a.id))
 	}
@@ -290,6 +297,11 @@ func (w *World) step(a *activity) {
 		w.putWorker(a.wk)
 		a.wk = nil
 	}
+	w.reapKilled()
+}
+
+// reapKilled unwinds the activities killed since the last reaping.
+func (w *World) reapKilled() {
 	for len(w.reap) > 0 {
 		r := w.reap[len(w.reap)-1]
 		w.reap = w.reap[:len(w.reap)-1]
@@ -466,11 +478,15 @@ func insertFault(fs []Fault, f Fault) []Fault {
 }
 
 // kill ends process p: every activity stops, descriptors close, files stay.
-func (w *World) kill(p *proc, code int64) {
+// It reports whether it ended p, with an exit event the trace's last.
+func (w *World) kill(p *proc, code int64) bool {
 	if p.dead {
-		return
+		return false
 	}
 	w.observe() // it ran until now, unless paused
+	if p.dead {
+		return false // a callback of its timers, due there, panicked (timerPanicked)
+	}
 	w.porKill(p)
 	p.dead = true
 	p.role = lease.RoleStarting
@@ -500,6 +516,7 @@ func (w *World) kill(p *proc, code int64) {
 	}
 	p.fds.CloseAll() // releases its flock locks: their waiters wake
 	w.record(trace.Exit(int16(p.idx), code))
+	return true
 }
 
 func (w *World) record(e trace.Event) { w.add(&e) }
