@@ -57,3 +57,50 @@ func TestSearchReportsAPanic(t *testing.T) {
 		t.Errorf("%s: %s\n%s", f.Property, f.Detail, strings.Join(f.Excerpt, "\n"))
 	}
 }
+
+var registerTimerPanic = sync.OnceFunc(func() {
+	v, err := lease.LookupVariant("reference")
+	if err != nil {
+		panic(err)
+	}
+	run := v.Run
+	v.Name, v.Summary = "spec-test-timer-panics", "the reference, with a timer whose callback panics two seconds after it starts"
+	v.Run = func(p lease.Proc, s lease.Store, path string, cfg lease.Config) error {
+		n := 5
+		p.(lease.MonoTimer).AfterMono(p.Mono()+2*time.Second, func() {
+			var xs []int
+			_ = xs[n] // index out of range
+		})
+		return run(p, s, path, cfg)
+	}
+	if err := lease.Register(v); err != nil {
+		panic(err)
+	}
+})
+
+// A panic in a callback of a process's timer (AfterMono), which the
+// simulator calls from its own code, is the process's too: the search
+// reports no-own-exit with where it panicked and a replay line, and the
+// run replays exactly. (It crashed the whole search with the simulator's
+// stack before, or ended another process, the one running.)
+func TestSearchReportsATimerPanic(t *testing.T) {
+	registerTimerPanic()
+	s := Search{Setup: sim.SetupOptions{Variant: "spec-test-timer-panics"}, Runs: 20, Seed: 1, Properties: []string{NoOwnExit}}
+	rep, err := s.Run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Found) == 0 {
+		t.Fatalf("no violation in %d runs", rep.Runs)
+	}
+	f := rep.Found[0]
+	const exit = "exited 2 (panic: runtime error: index out of range [5] with length 0 at spec/panic_test.go:"
+	if f.Property != NoOwnExit || !strings.Contains(strings.Join(f.Excerpt, "\n"), exit) ||
+		!strings.HasPrefix(f.Replay, "leaselab replay -variant spec-test-timer-panics ") {
+		t.Errorf("%s: %s\n%s\n%s", f.Property, f.Detail, f.Replay, strings.Join(f.Excerpt, "\n"))
+	}
+	t.Logf("%d runs, %d found: %s", rep.Runs, len(rep.Found), f.Replay)
+	if run, same, err := s.Replays(rep); err != nil || !same || run != f.Run {
+		t.Errorf("replay of run %d: same %v, %v", run, same, err)
+	}
+}
