@@ -16,9 +16,10 @@ import (
 // file system.
 type osProc struct {
 	OSFS
-	start time.Time
-	pid   int
-	mu    sync.Mutex // guards shutdownCh
+	start     time.Time     // for the log lines' elapsed times
+	monoStart time.Duration // monoNow at the start: Mono's origin
+	pid       int
+	mu        sync.Mutex // guards shutdownCh
 	// logOut and logErr write Log's lines to Out and Err: one queue
 	// each, so that a stderr whose reader stopped reading holds up no
 	// stdout line; one queue for both when they are one file or writer
@@ -78,7 +79,7 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	if id == 0 {
 		id = os.Getpid()
 	}
-	p := &osProc{start: time.Now(), pid: id, onLead: o.OnLead, selfStopped: o.SelfStopped}
+	p := &osProc{start: time.Now(), monoStart: monoNow(), pid: id, onLead: o.OnLead, selfStopped: o.SelfStopped}
 	p.logOut = &lineWriter{w: o.Out}
 	p.logErr = p.logOut
 	if !sameWriter(o.Out, o.Err) {
@@ -97,21 +98,29 @@ func NewOSProcOptions(o OSProcOptions) Proc {
 	return p
 }
 
-func (p *osProc) Now() time.Time      { return time.Now() }
-func (p *osProc) Mono() time.Duration { return time.Since(p.start) }
+func (p *osProc) Now() time.Time { return time.Now() }
 
-// AfterMono implements MonoTimer with a runtime timer (on the monotonic
-// clock, as Mono).
+// Mono reads monoNow (CLOCK_BOOTTIME on Linux: it counts the time the
+// machine spends suspended, as a lease server's clock does) since the
+// Proc's start.
+func (p *osProc) Mono() time.Duration { return monoNow() - p.monoStart }
+
+// AfterMono implements MonoTimer on Mono's clock: on Linux a timerfd on
+// CLOCK_BOOTTIME, which fires at once on a resume that finds its instant
+// passed (afterMono); elsewhere a runtime timer.
+//
+// After move(-1) returns, f is called no more, except by a call that fell
+// due before and may still be starting or running in its goroutine
+// (move(-1) does not wait for f, which may take locks its caller holds):
+// time.Timer.Stop's guarantee for time.AfterFunc, which this runtime used
+// before.
 func (p *osProc) AfterMono(at time.Duration, f func()) func(time.Duration) {
-	t := time.AfterFunc(at-p.Mono(), f)
-	return func(at time.Duration) {
-		if at < 0 {
-			t.Stop()
-			return
-		}
-		t.Reset(at - p.Mono())
-	}
+	return p.afterMono(at, f)
 }
+
+// runtimeTimer is time.AfterFunc: a runtime timer, on CLOCK_MONOTONIC.
+func runtimeTimer(d time.Duration, f func()) *time.Timer { return time.AfterFunc(d, f) }
+
 func (p *osProc) PID() int              { return p.pid }
 func (p *osProc) Go(_ string, f func()) { go f() }
 func (p *osProc) Role(Role)             {}
@@ -126,6 +135,12 @@ func (p *osProc) Lead(epoch int64, deadline time.Duration) {
 	}
 }
 
+// Sleep, SleepContext and the tickers wait on runtime timers, on
+// CLOCK_MONOTONIC, not on Mono's CLOCK_BOOTTIME: across a suspension of
+// the machine they wake late by it, which only delays a renewal or a look
+// at the store (and a renewal that starts late finds its deadline passed,
+// by Mono). Ending the term at its deadline is AfterMono's timer's job,
+// and that timer counts the suspension.
 func (p *osProc) Sleep(d time.Duration) {
 	if p.done == nil {
 		time.Sleep(d)

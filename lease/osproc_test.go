@@ -33,7 +33,7 @@ func (s *syncBuffer) String() string {
 // own goroutines, so that two "processes" can contend in one test binary.
 func testProc(pid int, out *syncBuffer) *osProc {
 	l := &lineWriter{w: out}
-	return &osProc{start: time.Now(), pid: pid, logOut: l, logErr: l, done: make(chan struct{})}
+	return &osProc{start: time.Now(), monoStart: monoNow(), pid: pid, logOut: l, logErr: l, done: make(chan struct{})}
 }
 
 // waitLog waits up to within for cond, and fails, saying what it waited
