@@ -101,13 +101,20 @@ type ShutdownNotifier interface {
 // reference ends a leader's context at its local deadline with it, even
 // while a store call hangs, so that a context derived from it
 // (context.WithTimeout, an HTTP request's) is done then too. Both
-// runtimes have it: the OS runtime's is a runtime timer, the simulator's
-// fires before the first step of the process at or after the instant
-// (and, for a process paused across it, when it resumes).
+// runtimes have it: the OS runtime's is a timerfd on CLOCK_BOOTTIME on
+// Linux (a runtime timer elsewhere), which, like Mono, counts the time the
+// machine spends suspended, as a lease server's clock does: a deadline
+// that passed during a suspension fires as the machine resumes, not a
+// suspension later. The simulator's fires before the first step of the
+// process at or after the instant (and, for a process paused across it,
+// when it resumes).
 type MonoTimer interface {
 	// AfterMono calls f, in a goroutine of its own, once Mono() reaches
 	// at; move(at) moves that instant (calling f again if it has already
-	// been called), move(-1) cancels it.
+	// been called), move(-1) cancels it: once move(-1) has returned no
+	// call of f starts but one that fell due before it (the OS runtime's
+	// may still be starting then, as time.Timer.Stop allows of
+	// time.AfterFunc's; move(-1) does not wait for f).
 	AfterMono(at time.Duration, f func()) (move func(at time.Duration))
 }
 
