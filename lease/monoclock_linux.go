@@ -102,17 +102,23 @@ func (t *bootTimer) armLocked(at time.Duration) {
 		t.fd, t.file, t.done = fd, os.NewFile(uintptr(fd), "timerfd"), make(chan struct{})
 		go t.wait(t.file, t.done)
 	}
-	abs := t.origin + max(at, 0)
-	if at > 0 && abs < t.origin { // overflow: never, in effect
+	t.setLocked()
+}
+
+// setLocked sets the arming's timerfd to expire at its instant or, if it
+// cannot (which cannot happen with a valid descriptor and time), hands
+// the arming to a runtime timer rather than leave it unarmed.
+func (t *bootTimer) setLocked() {
+	abs := t.origin + max(t.at, 0)
+	if t.at > 0 && abs < t.origin { // overflow: never, in effect
 		abs = math.MaxInt64
 	}
 	abs = max(abs, 1) // (an it_value of zero disarms)
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(abs))}
 	if err := unix.TimerfdSettime(t.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
-		// Cannot happen with a valid descriptor and time; rather than
-		// leave the deadline unarmed, hand it to a runtime timer.
-		t.dropFileLocked()
-		t.rt = runtimeTimer(at-t.mono(), t.f)
+		file, _ := t.dropFileLocked()
+		file.Close() // its reader ends
+		t.rt = runtimeTimer(t.at-t.mono(), t.f)
 	}
 }
 
@@ -152,14 +158,15 @@ func (t *bootTimer) wait(file *os.File, done chan struct{}) {
 		_, err := file.Read(buf[:])
 		t.mu.Lock()
 		switch {
-		case t.file != file: // cancelled: move(-1) closed it
+		case t.file != file: // closed: cancelled (move(-1)), or handed to a runtime timer (setLocked)
 			t.mu.Unlock()
 			close(done)
 			return
-		case err != nil: // cannot happen on a timerfd; not knowing when it fires, hand the arming to a runtime timer
+		case err != nil: // EAGAIN if the poller could not take the descriptor, else never: a runtime timer takes the arming
 			t.dropFileLocked()
 			t.rt = runtimeTimer(t.at-t.mono(), t.f)
 		case t.mono() < t.at: // an expiry that a move to later overtook
+			t.setLocked() // (again: were the kernel's expiry ever early, the next read would never end)
 			t.mu.Unlock()
 			continue
 		default: // due: the arming ends here; a move arms anew
