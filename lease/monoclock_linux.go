@@ -27,16 +27,41 @@ func monoNow() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// timerFDFails, set, makes newTimerFD fail with EMFILE (for tests of the
-// fallback).
-var timerFDFails atomic.Bool
+// timerFDs counts the timerfds AfterMono holds open, and timerFDMax
+// bounds them: a quarter of the process's soft limit on descriptors
+// (RLIMIT_NOFILE, which Go raises to the hard limit), at least 16. Past
+// it an arming falls back to a runtime timer, so that timers never
+// cancelled (a bug: mTimerPerRenewal's) cost memory, as they did on
+// runtime timers, not the descriptors the store's own calls need.
+var timerFDs, timerFDMax atomic.Int64
 
-// newTimerFD makes a timerfd on monoClockID.
+func init() {
+	var rl unix.Rlimit
+	limit := uint64(1 << 12)
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
+		limit = rl.Cur
+	}
+	timerFDMax.Store(int64(max(16, min(limit/4, 1<<20))))
+}
+
+// newTimerFD makes a timerfd on monoClockID, or fails with EMFILE past
+// timerFDMax; closeTimerFD closes it.
 func newTimerFD() (int, error) {
-	if timerFDFails.Load() {
+	if timerFDs.Add(1) > timerFDMax.Load() {
+		timerFDs.Add(-1)
 		return -1, unix.EMFILE
 	}
-	return unix.TimerfdCreate(monoClockID, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	fd, err := unix.TimerfdCreate(monoClockID, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		timerFDs.Add(-1)
+	}
+	return fd, err
+}
+
+// closeTimerFD closes a timerfd of newTimerFD's.
+func closeTimerFD(file *os.File) {
+	file.Close()
+	timerFDs.Add(-1)
 }
 
 // afterMono implements AfterMono with a timerfd on CLOCK_BOOTTIME, which
@@ -51,11 +76,11 @@ func newTimerFD() (int, error) {
 // them only while armed, as a runtime timer holds its memory; a move
 // after the fire arms it again with a new timerfd. (mTimerPerRenewal's
 // timers, armed a day ahead and never cancelled, hold a descriptor and a
-// goroutine each for that day: that mutant's leak, in this runtime's
-// coin.)
+// goroutine each for that day, up to timerFDMax of them, then memory:
+// that mutant's leak, in this runtime's coin.)
 //
 // If no timerfd can be made (EMFILE: the process's descriptors are used
-// up), that arming falls back to a runtime timer (runtimeTimer) rather
+// up, or timerFDMax of them are timers), that arming falls back to a runtime timer (runtimeTimer) rather
 // than failing the leader: it is late only by a suspension of the machine
 // during it, which a machine out of descriptors is unlikely to undergo
 // before its next renewal moves the timer (a new try) or its term ends.
@@ -117,7 +142,7 @@ func (t *bootTimer) setLocked() {
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(abs))}
 	if err := unix.TimerfdSettime(t.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
 		file, _ := t.dropFileLocked()
-		file.Close() // its reader ends
+		closeTimerFD(file) // its reader ends
 		t.rt = runtimeTimer(t.at-t.mono(), t.f)
 	}
 }
@@ -145,8 +170,8 @@ func (t *bootTimer) move(at time.Duration) {
 	file, done := t.dropFileLocked()
 	t.mu.Unlock()
 	if file != nil {
-		file.Close() // wakes its reader; returns once the descriptor is closed
-		<-done       // and the reader is gone
+		closeTimerFD(file) // wakes its reader; returns once the descriptor is closed
+		<-done             // and the reader is gone
 	}
 }
 
@@ -173,7 +198,7 @@ func (t *bootTimer) wait(file *os.File, done chan struct{}) {
 			t.dropFileLocked()
 		}
 		t.mu.Unlock()
-		file.Close()
+		closeTimerFD(file)
 		close(done)
 		if err == nil {
 			t.f()

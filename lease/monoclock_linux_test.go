@@ -273,6 +273,7 @@ func waitGoroutines(n int) int {
 func TestAfterMonoCancelLeavesNothing(t *testing.T) {
 	p := newTestOSProc()
 	fds, gs := openFDs(t), runtime.NumGoroutine()
+	room := int(timerFDMax.Load() - timerFDs.Load()) // (timerFDMax: under a soft limit of 4,000 or less)
 	var calls atomic.Int64
 	f := func() { calls.Add(1) }
 	const n = 1000
@@ -281,8 +282,8 @@ func TestAfterMonoCancelLeavesNothing(t *testing.T) {
 		moves[i] = p.AfterMono(p.Mono()+100*time.Millisecond, f)
 		moves[i](p.Mono() + 200*time.Millisecond)
 	}
-	if got := openFDs(t); got != fds+n {
-		t.Errorf("%d timers armed hold %d descriptors more, want %d", n, got-fds, n)
+	if got, want := openFDs(t)-fds, min(n, room); got != want {
+		t.Errorf("%d timers armed hold %d descriptors more, want %d", n, got, want)
 	}
 	for _, move := range moves {
 		move(-1)
@@ -354,7 +355,7 @@ func TestAfterMonoCancelLeavesNothing(t *testing.T) {
 	}
 }
 
-// Without a timerfd (EMFILE) a timer falls back to a runtime timer, with
+// Without a timerfd (EMFILE, or timerFDMax of them open) a timer falls back to a runtime timer, with
 // the same calls: at its instant, moved, again after a call, cancelled;
 // and a timer whose first arming had one falls back when it is armed
 // again after its call.
@@ -364,8 +365,9 @@ func TestAfterMonoFallsBackWithoutTimerFD(t *testing.T) {
 	first := p.AfterMono(p.Mono()+20*time.Millisecond, r.f) // on a timerfd
 	defer first(-1)
 	r.next(t, 10*time.Second)
-	timerFDFails.Store(true)
-	defer timerFDFails.Store(false)
+	saved := timerFDMax.Load()
+	timerFDMax.Store(0)
+	defer timerFDMax.Store(saved)
 	fds := openFDs(t)
 	at := p.Mono() + 30*time.Millisecond
 	first(at)
@@ -393,6 +395,44 @@ func TestAfterMonoFallsBackWithoutTimerFD(t *testing.T) {
 	}
 	if got := openFDs(t); got != fds {
 		t.Errorf("the fallback holds %d descriptors", got-fds)
+	}
+}
+
+// Timers past timerFDMax are runtime timers, and fire all the same: a
+// thousand timers armed and never cancelled (mTimerPerRenewal's leak)
+// hold timerFDMax descriptors at most, none once they have fired.
+func TestAfterMonoTimerFDsBounded(t *testing.T) {
+	p := newTestOSProc()
+	saved := timerFDMax.Load()
+	defer timerFDMax.Store(saved)
+	fds, open := openFDs(t), timerFDs.Load()
+	timerFDMax.Store(open + 100)
+	var calls atomic.Int64
+	var early atomic.Int64
+	const n = 1000
+	at := p.Mono() + 300*time.Millisecond
+	for range n {
+		p.AfterMono(at, func() {
+			if p.Mono() < at {
+				early.Add(1)
+			}
+			calls.Add(1)
+		})
+	}
+	if got := openFDs(t) - fds; got != 100 {
+		t.Errorf("%d timers armed past a bound of 100 timerfds hold %d descriptors", n, got)
+	}
+	for end := time.Now().Add(10 * time.Second); calls.Load() < n && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	if c, e := calls.Load(), early.Load(); c != n || e != 0 {
+		t.Errorf("%d of %d timers called, %d before their instant", c, n, e)
+	}
+	if got := openFDs(t) - fds; got != 0 {
+		t.Errorf("%d timers fired hold %d descriptors", n, got)
+	}
+	if got := timerFDs.Load(); got != open {
+		t.Errorf("timerFDs counts %d open, want %d", got, open)
 	}
 }
 
