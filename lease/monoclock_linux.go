@@ -80,10 +80,11 @@ func closeTimerFD(file *os.File) {
 // that mutant's leak, in this runtime's coin.)
 //
 // If no timerfd can be made (EMFILE: the process's descriptors are used
-// up, or timerFDMax of them are timers), that arming falls back to a runtime timer (runtimeTimer) rather
-// than failing the leader: it is late only by a suspension of the machine
-// during it, which a machine out of descriptors is unlikely to undergo
-// before its next renewal moves the timer (a new try) or its term ends.
+// up, or timerFDMax of them are timers), that arming falls back to a
+// runtime timer (runtimeTimer) rather than failing the leader: it is late
+// only by a suspension of the machine during it, which a machine out of
+// descriptors is unlikely to undergo before its next renewal moves the
+// timer (a new try at a timerfd) or its term ends.
 func (p *osProc) afterMono(at time.Duration, f func()) func(time.Duration) {
 	return newBootTimer(p, at, f).move
 }
@@ -98,7 +99,7 @@ func newBootTimer(p *osProc, at time.Duration, f func()) *bootTimer {
 }
 
 // bootTimer is one AfterMono timer: at most one arming at a time, on a
-// timerfd or, failing one, a runtime timer.
+// timerfd or, failing one, a runtime timer; each move is a new arming.
 type bootTimer struct {
 	origin time.Duration        // the Proc's Mono origin, on CLOCK_BOOTTIME
 	f      func()               // what the timer calls
@@ -114,9 +115,9 @@ type bootTimer struct {
 // armLocked arms the timer for Mono instant at.
 func (t *bootTimer) armLocked(at time.Duration) {
 	t.at = at
-	if t.rt != nil { // a fallback stays one (its Reset re-arms a fired timer)
-		t.rt.Reset(at - t.mono())
-		return
+	if t.rt != nil { // a fallback's arming ends: a new try at a timerfd
+		t.rt.Stop()
+		t.rt = nil
 	}
 	if t.file == nil {
 		fd, err := newTimerFD()

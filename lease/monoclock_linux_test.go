@@ -358,7 +358,7 @@ func TestAfterMonoCancelLeavesNothing(t *testing.T) {
 // Without a timerfd (EMFILE, or timerFDMax of them open) a timer falls back to a runtime timer, with
 // the same calls: at its instant, moved, again after a call, cancelled;
 // and a timer whose first arming had one falls back when it is armed
-// again after its call.
+// again after its call; a fallback's move tries a timerfd again.
 func TestAfterMonoFallsBackWithoutTimerFD(t *testing.T) {
 	p := newTestOSProc()
 	r := newFireRecorder(p)
@@ -395,6 +395,19 @@ func TestAfterMonoFallsBackWithoutTimerFD(t *testing.T) {
 	}
 	if got := openFDs(t); got != fds {
 		t.Errorf("the fallback holds %d descriptors", got-fds)
+	}
+	// With timerfds to be had again, a move arms one.
+	timerFDMax.Store(saved)
+	at = p.Mono() + 30*time.Millisecond
+	move(at)
+	if got := openFDs(t); got != fds+1 {
+		t.Errorf("a fallback moved once timerfds could be made holds %d descriptors, want 1", got-fds)
+	}
+	if m := r.next(t, 10*time.Second); m < at || m > at+late {
+		t.Errorf("moved to %v back on a timerfd: called at %v", at, m)
+	}
+	if got := openFDs(t); got != fds {
+		t.Errorf("fired, it holds %d descriptors", got-fds)
 	}
 }
 
