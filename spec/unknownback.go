@@ -39,7 +39,7 @@ func checkUnknownTakenBack(tr *trace.Trace, v lease.Variant) *Violation {
 			continue
 		}
 		p := int(e.Proc)
-		k := madeByUnknown(tr, p, i)
+		k := madeByUnknown(tr, p, i, v.Claims.WallExpiry)
 		if k < 0 {
 			continue
 		}
@@ -77,7 +77,12 @@ func checkUnknownTakenBack(tr *trace.Trace, v lease.Variant) *Violation {
 // since then and no expiry, loss or power loss in between. -1 otherwise
 // (the write did not take effect, or something else may have made what
 // the read shows).
-func madeByUnknown(tr *trace.Trace, p, i int) int {
+//
+// vanishing says that the server's reads name the record it last
+// expired (Claims.WallExpiry: Redis's and the SQL store's, lease.Vanishing):
+// a create after a read that found it gone is its writer's own at the
+// version next to that record's (the reference's createdAfter).
+func madeByUnknown(tr *trace.Trace, p, i int, vanishing bool) int {
 	act := tr.Events[i].Act
 	call := -1
 	for j := i - 1; j >= 0; j-- {
@@ -95,7 +100,14 @@ func madeByUnknown(tr *trace.Trace, p, i int) int {
 	// (version 1 after none); a takeover's, after a read of the record it
 	// took over. At any other version a write may have come between, over
 	// a record dropped early whose holder may still lead, and the process
-	// cannot tell (the reference's unknownCreate). A read that failed, or
+	// cannot tell (the reference's unknownCreate). After a read that
+	// found the record expired, on a server whose reads say which
+	// (vanishing), the version next to the expired one's: the trace
+	// keeps no record for a read that found none, and version 1 left
+	// every create but a fresh server's first unjudged (a review: a
+	// reference that forgot a create made after waiting a dead holder
+	// out waited its own record out, a lease without a leader, unseen).
+	// A read that failed, or
 	// a create after a read that showed a live record (woken by a notice
 	// of its release, which may be stale), tells it nothing: not judged.
 	want := int64(-1)
@@ -104,6 +116,9 @@ func madeByUnknown(tr *trace.Trace, p, i int) int {
 			free := e.Res == trace.ResNotFound || e.Res == trace.ResOK && e.Record().Holder == 0
 			if tr.Events[i].Store == trace.StoreTakeover && e.Res == trace.ResOK || tr.Events[i].Store == trace.StoreCreate && free {
 				want = e.Record().Version + 1
+				if vanishing && e.Res == trace.ResNotFound {
+					want = expiredBefore(tr, j) + 1
+				}
 			}
 			break
 		}
@@ -159,4 +174,21 @@ func madeByUnknown(tr *trace.Trace, p, i int) int {
 		}
 	}
 	return -1
+}
+
+// expiredBefore is the version of the record whose expiry (a StoreExpire)
+// is the last change to the server's record before event j, or 0 when
+// the last is none, or a write or release that took effect, or a loss
+// of the server's data or power.
+func expiredBefore(tr *trace.Trace, j int) int64 {
+	for k := j - 1; k >= 0; k-- {
+		switch e := &tr.Events[k]; {
+		case e.Kind == trace.EvStore && e.Store == trace.StoreExpire:
+			return e.Record().Version
+		case e.Kind == trace.EvStore && e.Res == trace.ResOK && (e.Store.Writes() || e.Store == trace.StoreRelease),
+			e.Kind == trace.EvFault && !e.Missed() && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power):
+			return 0
+		}
+	}
+	return 0
 }

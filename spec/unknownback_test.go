@@ -119,3 +119,80 @@ func lostCreateTookEffect(tr *trace.Trace) bool {
 	}
 	return false
 }
+
+// A create of unknown outcome made after its writer waited a dead
+// holder's record out and read it expired: on Redis and the SQL store,
+// whose reads name the record they expired, the reference knows the
+// record at the next version for its own (createdAfter) and leads on it
+// at once. The rule judged a create only at version 1, a fresh server's
+// first (the trace keeps no record for a read that found none), and
+// passed a forgetful store that waited its own record out, nobody leading
+// for a lease (a review, 2026-12-08).
+func TestUnknownCreateAfterExpiryTakenBack(t *testing.T) {
+	registerForgetful()
+	for _, base := range []string{"redis", "sql"} {
+		tookEffect := 0
+		for seed := uint64(1); seed <= 12; seed++ {
+			for _, forgetful := range []bool{false, true} {
+				variant := base
+				if forgetful {
+					variant = "spec-test-forgetful-" + base
+				}
+				cfg := sim.Config{Variant: variant, Seed: seed, Horizon: 40 * time.Second, Lease: lease.DefaultConfig(),
+					Procs: []sim.ProcSpec{{PID: 100}, {PID: 200, Start: 300 * ms}, {PID: 300, Start: 600 * ms}},
+					Faults: []sim.Fault{
+						{Kind: trace.Kill, Proc: 0, At: 4 * time.Second},
+						{Kind: trace.FSError, Proc: 1, Call: "rpc", Nth: 6, Errno: syscall.EIO},
+					}}
+				tr, err := sim.Run(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := CheckStableLeadership(tr, tr.Leadership(), boundsOf(t, tr))
+				took := createAfterExpiryTookEffect(tr, 1)
+				switch {
+				case !forgetful && v != nil:
+					t.Errorf("%s, seed %d: %v", variant, seed, v)
+				case forgetful && took && (v == nil || !strings.Contains(v.Detail, "returned an unknown outcome but took effect")):
+					t.Errorf("%s, seed %d: its own record waited out, and judged %v", variant, seed, v)
+				}
+				if forgetful && took {
+					tookEffect++
+				}
+				tr.Release()
+			}
+		}
+		if tookEffect == 0 {
+			t.Errorf("%s: no create after an expiry took effect with its reply lost: the test no longer reaches its case", base)
+		}
+	}
+}
+
+// createAfterExpiryTookEffect reports whether process p's create of
+// unknown outcome, made after a read that found an expired record, took
+// effect, no other process writing since it was called (the rule's
+// reach): its next read returns a record of its PID above version 1.
+func createAfterExpiryTookEffect(tr *trace.Trace, p int) bool {
+	expired, called, lost := false, false, false
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		switch {
+		case e.Kind == trace.EvStore && e.Store == trace.StoreExpire:
+			expired = true
+		case called && int(e.Proc) != p && e.Kind == trace.EvStoreCall && e.Store.Writes():
+			return false
+		case int(e.Proc) != p:
+		case expired && !called && e.Kind == trace.EvStoreCall && e.Store == trace.StoreCreate:
+			called = true
+		case e.Kind != trace.EvStore:
+		case called && !lost && e.Store == trace.StoreCreate:
+			if e.Res != trace.ResUnknown {
+				return false
+			}
+			lost = true
+		case lost && e.Store == trace.StoreRead:
+			return e.Res == trace.ResOK && e.Record().Holder == int64(tr.Procs[p].PID) && e.Record().Version > 1
+		}
+	}
+	return false
+}
