@@ -70,6 +70,15 @@ func (m monotonicRuntime) Mono() time.Duration {
 	return m.suspendingProc.Mono() - m.Suspended()
 }
 
+// Lead reports a deadline on CLOCK_MONOTONIC, which the simulator reads
+// on its Mono: restated there as of the suspensions so far. (Without it
+// a process whose machine was suspended before it led was judged to lead
+// a suspension's length short of its belief, and honest-role blamed
+// what CLOCK_MONOTONIC does right: TestMonotonicClockLeadRestated.)
+func (m monotonicRuntime) Lead(epoch int64, deadline time.Duration) {
+	m.suspendingProc.Lead(epoch, deadline+m.Suspended())
+}
+
 // AfterMono arms the simulator's timer where CLOCK_MONOTONIC will read at
 // if the machine is not suspended again, and, if it is, arms it again
 // when it fires early.
