@@ -155,38 +155,51 @@ func excused(tr *trace.Trace, v lease.Variant, p, from, to int) bool {
 // out its own record: 9 s without a leader after one lost reply, which
 // this rule excused).
 func ownDoing(tr *trace.Trace, p, from, to int) bool {
+	if from >= to || othersInFlight(tr, p, from) {
+		return false // (another's write or release, called before and not returned)
+	}
 	unknown := false
-	inflight := make([]int, len(tr.Procs))
-	for i := 0; i < to && i < len(tr.Events); i++ {
+	for i := from + 1; i < to && i < len(tr.Events); i++ {
 		e := &tr.Events[i]
-		if e.Kind == trace.EvFault && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power) && i > from ||
-			e.Kind == trace.EvStore && e.Store == trace.StoreExpire && i > from {
+		if e.Kind == trace.EvFault && (e.FaultKind() == trace.Lose || e.FaultKind() == trace.Power) ||
+			e.Kind == trace.EvStore && e.Store == trace.StoreExpire {
 			return false
 		}
-		if e.Proc < 0 || !(e.Store.Writes() || e.Store == trace.StoreRelease) || e.Kind != trace.EvStoreCall && e.Kind != trace.EvStore {
+		if e.Proc < 0 || !(e.Store.Writes() || e.Store == trace.StoreRelease) {
 			continue
 		}
-		q := int(e.Proc)
 		switch {
-		case q != p && e.Kind == trace.EvStoreCall && i > from:
+		case int(e.Proc) != p && e.Kind == trace.EvStoreCall:
 			return false // another's write or release: it may be what the store holds
-		case e.Kind == trace.EvStoreCall:
-			inflight[q]++
-		case e.Kind == trace.EvStore:
-			inflight[q] = max(inflight[q]-1, 0)
-			if q == p && i > from && e.Res == trace.ResUnknown {
-				unknown = true
-			}
-		}
-		if i == from {
-			for q, n := range inflight {
-				if q != p && n > 0 {
-					return false // another's, called before and not returned
-				}
-			}
+		case int(e.Proc) == p && e.Kind == trace.EvStore && e.Res == trace.ResUnknown:
+			unknown = true
 		}
 	}
 	return unknown
+}
+
+// othersInFlight reports whether a process other than p had a write or a
+// release called and not returned by event end (inclusive).
+func othersInFlight(tr *trace.Trace, p, end int) bool {
+	inflight := make([]int, len(tr.Procs))
+	for i := 0; i <= end && i < len(tr.Events); i++ {
+		e := &tr.Events[i]
+		if e.Proc < 0 || int(e.Proc) == p || !(e.Store.Writes() || e.Store == trace.StoreRelease) {
+			continue
+		}
+		switch e.Kind {
+		case trace.EvStoreCall:
+			inflight[e.Proc]++
+		case trace.EvStore:
+			inflight[e.Proc] = max(inflight[e.Proc]-1, 0)
+		}
+	}
+	for _, n := range inflight {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // readAnswered reports whether process p's next store read after event

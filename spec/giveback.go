@@ -105,21 +105,20 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 	// still hold, which the reference holds its record through
 	// (holdLost) and must not give back, late or not.
 	overLost, expired := false, -1
-	calls := make([]int64, len(tr.Acts[p])) // each activity's last store call's instant
-	callAt := make([]int, len(tr.Acts[p]))  // and its index
+	callAt := make([]int, len(tr.Acts[p])) // each activity's last store call's index
 	for i := range x {
 		e := &tr.Events[i]
 		if e.Kind == trace.EvStore && e.Store == trace.StoreExpire {
 			expired = i
 		}
-		if int(e.Proc) != p || int(e.Act) >= len(calls) {
+		if int(e.Proc) != p || int(e.Act) >= len(callAt) {
 			continue
 		}
 		switch {
 		case e.Kind == trace.EvStarted:
 			started = true
 		case e.Kind == trace.EvStoreCall:
-			calls[e.Act], callAt[e.Act] = e.T, i
+			callAt[e.Act] = i
 			if e.Store == trace.StoreRelease && release < 0 {
 				release = i
 			}
@@ -129,15 +128,14 @@ func gaveUp(tr *trace.Trace, p, x int) *Violation {
 			// A write acknowledged after the deadline it would extend (a
 			// renewal's: the term's; an acquisition's: its own) begins or
 			// extends no term: its record is left to expire.
+			called := tr.Events[callAt[e.Act]].T
 			prev, end := deadline, over
 			if e.Store != trace.StoreRenew {
-				live, prev, end, started = true, reach(calls[e.Act]), past(calls[e.Act]), false
-			}
-			late = e.T >= end && (e.Store != trace.StoreRenew || started)
-			if e.Store != trace.StoreRenew {
+				live, prev, end, started = true, reach(called), past(called), false
 				overLost = expired > callAt[e.Act]
 			}
-			live, deadline, over = live && e.T < prev, reach(calls[e.Act]), past(calls[e.Act])
+			late = e.T >= end && (e.Store != trace.StoreRenew || started)
+			live, deadline, over = live && e.T < prev, reach(called), past(called)
 		case release >= 0 && (e.Res == trace.ResUnknown || e.Res == trace.ResCorrupt || e.Store == trace.StoreRelease && e.Res != trace.ResOK):
 			failures++ // (a release that did not take, or a call whose outcome is not known)
 		}

@@ -126,25 +126,13 @@ func madeByUnknown(tr *trace.Trace, p, i int, vanishing bool) int {
 	if want < 0 {
 		return -1
 	}
-	var newest int64 // the newest version the store had shown
-	inflight := make([]int, len(tr.Procs))
-	for j := 0; j < call; j++ {
-		e := &tr.Events[j]
-		if e.Kind == trace.EvStore && (e.Res == trace.ResOK || e.Store == trace.StoreExpire) {
-			newest = max(newest, e.Record().Version)
-		}
-		if e.Proc >= 0 && (e.Store.Writes() || e.Store == trace.StoreRelease) {
-			switch e.Kind {
-			case trace.EvStoreCall:
-				inflight[e.Proc]++
-			case trace.EvStore:
-				inflight[e.Proc] = max(inflight[e.Proc]-1, 0)
-			}
-		}
+	if othersInFlight(tr, p, call) {
+		return -1 // another's write, called before and not returned
 	}
-	for q, n := range inflight {
-		if q != p && n > 0 {
-			return -1 // another's write, called before and not returned
+	var newest int64 // the newest version the store had shown
+	for j := range call {
+		if e := &tr.Events[j]; e.Kind == trace.EvStore && (e.Res == trace.ResOK || e.Store == trace.StoreExpire) {
+			newest = max(newest, e.Record().Version)
 		}
 	}
 	began := make([][]bool, len(tr.Procs)) // reads called after i, by activity
