@@ -44,15 +44,7 @@ var registerPanicAfter = sync.OnceFunc(func() {
 // simulator's stack.
 func TestSearchReportsAPanic(t *testing.T) {
 	registerPanicAfter()
-	s := Search{Setup: sim.SetupOptions{Variant: "spec-test-panics"}, Runs: 20, Seed: 1, Properties: []string{NoOwnExit}}
-	rep, err := s.Run(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Found) == 0 {
-		t.Fatalf("no violation in %d runs", rep.Runs)
-	}
-	f := rep.Found[0]
+	_, _, f := firstNoOwnExit(t, "spec-test-panics")
 	if f.Property != NoOwnExit || !strings.Contains(strings.Join(f.Excerpt, "\n"), "exited 2 (panic: runtime error: index out of range [4] with length 0 at spec/panic_test.go:") {
 		t.Errorf("%s: %s\n%s", f.Property, f.Detail, strings.Join(f.Excerpt, "\n"))
 	}
@@ -85,15 +77,7 @@ var registerTimerPanic = sync.OnceFunc(func() {
 // stack before, or ended another process, the one running.)
 func TestSearchReportsATimerPanic(t *testing.T) {
 	registerTimerPanic()
-	s := Search{Setup: sim.SetupOptions{Variant: "spec-test-timer-panics"}, Runs: 20, Seed: 1, Properties: []string{NoOwnExit}}
-	rep, err := s.Run(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Found) == 0 {
-		t.Fatalf("no violation in %d runs", rep.Runs)
-	}
-	f := rep.Found[0]
+	s, rep, f := firstNoOwnExit(t, "spec-test-timer-panics")
 	const exit = "exited 2 (panic: runtime error: index out of range [5] with length 0 at spec/panic_test.go:"
 	if f.Property != NoOwnExit || !strings.Contains(strings.Join(f.Excerpt, "\n"), exit) ||
 		!strings.HasPrefix(f.Replay, "leaselab replay -variant spec-test-timer-panics ") {
@@ -103,4 +87,19 @@ func TestSearchReportsATimerPanic(t *testing.T) {
 	if run, same, err := s.Replays(rep); err != nil || !same || run != f.Run {
 		t.Errorf("replay of run %d: same %v, %v", run, same, err)
 	}
+}
+
+// firstNoOwnExit searches variant's first 20 runs (seed 1) for no-own-exit
+// and returns the search, its report and the first violation found.
+func firstNoOwnExit(t *testing.T, variant string) (Search, Report, Found) {
+	t.Helper()
+	s := Search{Setup: sim.SetupOptions{Variant: variant}, Runs: 20, Seed: 1, Properties: []string{NoOwnExit}}
+	rep, err := s.Run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Found) == 0 {
+		t.Fatalf("no violation in %d runs", rep.Runs)
+	}
+	return s, rep, rep.Found[0]
 }
